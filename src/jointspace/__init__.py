@@ -1,0 +1,35 @@
+"""jointspace: multi-joint rigid-body dynamics with contacts and constraints, compiled with Numba.
+
+The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
+
+    import jointspace as js
+    m = js.models.humanoid()          # or js.load("robot.xml"), js.load("robot.urdf")
+    d = js.make_data(m)
+    js.kinematics(m, d)               # world poses, com quantities
+    jacp, jacr = js.jacobian_site(m, d, "left_foot")
+"""
+
+from jointspace import models
+from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, SingularMassError
+from jointspace.io import compile_model, load, load_string
+from jointspace.io.spec import ModelSpec
+from jointspace.kinematics import (
+    com_vel,
+    jacobian,
+    jacobian_body,
+    jacobian_body_com,
+    jacobian_dot_qvel,
+    jacobian_site,
+    jacobian_subtree_com,
+    kinematics,
+)
+from jointspace.types import Data, Model, make_data
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Data", "JointspaceError", "JointspaceWarning", "Model", "ModelError", "ModelSpec",
+    "SingularMassError", "com_vel", "compile_model", "jacobian", "jacobian_body",
+    "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site", "jacobian_subtree_com",
+    "kinematics", "load", "load_string", "make_data", "models",
+]

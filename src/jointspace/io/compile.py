@@ -1,0 +1,665 @@
+"""Compile a `ModelSpec` into a flat, read-only `Model`.
+
+What happens here, in order:
+1. bodies are numbered depth-first, parent before child (DESIGN.md §2.3), then joints, dofs,
+   geoms and sites in body order, with the address tables (`*_adr`, `*_num`) and the tree
+   sparsity tables (`dof_parentid`, `dof_Madr`);
+2. each body's mass and inertia comes from its `inertial` or, following MuJoCo's
+   `inertiafromgeom` rules, from its geoms (volume × density, per-type inertia, parallel
+   axis); full inertia tensors are diagonalized into `body_inertia` and `body_iquat`;
+3. names are resolved (actuator targets, equality objects, contact pairs, exclusions);
+4. the model is validated: positive masses, the triangle inequality on principal inertias,
+   unique names, and dofs that carry no inertia at all (M singular: a warning);
+5. constants that depend on the reference configuration (`dof_M0`, `dof_invweight0`,
+   `body_subtreemass`) are computed with the compiled pipeline.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from jointspace import types as T
+from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.io import frames
+from jointspace.io.spec import (
+    ACTUATOR_KINDS,
+    CONES,
+    EQUALITY_TYPES,
+    GEOM_TYPES,
+    INTEGRATORS,
+    JOINT_TYPES,
+    SOLVERS,
+    ModelSpec,
+)
+
+_MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses and inertias below this count as zero
+_TRIANGLE_TOL = 1e-12  # relative slack on the triangle inequality (round-off in inputs)
+
+_JNT = {"free": T.JNT_FREE, "ball": T.JNT_BALL, "slide": T.JNT_SLIDE, "hinge": T.JNT_HINGE}
+_GEOM = {name: i for i, name in enumerate(GEOM_TYPES)}
+_SITE = {"sphere": T.GEOM_SPHERE, "capsule": T.GEOM_CAPSULE, "ellipsoid": T.GEOM_ELLIPSOID,
+         "cylinder": T.GEOM_CYLINDER, "box": T.GEOM_BOX}
+_EQ = {"connect": T.EQ_CONNECT, "weld": T.EQ_WELD, "joint": T.EQ_JOINT}
+
+
+def _where(elem):
+    return f" ({elem.source})" if getattr(elem, "source", "") else ""
+
+
+def _check_finite(values, what, elem):
+    a = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise ModelError(f"{what} must be finite, got {a.tolist()}{_where(elem)}")
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry: volume and inertia per unit mass (MuJoCo user_objects.cc, mjCGeom)
+
+
+def geom_volume(gtype, size, mesh=None):
+    """Volume of a primitive geom (0 for planes), or of a processed mesh."""
+    r = size[0]
+    if gtype == "sphere":
+        return 4.0 * np.pi * r**3 / 3.0
+    if gtype == "capsule":
+        return np.pi * (r * r * 2.0 * size[1] + 4.0 * r**3 / 3.0)
+    if gtype == "cylinder":
+        return np.pi * r * r * 2.0 * size[1]
+    if gtype == "ellipsoid":
+        return 4.0 * np.pi * size[0] * size[1] * size[2] / 3.0
+    if gtype == "box":
+        return 8.0 * size[0] * size[1] * size[2]
+    if gtype == "mesh":
+        return mesh.volume
+    return 0.0
+
+
+def geom_inertia(gtype, size, mass, mesh=None):
+    """Principal moments of inertia of a solid geom of `mass` about its center, geom frame."""
+    if gtype == "sphere":
+        return np.full(3, 0.4 * mass * size[0] ** 2)
+    if gtype == "capsule":
+        r, h = size[0], 2.0 * size[1]
+        ms = mass * 4.0 * r / (4.0 * r + 3.0 * h)  # mass of the two hemispheres
+        mc = mass - ms
+        ixx = mc * (3 * r * r + h * h) / 12.0 + 0.4 * ms * r * r + ms * h * (3 * r + 2 * h) / 8.0
+        return np.array([ixx, ixx, 0.5 * mc * r * r + 0.4 * ms * r * r])
+    if gtype == "cylinder":
+        r, h = size[0], 2.0 * size[1]
+        ixx = mass * (3 * r * r + h * h) / 12.0
+        return np.array([ixx, ixx, 0.5 * mass * r * r])
+    if gtype == "ellipsoid":
+        a, b, c = size
+        return mass / 5.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    if gtype == "box":
+        a, b, c = size
+        return mass / 3.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    if gtype == "mesh":
+        return mass / mesh.volume * np.asarray(mesh.inertia, dtype=np.float64)
+    return np.zeros(3)
+
+
+def geom_rbound_aabb(gtype, size, mesh=None):
+    """Bounding-sphere radius and axis-aligned box (center, half-sizes) in the geom frame."""
+    s = size
+    if gtype == "sphere":
+        return s[0], np.r_[0, 0, 0, s[0], s[0], s[0]]
+    if gtype == "capsule":
+        return s[0] + s[1], np.r_[0, 0, 0, s[0], s[0], s[0] + s[1]]
+    if gtype == "cylinder":
+        return np.hypot(s[0], s[1]), np.r_[0, 0, 0, s[0], s[0], s[1]]
+    if gtype == "ellipsoid":
+        return max(s), np.r_[0, 0, 0, s[0], s[1], s[2]]
+    if gtype == "box":
+        return np.linalg.norm(s), np.r_[0, 0, 0, s[0], s[1], s[2]]
+    if gtype == "mesh":
+        v = mesh.vertices
+        lo, hi = v.min(axis=0), v.max(axis=0)
+        return float(np.sqrt((v * v).sum(axis=1).max())), np.r_[0.5 * (lo + hi), 0.5 * (hi - lo)]
+    return 0.0, np.r_[0, 0, 0, np.inf, np.inf, 0]  # plane
+
+
+def _required_sizes(gtype):
+    return {"sphere": 1, "capsule": 2, "cylinder": 2, "ellipsoid": 3, "box": 3}.get(gtype, 0)
+
+
+def principal_inertia(full):
+    """Principal moments (descending) and frame quaternion of a symmetric 3x3 inertia."""
+    w, V = np.linalg.eigh(full)
+    order = np.argsort(w)[::-1]
+    w, V = w[order], V[:, order]
+    if np.linalg.det(V) < 0:
+        V[:, 2] = -V[:, 2]
+    return w, frames.mat_to_quat(V)
+
+
+def full_inertia_matrix(fullinertia):
+    """3x3 matrix from (Ixx, Iyy, Izz, Ixy, Ixz, Iyz)."""
+    xx, yy, zz, xy, xz, yz = fullinertia
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+def _triangle_violation(I):
+    a, b, c = I
+    scale = max(a + b + c, _MINVAL)
+    return (a + b < c - _TRIANGLE_TOL * scale or a + c < b - _TRIANGLE_TOL * scale
+            or b + c < a - _TRIANGLE_TOL * scale)
+
+
+def _balance(I):
+    """Raise the smaller moments so that every pair sums to at least the third (MuJoCo's rule)."""
+    I = np.array(I, dtype=np.float64)
+    mean = I.sum() / 3.0
+    for _ in range(2):
+        for k in range(3):
+            others = I.sum() - I[k]
+            if others < I[k]:
+                I[(k + 1) % 3] = I[(k + 2) % 3] = max(I[(k + 1) % 3], I[(k + 2) % 3], mean)
+    return I
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class _Compiler:
+    def __init__(self, spec: ModelSpec):
+        self.spec = spec
+        self.warnings = list(spec.warnings)
+        self.meshes = {}
+
+    def warn(self, msg):
+        self.warnings.append(msg)
+
+    # -- 1. numbering ------------------------------------------------------------------------
+    def flatten(self):
+        bodies, parents = [], []
+
+        def visit(b, parent):
+            bodies.append(b)
+            parents.append(parent)
+            me = len(bodies) - 1
+            for c in b.children:
+                visit(c, me)
+
+        visit(self.spec.world, -1)
+        parents[0] = 0
+        self.bodies, self.parents = bodies, parents
+        if self.spec.world.joints:
+            raise ModelError(f"the world body cannot have joints{_where(self.spec.world.joints[0])}")
+
+    def process_meshes(self):
+        for ms in self.spec.meshes:
+            if ms.name in self.meshes:
+                raise ModelError(f"duplicate mesh name {ms.name!r}{_where(ms)}")
+            from jointspace.io import mesh as mesh_mod
+
+            self.meshes[ms.name] = (len(self.meshes), mesh_mod.process_mesh(
+                np.asarray(ms.vertices, dtype=np.float64), np.asarray(ms.faces), name=ms.name,
+                source=ms.source))
+
+    # -- 2. inertia --------------------------------------------------------------------------
+    def resolve_geom(self, g):
+        """Type id, size, pos, quat, mesh of a geom (mesh geoms moved to the mesh frame)."""
+        if g.type not in _GEOM:
+            raise ModelError(f"unknown geom type {g.type!r}; use one of {GEOM_TYPES}{_where(g)}")
+        if g.type == "hfield":
+            raise ModelError(f"height-field geoms are not supported yet{_where(g)}")
+        size = _check_finite(np.resize(np.asarray(g.size, dtype=np.float64), 3)
+                             if np.size(g.size) else np.zeros(3), "geom size", g)
+        nreq = _required_sizes(g.type)
+        if np.any(size[:nreq] <= 0):
+            raise ModelError(f"geom of type {g.type} needs {nreq} positive size value(s), got "
+                             f"{size[:nreq].tolist()}{_where(g)}")
+        pos = _check_finite(g.pos, "geom pos", g).reshape(3)
+        quat = frames.quat_normalize(_check_finite(g.quat, "geom quat", g))
+        mesh, meshid = None, -1
+        if g.type == "mesh":
+            if g.mesh not in self.meshes:
+                raise ModelError(f"geom refers to unknown mesh {g.mesh!r}{_where(g)}")
+            meshid, mesh = self.meshes[g.mesh]
+            pos = pos + frames.rotate(quat, mesh.pos)
+            quat = frames.quat_normalize(frames.quat_mul(quat, mesh.quat))
+            size = np.asarray(mesh.boxsz if hasattr(mesh, "boxsz") else size, dtype=np.float64)
+        return size, pos, quat, mesh, meshid
+
+    def geom_mass(self, g, size, mesh):
+        vol = geom_volume(g.type, size, mesh)
+        if g.mass is not None:
+            if g.mass < 0:
+                raise ModelError(f"geom mass must be non-negative, got {g.mass}{_where(g)}")
+            return float(g.mass)
+        if g.density < 0:
+            raise ModelError(f"geom density must be non-negative, got {g.density}{_where(g)}")
+        return g.density * vol
+
+    def body_inertia(self, b, geoms):
+        """Mass, ipos, iquat, principal inertia of body b."""
+        use_geoms = (self.spec.inertiafromgeom == "true"
+                     or (self.spec.inertiafromgeom == "auto" and b.inertial is None))
+        if not use_geoms:
+            if b.inertial is None:
+                return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
+            it = b.inertial
+            if not np.isfinite(it.mass) or it.mass < 0:
+                raise ModelError(f"body {b.name!r}: mass must be non-negative and finite, got "
+                                 f"{it.mass}{_where(it) or _where(b)}")
+            ipos = _check_finite(it.pos, "inertial pos", it).reshape(3)
+            iquat = frames.quat_normalize(it.quat)
+            if it.fullinertia is not None:
+                full = full_inertia_matrix(_check_finite(it.fullinertia, "fullinertia", it))
+                if np.any(np.linalg.eigvalsh(full) < -_MINVAL):
+                    raise ModelError(f"body {b.name!r}: fullinertia is not positive "
+                                     f"semi-definite{_where(it) or _where(b)}")
+                I, q = principal_inertia(full)
+                return float(it.mass), ipos, frames.quat_normalize(frames.quat_mul(iquat, q)), I
+            I = (_check_finite(it.diaginertia, "diaginertia", it).reshape(3)
+                 if it.diaginertia is not None else np.zeros(3))
+            if np.any(I < 0):
+                raise ModelError(f"body {b.name!r}: inertia must be non-negative, got "
+                                 f"{I.tolist()}{_where(it) or _where(b)}")
+            return float(it.mass), ipos, iquat, I
+        sel = [(m, size, pos, quat, mesh, g) for (g, size, pos, quat, mesh, m) in geoms
+               if m > 1e-14]
+        if not sel:
+            return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
+        if len(sel) == 1:
+            m, size, pos, quat, mesh, g = sel[0]
+            return m, pos.copy(), quat.copy(), geom_inertia(g.type, size, m, mesh)
+        mass = sum(s[0] for s in sel)
+        com = sum(s[0] * s[2] for s in sel) / mass
+        full = np.zeros((3, 3))
+        for m, size, pos, quat, mesh, g in sel:
+            R = frames.quat_to_mat(quat)
+            d = pos - com
+            full += R @ np.diag(geom_inertia(g.type, size, m, mesh)) @ R.T
+            full += m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+        I, q = principal_inertia(full)
+        return mass, com, q, I
+
+    # -- everything ----------------------------------------------------------------------------
+    def run(self):
+        spec = self.spec
+        self.flatten()
+        self.process_meshes()
+        nbody = len(self.bodies)
+        names = {k: [] for k in ("body", "joint", "geom", "site", "actuator", "mesh", "equality",
+                                 "pair")}
+        sources = {k: {} for k in names}
+
+        def add_name(kind, name, elem):
+            if name and name in sources[kind]:
+                raise ModelError(f"duplicate {kind} name {name!r}: first at "
+                                 f"{sources[kind][name] or '?'}, again at {elem.source or '?'}")
+            if name:
+                sources[kind][name] = elem.source
+            names[kind].append(name)
+
+        A = {}  # arrays by field name
+        body_rows = []
+        jnt_rows, geom_rows, site_rows = [], [], []
+        nq = nv = 0
+        dof_rows = []
+        qpos0, qpos_spring = [], []
+        last_dof_of_body = [-1] * nbody
+        for i, b in enumerate(self.bodies):
+            add_name("body", b.name if i else (b.name or "world"), b)
+            pid = self.parents[i]
+            pos = _check_finite(b.pos, "body pos", b).reshape(3)
+            quat = frames.quat_normalize(_check_finite(b.quat, "body quat", b))
+            jntadr = len(jnt_rows) if b.joints else -1
+            dofadr = nv if b.joints else -1
+            ndof = 0
+            parent_dof = last_dof_of_body[pid] if i else -1
+            for j in b.joints:
+                if j.type not in _JNT:
+                    raise ModelError(f"unknown joint type {j.type!r}; use one of "
+                                     f"{JOINT_TYPES}{_where(j)}")
+                jt = _JNT[j.type]
+                if jt == T.JNT_FREE and (len(b.joints) > 1 or pid != 0):
+                    raise ModelError("a free joint must be the only joint of a body whose parent "
+                                     f"is the world{_where(j)}")
+                add_name("joint", j.name, j)
+                axis = _check_finite(j.axis, "joint axis", j).reshape(3)
+                if jt in (T.JNT_HINGE, T.JNT_SLIDE):
+                    n = np.linalg.norm(axis)
+                    if n < 1e-10:
+                        raise ModelError(f"joint axis has zero length{_where(j)}")
+                    axis = axis / n
+                else:
+                    axis = np.array([0.0, 0.0, 1.0])
+                rng = np.asarray(j.range, dtype=np.float64)
+                if j.limited and jt in (T.JNT_HINGE, T.JNT_SLIDE) and rng[0] >= rng[1]:
+                    raise ModelError(f"joint range lower bound must be below the upper bound, "
+                                     f"got {rng.tolist()}{_where(j)}")
+                if j.limited and jt == T.JNT_FREE:
+                    raise ModelError(f"free joints cannot be limited{_where(j)}")
+                for name, val in (("damping", j.damping), ("armature", j.armature),
+                                  ("frictionloss", j.frictionloss), ("stiffness", j.stiffness)):
+                    if not np.isfinite(val) or val < 0:
+                        raise ModelError(f"joint {name} must be non-negative, got {val}{_where(j)}")
+                jnt_rows.append(dict(type=jt, qposadr=nq, dofadr=nv, bodyid=i, group=j.group,
+                                     limited=int(j.limited), solref=j.solref_limit,
+                                     solimp=j.solimp_limit, pos=_check_finite(j.pos, "joint pos", j),
+                                     axis=axis, stiffness=j.stiffness, range=rng,
+                                     margin=j.margin))
+                jid = len(jnt_rows) - 1
+                if jt == T.JNT_FREE:
+                    qpos0 += list(pos) + list(quat)
+                    qpos_spring += list(pos) + list(quat)
+                elif jt == T.JNT_BALL:
+                    qpos0 += [1.0, 0, 0, 0]
+                    qpos_spring += [1.0, 0, 0, 0]
+                else:
+                    qpos0.append(j.ref)
+                    qpos_spring.append(j.springref)
+                for _ in range(T.JOINT_NV[jt]):
+                    dof_rows.append(dict(bodyid=i, jntid=jid, parentid=parent_dof,
+                                         solref=j.solref_friction, solimp=j.solimp_friction,
+                                         frictionloss=j.frictionloss, armature=j.armature,
+                                         damping=j.damping))
+                    parent_dof = nv
+                    nv += 1
+                    ndof += 1
+                nq += T.JOINT_NQ[jt]
+            last_dof_of_body[i] = parent_dof
+            geoms = []
+            geomadr = len(geom_rows) if b.geoms else -1
+            for g in b.geoms:
+                add_name("geom", g.name, g)
+                size, gpos, gquat, mesh, meshid = self.resolve_geom(g)
+                m = self.geom_mass(g, size, mesh)
+                geoms.append((g, size, gpos, gquat, mesh, m))
+                rbound, aabb = geom_rbound_aabb(g.type, size, mesh)
+                if g.condim not in (1, 3, 4, 6):
+                    raise ModelError(f"geom condim must be 1, 3, 4 or 6, got {g.condim}{_where(g)}")
+                fr = np.resize(np.asarray(g.friction, dtype=np.float64), 3)
+                if np.any(fr < 0):
+                    raise ModelError(f"geom friction must be non-negative{_where(g)}")
+                geom_rows.append(dict(type=_GEOM[g.type], contype=g.contype,
+                                      conaffinity=g.conaffinity, condim=g.condim, bodyid=i,
+                                      dataid=meshid, group=g.group, priority=g.priority,
+                                      solmix=g.solmix, solref=g.solref, solimp=g.solimp,
+                                      size=size, aabb=aabb, rbound=rbound, pos=gpos, quat=gquat,
+                                      friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba))
+            for s in b.sites:
+                add_name("site", s.name, s)
+                if s.type not in _SITE:
+                    raise ModelError(f"unknown site type {s.type!r}{_where(s)}")
+                site_rows.append(dict(type=_SITE[s.type], bodyid=i,
+                                      size=np.resize(np.asarray(s.size, dtype=np.float64), 3),
+                                      pos=_check_finite(s.pos, "site pos", s).reshape(3),
+                                      quat=frames.quat_normalize(s.quat)))
+            if i == 0:
+                mass, ipos, iquat, inertia = 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
+            else:
+                mass, ipos, iquat, inertia = self.body_inertia(b, geoms)
+            if spec.boundmass > 0 and i > 0:
+                mass = max(mass, spec.boundmass)
+            if spec.boundinertia > 0 and i > 0:
+                inertia = np.maximum(inertia, spec.boundinertia)
+            if i > 0 and _triangle_violation(inertia):
+                if spec.balanceinertia:
+                    inertia = _balance(inertia)
+                else:
+                    raise ModelError(
+                        f"body {b.name!r}: principal inertia {inertia.tolist()} violates the "
+                        "triangle inequality (each moment must be at most the sum of the other "
+                        f"two){_where(b.inertial) if b.inertial else _where(b)}. Fix the "
+                        "inertia, or compile with balanceinertia=True (MJCF: <compiler "
+                        "balanceinertia=\"true\"/>) to raise the small moments")
+            body_rows.append(dict(parentid=pid, jntnum=len(b.joints), jntadr=jntadr,
+                                  dofnum=ndof, dofadr=dofadr, geomnum=len(b.geoms),
+                                  geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,
+                                  mass=mass, inertia=inertia, mocap=b.mocap))
+        if spec.settotalmass > 0:
+            total = sum(r["mass"] for r in body_rows)
+            if total > 0:
+                for r in body_rows:
+                    r["mass"] *= spec.settotalmass / total
+                    r["inertia"] = r["inertia"] * spec.settotalmass / total
+
+        # body tables
+        nb = nbody
+        A["body_parentid"] = [r["parentid"] for r in body_rows]
+        rootid, weldid, mocapid, nmocap = [0] * nb, [0] * nb, [-1] * nb, 0
+        for i in range(1, nb):
+            p = body_rows[i]["parentid"]
+            rootid[i] = i if p == 0 else rootid[p]
+            weldid[i] = i if body_rows[i]["jntnum"] else weldid[p]
+            if body_rows[i]["mocap"]:
+                if p != 0 or body_rows[i]["jntnum"]:
+                    raise ModelError(f"mocap body {self.bodies[i].name!r} must be a child of the "
+                                     f"world and have no joints{_where(self.bodies[i])}")
+                mocapid[i] = nmocap
+                nmocap += 1
+        A["body_rootid"], A["body_weldid"], A["body_mocapid"] = rootid, weldid, mocapid
+        for k in ("jntnum", "jntadr", "dofnum", "dofadr", "geomnum", "geomadr", "pos", "quat",
+                  "ipos", "iquat", "mass", "inertia"):
+            A["body_" + k] = [r[k] for r in body_rows]
+
+        def table(prefix, rows, keys, n, shapes):
+            for k in keys:
+                shape = (n,) + shapes.get(k, ())
+                A[prefix + k] = (np.array([r[k] for r in rows], dtype=np.float64).reshape(shape)
+                                 if rows else np.zeros(shape))
+
+        njnt, ngeom, nsite = len(jnt_rows), len(geom_rows), len(site_rows)
+        table("jnt_", jnt_rows, ("type", "qposadr", "dofadr", "bodyid", "group", "limited",
+                                 "solref", "solimp", "pos", "axis", "stiffness", "range",
+                                 "margin"), njnt,
+              dict(solref=(2,), solimp=(5,), pos=(3,), axis=(3,), range=(2,)))
+        table("dof_", dof_rows, ("bodyid", "jntid", "parentid", "solref", "solimp",
+                                 "frictionloss", "armature", "damping"), nv,
+              dict(solref=(2,), solimp=(5,)))
+        table("geom_", geom_rows, ("type", "contype", "conaffinity", "condim", "bodyid",
+                                   "dataid", "group", "priority", "solmix", "solref", "solimp",
+                                   "size", "aabb", "rbound", "pos", "quat", "friction", "margin",
+                                   "gap", "rgba"), ngeom,
+              dict(solref=(2,), solimp=(5,), size=(3,), aabb=(6,), pos=(3,), quat=(4,),
+                   friction=(3,), rgba=(4,)))
+        table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
+              dict(size=(3,), pos=(3,), quat=(4,)))
+
+        # sparse M layout (MuJoCo): row i stores M[i, i], M[i, parent(i)], M[i, parent²(i)], …
+        madr, nM = [], 0
+        for i in range(nv):
+            madr.append(nM)
+            k = i
+            while k >= 0:
+                nM += 1
+                k = dof_rows[k]["parentid"]
+        A["dof_Madr"] = madr
+        A["dof_invweight0"] = np.zeros(nv)
+        A["dof_M0"] = np.zeros(nv)
+        A["qpos0"], A["qpos_spring"] = qpos0, qpos_spring
+        A["body_subtreemass"] = np.zeros(nb)
+
+        # meshes
+        mlist = sorted(self.meshes.items(), key=lambda kv: kv[1][0])
+        verts = [pm.vertices for _, (_, pm) in mlist]
+        faces = [pm.faces for _, (_, pm) in mlist]
+        A["mesh_vertnum"] = [len(v) for v in verts]
+        A["mesh_facenum"] = [len(f) for f in faces]
+        A["mesh_vertadr"] = np.cumsum([0] + A["mesh_vertnum"][:-1]) if verts else []
+        A["mesh_faceadr"] = np.cumsum([0] + A["mesh_facenum"][:-1]) if faces else []
+        A["mesh_vert"] = np.concatenate(verts) if verts else np.zeros((0, 3))
+        A["mesh_face"] = np.concatenate(faces) if faces else np.zeros((0, 3))
+        for name, _ in mlist:
+            names["mesh"].append(name)
+
+        self.names = names
+        self.compile_actuators(A)
+        self.compile_equalities(A)
+        self.compile_contacts(A)
+        self.compile_option(A)
+
+        sizes = dict(nq=nq, nv=nv, nu=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
+                     nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
+                     nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
+                     npair=len(spec.pairs), nexclude=len(spec.excludes), nM=nM)
+        model = T.Model(sizes, A, names, warnings=self.warnings, source=spec.source)
+        self.finish(model)
+        return model
+
+    def lookup(self, kind, name, elem, what):
+        if not name:
+            raise ModelError(f"{what} is missing{_where(elem)}")
+        try:
+            return self.names[kind].index(name)
+        except ValueError:
+            raise ModelError(f"{what} refers to unknown {kind} {name!r}{_where(elem)}") from None
+
+    def compile_actuators(self, A):
+        rows = []
+        for a in self.spec.actuators:
+            if a.kind not in ACTUATOR_KINDS:
+                raise ModelError(f"unknown actuator kind {a.kind!r}{_where(a)}")
+            self.names["actuator"].append(a.name)
+            if a.joint:
+                trn, tid = T.TRN_JOINT, self.lookup("joint", a.joint, a, "actuator joint")
+            elif a.site:
+                trn, tid = T.TRN_SITE, self.lookup("site", a.site, a, "actuator site")
+            elif a.body:
+                trn, tid = T.TRN_BODY, self.lookup("body", a.body, a, "actuator body")
+            else:
+                raise ModelError(f"actuator has no transmission target (joint, site or body)"
+                                 f"{_where(a)}")
+            if a.dyntype != "none" or a.gaintype != "fixed" or a.biastype not in ("none",
+                                                                                   "affine"):
+                raise ModelError(f"actuator dynamics {a.dyntype!r}, gain {a.gaintype!r} or bias "
+                                 f"{a.biastype!r} is not supported yet (fixed gain, none/affine "
+                                 f"bias, no dynamics){_where(a)}")
+            for what, lim, rng in (("ctrlrange", a.ctrllimited, a.ctrlrange),
+                                   ("forcerange", a.forcelimited, a.forcerange)):
+                if lim and rng[0] > rng[1]:
+                    raise ModelError(f"actuator {what} lower bound exceeds upper bound{_where(a)}")
+            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE, gaintype=T.GAIN_FIXED,
+                             biastype=T.BIAS_AFFINE if a.biastype == "affine" else T.BIAS_NONE,
+                             trnid=[tid, -1], ctrllimited=int(a.ctrllimited),
+                             forcelimited=int(a.forcelimited),
+                             gainprm=np.resize(np.asarray(a.gainprm, dtype=np.float64), 10),
+                             biasprm=np.resize(np.asarray(a.biasprm, dtype=np.float64), 10),
+                             ctrlrange=a.ctrlrange, forcerange=a.forcerange,
+                             gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6)))
+        nu = len(rows)
+        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), ctrlrange=(2,),
+                      forcerange=(2,), gear=(6,))
+        for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
+                  "forcelimited", "gainprm", "biasprm", "ctrlrange", "forcerange", "gear"):
+            A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
+                                  .reshape((nu,) + shapes.get(k, ())))
+
+    def compile_equalities(self, A):
+        rows = []
+        for e in self.spec.equalities:
+            if e.type not in EQUALITY_TYPES:
+                raise ModelError(f"unknown equality type {e.type!r}{_where(e)}")
+            self.names["equality"].append(e.name)
+            data = np.zeros(11)
+            if e.type == "joint":
+                o1 = self.lookup("joint", e.obj1, e, "equality joint1")
+                o2 = self.lookup("joint", e.obj2, e, "equality joint2") if e.obj2 else -1
+                data[:5] = np.resize(np.asarray(e.polycoef, dtype=np.float64), 5)
+            else:
+                o1 = self.lookup("body", e.obj1, e, "equality body1")
+                o2 = self.lookup("body", e.obj2, e, "equality body2") if e.obj2 else 0
+                data[:3] = e.anchor
+                if e.type == "weld":
+                    if e.relpose is not None:
+                        data[3:10] = e.relpose
+                    data[10] = e.torquescale
+            rows.append(dict(type=_EQ[e.type], obj1id=o1, obj2id=o2, active0=int(e.active),
+                             solref=e.solref, solimp=e.solimp, data=data))
+        n = len(rows)
+        shapes = dict(solref=(2,), solimp=(5,), data=(11,))
+        for k in ("type", "obj1id", "obj2id", "active0", "solref", "solimp", "data"):
+            A["eq_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
+                (n,) + shapes.get(k, ()))
+
+    def compile_contacts(self, A):
+        rows = []
+        gf = A["geom_friction"]
+        for p in self.spec.pairs:
+            self.names["pair"].append(p.name)
+            g1 = self.lookup("geom", p.geom1, p, "pair geom1")
+            g2 = self.lookup("geom", p.geom2, p, "pair geom2")
+            fr = (np.resize(np.asarray(p.friction, dtype=np.float64), 5) if p.friction is not None
+                  else np.r_[np.maximum(gf[g1], gf[g2])[[0, 0, 1, 2, 2]]])
+            rows.append(dict(
+                dim=p.condim if p.condim is not None else max(A["geom_condim"][g1],
+                                                              A["geom_condim"][g2]),
+                geom1=g1, geom2=g2,
+                solref=p.solref if p.solref is not None else A["geom_solref"][g1],
+                solreffriction=p.solreffriction,
+                solimp=p.solimp if p.solimp is not None else A["geom_solimp"][g1],
+                margin=p.margin if p.margin is not None else max(A["geom_margin"][g1],
+                                                                 A["geom_margin"][g2]),
+                gap=p.gap if p.gap is not None else max(A["geom_gap"][g1], A["geom_gap"][g2]),
+                friction=fr))
+        n = len(rows)
+        shapes = dict(solref=(2,), solreffriction=(2,), solimp=(5,), friction=(5,))
+        for k in ("dim", "geom1", "geom2", "solref", "solreffriction", "solimp", "margin", "gap",
+                  "friction"):
+            A["pair_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
+                (n,) + shapes.get(k, ()))
+        sig = []
+        for e in self.spec.excludes:
+            b1 = self.lookup("body", e.body1, e, "exclude body1")
+            b2 = self.lookup("body", e.body2, e, "exclude body2")
+            b1, b2 = min(b1, b2), max(b1, b2)
+            sig.append((b1 << 16) + b2)
+        A["exclude_signature"] = sig
+
+    def compile_option(self, A):
+        o = self.spec.option
+        for what, val, choices in (("integrator", o.integrator, INTEGRATORS),
+                                   ("cone", o.cone, CONES), ("solver", o.solver, SOLVERS)):
+            if val not in choices:
+                raise ModelError(f"option {what} must be one of {choices}, got {val!r}"
+                                 f"{_where(self.spec)}")
+        if not o.timestep > 0:
+            raise ModelError(f"option timestep must be positive, got {o.timestep}")
+        A["opt_timestep"] = [o.timestep]
+        A["opt_gravity"] = o.gravity
+        A["opt_integrator"] = [INTEGRATORS.index(o.integrator)]
+        A["opt_cone"] = [CONES.index(o.cone)]
+        A["opt_solver"] = [SOLVERS.index(o.solver)]
+        A["opt_iterations"] = [o.iterations]
+        A["opt_tolerance"] = [o.tolerance]
+        A["opt_impratio"] = [o.impratio]
+
+    # -- 5. constants at qpos0 ------------------------------------------------------------------
+    def finish(self, m):
+        from jointspace.dynamics.crba import _crb
+        from jointspace.kinematics import _position
+        from jointspace.types import Data
+
+        # body_subtreemass = Σ body_mass over the subtree (backward pass)
+        m.body_subtreemass[:] = m.body_mass
+        for i in range(m.nbody - 1, 0, -1):
+            m.body_subtreemass[m.body_parentid[i]] += m.body_subtreemass[i]
+        # dof_M0 = diag(M) at qpos0
+        d = Data(m)
+        _position(m._s, d._s)
+        _crb(m._s, d._s)
+        m.dof_M0[:] = d.qM[m.dof_Madr]
+        bad = [i for i in range(m.nv) if not m.dof_M0[i] > _MINVAL]
+        if bad:
+            jn = [m.names["joint"][m.dof_jntid[i]] or f"#{m.dof_jntid[i]}" for i in bad]
+            msg = (f"M is singular: dof(s) {bad} (joints {sorted(set(jn))}) move no mass or "
+                   "inertia. Kinematics and inverse dynamics work; anything that needs M⁻¹ "
+                   "(forward dynamics, aba, minv) will refuse. Give the bodies below these joints "
+                   "mass and inertia, or add armature")
+            m.warnings.append(msg)
+            warnings.warn(msg, JointspaceWarning, stacklevel=3)
+        m.singular_dofs = bad
+
+
+def compile_model(spec: ModelSpec) -> T.Model:
+    """Compile a `ModelSpec` (from a loader or built by hand) into a `Model`."""
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"compile_model expects a ModelSpec, got {type(spec).__name__}")
+    return _Compiler(spec).run()

@@ -1,0 +1,301 @@
+"""The editable model description that loaders produce and the compiler consumes.
+
+A `ModelSpec` is a tree of `BodySpec` objects rooted at the world body, plus the model-level
+lists (meshes, actuators, equality constraints, contact pairs and exclusions) and options.
+Everything is plain Python: the MJCF and URDF loaders build one, users may build one by hand
+(see `jointspace.io.builder`), and `jointspace.io.compile.compile_model` turns it into a
+read-only, flat `Model`.
+
+Conventions (DESIGN.md §2.5): SI units, angles in radians, quaternions (w, x, y, z), frames
+given relative to the parent body. Loaders resolve format-specific frame descriptions
+(euler, axisangle, xyaxes, zaxis, fromto, rpy) into `pos`/`quat` before the compiler sees
+them. Every element may carry a `source` string ("file.xml:42 <joint name='knee'>") that
+error messages quote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+JOINT_TYPES = ("free", "ball", "slide", "hinge")
+GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
+SITE_TYPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
+INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
+CONES = ("pyramidal", "elliptic")
+SOLVERS = ("PGS", "CG", "Newton", "IPM")
+EQUALITY_TYPES = ("connect", "weld", "joint")
+ACTUATOR_KINDS = ("motor", "position", "velocity", "general")
+
+# MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
+DEFAULT_SOLREF = (0.02, 1.0)
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _vec(x, n):
+    return np.array(x, dtype=np.float64).reshape(n)
+
+
+@dataclass
+class OptionSpec:
+    """Simulation options (MJCF <option>)."""
+
+    timestep: float = 0.002
+    gravity: tuple = (0.0, 0.0, -9.81)
+    wind: tuple = (0.0, 0.0, 0.0)
+    density: float = 0.0
+    viscosity: float = 0.0
+    integrator: str = "Euler"
+    cone: str = "pyramidal"
+    solver: str = "Newton"
+    iterations: int = 100
+    tolerance: float = 1e-8
+    ls_iterations: int = 50
+    ls_tolerance: float = 0.01
+    impratio: float = 1.0
+    noslip_iterations: int = 0
+    o_margin: float = 0.0
+    disable_flags: tuple = ()
+    enable_flags: tuple = ()
+
+
+@dataclass
+class InertialSpec:
+    """Mass and inertia of a body about its center of mass.
+
+    Exactly one of `diaginertia` (principal moments in the frame `quat`) or `fullinertia`
+    (Ixx, Iyy, Izz, Ixy, Ixz, Iyz in the frame `quat`) is given.
+    """
+
+    mass: float
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    diaginertia: np.ndarray | None = None
+    fullinertia: np.ndarray | None = None
+    source: str = ""
+
+
+@dataclass
+class JointSpec:
+    """A joint between a body and its parent (MJCF <joint>)."""
+
+    type: str = "hinge"
+    name: str = ""
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    limited: bool = False
+    range: tuple = (0.0, 0.0)
+    ref: float = 0.0
+    springref: float = 0.0
+    stiffness: float = 0.0
+    damping: float = 0.0
+    armature: float = 0.0
+    frictionloss: float = 0.0
+    margin: float = 0.0
+    solref_limit: tuple = DEFAULT_SOLREF
+    solimp_limit: tuple = DEFAULT_SOLIMP
+    solref_friction: tuple = DEFAULT_SOLREF
+    solimp_friction: tuple = DEFAULT_SOLIMP
+    group: int = 0
+    source: str = ""
+
+
+@dataclass
+class GeomSpec:
+    """A collision/visual geometry attached to a body (MJCF <geom>).
+
+    `size` follows MuJoCo: sphere (r), capsule/cylinder (r, half-length), box (half-sizes),
+    ellipsoid (radii), plane (half-sizes x, y, grid spacing). For a mesh, `mesh` names a
+    `MeshSpec` and `pos`/`quat` are the mesh's frame in the body; the compiler moves the
+    geom frame to the mesh's inertial frame as MuJoCo does.
+    """
+
+    type: str = "sphere"
+    name: str = ""
+    size: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    mesh: str = ""
+    mass: float | None = None
+    density: float = 1000.0
+    shellinertia: bool = False
+    friction: tuple = (1.0, 0.005, 0.0001)
+    contype: int = 1
+    conaffinity: int = 1
+    condim: int = 3
+    priority: int = 0
+    solmix: float = 1.0
+    solref: tuple = DEFAULT_SOLREF
+    solimp: tuple = DEFAULT_SOLIMP
+    margin: float = 0.0
+    gap: float = 0.0
+    group: int = 0
+    rgba: tuple = (0.5, 0.5, 0.5, 1.0)
+    source: str = ""
+
+
+@dataclass
+class SiteSpec:
+    """A named frame attached to a body (MJCF <site>), for Jacobians, IK and sensors."""
+
+    name: str = ""
+    type: str = "sphere"
+    size: np.ndarray = field(default_factory=lambda: np.array([0.005, 0.005, 0.005]))
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    group: int = 0
+    rgba: tuple = (0.5, 0.5, 0.5, 1.0)
+    source: str = ""
+
+
+@dataclass
+class BodySpec:
+    """A rigid body, its pose relative to its parent, and what is attached to it."""
+
+    name: str = ""
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    inertial: InertialSpec | None = None
+    joints: list = field(default_factory=list)
+    geoms: list = field(default_factory=list)
+    sites: list = field(default_factory=list)
+    children: list = field(default_factory=list)
+    mocap: bool = False
+    source: str = ""
+
+    def add_body(self, **kw) -> BodySpec:
+        """Append a child body and return it."""
+        b = BodySpec(**kw)
+        self.children.append(b)
+        return b
+
+    def add_joint(self, **kw) -> JointSpec:
+        """Append a joint (between this body and its parent) and return it."""
+        j = JointSpec(**kw)
+        self.joints.append(j)
+        return j
+
+    def add_geom(self, **kw) -> GeomSpec:
+        """Append a geom and return it."""
+        g = GeomSpec(**kw)
+        self.geoms.append(g)
+        return g
+
+    def add_site(self, **kw) -> SiteSpec:
+        """Append a site and return it."""
+        s = SiteSpec(**kw)
+        self.sites.append(s)
+        return s
+
+
+@dataclass
+class MeshSpec:
+    """A triangle mesh asset; the compiler uses its convex hull for inertia and collision."""
+
+    name: str = ""
+    vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int32))
+    file: str = ""
+    source: str = ""
+
+
+@dataclass
+class ActuatorSpec:
+    """A scalar actuator (MJCF <motor>, <position>, <velocity>, <general>).
+
+    force = gain · ctrl + bias, with MuJoCo's affine gain/bias parameterization:
+    gain = gainprm[0] + gainprm[1]·length + gainprm[2]·velocity,
+    bias = biasprm[0] + biasprm[1]·length + biasprm[2]·velocity.
+    `joint` (or `site`, or `body`) names the transmission target.
+    """
+
+    name: str = ""
+    kind: str = "motor"
+    joint: str = ""
+    site: str = ""
+    body: str = ""
+    gear: np.ndarray = field(default_factory=lambda: np.array([1.0, 0, 0, 0, 0, 0]))
+    ctrllimited: bool = False
+    ctrlrange: tuple = (0.0, 0.0)
+    forcelimited: bool = False
+    forcerange: tuple = (0.0, 0.0)
+    gainprm: np.ndarray = field(default_factory=lambda: np.r_[1.0, np.zeros(9)])
+    biasprm: np.ndarray = field(default_factory=lambda: np.zeros(10))
+    gaintype: str = "fixed"
+    biastype: str = "none"
+    dyntype: str = "none"
+    group: int = 0
+    source: str = ""
+
+
+@dataclass
+class EqualitySpec:
+    """An equality constraint (MJCF <equality>): connect, weld or joint coupling."""
+
+    type: str = "connect"
+    name: str = ""
+    obj1: str = ""
+    obj2: str = ""
+    anchor: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    relpose: np.ndarray | None = None
+    torquescale: float = 1.0
+    polycoef: np.ndarray = field(default_factory=lambda: np.array([0.0, 1.0, 0.0, 0.0, 0.0]))
+    solref: tuple = DEFAULT_SOLREF
+    solimp: tuple = DEFAULT_SOLIMP
+    active: bool = True
+    source: str = ""
+
+
+@dataclass
+class PairSpec:
+    """An explicit contact pair with its own parameters (MJCF <contact><pair>).
+
+    Unset (None) parameters are filled by the compiler from the two geoms.
+    """
+
+    geom1: str = ""
+    geom2: str = ""
+    name: str = ""
+    condim: int | None = None
+    friction: tuple | None = None
+    solref: tuple | None = None
+    solreffriction: tuple = (0.0, 0.0)
+    solimp: tuple | None = None
+    margin: float | None = None
+    gap: float | None = None
+    source: str = ""
+
+
+@dataclass
+class ExcludeSpec:
+    """A body pair excluded from contact (MJCF <contact><exclude>)."""
+
+    body1: str = ""
+    body2: str = ""
+    source: str = ""
+
+
+@dataclass
+class ModelSpec:
+    """A whole model before compilation.
+
+    `balanceinertia` mirrors MJCF's compiler option: when true, principal inertias that
+    violate the triangle inequality are raised to satisfy it instead of raising an error.
+    """
+
+    name: str = "model"
+    option: OptionSpec = field(default_factory=OptionSpec)
+    world: BodySpec = field(default_factory=lambda: BodySpec(name="world"))
+    meshes: list = field(default_factory=list)
+    actuators: list = field(default_factory=list)
+    equalities: list = field(default_factory=list)
+    pairs: list = field(default_factory=list)
+    excludes: list = field(default_factory=list)
+    balanceinertia: bool = False
+    boundmass: float = 0.0
+    boundinertia: float = 0.0
+    inertiafromgeom: str = "auto"
+    settotalmass: float = -1.0
+    source: str = ""
+    warnings: list = field(default_factory=list)

@@ -1,0 +1,431 @@
+"""Forward kinematics, com-based quantities and Jacobians.
+
+Stages (each a compiled kernel over the model/data structs, mirroring MuJoCo's
+engine_core_smooth.c):
+  _kinematics: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat, geom_xpos/xmat, site_xpos/xmat
+  _com_pos:    subtree_com, cinert, cdof
+  _com_vel:    cvel, cdof_dot
+Quaternions are composed along the tree and renormalized after every joint rotation, as the
+slides (000, "Forward kinematics") advise, so round-off does not accumulate.
+
+Com-based ("c-frame") spatial quantities use world axes and the origin at the subtree center
+of mass of the body's kinematic-tree root, exactly as MuJoCo does, so they compare by name.
+"""
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.rotation import (
+    axis_angle_quat,
+    cross_motion,
+    mat_vec,
+    quat_mul,
+    quat_normalize,
+    quat_to_mat,
+    rot_vec_quat,
+)
+from jointspace.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
+
+_MINVAL = 1e-15
+
+
+@njit(cache=True)
+def _local_to_global(xpos_out, xmat_out, pos, quat, bxpos, bxquat):
+    """Pose of a frame given relative to a body: x = xpos_b + R_b pos, q = q_b ⊗ quat."""
+    tmp = np.empty(4)
+    quat_mul(tmp, bxquat, quat)
+    quat_to_mat(xmat_out, tmp)
+    rot_vec_quat(xpos_out, pos, bxquat)
+    for k in range(3):
+        xpos_out[k] += bxpos[k]
+
+
+@njit(cache=True)
+def _kinematics(m, d):
+    """World poses of bodies, joints, inertial frames, geoms and sites (mj_kinematics)."""
+    xquat = np.empty(4)
+    qloc = np.empty(4)
+    tmp4 = np.empty(4)
+    vec = np.empty(3)
+    d.xpos[0, :] = 0.0
+    d.xquat[0, :] = 0.0
+    d.xquat[0, 0] = 1.0
+    quat_to_mat(d.xmat[0], d.xquat[0])
+    d.xipos[0, :] = 0.0
+    quat_to_mat(d.ximat[0], d.xquat[0])
+    for i in range(1, m.nbody):
+        jntadr = m.body_jntadr[i]
+        jntnum = m.body_jntnum[i]
+        xpos = d.xpos[i]
+        if jntnum == 1 and m.jnt_type[jntadr] == JNT_FREE:
+            # free joint: pose read from qpos
+            qadr = m.jnt_qposadr[jntadr]
+            for k in range(3):
+                xpos[k] = d.qpos[qadr + k]
+            for k in range(4):
+                xquat[k] = d.qpos[qadr + 3 + k]
+            quat_normalize(xquat)
+            d.xanchor[jntadr, :] = xpos
+            d.xaxis[jntadr, :] = m.jnt_axis[jntadr]
+        else:
+            pid = m.body_parentid[i]
+            mocap = m.body_mocapid[i]
+            if mocap >= 0:
+                bpos = d.mocap_pos[mocap]
+                for k in range(4):
+                    tmp4[k] = d.mocap_quat[mocap, k]
+                quat_normalize(tmp4)
+            else:
+                bpos = m.body_pos[i]
+                tmp4[:] = m.body_quat[i]
+            # x = x_parent + R_parent body_pos, q = q_parent ⊗ body_quat
+            mat_vec(xpos, d.xmat[pid], bpos)
+            for k in range(3):
+                xpos[k] += d.xpos[pid, k]
+            quat_mul(xquat, d.xquat[pid], tmp4)
+            for j in range(jntadr, jntadr + jntnum):
+                qadr = m.jnt_qposadr[j]
+                jt = m.jnt_type[j]
+                xaxis = d.xaxis[j]
+                xanchor = d.xanchor[j]
+                rot_vec_quat(xaxis, m.jnt_axis[j], xquat)
+                rot_vec_quat(xanchor, m.jnt_pos[j], xquat)
+                for k in range(3):
+                    xanchor[k] += xpos[k]
+                if jt == JNT_SLIDE:
+                    # x += axis (q - q0)
+                    dq = d.qpos[qadr] - m.qpos0[qadr]
+                    for k in range(3):
+                        xpos[k] += xaxis[k] * dq
+                else:
+                    if jt == JNT_BALL:
+                        for k in range(4):
+                            qloc[k] = d.qpos[qadr + k]
+                        quat_normalize(qloc)
+                    else:
+                        axis_angle_quat(qloc, m.jnt_axis[j], d.qpos[qadr] - m.qpos0[qadr])
+                    # q = q ⊗ q_loc, then rotate about the anchor: x = anchor - R jnt_pos
+                    quat_mul(tmp4, xquat, qloc)
+                    xquat[:] = tmp4
+                    quat_normalize(xquat)
+                    rot_vec_quat(vec, m.jnt_pos[j], xquat)
+                    for k in range(3):
+                        xpos[k] = xanchor[k] - vec[k]
+        quat_normalize(xquat)
+        d.xquat[i, :] = xquat
+        quat_to_mat(d.xmat[i], xquat)
+    for i in range(1, m.nbody):
+        _local_to_global(d.xipos[i], d.ximat[i], m.body_ipos[i], m.body_iquat[i], d.xpos[i],
+                         d.xquat[i])
+    for g in range(m.ngeom):
+        b = m.geom_bodyid[g]
+        _local_to_global(d.geom_xpos[g], d.geom_xmat[g], m.geom_pos[g], m.geom_quat[g],
+                         d.xpos[b], d.xquat[b])
+    for s in range(m.nsite):
+        b = m.site_bodyid[s]
+        _local_to_global(d.site_xpos[s], d.site_xmat[s], m.site_pos[s], m.site_quat[s],
+                         d.xpos[b], d.xquat[b])
+
+
+@njit(cache=True)
+def _com_pos(m, d):
+    """Subtree centers of mass, com-based inertias and motion axes (mj_comPos)."""
+    nbody = m.nbody
+    # subtree_com = Σ m_k xipos_k / Σ m_k over each subtree (backward pass)
+    for i in range(nbody):
+        for k in range(3):
+            d.subtree_com[i, k] = d.xipos[i, k] * m.body_mass[i]
+    for i in range(nbody - 1, 0, -1):
+        p = m.body_parentid[i]
+        for k in range(3):
+            d.subtree_com[p, k] += d.subtree_com[i, k]
+    for i in range(nbody):
+        if m.body_subtreemass[i] < _MINVAL:
+            d.subtree_com[i, :] = d.xipos[i]
+        else:
+            inv = 1.0 / m.body_subtreemass[i]
+            for k in range(3):
+                d.subtree_com[i, k] *= inv
+    # cinert: I_c = R diag(I) Rᵀ + m (|r|² E - r rᵀ), r = xipos - subtree_com[root]
+    d.cinert[0, :] = 0.0
+    for i in range(1, nbody):
+        root = m.body_rootid[i]
+        mat = d.ximat[i]
+        inert = m.body_inertia[i]
+        mass = m.body_mass[i]
+        r0 = d.xipos[i, 0] - d.subtree_com[root, 0]
+        r1 = d.xipos[i, 1] - d.subtree_com[root, 1]
+        r2 = d.xipos[i, 2] - d.subtree_com[root, 2]
+        c = d.cinert[i]
+        c[0] = (mat[0] * mat[0] * inert[0] + mat[1] * mat[1] * inert[1]
+                + mat[2] * mat[2] * inert[2] + mass * (r1 * r1 + r2 * r2))
+        c[1] = (mat[3] * mat[3] * inert[0] + mat[4] * mat[4] * inert[1]
+                + mat[5] * mat[5] * inert[2] + mass * (r0 * r0 + r2 * r2))
+        c[2] = (mat[6] * mat[6] * inert[0] + mat[7] * mat[7] * inert[1]
+                + mat[8] * mat[8] * inert[2] + mass * (r0 * r0 + r1 * r1))
+        c[3] = (mat[0] * mat[3] * inert[0] + mat[1] * mat[4] * inert[1]
+                + mat[2] * mat[5] * inert[2] - mass * r0 * r1)
+        c[4] = (mat[0] * mat[6] * inert[0] + mat[1] * mat[7] * inert[1]
+                + mat[2] * mat[8] * inert[2] - mass * r0 * r2)
+        c[5] = (mat[3] * mat[6] * inert[0] + mat[4] * mat[7] * inert[1]
+                + mat[5] * mat[8] * inert[2] - mass * r1 * r2)
+        c[6] = mass * r0
+        c[7] = mass * r1
+        c[8] = mass * r2
+        c[9] = mass
+    # cdof: rotation axis a with linear part a × (c - anchor); translation axis (0, a)
+    off = np.empty(3)
+    for i in range(1, nbody):
+        root = m.body_rootid[i]
+        for j in range(m.body_jntadr[i], m.body_jntadr[i] + m.body_jntnum[i]):
+            da = m.jnt_dofadr[j]
+            jt = m.jnt_type[j]
+            for k in range(3):
+                off[k] = d.subtree_com[root, k] - d.xanchor[j, k]
+            if jt == JNT_FREE or jt == JNT_BALL:
+                if jt == JNT_FREE:
+                    for t in range(3):
+                        d.cdof[da + t, :] = 0.0
+                        d.cdof[da + t, 3 + t] = 1.0
+                    da += 3
+                xm = d.xmat[i]
+                for t in range(3):
+                    cd = d.cdof[da + t]
+                    cd[0] = xm[t]
+                    cd[1] = xm[t + 3]
+                    cd[2] = xm[t + 6]
+                    cd[3] = cd[1] * off[2] - cd[2] * off[1]
+                    cd[4] = cd[2] * off[0] - cd[0] * off[2]
+                    cd[5] = cd[0] * off[1] - cd[1] * off[0]
+            elif jt == JNT_SLIDE:
+                cd = d.cdof[da]
+                cd[0] = cd[1] = cd[2] = 0.0
+                cd[3:6] = d.xaxis[j]
+            else:
+                cd = d.cdof[da]
+                ax = d.xaxis[j]
+                cd[0:3] = ax
+                cd[3] = ax[1] * off[2] - ax[2] * off[1]
+                cd[4] = ax[2] * off[0] - ax[0] * off[2]
+                cd[5] = ax[0] * off[1] - ax[1] * off[0]
+
+
+@njit(cache=True)
+def _com_vel(m, d):
+    """Com-based body velocities and dof-axis derivatives (mj_comVel).
+
+    cvel = cvel_parent + Σ cdof qvel;  cdof_dot = cvel_parent ×ₘ cdof (free translation: 0).
+    """
+    d.cvel[0, :] = 0.0
+    cvel = np.empty(6)
+    for i in range(1, m.nbody):
+        cvel[:] = d.cvel[m.body_parentid[i]]
+        bda = m.body_dofadr[i]
+        j = 0
+        n = m.body_dofnum[i]
+        while j < n:
+            dof = bda + j
+            jt = m.jnt_type[m.dof_jntid[dof]]
+            if jt == JNT_FREE:
+                for t in range(3):
+                    d.cdof_dot[dof + t, :] = 0.0
+                    for k in range(6):
+                        cvel[k] += d.cdof[dof + t, k] * d.qvel[dof + t]
+                j += 3
+                dof += 3
+                jt = JNT_BALL
+            if jt == JNT_BALL:
+                for t in range(3):
+                    cross_motion(d.cdof_dot[dof + t], cvel, d.cdof[dof + t])
+                for t in range(3):
+                    for k in range(6):
+                        cvel[k] += d.cdof[dof + t, k] * d.qvel[dof + t]
+                j += 3
+            else:
+                cross_motion(d.cdof_dot[dof], cvel, d.cdof[dof])
+                for k in range(6):
+                    cvel[k] += d.cdof[dof, k] * d.qvel[dof]
+                j += 1
+        d.cvel[i, :] = cvel
+
+
+@njit(cache=True)
+def _position(m, d):
+    _kinematics(m, d)
+    _com_pos(m, d)
+
+
+@njit(cache=True)
+def _position_velocity(m, d):
+    _kinematics(m, d)
+    _com_pos(m, d)
+    _com_vel(m, d)
+
+
+@njit(cache=True)
+def _jac(m, d, body, point, jacp, jacr):
+    """Point Jacobian (translation) and body Jacobian (rotation), world frame (mj_jac).
+
+    For each dof on the path to the root: jacr[:, i] = cdof_rot, jacp[:, i] = cdof_lin +
+    cdof_rot × (point - subtree_com[root]).
+    """
+    nv = m.nv
+    jacp[:, :] = 0.0
+    jacr[:, :] = 0.0
+    root = m.body_rootid[body]
+    o0 = point[0] - d.subtree_com[root, 0]
+    o1 = point[1] - d.subtree_com[root, 1]
+    o2 = point[2] - d.subtree_com[root, 2]
+    b = m.body_weldid[body]
+    if m.body_dofnum[b] == 0:
+        return
+    i = m.body_dofadr[b] + m.body_dofnum[b] - 1
+    while i >= 0:
+        c = d.cdof[i]
+        jacr[0, i] = c[0]
+        jacr[1, i] = c[1]
+        jacr[2, i] = c[2]
+        jacp[0, i] = c[3] + c[1] * o2 - c[2] * o1
+        jacp[1, i] = c[4] + c[2] * o0 - c[0] * o2
+        jacp[2, i] = c[5] + c[0] * o1 - c[1] * o0
+        i = m.dof_parentid[i]
+    if nv == 0:
+        return
+
+
+@njit(cache=True)
+def _jac_dot_qvel(m, d, body, point, out):
+    """Bias acceleration J̇ q̇ of a point fixed to a body (translation : rotation).
+
+    With the body's com-based velocity v = (ω, v_c) and acceleration J̇q̇ = Σ cdof_dot q̇
+    (in the same frame), the classical acceleration of the point p is
+    a_p = (a_c + ω̇ × r) + ω × (ω × r + v_o) … computed here from spatial terms:
+    spatial bias s = Σ_i cdof_dot_i q̇_i along the path, then
+    a_rot = s_rot, a_lin = s_lin + s_rot × r + ω × v_p, with v_p the point's velocity.
+    """
+    root = m.body_rootid[body]
+    r = np.empty(3)
+    for k in range(3):
+        r[k] = point[k] - d.subtree_com[root, k]
+    s = np.zeros(6)
+    b = m.body_weldid[body]
+    if m.body_dofnum[b] > 0:
+        i = m.body_dofadr[b] + m.body_dofnum[b] - 1
+        while i >= 0:
+            for k in range(6):
+                s[k] += d.cdof_dot[i, k] * d.qvel[i]
+            i = m.dof_parentid[i]
+    v = d.cvel[b]
+    # point velocity v_p = v_lin + ω × r (spatial velocity at the c-frame origin)
+    vp0 = v[3] + v[1] * r[2] - v[2] * r[1]
+    vp1 = v[4] + v[2] * r[0] - v[0] * r[2]
+    vp2 = v[5] + v[0] * r[1] - v[1] * r[0]
+    # the spatial bias acceleration at the point, converted to a classical one: + ω × v_p
+    out[0] = s[3] + s[1] * r[2] - s[2] * r[1] + v[1] * vp2 - v[2] * vp1
+    out[1] = s[4] + s[2] * r[0] - s[0] * r[2] + v[2] * vp0 - v[0] * vp2
+    out[2] = s[5] + s[0] * r[1] - s[1] * r[0] + v[0] * vp1 - v[1] * vp0
+    out[3] = s[0]
+    out[4] = s[1]
+    out[5] = s[2]
+
+
+_k_kinematics = _entry.Kernel(_kinematics)
+_k_position = _entry.Kernel(_position)
+_k_position_velocity = _entry.Kernel(_position_velocity)
+_k_com_vel = _entry.Kernel(_com_vel)
+_k_jac = _entry.Kernel(_jac)
+_k_jac_dot = _entry.Kernel(_jac_dot_qvel)
+
+
+def kinematics(m, d, qpos=None, qvel=None):
+    """Forward kinematics and com-based quantities, in one compiled call.
+
+    Fills xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos/xmat, site_xpos/xmat,
+    subtree_com, cinert, cdof, and, from qvel, cvel and cdof_dot. `qpos`/`qvel`, when
+    given, are copied into d first.
+    """
+    _entry.check_pair(m, d, "kinematics")
+    if qpos is not None:
+        d.qpos[:] = _entry.vec(qpos, m.nq, "qpos", "kinematics")
+    if qvel is not None:
+        d.qvel[:] = _entry.vec(qvel, m.nv, "qvel", "kinematics")
+    _k_position_velocity(m._s, d._s)
+
+
+def com_vel(m, d):
+    """Com-based velocities cvel and cdof_dot from d.qvel (needs kinematics first)."""
+    _entry.check_pair(m, d, "com_vel")
+    _k_com_vel(m._s, d._s)
+
+
+def _point_and_body(m, d, body, point, fname):
+    b = m.id("body", body)
+    p = _entry.vec(point, 3, "point", fname)
+    return b, p
+
+
+def jacobian(m, d, body, point):
+    """Jacobians of a world point attached to `body` (name or id): (jacp, jacr), each (3, nv).
+
+    jacp maps qvel to the point's linear velocity, jacr to the body's angular velocity, both
+    in world axes (MuJoCo's mj_jac). Needs `kinematics(m, d)` first.
+    """
+    _entry.check_pair(m, d, "jacobian")
+    b, p = _point_and_body(m, d, body, point, "jacobian")
+    jacp = np.empty((3, m.nv))
+    jacr = np.empty((3, m.nv))
+    _k_jac(m._s, d._s, b, p, jacp, jacr)
+    return jacp, jacr
+
+
+def jacobian_body(m, d, body):
+    """Jacobians of the origin of `body`'s frame (MuJoCo's mj_jacBody)."""
+    b = m.id("body", body)
+    return jacobian(m, d, b, d.xpos[b])
+
+
+def jacobian_body_com(m, d, body):
+    """Jacobians of `body`'s center of mass (MuJoCo's mj_jacBodyCom)."""
+    b = m.id("body", body)
+    return jacobian(m, d, b, d.xipos[b])
+
+
+def jacobian_site(m, d, site):
+    """Jacobians of a site (MuJoCo's mj_jacSite)."""
+    s = m.id("site", site)
+    return jacobian(m, d, int(m.site_bodyid[s]), d.site_xpos[s])
+
+
+def jacobian_subtree_com(m, d, body):
+    """(3, nv) Jacobian of the center of mass of `body`'s subtree (mj_jacSubtreeCom)."""
+    _entry.check_pair(m, d, "jacobian_subtree_com")
+    b = m.id("body", body)
+    jacp = np.zeros((3, m.nv))
+    total = 0.0
+    for k in range(b, m.nbody):
+        a, p = k, k
+        while p != 0 and p != b:
+            p = int(m.body_parentid[p])
+        if a != b and p != b:
+            continue
+        if m.body_mass[k] > 0:
+            jp, _ = jacobian(m, d, k, d.xipos[k])
+            jacp += m.body_mass[k] * jp
+            total += m.body_mass[k]
+    if total <= 0:
+        raise ValueError(f"jacobian_subtree_com: the subtree of body {body!r} has no mass")
+    return jacp / total
+
+
+def jacobian_dot_qvel(m, d, body, point):
+    """Bias acceleration J̇q̇ of a world point attached to `body`: (6,) = (linear : angular).
+
+    The point's classical acceleration is jacp q̈ + out[:3] and the body's angular
+    acceleration is jacr q̈ + out[3:]. Needs `kinematics(m, d)` (which also fills cvel).
+    """
+    _entry.check_pair(m, d, "jacobian_dot_qvel")
+    b, p = _point_and_body(m, d, body, point, "jacobian_dot_qvel")
+    out = np.empty(6)
+    _k_jac_dot(m._s, d._s, b, p, out)
+    return out

@@ -1,0 +1,116 @@
+"""Compiled quaternion, rotation and spatial-vector helpers (inlined into the kernels).
+
+Quaternions are (w, x, y, z). Spatial vectors are (rotation : linear), MuJoCo's order.
+Functions write into an `out` argument where that avoids temporaries on hot paths.
+"""
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def quat_mul(out, a, b):
+    """out = a ⊗ b (out may alias neither a nor b)."""
+    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+
+
+@njit(cache=True, inline="always")
+def quat_normalize(q):
+    """Normalize q in place; a zero quaternion becomes the identity."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if n < 1e-15:
+        q[0] = 1.0
+        q[1] = q[2] = q[3] = 0.0
+    else:
+        inv = 1.0 / n
+        for k in range(4):
+            q[k] *= inv
+
+
+@njit(cache=True, inline="always")
+def quat_to_mat(out, q):
+    """out (9,) = row-major rotation matrix of unit quaternion q."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out[0] = 1.0 - 2.0 * (y * y + z * z)
+    out[1] = 2.0 * (x * y - w * z)
+    out[2] = 2.0 * (x * z + w * y)
+    out[3] = 2.0 * (x * y + w * z)
+    out[4] = 1.0 - 2.0 * (x * x + z * z)
+    out[5] = 2.0 * (y * z - w * x)
+    out[6] = 2.0 * (x * z - w * y)
+    out[7] = 2.0 * (y * z + w * x)
+    out[8] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit(cache=True, inline="always")
+def rot_vec_quat(out, v, q):
+    """out = R(q) v for unit quaternion q (out may not alias v)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    # t = 2 (q_vec × v); out = v + w t + q_vec × t
+    tx = 2.0 * (y * v[2] - z * v[1])
+    ty = 2.0 * (z * v[0] - x * v[2])
+    tz = 2.0 * (x * v[1] - y * v[0])
+    out[0] = v[0] + w * tx + y * tz - z * ty
+    out[1] = v[1] + w * ty + z * tx - x * tz
+    out[2] = v[2] + w * tz + x * ty - y * tx
+
+
+@njit(cache=True, inline="always")
+def axis_angle_quat(out, axis, angle):
+    """out = quaternion of a rotation by angle about unit axis."""
+    s = math.sin(0.5 * angle)
+    out[0] = math.cos(0.5 * angle)
+    out[1] = axis[0] * s
+    out[2] = axis[1] * s
+    out[3] = axis[2] * s
+
+
+@njit(cache=True, inline="always")
+def mat_vec(out, mat, v):
+    """out = mat v for a row-major 3x3 mat (9,)."""
+    out[0] = mat[0] * v[0] + mat[1] * v[1] + mat[2] * v[2]
+    out[1] = mat[3] * v[0] + mat[4] * v[1] + mat[5] * v[2]
+    out[2] = mat[6] * v[0] + mat[7] * v[1] + mat[8] * v[2]
+
+
+@njit(cache=True, inline="always")
+def cross_motion(out, v, u):
+    """out = v ×ₘ u for spatial motion vectors (rot : lin)."""
+    out[0] = v[1] * u[2] - v[2] * u[1]
+    out[1] = v[2] * u[0] - v[0] * u[2]
+    out[2] = v[0] * u[1] - v[1] * u[0]
+    out[3] = v[1] * u[5] - v[2] * u[4] + v[4] * u[2] - v[5] * u[1]
+    out[4] = v[2] * u[3] - v[0] * u[5] + v[5] * u[0] - v[3] * u[2]
+    out[5] = v[0] * u[4] - v[1] * u[3] + v[3] * u[1] - v[4] * u[0]
+
+
+@njit(cache=True, inline="always")
+def cross_force(out, v, f):
+    """out = v ×* f for a motion vector v and a force vector f (rot : lin)."""
+    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
+    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
+    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
+    out[3] = v[1] * f[5] - v[2] * f[4]
+    out[4] = v[2] * f[3] - v[0] * f[5]
+    out[5] = v[0] * f[4] - v[1] * f[3]
+
+
+@njit(cache=True, inline="always")
+def mul_inert_vec(out, i, v):
+    """out = I v for a com-based inertia in MuJoCo's 10-number layout and a motion v."""
+    out[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
+    out[1] = i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
+    out[2] = i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
+    out[3] = i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
+    out[4] = i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
+    out[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
+
+
+@njit(cache=True, inline="always")
+def dot6(a, b):
+    """a · b for 6-vectors."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]

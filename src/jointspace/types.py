@@ -1,0 +1,421 @@
+"""Model and Data: the compiled model description and the simulation state.
+
+Field names and meanings follow MuJoCo's public vocabulary (mjmodel.h, mjdata.h) so that
+people who know MuJoCo can read jointspace and parity tests can compare fields by name.
+
+The tables below are the single source of truth: each row is (name, dtype, shape, meaning).
+`dtype` is "f" (float64), "i" (int32) or "b" (uint8 flag); `shape` lists sizes by name
+(looked up among the model sizes) or number. A scalar field has shape ().
+
+Python sees `Model` and `Data` as plain objects whose attributes are NumPy arrays. Compiled
+code sees them through a Numba structref (`model._s`, `data._s`) that references the very
+same buffers, so a public call crosses into compiled code with one pointer per object
+(DESIGN.md §2.4). `tools/gen_structs.py` turns these tables into `_structs.py`.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+
+# Enumerations (values match MuJoCo's mjtJoint, mjtGeom, mjtIntegrator, mjtCone, mjtSolver).
+JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
+GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE = 0, 1, 2, 3
+GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = 4, 5, 6, 7
+INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST = 0, 1, 2, 3
+CONE_PYRAMIDAL, CONE_ELLIPTIC = 0, 1
+SOLVER_PGS, SOLVER_CG, SOLVER_NEWTON, SOLVER_IPM = 0, 1, 2, 3
+TRN_JOINT, TRN_SITE, TRN_BODY = 0, 3, 5
+DYN_NONE = 0
+GAIN_FIXED = 0
+BIAS_NONE, BIAS_AFFINE = 0, 1
+EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+
+JOINT_NQ = {JNT_FREE: 7, JNT_BALL: 4, JNT_SLIDE: 1, JNT_HINGE: 1}
+JOINT_NV = {JNT_FREE: 6, JNT_BALL: 3, JNT_SLIDE: 1, JNT_HINGE: 1}
+
+MODEL_SIZES = (
+    ("nq", "number of generalized coordinates"),
+    ("nv", "number of degrees of freedom"),
+    ("nu", "number of actuators"),
+    ("nbody", "number of bodies, world included"),
+    ("njnt", "number of joints"),
+    ("ngeom", "number of geoms"),
+    ("nsite", "number of sites"),
+    ("nmesh", "number of meshes"),
+    ("nmeshvert", "number of mesh vertices, all meshes"),
+    ("nmeshface", "number of mesh faces, all meshes"),
+    ("neq", "number of equality constraints"),
+    ("npair", "number of explicit contact pairs"),
+    ("nexclude", "number of excluded body pairs"),
+    ("nM", "number of non-zeros in the sparse lower triangle of M"),
+)
+
+MODEL_FIELDS = (
+    # options (one-element arrays so that Python can change them after compilation)
+    ("opt_timestep", "f", (1,), "simulation time step (s)"),
+    ("opt_gravity", "f", (3,), "gravitational acceleration (m/s²)"),
+    ("opt_integrator", "i", (1,), "INT_EULER, INT_RK4, INT_IMPLICIT or INT_IMPLICITFAST"),
+    ("opt_cone", "i", (1,), "friction cone: CONE_PYRAMIDAL or CONE_ELLIPTIC"),
+    ("opt_solver", "i", (1,), "constraint solver: SOLVER_PGS, _CG, _NEWTON or _IPM"),
+    ("opt_iterations", "i", (1,), "maximum solver iterations"),
+    ("opt_tolerance", "f", (1,), "solver tolerance on the relative cost improvement"),
+    ("opt_impratio", "f", (1,), "ratio of frictional to normal constraint impedance"),
+    # bodies
+    ("body_parentid", "i", ("nbody",), "id of the parent body (world: 0)"),
+    ("body_rootid", "i", ("nbody",), "id of the root body of the kinematic tree"),
+    ("body_weldid", "i", ("nbody",), "id of the body this one is welded to (no joint between)"),
+    ("body_mocapid", "i", ("nbody",), "mocap id, -1 if not a mocap body"),
+    ("body_jntnum", "i", ("nbody",), "number of joints of the body"),
+    ("body_jntadr", "i", ("nbody",), "id of the body's first joint, -1 if none"),
+    ("body_dofnum", "i", ("nbody",), "number of dofs of the body"),
+    ("body_dofadr", "i", ("nbody",), "address of the body's first dof, -1 if none"),
+    ("body_geomnum", "i", ("nbody",), "number of geoms of the body"),
+    ("body_geomadr", "i", ("nbody",), "id of the body's first geom, -1 if none"),
+    ("body_pos", "f", ("nbody", 3), "position offset relative to the parent body"),
+    ("body_quat", "f", ("nbody", 4), "orientation offset relative to the parent body"),
+    ("body_ipos", "f", ("nbody", 3), "center of mass relative to the body frame"),
+    ("body_iquat", "f", ("nbody", 4), "principal axes of inertia relative to the body frame"),
+    ("body_mass", "f", ("nbody",), "mass"),
+    ("body_subtreemass", "f", ("nbody",), "mass of the subtree rooted at the body"),
+    ("body_inertia", "f", ("nbody", 3), "principal moments of inertia about the com"),
+    # joints
+    ("jnt_type", "i", ("njnt",), "JNT_FREE, JNT_BALL, JNT_SLIDE or JNT_HINGE"),
+    ("jnt_qposadr", "i", ("njnt",), "start address in qpos"),
+    ("jnt_dofadr", "i", ("njnt",), "start address in qvel"),
+    ("jnt_bodyid", "i", ("njnt",), "id of the body the joint moves"),
+    ("jnt_group", "i", ("njnt",), "group, for visualization"),
+    ("jnt_limited", "b", ("njnt",), "1 if the joint has a range limit"),
+    ("jnt_solref", "f", ("njnt", 2), "limit constraint solref"),
+    ("jnt_solimp", "f", ("njnt", 5), "limit constraint solimp"),
+    ("jnt_pos", "f", ("njnt", 3), "anchor position in the body frame"),
+    ("jnt_axis", "f", ("njnt", 3), "axis in the body frame (unit)"),
+    ("jnt_stiffness", "f", ("njnt",), "spring stiffness toward qpos_spring"),
+    ("jnt_range", "f", ("njnt", 2), "joint limits (rad or m)"),
+    ("jnt_margin", "f", ("njnt",), "limit becomes active at this distance from the range"),
+    # dofs
+    ("dof_bodyid", "i", ("nv",), "id of the body the dof moves"),
+    ("dof_jntid", "i", ("nv",), "id of the joint the dof belongs to"),
+    ("dof_parentid", "i", ("nv",), "id of the dof's parent dof, -1 if none (tree sparsity)"),
+    ("dof_Madr", "i", ("nv",), "address of the diagonal element in qM"),
+    ("dof_solref", "f", ("nv", 2), "friction-loss constraint solref"),
+    ("dof_solimp", "f", ("nv", 5), "friction-loss constraint solimp"),
+    ("dof_frictionloss", "f", ("nv",), "dry friction loss (N or N·m)"),
+    ("dof_armature", "f", ("nv",), "armature inertia added to M's diagonal"),
+    ("dof_damping", "f", ("nv",), "viscous damping (N·s/m or N·m·s/rad)"),
+    ("dof_invweight0", "f", ("nv",), "diagonal of M⁻¹ at qpos0 (for constraint scaling)"),
+    ("dof_M0", "f", ("nv",), "diagonal of M at qpos0"),
+    ("qpos0", "f", ("nq",), "qpos of the reference configuration"),
+    ("qpos_spring", "f", ("nq",), "qpos at which joint springs are at rest"),
+    # geoms
+    ("geom_type", "i", ("ngeom",), "GEOM_PLANE … GEOM_MESH"),
+    ("geom_contype", "i", ("ngeom",), "contact type bitmask"),
+    ("geom_conaffinity", "i", ("ngeom",), "contact affinity bitmask"),
+    ("geom_condim", "i", ("ngeom",), "contact dimensionality: 1, 3, 4 or 6"),
+    ("geom_bodyid", "i", ("ngeom",), "id of the body the geom is attached to"),
+    ("geom_dataid", "i", ("ngeom",), "mesh id, -1 if not a mesh"),
+    ("geom_group", "i", ("ngeom",), "group, for visualization"),
+    ("geom_priority", "i", ("ngeom",), "geom with higher priority sets contact parameters"),
+    ("geom_solmix", "f", ("ngeom",), "mixing weight of solref/solimp between two geoms"),
+    ("geom_solref", "f", ("ngeom", 2), "contact solref"),
+    ("geom_solimp", "f", ("ngeom", 5), "contact solimp"),
+    ("geom_size", "f", ("ngeom", 3), "type-specific sizes"),
+    ("geom_aabb", "f", ("ngeom", 6), "bounding box in the geom frame: center, half-sizes"),
+    ("geom_rbound", "f", ("ngeom",), "radius of the bounding sphere (0 for planes)"),
+    ("geom_pos", "f", ("ngeom", 3), "position relative to the body frame"),
+    ("geom_quat", "f", ("ngeom", 4), "orientation relative to the body frame"),
+    ("geom_friction", "f", ("ngeom", 3), "sliding, torsional, rolling friction"),
+    ("geom_margin", "f", ("ngeom",), "contact detection margin"),
+    ("geom_gap", "f", ("ngeom",), "contacts within the margin but beyond gap are inactive"),
+    ("geom_rgba", "f", ("ngeom", 4), "color"),
+    # sites
+    ("site_type", "i", ("nsite",), "geom type used for visualization"),
+    ("site_bodyid", "i", ("nsite",), "id of the body the site is attached to"),
+    ("site_size", "f", ("nsite", 3), "size, for visualization"),
+    ("site_pos", "f", ("nsite", 3), "position relative to the body frame"),
+    ("site_quat", "f", ("nsite", 4), "orientation relative to the body frame"),
+    # meshes (vertices in the mesh's inertial frame, as MuJoCo stores them)
+    ("mesh_vertadr", "i", ("nmesh",), "first vertex address"),
+    ("mesh_vertnum", "i", ("nmesh",), "number of vertices"),
+    ("mesh_faceadr", "i", ("nmesh",), "first face address"),
+    ("mesh_facenum", "i", ("nmesh",), "number of faces"),
+    ("mesh_vert", "f", ("nmeshvert", 3), "vertex positions"),
+    ("mesh_face", "i", ("nmeshface", 3), "triangle vertex indices (relative to vertadr)"),
+    # actuators
+    ("actuator_trntype", "i", ("nu",), "transmission type: TRN_JOINT, TRN_SITE, TRN_BODY"),
+    ("actuator_dyntype", "i", ("nu",), "activation dynamics type (DYN_NONE)"),
+    ("actuator_gaintype", "i", ("nu",), "gain type (GAIN_FIXED)"),
+    ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE or BIAS_AFFINE"),
+    ("actuator_trnid", "i", ("nu", 2), "transmission target ids"),
+    ("actuator_ctrllimited", "b", ("nu",), "1 if ctrl is clamped to ctrlrange"),
+    ("actuator_forcelimited", "b", ("nu",), "1 if the force is clamped to forcerange"),
+    ("actuator_gainprm", "f", ("nu", 10), "gain parameters"),
+    ("actuator_biasprm", "f", ("nu", 10), "bias parameters"),
+    ("actuator_ctrlrange", "f", ("nu", 2), "range of controls"),
+    ("actuator_forcerange", "f", ("nu", 2), "range of forces"),
+    ("actuator_gear", "f", ("nu", 6), "scale of length and transmitted force"),
+    # equality constraints
+    ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD or EQ_JOINT"),
+    ("eq_obj1id", "i", ("neq",), "id of object 1 (body or joint)"),
+    ("eq_obj2id", "i", ("neq",), "id of object 2 (body or joint; -1 for joint: fixed)"),
+    ("eq_active0", "b", ("neq",), "initial activation"),
+    ("eq_solref", "f", ("neq", 2), "constraint solref"),
+    ("eq_solimp", "f", ("neq", 5), "constraint solimp"),
+    ("eq_data", "f", ("neq", 11), "type-specific data (anchors, relpose, polycoef)"),
+    # explicit contact pairs and exclusions
+    ("pair_dim", "i", ("npair",), "contact dimensionality"),
+    ("pair_geom1", "i", ("npair",), "id of geom 1"),
+    ("pair_geom2", "i", ("npair",), "id of geom 2"),
+    ("pair_solref", "f", ("npair", 2), "solref for the normal direction"),
+    ("pair_solreffriction", "f", ("npair", 2), "solref for frictional directions"),
+    ("pair_solimp", "f", ("npair", 5), "solimp"),
+    ("pair_margin", "f", ("npair",), "detection margin"),
+    ("pair_gap", "f", ("npair",), "inclusion gap"),
+    ("pair_friction", "f", ("npair", 5), "tangent1, 2, spin, roll1, 2"),
+    ("exclude_signature", "i", ("nexclude",), "body1 << 16 + body2, body1 < body2"),
+)
+
+DATA_FIELDS = (
+    # state and inputs
+    ("time", "f", (1,), "simulation time (s)"),
+    ("qpos", "f", ("nq",), "position"),
+    ("qvel", "f", ("nv",), "velocity"),
+    ("qacc", "f", ("nv",), "acceleration"),
+    ("ctrl", "f", ("nu",), "control"),
+    ("qfrc_applied", "f", ("nv",), "applied generalized force"),
+    ("xfrc_applied", "f", ("nbody", 6), "applied Cartesian force/torque at the com (world)"),
+    ("mocap_pos", "f", ("nbody", 3), "positions of mocap bodies (indexed by body_mocapid)"),
+    ("mocap_quat", "f", ("nbody", 4), "orientations of mocap bodies"),
+    # position dependent: kinematics
+    ("xpos", "f", ("nbody", 3), "Cartesian position of the body frame"),
+    ("xquat", "f", ("nbody", 4), "Cartesian orientation of the body frame"),
+    ("xmat", "f", ("nbody", 9), "Cartesian orientation of the body frame (row-major)"),
+    ("xipos", "f", ("nbody", 3), "Cartesian position of the body com"),
+    ("ximat", "f", ("nbody", 9), "Cartesian orientation of the body inertia frame"),
+    ("xanchor", "f", ("njnt", 3), "Cartesian position of the joint anchor"),
+    ("xaxis", "f", ("njnt", 3), "Cartesian joint axis"),
+    ("geom_xpos", "f", ("ngeom", 3), "Cartesian geom position"),
+    ("geom_xmat", "f", ("ngeom", 9), "Cartesian geom orientation"),
+    ("site_xpos", "f", ("nsite", 3), "Cartesian site position"),
+    ("site_xmat", "f", ("nsite", 9), "Cartesian site orientation"),
+    # position dependent: com_pos
+    ("subtree_com", "f", ("nbody", 3), "center of mass of each subtree"),
+    ("cinert", "f", ("nbody", 10), "com-based body inertia and mass (MuJoCo layout)"),
+    ("cdof", "f", ("nv", 6), "com-based motion axis of each dof (rot : lin)"),
+    # position dependent: crba and factor_m
+    ("crb", "f", ("nbody", 10), "com-based composite inertia and mass"),
+    ("qM", "f", ("nM",), "joint-space inertia, sparse lower triangle (MuJoCo layout)"),
+    ("qLD", "f", ("nM",), "L'DL factor of qM, sparse (D on the diagonal)"),
+    ("qLDiagInv", "f", ("nv",), "1 / diag(D)"),
+    # velocity dependent
+    ("cvel", "f", ("nbody", 6), "com-based velocity (rot : lin)"),
+    ("cdof_dot", "f", ("nv", 6), "time derivative of cdof (rot : lin)"),
+    ("qfrc_bias", "f", ("nv",), "C(q, v): Coriolis, centrifugal and gravitational force"),
+    ("qfrc_passive", "f", ("nv",), "passive force: springs, damping"),
+    ("actuator_length", "f", ("nu",), "actuator length"),
+    ("actuator_velocity", "f", ("nu",), "actuator velocity"),
+    ("actuator_force", "f", ("nu",), "actuator force in actuation space"),
+    ("actuator_moment", "f", ("nu", "nv"), "actuator moment arms (dense)"),
+    ("qfrc_actuator", "f", ("nv",), "actuator force in joint space"),
+    ("qfrc_smooth", "f", ("nv",), "net unconstrained force"),
+    ("qacc_smooth", "f", ("nv",), "unconstrained acceleration"),
+    ("qfrc_constraint", "f", ("nv",), "constraint force"),
+    ("qfrc_inverse", "f", ("nv",), "net external force; should equal applied+actuator+constraint"),
+    # acceleration dependent (RNEA)
+    ("cacc", "f", ("nbody", 6), "com-based acceleration (rot : lin)"),
+    ("cfrc_int", "f", ("nbody", 6), "com-based interaction force with the parent"),
+    ("cfrc_ext", "f", ("nbody", 6), "com-based external force on the body"),
+    ("energy", "f", (2,), "potential and kinetic energy"),
+    # scratch for compiled algorithms (no meaning between calls)
+    ("scratch_nv", "f", ("nv", 8), "per-dof scratch vectors"),
+    ("scratch_body", "f", ("nbody", 36), "per-body scratch (6x6 matrices)"),
+    ("scratch_vv", "f", ("nv", "nv"), "dense nv×nv scratch"),
+)
+
+_DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8}
+
+
+def _resolve_shape(shape, sizes):
+    return tuple(sizes[s] if isinstance(s, str) else s for s in shape)
+
+
+def _name_error(kind, name, names):
+    close = difflib.get_close_matches(str(name), [n for n in names if n], n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return KeyError(f"no {kind} named {name!r} in the model{hint}")
+
+
+class Option:
+    """Simulation options, a view on the model's `opt_*` arrays.
+
+    Attributes:
+        timestep: time step (s).
+        gravity: (3,) gravitational acceleration.
+        integrator: "Euler", "RK4", "implicit" or "implicitfast".
+        cone: "pyramidal" or "elliptic".
+        solver: "PGS", "CG", "Newton" or "IPM".
+        iterations: maximum solver iterations.
+        tolerance: solver tolerance.
+        impratio: frictional-to-normal impedance ratio.
+    """
+
+    _ENUMS = {
+        "integrator": ("Euler", "RK4", "implicit", "implicitfast"),
+        "cone": ("pyramidal", "elliptic"),
+        "solver": ("PGS", "CG", "Newton", "IPM"),
+    }
+
+    def __init__(self, model):
+        object.__setattr__(self, "_m", model)
+
+    def __getattr__(self, name):
+        arr = getattr(self._m, "opt_" + name, None)
+        if arr is None:
+            raise AttributeError(f"Option has no field {name!r}")
+        if name == "gravity":
+            return arr
+        if name in self._ENUMS:
+            return self._ENUMS[name][int(arr[0])]
+        return arr[0].item()
+
+    def __setattr__(self, name, value):
+        arr = getattr(self._m, "opt_" + name, None)
+        if arr is None:
+            raise AttributeError(f"Option has no field {name!r}")
+        if name in self._ENUMS:
+            choices = self._ENUMS[name]
+            if value not in choices:
+                raise ValueError(f"option {name} must be one of {choices}, got {value!r}")
+            arr[0] = choices.index(value)
+        elif name == "gravity":
+            arr[:] = np.asarray(value, dtype=np.float64).reshape(3)
+        else:
+            if name == "timestep" and not float(value) > 0:
+                raise ValueError(f"option timestep must be positive, got {value!r}")
+            arr[0] = value
+
+    def __repr__(self):
+        keys = ("timestep", "gravity", "integrator", "cone", "solver", "iterations",
+                "tolerance", "impratio")
+        return "Option(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in keys) + ")"
+
+
+class Model:
+    """The compiled model: sizes, flat arrays (see MODEL_FIELDS), names and options.
+
+    Build one with `jointspace.load`, `jointspace.load_string`, a function of
+    `jointspace.models`, or `jointspace.io.compile_model(spec)`. Bodies and dofs are numbered
+    parent-before-child (DESIGN.md §2.3); body 0 is the world.
+
+    Attributes beyond the field table:
+        opt: `Option` view on the opt_* fields.
+        names: dict kind -> list of names ("body", "joint", "geom", "site", "actuator",
+            "mesh", "equality"); unnamed elements have "".
+        warnings: messages produced while compiling the model.
+        source: the file (or "<string>") the model came from.
+    """
+
+    def __init__(self, sizes, arrays, names, warnings=(), source=""):
+        for k, _ in MODEL_SIZES:
+            setattr(self, k, int(sizes[k]))
+        for name, dt, shape, _ in MODEL_FIELDS:
+            a = np.ascontiguousarray(arrays[name], dtype=_DTYPES[dt])
+            want = _resolve_shape(shape, sizes)
+            if a.shape != want:
+                raise ValueError(f"model field {name}: shape {a.shape}, expected {want}")
+            setattr(self, name, a)
+        self.names = {k: list(v) for k, v in names.items()}
+        self._ids = {k: {n: i for i, n in enumerate(v) if n} for k, v in self.names.items()}
+        self.warnings = list(warnings)
+        self.source = source
+        self.opt = Option(self)
+        self._sizes = tuple(self.sizes.values())
+        from jointspace import _structs
+
+        self._s = _structs.make_model_struct(self)
+
+    def id(self, kind, name):
+        """Id of the element of `kind` ("body", "joint", "geom", …) named `name`.
+
+        Integers pass through after a range check.
+        """
+        if kind not in self._ids:
+            raise KeyError(f"unknown element kind {kind!r}; use one of {sorted(self._ids)}")
+        if isinstance(name, (int, np.integer)):
+            n = len(self.names[kind])
+            if not 0 <= int(name) < n:
+                raise IndexError(f"{kind} id {int(name)} out of range [0, {n})")
+            return int(name)
+        try:
+            return self._ids[kind][name]
+        except KeyError:
+            raise _name_error(kind, name, self.names[kind]) from None
+
+    def body(self, name):
+        """Id of the body named `name`."""
+        return self.id("body", name)
+
+    def joint(self, name):
+        """Id of the joint named `name`."""
+        return self.id("joint", name)
+
+    def geom(self, name):
+        """Id of the geom named `name`."""
+        return self.id("geom", name)
+
+    def site(self, name):
+        """Id of the site named `name`."""
+        return self.id("site", name)
+
+    def actuator(self, name):
+        """Id of the actuator named `name`."""
+        return self.id("actuator", name)
+
+    @property
+    def sizes(self):
+        """The model sizes as a dict."""
+        return {k: getattr(self, k) for k, _ in MODEL_SIZES}
+
+    def __repr__(self):
+        return (f"Model({self.source or 'built'}: nq={self.nq}, nv={self.nv}, nbody={self.nbody}, "
+                f"njnt={self.njnt}, ngeom={self.ngeom}, nu={self.nu})")
+
+
+class Data:
+    """State and every intermediate of the pipeline, preallocated (see DATA_FIELDS).
+
+    Create with `jointspace.make_data(model)`; stages write into it in place.
+    """
+
+    def __init__(self, model):
+        sizes = model.sizes
+        for name, dt, shape, _ in DATA_FIELDS:
+            setattr(self, "_" + name if name == "time" else name,
+                    np.zeros(_resolve_shape(shape, sizes), dtype=_DTYPES[dt]))
+        self.qpos[:] = model.qpos0
+        self.xquat[:, 0] = 1.0
+        self.mocap_quat[:, 0] = 1.0
+        self._msig = model._sizes
+        from jointspace import _structs
+
+        self._s = _structs.make_data_struct(self)
+
+    @property
+    def time(self):
+        """Simulation time (s)."""
+        return float(self._time[0])
+
+    @time.setter
+    def time(self, value):
+        self._time[0] = value
+
+    def __repr__(self):
+        return f"Data(time={self.time}, nq={self.qpos.size}, nv={self.qvel.size})"
+
+
+def make_data(model: Model) -> Data:
+    """Allocate a `Data` for `model`, with qpos = qpos0 and everything else zero."""
+    if not isinstance(model, Model):
+        raise TypeError(f"make_data expects a jointspace Model, got {type(model).__name__}")
+    return Data(model)
