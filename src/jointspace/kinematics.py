@@ -31,9 +31,8 @@ _MINVAL = 1e-15
 
 
 @njit(cache=True)
-def _local_to_global(xpos_out, xmat_out, pos, quat, bxpos, bxquat):
+def _local_to_global(xpos_out, xmat_out, pos, quat, bxpos, bxquat, tmp):
     """Pose of a frame given relative to a body: x = xpos_b + R_b pos, q = q_b ⊗ quat."""
-    tmp = np.empty(4)
     quat_mul(tmp, bxquat, quat)
     quat_to_mat(xmat_out, tmp)
     rot_vec_quat(xpos_out, pos, bxquat)
@@ -117,15 +116,15 @@ def _kinematics(m, d):
         quat_to_mat(d.xmat[i], xquat)
     for i in range(1, m.nbody):
         _local_to_global(d.xipos[i], d.ximat[i], m.body_ipos[i], m.body_iquat[i], d.xpos[i],
-                         d.xquat[i])
+                         d.xquat[i], tmp4)
     for g in range(m.ngeom):
         b = m.geom_bodyid[g]
         _local_to_global(d.geom_xpos[g], d.geom_xmat[g], m.geom_pos[g], m.geom_quat[g],
-                         d.xpos[b], d.xquat[b])
+                         d.xpos[b], d.xquat[b], tmp4)
     for s in range(m.nsite):
         b = m.site_bodyid[s]
         _local_to_global(d.site_xpos[s], d.site_xmat[s], m.site_pos[s], m.site_quat[s],
-                         d.xpos[b], d.xquat[b])
+                         d.xpos[b], d.xquat[b], tmp4)
 
 
 @njit(cache=True)
