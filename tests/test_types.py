@@ -1,0 +1,77 @@
+"""Model/Data plumbing: generated structs are current, buffers are shared, options round-trip."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import jointspace as js
+from jointspace.io.spec import ModelSpec
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _pendulum():
+    spec = ModelSpec()
+    b = spec.world.add_body(name="link", pos=np.r_[0, 0, 1.0])
+    b.add_joint(type="hinge", name="hinge", axis=np.r_[0, 1.0, 0])
+    b.add_geom(type="capsule", size=np.r_[0.05, 0.2, 0], pos=np.r_[0, 0, -0.2])
+    b.add_site(name="tip", pos=np.r_[0, 0, -0.4])
+    return js.compile_model(spec)
+
+
+def test_generated_structs_are_current():
+    spec = importlib.util.spec_from_file_location("gen", ROOT / "tools" / "gen_structs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    committed = (ROOT / "src" / "jointspace" / "_structs.py").read_text()
+    assert gen.render() == committed, "run: python tools/gen_structs.py"
+
+
+def test_compiled_code_writes_the_arrays_python_sees():
+    m = _pendulum()
+    d = js.make_data(m)
+    xpos = d.xpos
+    d.qpos[0] = 0.5
+    js.kinematics(m, d)
+    assert d.xpos is xpos
+    np.testing.assert_allclose(d.site_xpos[0], [-0.4 * np.sin(0.5), 0, 1 - 0.4 * np.cos(0.5)],
+                               atol=1e-15)
+
+
+def test_model_edits_from_python_reach_compiled_code():
+    m = _pendulum()
+    d = js.make_data(m)
+    m.body_pos[1, 2] = 2.0
+    js.kinematics(m, d)
+    assert d.xpos[1, 2] == 2.0
+
+
+def test_options_round_trip():
+    m = _pendulum()
+    m.opt.timestep = 0.001
+    assert m.opt.timestep == 0.001 and m.opt_timestep[0] == 0.001
+    m.opt.integrator = "RK4"
+    assert m.opt.integrator == "RK4"
+    with pytest.raises(ValueError, match="integrator must be one of"):
+        m.opt.integrator = "rk4"
+    with pytest.raises(ValueError, match="timestep must be positive"):
+        m.opt.timestep = 0.0
+    with pytest.raises(AttributeError, match="no field 'timstep'"):
+        m.opt.timstep = 1
+
+
+def test_names_and_ids():
+    m = _pendulum()
+    assert m.body("link") == 1 and m.joint("hinge") == 0 and m.site("tip") == 0
+    assert m.names["body"][0] == "world"
+    with pytest.raises(KeyError, match="did you mean 'link'"):
+        m.body("lnk")
+    with pytest.raises(KeyError, match="unknown element kind"):
+        m.id("bodies", "link")
+
+
+def test_make_data_rejects_non_models():
+    with pytest.raises(TypeError, match="make_data expects a jointspace Model"):
+        js.make_data("humanoid")
