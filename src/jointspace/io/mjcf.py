@@ -1,0 +1,1457 @@
+"""MJCF loader: an MJCF document (MuJoCo's XML format) to a `ModelSpec`.
+
+The loader follows MuJoCo's compiler for the subset of MJCF that real models use: compiler
+options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
+inheritance and `childclass`, `<include>`, `<frame>`, bodies, joints, geoms, sites, meshes,
+actuators (motor, position, velocity, general), equality constraints and contact pairs and
+exclusions. Frames are resolved here (euler, axisangle, xyaxes, zaxis, fromto) so the
+compiler sees plain `pos`/`quat` relative to the parent body, in radians.
+
+Elements that jointspace does not model and whose absence leaves the physics unchanged
+(visual, sensor, keyframe, camera, light, texture, material, ...) are skipped and listed in
+one `JointspaceWarning` per document; elements and attributes whose absence would change
+the physics silently (actuated tendons, composites, plugins, gravity compensation, ...) raise
+`ModelError`. Every message names the file, the line and the element
+("robot.xml:42 <joint name='knee'>") and says what to do.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+import warnings
+import xml.parsers.expat
+
+import numpy as np
+
+from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.io import frames
+from jointspace.io.spec import (
+    DEFAULT_SOLIMP,
+    DEFAULT_SOLREF,
+    ActuatorSpec,
+    BodySpec,
+    EqualitySpec,
+    ExcludeSpec,
+    GeomSpec,
+    InertialSpec,
+    JointSpec,
+    MeshSpec,
+    ModelSpec,
+    OptionSpec,
+    PairSpec,
+    SiteSpec,
+)
+
+__all__ = ["parse_mjcf", "load_mjcf", "load_mjcf_string"]
+
+_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_INTEGER = re.compile(r"[+-]?\d+\Z")
+
+# --------------------------------------------------------------------------------------------
+# XML reading with line numbers
+
+
+class _Node:
+    """An XML element with the file and line it came from."""
+
+    __slots__ = ("tag", "attrib", "children", "file", "line")
+
+    def __init__(self, tag, attrib, file, line):
+        self.tag = tag
+        self.attrib = attrib
+        self.children = []
+        self.file = file
+        self.line = line
+
+    def where(self):
+        """`file:line <tag name='x'>` for error messages and `source` fields."""
+        name = self.attrib.get("name")
+        if name is None and self.tag in ("default", "include"):
+            name = self.attrib.get("class") or self.attrib.get("file")
+            key = "class" if self.tag == "default" else "file"
+            return f"{self.file}:{self.line} <{self.tag}" + (
+                f" {key}='{name}'>" if name else ">")
+        label = f" name='{name}'" if name else ""
+        return f"{self.file}:{self.line} <{self.tag}{label}>"
+
+
+def _parse_xml(data, file):
+    """Parse XML text or bytes into a `_Node` tree; malformed XML is a ModelError."""
+    parser = xml.parsers.expat.ParserCreate()
+    stack = []
+    root = []
+
+    def start(tag, attrib):
+        node = _Node(tag, attrib, file, parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(node)
+        else:
+            root.append(node)
+        stack.append(node)
+
+    def end(tag):
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(data, True)
+    except xml.parsers.expat.ExpatError as e:
+        raise ModelError(
+            f"{file}:{e.lineno}:{e.offset + 1}: malformed XML "
+            f"({xml.parsers.expat.ErrorString(e.code)}); fix the XML syntax there"
+        ) from None
+    return root[0]
+
+
+# --------------------------------------------------------------------------------------------
+# attribute tables: name -> (kind, nmin, nmax); kind "f" float, "i" int, "s" string,
+# "b" bool (true/false), "l" limited keyword (true/false/auto), or a tuple of keywords.
+# nmin < nmax means MuJoCo accepts fewer values and keeps the rest from the default.
+
+
+def _f(n=1, nmin=None):
+    return ("f", n if nmin is None else nmin, n)
+
+
+def _k(*choices):
+    return ("k", choices, 1)
+
+
+_S = ("s", 1, 1)
+_I = ("i", 1, 1)
+_B = ("b", 1, 1)
+_L = ("l", 1, 1)
+_ORIENT = {"quat": _f(4), "axisangle": _f(4), "euler": _f(3), "xyaxes": _f(6), "zaxis": _f(3)}
+_ORIENT_KEYS = tuple(_ORIENT)
+_SOLREF = _f(2, 1)
+_SOLIMP = _f(5, 1)
+
+_GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh",
+               "sdf")
+_JOINT_TYPES = ("free", "ball", "slide", "hinge")
+
+_TABLES = {
+    "joint": {
+        "name": _S, "class": _S, "type": _k(*_JOINT_TYPES), "group": _I, "pos": _f(3),
+        "axis": _f(3), "limited": _L, "range": _f(2), "ref": _f(), "springref": _f(),
+        "stiffness": _f(), "damping": _f(), "armature": _f(), "frictionloss": _f(),
+        "margin": _f(), "solreflimit": _SOLREF, "solimplimit": _SOLIMP,
+        "solreffriction": _SOLREF, "solimpfriction": _SOLIMP, "springdamper": _f(2),
+        "actuatorfrclimited": _L, "actuatorfrcrange": _f(2), "actuatorgravcomp": _B,
+        "user": ("s", 1, 1),
+    },
+    "geom": {
+        "name": _S, "class": _S, "type": _k(*_GEOM_TYPES), "size": _f(3, 1),
+        "fromto": _f(6), "pos": _f(3), **_ORIENT, "mass": _f(), "density": _f(),
+        "shellinertia": _B, "friction": _f(3, 1), "contype": _I, "conaffinity": _I,
+        "condim": _I, "priority": _I, "solmix": _f(), "solref": _SOLREF, "solimp": _SOLIMP,
+        "margin": _f(), "gap": _f(), "group": _I, "rgba": _f(4), "mesh": _S, "hfield": _S,
+        "material": _S, "fitscale": _f(), "fluidshape": _k("none", "ellipsoid"),
+        "fluidcoef": _f(5, 1), "user": _S,
+    },
+    "site": {
+        "name": _S, "class": _S, "type": _k(*_GEOM_TYPES), "size": _f(3, 1),
+        "fromto": _f(6), "pos": _f(3), **_ORIENT, "group": _I, "rgba": _f(4),
+        "material": _S, "user": _S,
+    },
+    "mesh": {
+        "name": _S, "class": _S, "file": _S, "vertex": ("f", 0, None), "face": ("i", 0, None),
+        "scale": _f(3), "refpos": _f(3), "refquat": _f(4), "normal": _S, "texcoord": _S,
+        "smoothnormal": _B, "maxhullvert": _I, "content_type": _S,
+        "inertia": _k("legacy", "convex", "exact", "shell"),
+    },
+    "equality": {
+        "name": _S, "class": _S, "active": _B, "solref": _SOLREF, "solimp": _SOLIMP,
+        "body1": _S, "body2": _S, "anchor": _f(3), "site1": _S, "site2": _S,
+        "relpose": _f(7), "torquescale": _f(), "joint1": _S, "joint2": _S,
+        "polycoef": _f(5, 1),
+    },
+    "pair": {
+        "name": _S, "class": _S, "geom1": _S, "geom2": _S, "condim": _I,
+        "friction": _f(5, 1), "solref": _SOLREF, "solreffriction": _SOLREF,
+        "solimp": _SOLIMP, "margin": _f(), "gap": _f(),
+    },
+    "actuator": {
+        "name": _S, "class": _S, "group": _I, "ctrllimited": _L, "forcelimited": _L,
+        "actlimited": _L, "ctrlrange": _f(2), "forcerange": _f(2), "actrange": _f(2),
+        "lengthrange": _f(2), "gear": _f(6, 1), "cranklength": _f(), "user": _S,
+        "joint": _S, "jointinparent": _S, "site": _S, "refsite": _S, "body": _S,
+        "tendon": _S, "cranksite": _S, "slidersite": _S, "actdim": _I, "actearly": _B,
+        "nsample": _I, "interp": _S, "delay": _f(),
+        # general
+        "dyntype": _k("none", "integrator", "filter", "filterexact", "muscle", "user"),
+        "gaintype": _k("fixed", "affine", "muscle", "user"),
+        "biastype": _k("none", "affine", "muscle", "user"),
+        "dynprm": _f(10, 1), "gainprm": _f(10, 1), "biasprm": _f(10, 1),
+        # shortcuts
+        "kp": _f(), "kv": _f(), "dampratio": _f(), "timeconst": _f(), "inheritrange": _f(),
+    },
+}
+
+# Attributes each actuator element accepts (MuJoCo's schema), beyond the common ones.
+_ACT_COMMON = {
+    "name", "class", "group", "ctrllimited", "forcelimited", "ctrlrange", "forcerange",
+    "lengthrange", "gear", "cranklength", "user", "joint", "jointinparent", "site", "refsite",
+    "tendon", "cranksite", "slidersite", "nsample", "interp", "delay",
+}
+_ACT_ATTRS = {
+    "general": _ACT_COMMON | {"body", "actlimited", "actrange", "actdim", "actearly", "dyntype",
+                              "gaintype", "biastype", "dynprm", "gainprm", "biasprm"},
+    "motor": _ACT_COMMON,
+    "position": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange"},
+    "velocity": _ACT_COMMON | {"kv"},
+}
+_ACT_UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plugin",
+                    "dcmotor", "pid", "orientation")
+
+# MuJoCo's values when an attribute is absent (mjs_defaultJoint, mjs_defaultGeom, ...).
+_BASE = {
+    "joint": {
+        "type": "hinge", "group": 0, "pos": (0.0, 0.0, 0.0), "axis": (0.0, 0.0, 1.0),
+        "limited": "auto", "range": (0.0, 0.0), "ref": 0.0, "springref": 0.0,
+        "stiffness": 0.0, "damping": 0.0, "armature": 0.0, "frictionloss": 0.0, "margin": 0.0,
+        "solreflimit": DEFAULT_SOLREF, "solimplimit": DEFAULT_SOLIMP,
+        "solreffriction": DEFAULT_SOLREF, "solimpfriction": DEFAULT_SOLIMP,
+        "springdamper": (0.0, 0.0), "actuatorfrclimited": "auto",
+        "actuatorfrcrange": (0.0, 0.0), "actuatorgravcomp": False,
+    },
+    "geom": {
+        "type": "sphere", "size": (0.0, 0.0, 0.0), "fromto": None, "pos": (0.0, 0.0, 0.0),
+        "mass": None, "density": 1000.0, "shellinertia": False,
+        "friction": (1.0, 0.005, 0.0001), "contype": 1, "conaffinity": 1, "condim": 3,
+        "priority": 0, "solmix": 1.0, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
+        "margin": 0.0, "gap": 0.0, "group": 0, "rgba": (0.5, 0.5, 0.5, 1.0), "mesh": "",
+        "hfield": "", "fluidshape": "none", "fluidcoef": (0.5, 0.25, 1.5, 1.0, 1.0),
+    },
+    "site": {
+        "type": "sphere", "size": (0.005, 0.005, 0.005), "fromto": None,
+        "pos": (0.0, 0.0, 0.0), "group": 0, "rgba": (0.5, 0.5, 0.5, 1.0),
+    },
+    "mesh": {
+        "scale": (1.0, 1.0, 1.0), "refpos": (0.0, 0.0, 0.0), "refquat": (1.0, 0.0, 0.0, 0.0),
+        "inertia": "legacy",
+    },
+    "equality": {
+        "active": True, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
+        "anchor": (0.0, 0.0, 0.0), "relpose": None, "torquescale": 1.0,
+        "polycoef": (0.0, 1.0, 0.0, 0.0, 0.0), "body2": "", "joint2": "",
+    },
+    "pair": {
+        "condim": 3, "friction": (1.0, 1.0, 0.005, 0.0001, 0.0001), "solref": DEFAULT_SOLREF,
+        "solreffriction": (0.0, 0.0), "solimp": DEFAULT_SOLIMP, "margin": 0.0, "gap": 0.0,
+    },
+    "actuator": {
+        "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
+        "ctrlrange": (0.0, 0.0), "forcerange": (0.0, 0.0), "actrange": (0.0, 0.0),
+        "gear": (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), "inheritrange": 0.0, "delay": 0.0,
+        "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
+        "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
+    },
+}
+_ACT_PARAMS = ("gainprm", "biasprm", "dynprm", "gaintype", "biastype", "dyntype")
+
+# Elements that jointspace skips with a warning: they do not change the dynamics.
+_SKIP_TOP = {"size", "visual", "statistic", "custom", "extension", "sensor", "keyframe"}
+_SKIP_ASSET = {"texture", "material", "hfield", "skin", "model"}
+_SKIP_BODY = {"camera", "light"}
+_ERROR_BODY = {
+    "composite": "a composite object generates bodies, joints and tendons",
+    "flexcomp": "a flexcomp generates deformable flex bodies",
+    "replicate": "replicate generates repeated copies of bodies",
+    "plugin": "an engine plugin adds forces or geometry",
+    "attach": "attach inserts a whole sub-model",
+}
+_DEFAULT_CHILDREN = {"mesh", "material", "joint", "geom", "site", "camera", "light", "pair",
+                     "equality", "tendon", "general", "motor", "position", "velocity",
+                     "intvelocity", "damper", "cylinder", "muscle", "adhesion", "dcmotor",
+                     "pid", "orientation", "default", "flex"}
+
+_COMPILER_ATTRS = {
+    "angle", "eulerseq", "inertiafromgeom", "autolimits", "meshdir", "assetdir", "texturedir",
+    "balanceinertia", "boundmass", "boundinertia", "settotalmass", "strippath", "coordinate",
+    "fitaabb", "discardvisual", "usethread", "fusestatic", "inertiagrouprange",
+    "saveinertial", "alignfree", "exactmeshinertia", "maxhullvert",
+}
+_OPTION_ATTRS = {
+    "timestep", "apirate", "impratio", "tolerance", "ls_tolerance", "noslip_tolerance",
+    "ccd_tolerance", "sleep_tolerance", "gravity", "wind", "magnetic", "density",
+    "viscosity", "o_margin", "o_solref", "o_solimp", "o_friction", "integrator", "cone",
+    "jacobian", "solver", "iterations", "ls_iterations", "noslip_iterations",
+    "ccd_iterations", "sdf_iterations", "sdf_initpoints", "actuatorgroupdisable",
+}
+_DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring",
+                  "damper", "gravity", "clampctrl", "warmstart", "filterparent", "actuation",
+                  "refsafe", "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd",
+                  "island", "multiccd")
+_ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc")
+_BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
+               *_ORIENT_KEYS}
+_FRAME_ATTRS = {"name", "childclass", "pos", *_ORIENT_KEYS}
+_INERTIAL_ATTRS = {"pos", "mass", "diaginertia", "fullinertia", *_ORIENT_KEYS}
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+
+
+def parse_mjcf(text_or_path, *, filename=None, assets=None) -> ModelSpec:
+    """Parse an MJCF document into a `ModelSpec`.
+
+    Args:
+        text_or_path: the XML text (str or bytes) or the path of an MJCF file. A string that
+            contains "<" is read as XML text, any other string as a path.
+        filename: the name error messages and relative paths use for XML text (default
+            "<string>", with relative paths resolved from the working directory).
+        assets: optional mapping from file name to contents (bytes or str), consulted for
+            `<include>` and mesh files before the file system, as MuJoCo's `assets` argument.
+
+    Returns:
+        The model description, with frames resolved to pos/quat in radians.
+
+    Raises:
+        ModelError: malformed XML, unknown elements, bad attribute values, missing files, or
+            features whose absence would silently change the physics. The message names the
+            file, the line and the element.
+    """
+    if isinstance(text_or_path, os.PathLike) or (
+            isinstance(text_or_path, str) and "<" not in text_or_path):
+        path = os.fspath(text_or_path)
+        if not os.path.isfile(path):
+            raise ModelError(f"MJCF file {path!r} not found; check the path")
+        with open(path, "rb") as fh:
+            data = fh.read()
+        name = filename or path
+    else:
+        data = text_or_path
+        name = filename or "<string>"
+    return _Loader(assets or {}).load(data, name)
+
+
+def load_mjcf(path, *, assets=None):
+    """Load and compile an MJCF file.
+
+    Args:
+        path: path of the MJCF file.
+        assets: optional mapping from file name to contents, as in `parse_mjcf`.
+
+    Returns:
+        The compiled `Model`.
+    """
+    from jointspace.io.compile import compile_model
+
+    return compile_model(parse_mjcf(path, assets=assets))
+
+
+def load_mjcf_string(text, *, filename=None, assets=None):
+    """Load and compile an MJCF document given as a string.
+
+    Args:
+        text: the XML text.
+        filename: name used in messages and as the base of relative paths.
+        assets: optional mapping from file name to contents, as in `parse_mjcf`.
+
+    Returns:
+        The compiled `Model`.
+    """
+    from jointspace.io.compile import compile_model
+
+    return compile_model(parse_mjcf(text, filename=filename or "<string>", assets=assets))
+
+
+# --------------------------------------------------------------------------------------------
+# the loader
+
+
+class _Class:
+    """A default class: resolved attribute values per element kind."""
+
+    def __init__(self, name, parent=None):
+        self.name = name
+        if parent is None:
+            self.attrs = {k: dict(v) for k, v in _BASE.items()}
+            for k in self.attrs:
+                self.attrs[k]["_orient"] = None
+        else:
+            self.attrs = {k: dict(v) for k, v in parent.attrs.items()}
+
+
+class _Loader:
+    """State of one parse: compiler settings, classes, warnings, the spec being built."""
+
+    def __init__(self, assets):
+        self.assets = assets
+        self.degree = True
+        self.eulerseq = "xyz"
+        self.autolimits = True
+        self.meshdir = None
+        self.classes = {}
+        self.skipped = {}
+        self.unknown_attrs = {}
+        self.ignored = {}
+        self.base_dir = "."
+        self.spec = ModelSpec()
+        self._inherit = []
+
+    # ---- entry -------------------------------------------------------------------------
+
+    def load(self, data, file):
+        """Parse the document `data` named `file` and return the ModelSpec."""
+        self.base_dir = os.path.dirname(os.path.abspath(file)) if file != "<string>" else (
+            os.getcwd())
+        root = _parse_xml(data, file)
+        if root.tag != "mujoco":
+            raise ModelError(f"{root.where()}: the root element of an MJCF document must be "
+                             f"<mujoco>; is this a URDF file? (use load_urdf)")
+        self._expand_includes(root, [os.path.abspath(file)])
+        self._check_attrs(root, {"model"})
+        spec = self.spec
+        spec.source = root.where()
+        if "model" in root.attrib:
+            spec.name = root.attrib["model"]
+        sections = {}
+        for child in root.children:
+            sections.setdefault(child.tag, []).append(child)
+        known = {"compiler", "option", "default", "asset", "worldbody", "contact",
+                 "equality", "actuator", "tendon", "deformable"} | _SKIP_TOP
+        for child in root.children:
+            if child.tag not in known:
+                raise ModelError(f"{child.where()}: unknown MJCF element <{child.tag}> in "
+                                 f"<mujoco>; check the spelling or remove it")
+        for node in sections.get("compiler", []):
+            self._compiler(node)
+        for node in sections.get("option", []):
+            self._option(node)
+        self.classes["main"] = _Class("main")
+        for node in sections.get("default", []):
+            self._default(node, None)
+        for node in sections.get("asset", []):
+            self._asset(node)
+        for node in sections.get("worldbody", []):
+            self._check_attrs(node, set())
+            if not spec.world.source:
+                spec.world.source = node.where()
+            self._body_children(node, spec.world, "main", None, is_world=True)
+        for node in sections.get("contact", []):
+            self._contact(node)
+        for node in sections.get("equality", []):
+            self._equality(node)
+        for node in sections.get("actuator", []):
+            self._actuator_section(node)
+        for node in sections.get("tendon", []):
+            self._tendon(node)
+        for node in sections.get("deformable", []):
+            self._deformable(node)
+        for tag in _SKIP_TOP:
+            for node in sections.get(tag, []):
+                self._skip(node)
+        self._check_references()
+        self._emit_warnings()
+        return spec
+
+    # ---- include ----------------------------------------------------------------------
+
+    def _expand_includes(self, node, chain):
+        """Replace every <include file=...> below `node` by the included document's children."""
+        out = []
+        for child in node.children:
+            if child.tag != "include":
+                self._expand_includes(child, chain)
+                out.append(child)
+                continue
+            self._check_attrs(child, {"file"})
+            rel = child.attrib.get("file")
+            if not rel:
+                raise ModelError(f"{child.where()}: <include> needs a file attribute")
+            data, path = self._read_include(child, rel)
+            key = os.path.abspath(path)
+            if key in chain:
+                raise ModelError(f"{child.where()}: file {rel!r} includes itself (directly or "
+                                 f"through other includes); remove the cycle")
+            sub = _parse_xml(data, path)
+            self._expand_includes(sub, chain + [key])
+            out.extend(sub.children)
+        node.children = out
+
+    def _read_include(self, node, rel):
+        """Contents and path of an included file, relative to the including file."""
+        if rel in self.assets:
+            return self.assets[rel], rel
+        here = node.file
+        base = os.path.dirname(here) if here != "<string>" else self.base_dir
+        candidates = [rel] if os.path.isabs(rel) else [
+            os.path.join(base, rel), os.path.join(self.base_dir, rel)]
+        for path in candidates:
+            if os.path.isfile(path):
+                with open(path, "rb") as fh:
+                    return fh.read(), os.path.normpath(path)
+        raise ModelError(f"{node.where()}: included file {rel!r} not found (looked for "
+                         f"{os.path.normpath(candidates[0])!r}); fix the path, which is "
+                         f"relative to the including file")
+
+    # ---- attribute helpers ------------------------------------------------------------
+
+    def _check_attrs(self, node, allowed):
+        """Record attributes of `node` that are not in `allowed` (warned about once)."""
+        for key in node.attrib:
+            if key not in allowed:
+                self.unknown_attrs.setdefault(f"<{node.tag}> {key}", node.where())
+
+    def _parse_value(self, node, key, fmt):
+        """Parse attribute `key` of `node` with table format `fmt`."""
+        text = node.attrib[key]
+        kind, nmin, nmax = fmt
+        if kind == "s":
+            return text
+        if kind in ("k", "b", "l"):
+            choices = {"b": ("true", "false"), "l": ("true", "false", "auto")}.get(kind, nmin)
+            value = text.strip()
+            if value not in choices:
+                raise ModelError(f"{node.where()}: invalid value {text!r} for attribute "
+                                 f"{key!r}; use one of {', '.join(choices)}")
+            if kind == "b":
+                return value == "true"
+            return value
+        parts = text.split()
+        n = len(parts)
+        if n < nmin or (nmax is not None and n > nmax):
+            if nmin == nmax:
+                want = f"{nmin} number" + ("s" if nmin > 1 else "")
+            elif nmax is None:
+                want = f"at least {nmin} numbers"
+            else:
+                want = f"{nmin} to {nmax} numbers"
+            raise ModelError(f"{node.where()}: attribute {key}={text!r} has {n} value"
+                             f"{'s' if n != 1 else ''}; give {want}")
+        pattern = _INTEGER if kind == "i" else _NUMBER
+        for p in parts:
+            if not pattern.match(p):
+                what = "an integer" if kind == "i" else "a finite number"
+                raise ModelError(f"{node.where()}: attribute {key}={text!r}: {p!r} is not "
+                                 f"{what}; write plain decimal numbers separated by spaces")
+        vals = tuple(int(p) for p in parts) if kind == "i" else tuple(float(p) for p in parts)
+        if nmax == 1:
+            return vals[0]
+        return vals
+
+    def _get(self, node, key, fmt, default=None):
+        """Attribute `key` of `node` parsed with `fmt`, or `default` when absent."""
+        if key not in node.attrib:
+            return default
+        return self._parse_value(node, key, fmt)
+
+    def _apply(self, node, kind, vals, allowed=None):
+        """Overlay the attributes of `node` on the resolved values `vals` (in place).
+
+        Vectors that MuJoCo accepts partially keep their remaining entries from `vals`.
+        Returns the set of attributes given on `node`.
+        """
+        table = _TABLES[kind]
+        allowed = table if allowed is None else allowed
+        given = set()
+        orient = [k for k in _ORIENT_KEYS if k in node.attrib and k in table]
+        if len(orient) > 1:
+            raise ModelError(f"{node.where()}: multiple orientation specifiers "
+                             f"({', '.join(orient)}); give only one")
+        for key in node.attrib:
+            if key not in allowed or key not in table:
+                self.unknown_attrs.setdefault(f"<{node.tag}> {key}", node.where())
+                continue
+            if key == "class":
+                continue
+            fmt = table[key]
+            value = self._parse_value(node, key, fmt)
+            if key in _ORIENT:
+                vals["_orient"] = (key, value)
+            elif fmt[0] in ("f", "i") and fmt[1] < (fmt[2] or 0) and vals.get(key) is not None:
+                old = list(vals[key])
+                old[:len(value)] = value
+                vals[key] = tuple(old)
+            else:
+                vals[key] = value
+            given.add(key)
+        return given
+
+    def _class_of(self, node, inherited):
+        """The default class named by `class` on `node`, else the inherited childclass."""
+        name = node.attrib.get("class", inherited)
+        if name not in self.classes:
+            raise ModelError(f"{node.where()}: class {name!r} is not defined; add "
+                             f"<default class='{name}'> or fix the name")
+        return self.classes[name]
+
+    def _orientation(self, node, orient, angle_units=True):
+        """Quaternion of an orientation spec ("quat"/"euler"/..., values), MuJoCo's rules."""
+        if orient is None:
+            return _IDENTITY.copy()
+        key, v = orient
+        v = np.asarray(v, dtype=np.float64)
+        scale = math.pi / 180.0 if (self.degree and angle_units) else 1.0
+        if key == "quat":
+            n = np.linalg.norm(v)
+            if n < 1e-14:
+                raise ModelError(f"{node.where()}: quat has zero length; give a unit "
+                                 f"quaternion (w x y z)")
+            return v / n
+        if key == "axisangle":
+            if np.linalg.norm(v[:3]) < 1e-14:
+                raise ModelError(f"{node.where()}: axisangle axis has zero length")
+            return frames.axisangle_to_quat(v[:3], v[3] * scale)
+        if key == "euler":
+            return frames.euler_to_quat(v * scale, self.eulerseq)
+        if key == "xyaxes":
+            x, y = v[:3], v[3:]
+            if np.linalg.norm(x) < 1e-14:
+                raise ModelError(f"{node.where()}: xyaxes x axis has zero length")
+            xn = x / np.linalg.norm(x)
+            if np.linalg.norm(y - xn * np.dot(xn, y)) < 1e-14:
+                raise ModelError(f"{node.where()}: xyaxes y axis is parallel to the x axis")
+            return frames.xyaxes_to_quat(v)
+        if np.linalg.norm(v) < 1e-14:
+            raise ModelError(f"{node.where()}: zaxis has zero length")
+        return _z_to_quat(v)
+
+    def _pose(self, node):
+        """pos and quat of an element with no defaults (body, frame, inertial)."""
+        orient = [k for k in _ORIENT_KEYS if k in node.attrib]
+        if len(orient) > 1:
+            raise ModelError(f"{node.where()}: multiple orientation specifiers "
+                             f"({', '.join(orient)}); give only one")
+        pos = np.array(self._get(node, "pos", _f(3), (0.0, 0.0, 0.0)), dtype=np.float64)
+        o = (orient[0], self._parse_value(node, orient[0], _ORIENT[orient[0]])) if orient \
+            else None
+        return pos, self._orientation(node, o)
+
+    def _skip(self, node):
+        self.skipped.setdefault(node.tag, node.where())
+
+    def _ignore_if(self, node, key, condition, why):
+        """ModelError when an attribute that jointspace cannot honor is set."""
+        if condition:
+            raise ModelError(f"{node.where()}: attribute {key}={node.attrib.get(key, '')!r} "
+                             f"is not supported by jointspace ({why}); remove it or use "
+                             f"MuJoCo for this model")
+
+    # ---- compiler and option ----------------------------------------------------------
+
+    def _compiler(self, node):
+        self._check_attrs(node, _COMPILER_ATTRS)
+        spec = self.spec
+        angle = self._get(node, "angle", _k("degree", "radian"))
+        if angle is not None:
+            self.degree = angle == "degree"
+        seq = node.attrib.get("eulerseq")
+        if seq is not None:
+            if len(seq) != 3 or any(c not in "xyzXYZ" for c in seq):
+                raise ModelError(f"{node.where()}: eulerseq={seq!r} must be three letters "
+                                 f"from x, y, z (intrinsic) or X, Y, Z (extrinsic)")
+            self.eulerseq = seq
+        ifg = self._get(node, "inertiafromgeom", _k("true", "false", "auto"))
+        if ifg is not None:
+            spec.inertiafromgeom = ifg
+        al = self._get(node, "autolimits", _B)
+        if al is not None:
+            self.autolimits = al
+        assetdir = node.attrib.get("assetdir")
+        if assetdir is not None and self.meshdir is None:
+            self.meshdir = assetdir
+        if "meshdir" in node.attrib:
+            self.meshdir = node.attrib["meshdir"]
+        bi = self._get(node, "balanceinertia", _B)
+        if bi is not None:
+            spec.balanceinertia = bi
+        spec.boundmass = self._get(node, "boundmass", _f(), spec.boundmass)
+        spec.boundinertia = self._get(node, "boundinertia", _f(), spec.boundinertia)
+        spec.settotalmass = self._get(node, "settotalmass", _f(), spec.settotalmass)
+        coord = self._get(node, "coordinate", _k("local", "global"))
+        self._ignore_if(node, "coordinate", coord == "global",
+                        "global coordinates were removed from MuJoCo 2.3.3")
+        self._ignore_if(node, "alignfree", self._get(node, "alignfree", _B) is True,
+                        "it moves free bodies' frames to their inertial frames")
+        igr = self._get(node, "inertiagrouprange", ("i", 2, 2))
+        self._ignore_if(node, "inertiagrouprange", igr is not None and tuple(igr) != (0, 5),
+                        "only geoms of every group contribute inertia")
+        for key in ("fusestatic", "discardvisual"):
+            if self._get(node, key, _B):
+                self.ignored.setdefault(f"<compiler> {key}", node.where())
+        for child in node.children:
+            if child.tag != "lengthrange":
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
+                                 f"<compiler>; remove it")
+            self._skip(child)
+
+    def _option(self, node):
+        self._check_attrs(node, _OPTION_ATTRS)
+        opt = self.spec.option
+        for key, fmt in (("timestep", _f()), ("impratio", _f()), ("tolerance", _f()),
+                         ("ls_tolerance", _f()), ("density", _f()), ("viscosity", _f()),
+                         ("o_margin", _f())):
+            v = self._get(node, key, fmt)
+            if v is not None:
+                setattr(opt, key, v)
+        for key in ("gravity", "wind"):
+            v = self._get(node, key, _f(3))
+            if v is not None:
+                setattr(opt, key, tuple(v))
+        for key in ("iterations", "ls_iterations", "noslip_iterations"):
+            v = self._get(node, key, _I)
+            if v is not None:
+                setattr(opt, key, v)
+        for key, choices in (("integrator", ("Euler", "RK4", "implicit", "implicitfast")),
+                             ("cone", ("pyramidal", "elliptic")),
+                             ("solver", ("PGS", "CG", "Newton"))):
+            v = self._get(node, key, _k(*choices))
+            if v is not None:
+                setattr(opt, key, v)
+        if opt.timestep <= 0:
+            raise ModelError(f"{node.where()}: timestep must be positive")
+        disable, enable = list(opt.disable_flags), list(opt.enable_flags)
+        for child in node.children:
+            if child.tag != "flag":
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <option>;"
+                                 f" only <flag> is allowed")
+            for key in child.attrib:
+                v = self._parse_value(child, key, _k("enable", "disable")) \
+                    if key in _DISABLE_FLAGS + _ENABLE_FLAGS else None
+                if v is None:
+                    self.unknown_attrs.setdefault(f"<flag> {key}", child.where())
+                elif key in _DISABLE_FLAGS:
+                    disable = [f for f in disable if f != key] + ([key] if v == "disable" else [])
+                else:
+                    enable = [f for f in enable if f != key] + ([key] if v == "enable" else [])
+        opt.disable_flags, opt.enable_flags = tuple(disable), tuple(enable)
+
+    # ---- defaults ---------------------------------------------------------------------
+
+    def _default(self, node, parent):
+        self._check_attrs(node, {"class"})
+        name = node.attrib.get("class", "")
+        if parent is None:
+            if name not in ("", "main"):
+                raise ModelError(f"{node.where()}: the top-level default class is 'main' and "
+                                 f"cannot be renamed; nest <default class='{name}'> inside it")
+            cls = self.classes["main"]
+        else:
+            if not name:
+                raise ModelError(f"{node.where()}: nested <default> needs a class name")
+            if name in self.classes:
+                raise ModelError(f"{node.where()}: default class {name!r} is defined twice; "
+                                 f"rename one")
+            cls = _Class(name, parent)
+            self.classes[name] = cls
+        nested = []
+        for child in node.children:
+            tag = child.tag
+            if tag not in _DEFAULT_CHILDREN:
+                raise ModelError(f"{child.where()}: unknown element <{tag}> in <default>; "
+                                 f"check the spelling")
+            if "class" in child.attrib and tag != "default":
+                raise ModelError(f"{child.where()}: elements inside <default> cannot name a "
+                                 f"class; the enclosing <default> is their class")
+            if tag == "default":
+                nested.append(child)
+            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair"):
+                self._apply(child, tag, cls.attrs[tag])
+                cls.attrs[tag].pop("name", None)
+            elif tag in _ACT_ATTRS or tag in _ACT_UNSUPPORTED:
+                self._actuator_params(child, cls.attrs["actuator"], tag)
+            else:
+                self._skip(child)
+        for child in nested:
+            self._default(child, cls)
+
+    # ---- assets -----------------------------------------------------------------------
+
+    def _asset(self, node):
+        self._check_attrs(node, set())
+        for child in node.children:
+            if child.tag == "mesh":
+                self._mesh(child)
+            elif child.tag in _SKIP_ASSET:
+                self._skip(child)
+            else:
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <asset>;"
+                                 f" check the spelling")
+
+    def _mesh(self, node):
+        cls = self._class_of(node, "main")
+        vals = dict(cls.attrs["mesh"])
+        self._apply(node, "mesh", vals)
+        file = vals.get("file")
+        name = vals.get("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
+        if not name:
+            raise ModelError(f"{node.where()}: a mesh needs a name or a file")
+        self._ignore_if(node, "refpos", any(vals["refpos"]), "mesh reference frames")
+        self._ignore_if(node, "refquat", tuple(vals["refquat"]) != (1.0, 0.0, 0.0, 0.0),
+                        "mesh reference frames")
+        self._ignore_if(node, "inertia", vals["inertia"] == "shell", "shell inertia of meshes")
+        scale = np.asarray(vals["scale"], dtype=np.float64)
+        mesh = MeshSpec(name=name, source=node.where())
+        if "vertex" in vals:
+            v = np.asarray(vals["vertex"], dtype=np.float64)
+            if v.size == 0 or v.size % 3:
+                raise ModelError(f"{node.where()}: vertex has {v.size} numbers; give x y z for "
+                                 f"each vertex (a multiple of 3, at least 4 vertices)")
+            mesh.vertices = v.reshape(-1, 3)
+            if "face" in vals:
+                f = np.asarray(vals["face"], dtype=np.int32)
+                if f.size % 3 or (f.size and (f.min() < 0 or f.max() >= len(mesh.vertices))):
+                    raise ModelError(f"{node.where()}: face must list 3 vertex indices per "
+                                     f"triangle, each in [0, {len(mesh.vertices) - 1}]")
+                mesh.faces = f.reshape(-1, 3)
+            if len(mesh.vertices) < 4:
+                raise ModelError(f"{node.where()}: a mesh needs at least 4 vertices")
+        elif file:
+            mesh.file, mesh.vertices, mesh.faces = self._load_mesh_file(node, file)
+        else:
+            raise ModelError(f"{node.where()}: a mesh needs a file or vertex data")
+        if np.any(scale == 0):
+            raise ModelError(f"{node.where()}: scale={tuple(scale)} has a zero factor; "
+                             f"scale factors must be nonzero")
+        if np.any(scale != 1.0):
+            # MuJoCo keeps vertices in single precision and scales them in double precision
+            mesh.vertices = mesh.vertices.astype(np.float32).astype(np.float64) * scale
+            if np.prod(scale) < 0 and len(mesh.faces):
+                mesh.faces = np.ascontiguousarray(mesh.faces[:, [0, 2, 1]])
+        self.spec.meshes.append(mesh)
+
+    def _load_mesh_file(self, node, file):
+        """Resolve a mesh file with meshdir and load it with `jointspace.io.mesh.load_mesh`."""
+        meshdir = self.meshdir or ""
+        if os.path.isabs(file):
+            path = file
+        else:
+            mdir = meshdir if os.path.isabs(meshdir) else os.path.join(self.base_dir, meshdir)
+            path = os.path.normpath(os.path.join(mdir, file))
+        data = None
+        for key in (file, os.path.join(meshdir, file), os.path.basename(file)):
+            if key in self.assets:
+                data = self.assets[key]
+                break
+        if data is None and not os.path.isfile(path):
+            raise ModelError(f"{node.where()}: mesh file {file!r} not found (looked for "
+                             f"{path!r}); fix the file name or the compiler meshdir")
+        try:
+            from jointspace.io.mesh import load_mesh
+        except ImportError as e:
+            raise ModelError(f"{node.where()}: loading mesh files needs jointspace.io.mesh "
+                             f"({e}); give the mesh inline with vertex=") from None
+        try:
+            if data is None:
+                out = load_mesh(path)
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    tmp_path = os.path.join(tmp, os.path.basename(file))
+                    with open(tmp_path, "wb") as fh:
+                        fh.write(data.encode() if isinstance(data, str) else data)
+                    out = load_mesh(tmp_path)
+        except ModelError as e:
+            raise ModelError(f"{node.where()}: {e}") from None
+        except (OSError, ValueError) as e:
+            raise ModelError(f"{node.where()}: cannot read mesh file {path!r}: {e}") from None
+        if isinstance(out, tuple):
+            verts, faces = out[0], out[1]
+        else:
+            verts, faces = out.vertices, out.faces
+        return path, np.asarray(verts, dtype=np.float64), np.asarray(faces, dtype=np.int32)
+
+    # ---- bodies -----------------------------------------------------------------------
+
+    def _body_children(self, node, body, childclass, xf, is_world=False):
+        """Parse the children of <worldbody>, <body> or <frame> into `body`.
+
+        `xf` is the (pos, quat) of an enclosing <frame> relative to `body`, or None.
+        """
+        seen_inertial = False
+        for child in node.children:
+            tag = child.tag
+            if tag == "body":
+                body.children.append(self._body(child, childclass, xf))
+            elif tag == "frame":
+                self._frame(child, body, childclass, xf, is_world)
+            elif tag == "geom":
+                body.geoms.append(self._geom(child, childclass, xf))
+            elif tag == "site":
+                body.sites.append(self._site(child, childclass, xf))
+            elif tag in ("joint", "freejoint"):
+                if is_world:
+                    raise ModelError(f"{child.where()}: the world body cannot have joints; put "
+                                     f"the joint inside a <body>")
+                body.joints.append(self._joint(child, childclass, xf))
+            elif tag == "inertial" and node.tag == "body":
+                if seen_inertial:
+                    raise ModelError(f"{child.where()}: a body has at most one <inertial>")
+                seen_inertial = True
+                inertial = self._inertial(child)
+                if self.spec.inertiafromgeom != "true":
+                    body.inertial = inertial
+            elif tag in _SKIP_BODY:
+                self._skip(child)
+            elif tag in _ERROR_BODY:
+                raise ModelError(f"{child.where()}: <{tag}> is not supported by jointspace "
+                                 f"({_ERROR_BODY[tag]}); expand it into plain bodies or use "
+                                 f"MuJoCo for this model")
+            else:
+                raise ModelError(f"{child.where()}: unknown element <{tag}> in "
+                                 f"<{node.tag}>; check the spelling")
+
+    def _body(self, node, childclass, xf):
+        self._check_attrs(node, _BODY_ATTRS)
+        cc = node.attrib.get("childclass", childclass)
+        if cc not in self.classes:
+            raise ModelError(f"{node.where()}: childclass {cc!r} is not defined; add "
+                             f"<default class='{cc}'> or fix the name")
+        pos, quat = self._pose(node)
+        pos, quat = _compose(xf, pos, quat)
+        gravcomp = self._get(node, "gravcomp", _f(), 0.0)
+        self._ignore_if(node, "gravcomp", gravcomp != 0.0, "gravity compensation forces")
+        body = BodySpec(name=node.attrib.get("name", ""), pos=pos, quat=quat,
+                        mocap=bool(self._get(node, "mocap", _B, False)), source=node.where())
+        self._body_children(node, body, cc, None)
+        return body
+
+    def _frame(self, node, body, childclass, xf, is_world):
+        self._check_attrs(node, _FRAME_ATTRS)
+        cc = node.attrib.get("childclass", childclass)
+        if cc not in self.classes:
+            raise ModelError(f"{node.where()}: childclass {cc!r} is not defined; add "
+                             f"<default class='{cc}'> or fix the name")
+        pos, quat = self._pose(node)
+        self._body_children(node, body, cc, _compose(xf, pos, quat), is_world)
+
+    def _inertial(self, node):
+        self._check_attrs(node, _INERTIAL_ATTRS)
+        for key in ("pos", "mass"):
+            if key not in node.attrib:
+                raise ModelError(f"{node.where()}: <inertial> needs a {key} attribute")
+        pos, quat = self._pose(node)
+        mass = self._get(node, "mass", _f())
+        if mass < 0:
+            raise ModelError(f"{node.where()}: mass={mass} is negative; masses must be >= 0")
+        diag = self._get(node, "diaginertia", _f(3))
+        full = self._get(node, "fullinertia", _f(6))
+        if diag is not None and full is not None:
+            raise ModelError(f"{node.where()}: give diaginertia or fullinertia, not both")
+        if diag is not None and min(diag) < 0:
+            raise ModelError(f"{node.where()}: diaginertia={diag} has a negative moment; "
+                             f"principal moments must be >= 0")
+        if full is not None and min(full[:3]) < 0:
+            raise ModelError(f"{node.where()}: fullinertia={full} has a negative diagonal "
+                             f"entry; Ixx, Iyy, Izz must be >= 0")
+        if diag is None and full is None:
+            diag = (0.0, 0.0, 0.0)
+        return InertialSpec(
+            mass=mass, pos=pos, quat=quat,
+            diaginertia=None if diag is None else np.array(diag, dtype=np.float64),
+            fullinertia=None if full is None else np.array(full, dtype=np.float64),
+            source=node.where())
+
+    def _joint(self, node, childclass, xf):
+        if node.tag == "freejoint":
+            self._check_attrs(node, {"name", "group", "align"})
+            align = self._get(node, "align", _k("true", "false", "auto"))
+            self._ignore_if(node, "align", align == "true", "aligning free bodies' frames")
+            return JointSpec(type="free", name=node.attrib.get("name", ""),
+                             group=self._get(node, "group", _I, 0), source=node.where())
+        cls = self._class_of(node, childclass)
+        v = dict(cls.attrs["joint"])
+        self._apply(node, "joint", v)
+        jtype = v["type"]
+        where = node.where()
+        self._ignore_if(node, "springdamper", any(v["springdamper"]),
+                        "springdamper is resolved from the mass matrix")
+        self._ignore_if(node, "actuatorgravcomp", v["actuatorgravcomp"],
+                        "gravity compensation through actuators")
+        if jtype == "free":
+            if v["limited"] == "true":
+                raise ModelError(f"{where}: a free joint cannot be limited; remove limited")
+            limited = False
+        else:
+            limited = self._limited(node, v["limited"], v["range"], "", "joint")
+        if limited and jtype != "ball" and v["range"][0] >= v["range"][1]:
+            raise ModelError(f"{where}: range={v['range']}: range[0] must be smaller than "
+                             f"range[1]")
+        if limited and jtype == "ball" and v["range"][0] != 0:
+            raise ModelError(f"{where}: a ball joint's range is '0 max-angle'; range[0] must "
+                             f"be 0")
+        frc_limited = jtype not in ("free", "ball") and self._limited(
+            node, v["actuatorfrclimited"], v["actuatorfrcrange"], "actuatorfrc", "joint")
+        self._ignore_if(node, "actuatorfrcrange", frc_limited, "clamping actuator forces "
+                        "per joint")
+        for key in ("armature", "damping", "stiffness", "frictionloss"):
+            if v[key] < 0:
+                raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
+        angular = self.degree and jtype == "hinge"
+        rng = tuple(v["range"])
+        if limited and self.degree and jtype in ("hinge", "ball"):
+            rng = tuple(math.radians(r) for r in rng)
+        ref = math.radians(v["ref"]) if angular else v["ref"]
+        springref = math.radians(v["springref"]) if angular else v["springref"]
+        pos = np.array(v["pos"], dtype=np.float64)
+        axis = np.array(v["axis"], dtype=np.float64)
+        if jtype in ("free", "ball"):
+            axis = np.array([0.0, 0.0, 1.0])
+        norm = np.linalg.norm(axis)
+        if norm < 1e-14:
+            raise ModelError(f"{where}: axis has zero length; give a nonzero direction")
+        axis = axis / norm
+        if xf is not None and jtype != "free":
+            pos = xf[0] + frames.rotate(xf[1], pos)
+            if jtype != "ball":
+                axis = frames.rotate(xf[1], axis)
+        if jtype == "free":
+            pos = np.zeros(3)
+        return JointSpec(
+            type=jtype, name=v.get("name", ""), pos=pos, axis=axis, limited=limited,
+            range=rng, ref=ref, springref=springref, stiffness=v["stiffness"],
+            damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
+            margin=v["margin"], solref_limit=tuple(v["solreflimit"]),
+            solimp_limit=tuple(v["solimplimit"]), solref_friction=tuple(v["solreffriction"]),
+            solimp_friction=tuple(v["solimpfriction"]), group=v["group"], source=where)
+
+    def _limited(self, node, flag, rng, prefix, what):
+        """Resolve a true/false/auto limit flag with MuJoCo's autolimits rule."""
+        if flag == "true":
+            return True
+        if flag == "false":
+            return False
+        has_range = not (rng[0] == 0 and rng[1] == 0)
+        if has_range and not self.autolimits:
+            raise ModelError(f"{node.where()}: {what} has {prefix}range but not "
+                             f"{prefix}limited; set <compiler autolimits='true'>, give "
+                             f"{prefix}limited='true' or 'false', or remove {prefix}range")
+        return rng[0] < rng[1]
+
+    def _geom(self, node, childclass, xf):
+        cls = self._class_of(node, childclass)
+        v = dict(cls.attrs["geom"])
+        given = self._apply(node, "geom", v)
+        where = node.where()
+        gtype = v["type"]
+        if gtype == "sdf":
+            raise ModelError(f"{where}: geom type 'sdf' is not supported by jointspace; use "
+                             f"a primitive or a mesh")
+        if gtype == "hfield" or "hfield" in given:
+            raise ModelError(f"{where}: height-field geoms are not supported by jointspace; "
+                             f"replace the hfield with a plane or boxes")
+        mesh = v.get("mesh") or ""
+        if mesh and gtype != "mesh":
+            raise ModelError(f"{where}: mesh={mesh!r} with type={gtype!r} asks MuJoCo to fit "
+                             f"a primitive to the mesh, which jointspace does not do; set "
+                             f"type='mesh' or remove mesh")
+        if gtype == "mesh" and not mesh:
+            raise ModelError(f"{where}: a mesh geom needs a mesh attribute naming an asset")
+        self._ignore_if(node, "fluidshape", v["fluidshape"] != "none", "fluid forces")
+        size = [float(s) for s in v["size"]]
+        pos = np.array(v["pos"], dtype=np.float64)
+        if v["fromto"] is not None:
+            if gtype not in ("capsule", "cylinder", "box", "ellipsoid"):
+                raise ModelError(f"{where}: fromto needs type capsule, cylinder, box or "
+                                 f"ellipsoid (type is {gtype!r})")
+            if np.any(pos != 0):
+                raise ModelError(f"{where}: both pos and fromto are given; give only one")
+            pos, quat, half = _fromto(v["fromto"])
+            if half < 1e-14:
+                raise ModelError(f"{where}: fromto points coincide; give two distinct points")
+            if gtype in ("box", "ellipsoid"):
+                size[1], size[2] = size[0], half
+            else:
+                size[1] = half
+        else:
+            quat = self._orientation(node, v["_orient"])
+        self._check_size(node, gtype, size)
+        mass = v["mass"]
+        if mass is not None and mass < 0:
+            raise ModelError(f"{where}: mass={mass} is negative; masses must be >= 0")
+        if v["density"] < 0:
+            raise ModelError(f"{where}: density={v['density']} is negative; it must be >= 0")
+        if v["condim"] not in (1, 3, 4, 6):
+            raise ModelError(f"{where}: condim={v['condim']} is invalid; use 1, 3, 4 or 6")
+        pos, quat = _compose(xf, pos, quat)
+        return GeomSpec(
+            type=gtype, name=v.get("name", ""), size=np.array(size), pos=pos, quat=quat,
+            mesh=mesh, mass=mass, density=v["density"], shellinertia=v["shellinertia"],
+            friction=tuple(v["friction"]), contype=v["contype"], conaffinity=v["conaffinity"],
+            condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
+            solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],
+            gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]), source=where)
+
+    def _check_size(self, node, gtype, size):
+        """MuJoCo's size checks: the sizes a type uses must be positive."""
+        need = {"sphere": 1, "capsule": 2, "cylinder": 2, "box": 3, "ellipsoid": 3}.get(gtype, 0)
+        for i in range(need):
+            if not size[i] > 0:
+                raise ModelError(f"{node.where()}: size[{i}]={size[i]} must be positive for a "
+                                 f"{gtype} (size is {tuple(size)}); give "
+                                 f"{_SIZE_HELP[gtype]}")
+        if gtype == "plane" and not size[2] > 0:
+            raise ModelError(f"{node.where()}: a plane's size[2] (grid spacing) must be "
+                             f"positive; write e.g. size='0 0 1'")
+
+    def _site(self, node, childclass, xf):
+        cls = self._class_of(node, childclass)
+        v = dict(cls.attrs["site"])
+        self._apply(node, "site", v)
+        where = node.where()
+        stype = v["type"]
+        if stype not in ("sphere", "capsule", "ellipsoid", "cylinder", "box"):
+            raise ModelError(f"{where}: site type {stype!r} is invalid; use sphere, capsule, "
+                             f"ellipsoid, cylinder or box")
+        size = [float(s) for s in v["size"]]
+        pos = np.array(v["pos"], dtype=np.float64)
+        if v["fromto"] is not None:
+            if stype == "sphere":
+                raise ModelError(f"{where}: fromto needs type capsule, cylinder, box or "
+                                 f"ellipsoid")
+            pos, quat, half = _fromto(v["fromto"])
+            if half < 1e-14:
+                raise ModelError(f"{where}: fromto points coincide; give two distinct points")
+            if stype in ("box", "ellipsoid"):
+                size[1], size[2] = size[0], half
+            else:
+                size[1] = half
+        else:
+            quat = self._orientation(node, v["_orient"])
+        pos, quat = _compose(xf, pos, quat)
+        return SiteSpec(name=v.get("name", ""), type=stype, size=np.array(size), pos=pos,
+                        quat=quat, group=v["group"], rgba=tuple(v["rgba"]), source=where)
+
+    # ---- actuators --------------------------------------------------------------------
+
+    def _actuator_params(self, node, state, kind):
+        """Apply an actuator element (in <default> or <actuator>) to the state `state`.
+
+        MuJoCo keeps one actuator default per class. A shortcut element (motor, position,
+        velocity) starts from the class's gain/bias parameters when they were last set by
+        <general> or by the same shortcut, and from MuJoCo's defaults otherwise (measured on
+        MuJoCo 4.0).
+        """
+        if kind in _ACT_UNSUPPORTED:
+            state["_kind"] = kind
+            state["_unsupported"] = node.where()
+            return
+        allowed = _ACT_ATTRS[kind]
+        self._apply(node, "actuator", state, allowed)
+        if kind == "general":
+            state["_kind"] = "general"
+            return
+        if state["_kind"] not in ("general", kind):
+            for key in _ACT_PARAMS:
+                state[key] = _BASE["actuator"][key]
+        state.pop("_unsupported", None)
+        state["_kind"] = kind
+        gain = list(state["gainprm"])
+        bias = list(state["biasprm"])
+        state["dyntype"], state["gaintype"] = "none", "fixed"
+        if kind == "motor":
+            gain[0] = 1.0
+            state["biastype"] = "none"
+        elif kind == "position":
+            kp = self._get(node, "kp", _f(), gain[0])
+            kv = self._get(node, "kv", _f())
+            if "dampratio" in node.attrib:
+                raise ModelError(f"{node.where()}: dampratio is not supported by jointspace "
+                                 f"(MuJoCo resolves it from the mass matrix); give kv instead")
+            tc = self._get(node, "timeconst", _f(), 0.0)
+            self._ignore_if(node, "timeconst", tc != 0.0, "first-order actuator dynamics")
+            if kv is not None and kv < 0:
+                raise ModelError(f"{node.where()}: kv={kv} is negative; it must be >= 0")
+            gain[0] = kp
+            bias[0], bias[1] = 0.0, -kp
+            if kv is not None:
+                bias[2] = -kv
+            state["biastype"] = "affine"
+        else:
+            kv = self._get(node, "kv", _f(), gain[0])
+            gain[0] = kv
+            bias = [0.0] * 10
+            bias[2] = -kv
+            state["biastype"] = "affine"
+        state["gainprm"], state["biasprm"] = tuple(gain), tuple(bias)
+
+    def _actuator_section(self, node):
+        self._check_attrs(node, set())
+        for child in node.children:
+            tag = child.tag
+            if tag in _ACT_UNSUPPORTED:
+                raise ModelError(f"{child.where()}: actuator type <{tag}> is not supported by "
+                                 f"jointspace; use motor, position, velocity or general")
+            if tag not in _ACT_ATTRS:
+                raise ModelError(f"{child.where()}: unknown element <{tag}> in <actuator>; "
+                                 f"check the spelling")
+            self.spec.actuators.append(self._actuator(child, tag))
+
+    def _actuator(self, node, kind):
+        cls = self._class_of(node, "main")
+        v = dict(cls.attrs["actuator"])
+        if kind == "general" and v.get("_unsupported"):
+            raise ModelError(f"{node.where()}: inherits the parameters of the unsupported "
+                             f"actuator default at {v['_unsupported']}; give gainprm, biasprm "
+                             f"and the types explicitly in another class")
+        self._actuator_params(node, v, kind)
+        where = node.where()
+        for key in ("jointinparent", "tendon", "cranksite", "slidersite", "refsite"):
+            self._ignore_if(node, key, key in node.attrib,
+                            "only joint, site and body transmissions are modeled")
+        targets = [k for k in ("joint", "site", "body") if k in node.attrib]
+        if len(targets) != 1:
+            raise ModelError(f"{where}: an actuator needs exactly one transmission target "
+                             f"(joint, site or body); found {targets or 'none'}")
+        if v["dyntype"] != "none":
+            raise ModelError(f"{where}: dyntype={v['dyntype']!r} is not supported by "
+                             f"jointspace; only dyntype='none' (no activation state)")
+        if v["gaintype"] != "fixed":
+            raise ModelError(f"{where}: gaintype={v['gaintype']!r} is not supported; use "
+                             f"gaintype='fixed'")
+        if v["biastype"] not in ("none", "affine"):
+            raise ModelError(f"{where}: biastype={v['biastype']!r} is not supported; use "
+                             f"'none' or 'affine'")
+        if kind == "position" and v["biasprm"][2] > 0:
+            raise ModelError(f"{where}: the class gives a positive biasprm[2], which MuJoCo "
+                             f"reads as a damping ratio; dampratio is not supported, give kv")
+        self._ignore_if(node, "delay", v.get("delay", 0.0) != 0.0, "actuator delays")
+        ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
+        forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
+                                     "actuator")
+        for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange")):
+            if flag and v[key][0] > v[key][1]:
+                raise ModelError(f"{where}: {key}={v[key]}: the lower bound exceeds the upper")
+        act = ActuatorSpec(
+            name=v.get("name", ""), kind=kind, gear=np.array(v["gear"], dtype=np.float64),
+            ctrllimited=ctrllimited, ctrlrange=tuple(v["ctrlrange"]), forcelimited=forcelimited,
+            forcerange=tuple(v["forcerange"]), gainprm=np.array(v["gainprm"]),
+            biasprm=np.array(v["biasprm"]), gaintype=v["gaintype"], biastype=v["biastype"],
+            dyntype=v["dyntype"], group=v["group"], source=where)
+        setattr(act, targets[0], node.attrib[targets[0]])
+        if kind == "position" and v["inheritrange"] > 0:
+            if "ctrlrange" in node.attrib:
+                raise ModelError(f"{where}: give ctrlrange or inheritrange, not both")
+            self._inherit.append((act, v["inheritrange"], node))
+        return act
+
+    # ---- equality, contact, tendon, deformable ----------------------------------------
+
+    def _equality(self, node):
+        self._check_attrs(node, set())
+        for child in node.children:
+            tag = child.tag
+            if tag in ("tendon", "flex", "flexvert", "flexstrain", "distance"):
+                raise ModelError(f"{child.where()}: <{tag}> equality constraints are not "
+                                 f"supported by jointspace; remove it or use MuJoCo")
+            if tag not in ("connect", "weld", "joint"):
+                raise ModelError(f"{child.where()}: unknown element <{tag}> in <equality>; "
+                                 f"use connect, weld or joint")
+            cls = self._class_of(child, "main")
+            v = dict(cls.attrs["equality"])
+            allowed = {"name", "class", "active", "solref", "solimp"} | {
+                "connect": {"body1", "body2", "anchor", "site1", "site2"},
+                "weld": {"body1", "body2", "anchor", "site1", "site2", "relpose",
+                         "torquescale"},
+                "joint": {"joint1", "joint2", "polycoef"}}[tag]
+            given = self._apply(child, "equality", v, allowed)
+            where = child.where()
+            if "site1" in given or "site2" in given:
+                raise ModelError(f"{where}: site-based {tag} constraints are not supported by "
+                                 f"jointspace; use body1/body2 with an anchor")
+            eq = EqualitySpec(type=tag, name=v.get("name", ""), solref=tuple(v["solref"]),
+                              solimp=tuple(v["solimp"]), active=v["active"], source=where)
+            if tag == "joint":
+                if "joint1" not in given:
+                    raise ModelError(f"{where}: a joint equality needs joint1")
+                eq.obj1, eq.obj2 = v["joint1"], v.get("joint2", "")
+                eq.polycoef = np.array(v["polycoef"], dtype=np.float64)
+            else:
+                if "body1" not in given:
+                    raise ModelError(f"{where}: a {tag} constraint needs body1")
+                if tag == "connect" and "anchor" not in given:
+                    raise ModelError(f"{where}: a connect constraint needs an anchor")
+                eq.obj1, eq.obj2 = v["body1"], v.get("body2", "")
+                eq.anchor = np.array(v["anchor"], dtype=np.float64)
+                if tag == "weld":
+                    eq.torquescale = v["torquescale"]
+                    rp = v["relpose"]
+                    if rp is not None and any(rp[3:]):
+                        q = np.array(rp[3:], dtype=np.float64)
+                        eq.relpose = np.r_[rp[:3], q / np.linalg.norm(q)]
+            self.spec.equalities.append(eq)
+
+    def _contact(self, node):
+        self._check_attrs(node, set())
+        for child in node.children:
+            where = child.where()
+            if child.tag == "exclude":
+                self._check_attrs(child, {"name", "body1", "body2"})
+                for key in ("body1", "body2"):
+                    if key not in child.attrib:
+                        raise ModelError(f"{where}: <exclude> needs {key}")
+                self.spec.excludes.append(ExcludeSpec(
+                    body1=child.attrib["body1"], body2=child.attrib["body2"], source=where))
+            elif child.tag == "pair":
+                cls = self._class_of(child, "main")
+                v = dict(cls.attrs["pair"])
+                given = self._apply(child, "pair", v)
+                for key in ("geom1", "geom2"):
+                    if key not in given:
+                        raise ModelError(f"{where}: <pair> needs {key}")
+                if v["condim"] not in (1, 3, 4, 6):
+                    raise ModelError(f"{where}: condim={v['condim']} is invalid; use 1, 3, 4 "
+                                     f"or 6")
+                self.spec.pairs.append(PairSpec(
+                    geom1=v["geom1"], geom2=v["geom2"], name=v.get("name", ""),
+                    condim=v["condim"], friction=tuple(v["friction"]),
+                    solref=tuple(v["solref"]), solreffriction=tuple(v["solreffriction"]),
+                    solimp=tuple(v["solimp"]), margin=v["margin"], gap=v["gap"],
+                    source=where))
+            else:
+                raise ModelError(f"{where}: unknown element <{child.tag}> in <contact>; use "
+                                 f"pair or exclude")
+
+    def _tendon(self, node):
+        """Tendons that only route (no springs, limits, friction) are skipped with a warning."""
+        physical = ("stiffness", "damping", "frictionloss", "range", "limited", "springlength",
+                    "armature")
+        for child in node.children:
+            for key in physical:
+                value = child.attrib.get(key)
+                if value is None or (key == "limited" and value == "false"):
+                    continue
+                if key != "limited" and all(_is_zero(p) for p in value.split()):
+                    continue
+                raise ModelError(f"{child.where()}: tendons are not supported by jointspace "
+                                 f"and this one has {key}={value!r}, which changes the "
+                                 f"dynamics; remove it or use MuJoCo for this model")
+        self._skip(node)
+
+    def _deformable(self, node):
+        for child in node.children:
+            if child.tag != "skin":
+                raise ModelError(f"{child.where()}: deformable <{child.tag}> is not supported "
+                                 f"by jointspace; remove it or use MuJoCo for this model")
+        self._skip(node)
+
+    # ---- cross references and warnings ------------------------------------------------
+
+    def _check_references(self):
+        """Name checks with file:line messages, and inheritrange of position actuators."""
+        bodies, joints, geoms, sites = {"world": self.spec.world}, {}, {}, {}
+        stack = [self.spec.world]
+        while stack:
+            b = stack.pop()
+            for child in b.children:
+                if child.name:
+                    bodies[child.name] = child
+                stack.append(child)
+            joints.update((j.name, j) for j in b.joints if j.name)
+            geoms.update((g.name, g) for g in b.geoms if g.name)
+            sites.update((s.name, s) for s in b.sites if s.name)
+        meshes = {m.name for m in self.spec.meshes}
+
+        def need(name, table, what, src):
+            if name not in table:
+                raise ModelError(f"{src}: unknown {what} {name!r}; check the name")
+
+        stack = [self.spec.world]
+        while stack:
+            b = stack.pop()
+            stack.extend(b.children)
+            for g in b.geoms:
+                if g.type == "mesh":
+                    need(g.mesh, meshes, "mesh", g.source)
+        for eq in self.spec.equalities:
+            table, what = (joints, "joint") if eq.type == "joint" else (bodies, "body")
+            need(eq.obj1, table, what, eq.source)
+            if eq.obj2:
+                need(eq.obj2, table, what, eq.source)
+        for act in self.spec.actuators:
+            if act.joint:
+                need(act.joint, joints, "joint", act.source)
+            elif act.site:
+                need(act.site, sites, "site", act.source)
+            else:
+                need(act.body, bodies, "body", act.source)
+        for p in self.spec.pairs:
+            need(p.geom1, geoms, "geom", p.source)
+            need(p.geom2, geoms, "geom", p.source)
+        for ex in self.spec.excludes:
+            need(ex.body1, bodies, "body", ex.source)
+            need(ex.body2, bodies, "body", ex.source)
+        for act, frac, node in self._inherit:
+            if not act.joint:
+                raise ModelError(f"{node.where()}: inheritrange needs a joint target")
+            j = joints[act.joint]
+            if not j.limited or j.type not in ("hinge", "slide"):
+                raise ModelError(f"{node.where()}: inheritrange needs a limited hinge or "
+                                 f"slide joint; joint {act.joint!r} has no range")
+            mid = 0.5 * (j.range[0] + j.range[1])
+            half = 0.5 * (j.range[1] - j.range[0]) * frac
+            act.ctrlrange = (mid - half, mid + half)
+            act.ctrllimited = True
+
+    def _emit_warnings(self):
+        spec = self.spec
+        if self.skipped:
+            items = ", ".join(f"<{t}> (first at {w})" for t, w in self.skipped.items())
+            spec.warnings.append(f"{spec.source}: skipped elements jointspace does not model "
+                                 f"(they do not change the dynamics): {items}")
+        if self.unknown_attrs or self.ignored:
+            items = [f"{k} (at {w})" for k, w in {**self.unknown_attrs, **self.ignored}.items()]
+            spec.warnings.append(f"{spec.source}: ignored attributes jointspace does not know "
+                                 f"or use: {'; '.join(items)}")
+        for msg in spec.warnings:
+            warnings.warn(JointspaceWarning(msg), stacklevel=4)
+
+
+_SIZE_HELP = {
+    "sphere": "size='radius'",
+    "capsule": "size='radius half-length' or fromto",
+    "cylinder": "size='radius half-length' or fromto",
+    "box": "size='x y z' half-sizes",
+    "ellipsoid": "size='rx ry rz'",
+}
+
+
+def _is_zero(text):
+    try:
+        return float(text) == 0.0
+    except ValueError:
+        return False
+
+
+def _z_to_quat(v):
+    """Minimal rotation taking +z to `v`; rotation by pi about x when `v` points along -z.
+
+    This is MuJoCo's convention for zaxis and fromto frames (user_util.cc, mjuu_z2quat).
+    """
+    v = np.asarray(v, dtype=np.float64)
+    v = v / np.linalg.norm(v)
+    axis = np.array([-v[1], v[0], 0.0])  # z x v
+    s = np.linalg.norm(axis)
+    axis = np.array([1.0, 0.0, 0.0]) if s < 1e-10 else axis / s
+    angle = math.atan2(s, v[2])
+    return np.r_[math.cos(angle / 2), math.sin(angle / 2) * axis]
+
+
+def _fromto(ft):
+    """pos, quat and half-length of a fromto segment; the z axis points from `to` to `from`.
+
+    MuJoCo builds the frame from the vector from - to (user_objects.cc, mjCGeom::Compile), so
+    geom_quat matches MuJoCo's exactly.
+    """
+    ft = np.asarray(ft, dtype=np.float64)
+    d = ft[:3] - ft[3:]
+    half = 0.5 * np.linalg.norm(d)
+    pos = 0.5 * (ft[:3] + ft[3:])
+    quat = _z_to_quat(d) if half > 0 else _IDENTITY.copy()
+    return pos, quat, half
+
+
+def _compose(xf, pos, quat):
+    """Apply an enclosing frame transform (pos, quat) to a child pose."""
+    if xf is None:
+        return pos, quat
+    fpos, fquat = xf
+    return fpos + frames.rotate(fquat, pos), frames.quat_normalize(frames.quat_mul(fquat, quat))
