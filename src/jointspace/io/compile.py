@@ -150,15 +150,8 @@ def _triangle_violation(I):
 
 
 def _balance(I):
-    """Raise the smaller moments so that every pair sums to at least the third (MuJoCo's rule)."""
-    I = np.array(I, dtype=np.float64)
-    mean = I.sum() / 3.0
-    for _ in range(2):
-        for k in range(3):
-            others = I.sum() - I[k]
-            if others < I[k]:
-                I[(k + 1) % 3] = I[(k + 2) % 3] = max(I[(k + 1) % 3], I[(k + 2) % 3], mean)
-    return I
+    """Replace all three moments by their mean (MuJoCo's balanceinertia rule)."""
+    return np.full(3, float(np.sum(I)) / 3.0)
 
 
 # ---------------------------------------------------------------------------------------------
