@@ -208,6 +208,8 @@ DATA_FIELDS = (
     ("qM", "f", ("nM",), "joint-space inertia, sparse lower triangle (MuJoCo layout)"),
     ("qLD", "f", ("nM",), "L'DL factor of qM, sparse (D on the diagonal)"),
     ("qLDiagInv", "f", ("nv",), "1 / diag(D)"),
+    ("qH", "f", ("nM",), "L'DL factor of M + h·(damping − ∂qfrc_actuator/∂v) (implicit steps)"),
+    ("qHDiagInv", "f", ("nv",), "1 / diag(D) of qH"),
     # velocity dependent
     ("cvel", "f", ("nbody", 6), "com-based velocity (rot : lin)"),
     ("cdof_dot", "f", ("nv", 6), "time derivative of cdof (rot : lin)"),
@@ -227,6 +229,7 @@ DATA_FIELDS = (
     ("cfrc_int", "f", ("nbody", 6), "com-based interaction force with the parent"),
     ("cfrc_ext", "f", ("nbody", 6), "com-based external force on the body"),
     ("energy", "f", (2,), "potential and kinetic energy"),
+    ("warning", "i", (3, 2), "bad qpos, qvel, qacc: (count, index of the first bad element)"),
     # scratch for compiled algorithms (no meaning between calls)
     ("scratch_nv", "f", ("nv", 8), "per-dof scratch vectors"),
     ("scratch_body", "f", ("nbody", 36), "per-body scratch (6x6 matrices)"),
