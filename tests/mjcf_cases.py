@@ -32,14 +32,14 @@ BRANCHED = """
           <joint name="lknee" pos="0 0 0.05" range="-2 0"/>
           <geom fromto="0 0 0 0 0 -0.4" size="0.04"/>
           <body name="lfoot" pos="0 0 -0.45">
-            <joint name="lankle" type="ball"/>
+            <joint name="lankle" type="ball" range="0 0.8"/>
             <geom type="box" size="0.1 0.05 0.02" pos="0.05 0 0"/>
             <site name="left_foot" pos="0.05 0 -0.02"/>
           </body>
         </body>
       </body>
       <body name="rthigh" pos="-0.1 0 -0.2" childclass="leg">
-        <joint name="rhip" type="ball"/>
+        <joint name="rhip" type="ball" limited="false"/>
         <geom fromto="0 0 0 0 0 -0.4"/>
         <body name="rshin" pos="0 0 -0.45">
           <joint name="rknee"/>

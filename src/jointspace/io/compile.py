@@ -127,13 +127,52 @@ def _required_sizes(gtype):
 
 
 def principal_inertia(full):
-    """Principal moments (descending) and frame quaternion of a symmetric 3x3 inertia."""
-    w, V = np.linalg.eigh(full)
-    order = np.argsort(w)[::-1]
-    w, V = w[order], V[:, order]
-    if np.linalg.det(V) < 0:
-        V[:, 2] = -V[:, 2]
-    return w, frames.mat_to_quat(V)
+    """Principal moments (descending) and frame quaternion of a symmetric 3x3 inertia.
+
+    The principal frame is unique only up to the order and signs of its axes; to produce the
+    same frame as MuJoCo's compiler (so that body_iquat and ximat compare by name) this uses
+    the same procedure: cyclic Jacobi rotations accumulated as a quaternion, each zeroing the
+    largest off-diagonal element of Rᵀ I R, then moments sorted in decreasing order by
+    quarter turns about the third axis.
+    """
+    eps = 1e-12
+    q = np.array([1.0, 0.0, 0.0, 0.0])
+    D = full
+    small = 1e-15 * max(np.abs(np.diag(full)).max(), _MINVAL)
+    for _ in range(500):
+        R = frames.quat_to_mat(q)
+        D = R.T @ full @ R
+        if abs(D[0, 1]) > abs(D[0, 2]) and abs(D[0, 1]) > abs(D[1, 2]):
+            r, c, axis = 0, 1, 2
+        elif abs(D[0, 2]) > abs(D[1, 2]):
+            r, c, axis = 0, 2, 1
+        else:
+            r, c, axis = 1, 2, 0
+        if abs(D[r, c]) < small:
+            break
+        # 2x2 symmetric Schur decomposition, rotation angle θ = atan(t); the half-angle sine is
+        # taken from θ directly (not from 1 - cos θ) so the iteration converges to round-off
+        tau = (D[c, c] - D[r, r]) / (2.0 * D[r, c])
+        t = 1.0 / (tau + np.sqrt(1 + tau * tau)) if tau >= 0 else -1.0 / (-tau + np.sqrt(1 + tau * tau))
+        half = np.sin(0.5 * abs(np.arctan(t)))
+        if half == 0.0:
+            break
+        rot = np.zeros(4)
+        rot[axis + 1] = -half if tau >= 0 else half
+        if axis == 1:
+            rot[axis + 1] = -rot[axis + 1]
+        rot[0] = np.sqrt(1.0 - rot[axis + 1] ** 2)
+        q = frames.quat_normalize(frames.quat_mul(q, frames.quat_normalize(rot)))
+    w = np.array([D[0, 0], D[1, 1], D[2, 2]])
+    # sort in decreasing order: compare-and-swap on pairs (0, 1), (1, 2), (0, 1)
+    for k in range(3):
+        a = k % 2
+        if w[a] + eps < w[a + 1]:
+            w[a], w[a + 1] = w[a + 1], w[a]
+            rot = np.zeros(4)
+            rot[0] = rot[(a + 2) % 3 + 1] = np.sqrt(0.5)
+            q = frames.quat_normalize(frames.quat_mul(q, rot))
+    return w, q
 
 
 def full_inertia_matrix(fullinertia):
