@@ -44,6 +44,7 @@ def main(argv=None):
     mujoco.mj_forward(mm, md)
     js.kinematics(m, d)
     jp, jr = np.zeros((3, mm.nv)), np.zeros((3, mm.nv))
+    jpo, jro = np.zeros((3, m.nv)), np.zeros((3, m.nv))
 
     def mj_kin():
         mujoco.mj_kinematics(mm, md)
@@ -53,7 +54,7 @@ def main(argv=None):
     rows = []
     for name, ours, theirs in [
         ("kinematics (poses + com + cvel)", lambda: js.kinematics(m, d), mj_kin),
-        ("jacobian_site", lambda: js.jacobian_site(m, d, site),
+        ("jacobian_site (preallocated)", lambda: js.jacobian_site(m, d, site, jpo, jro),
          lambda: mujoco.mj_jacSite(mm, md, jp, jr, site)),
     ]:
         a = per_call(ours, repeat=repeat)

@@ -40,10 +40,6 @@ KNOWN_FAILURES = {
     "romeo_description/urdf/romeo_laas_small.urdf": "not positive semi-definite",
     # RShoulderYawLink's principal moments violate the triangle inequality
     "romeo_description/urdf/romeo_small.urdf": "triangle inequality",
-    # r_hip_2 has inertia ixx = iyy = -5.42e-20: the compiler's triangle test has no absolute
-    # slack for moments at round-off level (a compile.py matter, reported to the lead)
-    "icub_description/robots/icub.urdf": "triangle inequality",
-    "icub_description/robots/icub_reduced.urdf": "triangle inequality",
 }
 
 

@@ -63,3 +63,14 @@ def mat(x, shape, name, fname):
     if x.shape != shape:
         raise ValueError(f"{fname}: argument {name} must have shape {shape}, got {x.shape}")
     return x
+
+
+def out(x, shape, name, fname):
+    """Validate a caller-provided output array: C-contiguous float64 of the given shape."""
+    if (type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous
+            or not x.flags.writeable):
+        raise TypeError(f"{fname}: output {name} must be a writeable C-contiguous float64 "
+                        f"array of shape {shape}")
+    if x.shape != shape:
+        raise ValueError(f"{fname}: output {name} must have shape {shape}, got {x.shape}")
+    return x

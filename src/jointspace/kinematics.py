@@ -329,11 +329,27 @@ def _jac_dot_qvel(m, d, body, point, out):
     out[5] = s[2]
 
 
-_k_kinematics = _entry.Kernel(_kinematics)
-_k_position = _entry.Kernel(_position)
+@njit(cache=True)
+def _jac_site(m, d, s, jacp, jacr):
+    _jac(m, d, m.site_bodyid[s], d.site_xpos[s], jacp, jacr)
+
+
+@njit(cache=True)
+def _jac_body(m, d, b, jacp, jacr):
+    _jac(m, d, b, d.xpos[b], jacp, jacr)
+
+
+@njit(cache=True)
+def _jac_body_com(m, d, b, jacp, jacr):
+    _jac(m, d, b, d.xipos[b], jacp, jacr)
+
+
 _k_position_velocity = _entry.Kernel(_position_velocity)
 _k_com_vel = _entry.Kernel(_com_vel)
 _k_jac = _entry.Kernel(_jac)
+_k_jac_site = _entry.Kernel(_jac_site)
+_k_jac_body = _entry.Kernel(_jac_body)
+_k_jac_body_com = _entry.Kernel(_jac_body_com)
 _k_jac_dot = _entry.Kernel(_jac_dot_qvel)
 
 
@@ -358,42 +374,50 @@ def com_vel(m, d):
     _k_com_vel(m._s, d._s)
 
 
-def _point_and_body(m, d, body, point, fname):
-    b = m.id("body", body)
-    p = _entry.vec(point, 3, "point", fname)
-    return b, p
+def _outputs(m, jacp, jacr, fname):
+    shape = (3, m.nv)
+    jacp = np.empty(shape) if jacp is None else _entry.out(jacp, shape, "jacp", fname)
+    jacr = np.empty(shape) if jacr is None else _entry.out(jacr, shape, "jacr", fname)
+    return jacp, jacr
 
 
-def jacobian(m, d, body, point):
+def jacobian(m, d, body, point, jacp=None, jacr=None):
     """Jacobians of a world point attached to `body` (name or id): (jacp, jacr), each (3, nv).
 
     jacp maps qvel to the point's linear velocity, jacr to the body's angular velocity, both
-    in world axes (MuJoCo's mj_jac). Needs `kinematics(m, d)` first.
+    in world axes (MuJoCo's mj_jac). Needs `kinematics(m, d)` first. Pass preallocated
+    C-contiguous (3, nv) arrays as jacp/jacr to avoid allocation.
     """
     _entry.check_pair(m, d, "jacobian")
-    b, p = _point_and_body(m, d, body, point, "jacobian")
-    jacp = np.empty((3, m.nv))
-    jacr = np.empty((3, m.nv))
+    b = m.id("body", body)
+    p = _entry.vec(point, 3, "point", "jacobian")
+    jacp, jacr = _outputs(m, jacp, jacr, "jacobian")
     _k_jac(m._s, d._s, b, p, jacp, jacr)
     return jacp, jacr
 
 
-def jacobian_body(m, d, body):
+def jacobian_site(m, d, site, jacp=None, jacr=None):
+    """Jacobians of a site (name or id), as `jacobian` (MuJoCo's mj_jacSite)."""
+    _entry.check_pair(m, d, "jacobian_site")
+    jacp, jacr = _outputs(m, jacp, jacr, "jacobian_site")
+    _k_jac_site(m._s, d._s, m.id("site", site), jacp, jacr)
+    return jacp, jacr
+
+
+def jacobian_body(m, d, body, jacp=None, jacr=None):
     """Jacobians of the origin of `body`'s frame (MuJoCo's mj_jacBody)."""
-    b = m.id("body", body)
-    return jacobian(m, d, b, d.xpos[b])
+    _entry.check_pair(m, d, "jacobian_body")
+    jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body")
+    _k_jac_body(m._s, d._s, m.id("body", body), jacp, jacr)
+    return jacp, jacr
 
 
-def jacobian_body_com(m, d, body):
+def jacobian_body_com(m, d, body, jacp=None, jacr=None):
     """Jacobians of `body`'s center of mass (MuJoCo's mj_jacBodyCom)."""
-    b = m.id("body", body)
-    return jacobian(m, d, b, d.xipos[b])
-
-
-def jacobian_site(m, d, site):
-    """Jacobians of a site (MuJoCo's mj_jacSite)."""
-    s = m.id("site", site)
-    return jacobian(m, d, int(m.site_bodyid[s]), d.site_xpos[s])
+    _entry.check_pair(m, d, "jacobian_body_com")
+    jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body_com")
+    _k_jac_body_com(m._s, d._s, m.id("body", body), jacp, jacr)
+    return jacp, jacr
 
 
 def jacobian_subtree_com(m, d, body):
@@ -424,7 +448,8 @@ def jacobian_dot_qvel(m, d, body, point):
     acceleration is jacr q̈ + out[3:]. Needs `kinematics(m, d)` (which also fills cvel).
     """
     _entry.check_pair(m, d, "jacobian_dot_qvel")
-    b, p = _point_and_body(m, d, body, point, "jacobian_dot_qvel")
+    b = m.id("body", body)
+    p = _entry.vec(point, 3, "point", "jacobian_dot_qvel")
     out = np.empty(6)
     _k_jac_dot(m._s, d._s, b, p, out)
     return out

@@ -343,6 +343,8 @@ class Model:
 
         Integers pass through after a range check.
         """
+        if type(name) is int and kind in self._ids and 0 <= name < len(self.names[kind]):
+            return name
         if kind not in self._ids:
             raise KeyError(f"unknown element kind {kind!r}; use one of {sorted(self._ids)}")
         if isinstance(name, (int, np.integer)):

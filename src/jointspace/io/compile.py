@@ -35,7 +35,8 @@ from jointspace.io.spec import (
 )
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses and inertias below this count as zero
-_TRIANGLE_TOL = 1e-12  # relative slack on the triangle inequality (round-off in inputs)
+_TRIANGLE_TOL = 1e-12
+_BODY_EIG_RELTOL = 4e-15  # MuJoCo's relative tolerance when diagonalizing body inertias  # relative slack on the triangle inequality (round-off in inputs)
 
 _JNT = {"free": T.JNT_FREE, "ball": T.JNT_BALL, "slide": T.JNT_SLIDE, "hinge": T.JNT_HINGE}
 _GEOM = {name: i for i, name in enumerate(GEOM_TYPES)}
@@ -116,9 +117,8 @@ def geom_rbound_aabb(gtype, size, mesh=None):
     if gtype == "box":
         return np.linalg.norm(s), np.r_[0, 0, 0, s[0], s[1], s[2]]
     if gtype == "mesh":
-        v = mesh.vertices
-        lo, hi = v.min(axis=0), v.max(axis=0)
-        return float(np.sqrt((v * v).sum(axis=1).max())), np.r_[0.5 * (lo + hi), 0.5 * (hi - lo)]
+        lo, hi = mesh.aabb
+        return mesh.rbound, np.r_[0.5 * (lo + hi), 0.5 * (hi - lo)]
     return 0.0, np.r_[0, 0, 0, np.inf, np.inf, 0]  # plane
 
 
@@ -129,50 +129,14 @@ def _required_sizes(gtype):
 def principal_inertia(full):
     """Principal moments (descending) and frame quaternion of a symmetric 3x3 inertia.
 
-    The principal frame is unique only up to the order and signs of its axes; to produce the
-    same frame as MuJoCo's compiler (so that body_iquat and ximat compare by name) this uses
-    the same procedure: cyclic Jacobi rotations accumulated as a quaternion, each zeroing the
-    largest off-diagonal element of Rᵀ I R, then moments sorted in decreasing order by
-    quarter turns about the third axis.
+    The principal frame is unique only up to the order and signs of its axes; this uses the
+    same Jacobi procedure as MuJoCo's compiler (`jointspace.io.mesh.principal_axes`, with
+    the body tolerance), so that body_iquat and ximat compare with MuJoCo's by name.
     """
-    eps = 1e-12
-    q = np.array([1.0, 0.0, 0.0, 0.0])
-    D = full
-    small = 1e-15 * max(np.abs(np.diag(full)).max(), _MINVAL)
-    for _ in range(500):
-        R = frames.quat_to_mat(q)
-        D = R.T @ full @ R
-        if abs(D[0, 1]) > abs(D[0, 2]) and abs(D[0, 1]) > abs(D[1, 2]):
-            r, c, axis = 0, 1, 2
-        elif abs(D[0, 2]) > abs(D[1, 2]):
-            r, c, axis = 0, 2, 1
-        else:
-            r, c, axis = 1, 2, 0
-        if abs(D[r, c]) < small:
-            break
-        # 2x2 symmetric Schur decomposition, rotation angle θ = atan(t); the half-angle sine is
-        # taken from θ directly (not from 1 - cos θ) so the iteration converges to round-off
-        tau = (D[c, c] - D[r, r]) / (2.0 * D[r, c])
-        t = 1.0 / (tau + np.sqrt(1 + tau * tau)) if tau >= 0 else -1.0 / (-tau + np.sqrt(1 + tau * tau))
-        half = np.sin(0.5 * abs(np.arctan(t)))
-        if half == 0.0:
-            break
-        rot = np.zeros(4)
-        rot[axis + 1] = -half if tau >= 0 else half
-        if axis == 1:
-            rot[axis + 1] = -rot[axis + 1]
-        rot[0] = np.sqrt(1.0 - rot[axis + 1] ** 2)
-        q = frames.quat_normalize(frames.quat_mul(q, frames.quat_normalize(rot)))
-    w = np.array([D[0, 0], D[1, 1], D[2, 2]])
-    # sort in decreasing order: compare-and-swap on pairs (0, 1), (1, 2), (0, 1)
-    for k in range(3):
-        a = k % 2
-        if w[a] + eps < w[a + 1]:
-            w[a], w[a + 1] = w[a + 1], w[a]
-            rot = np.zeros(4)
-            rot[0] = rot[(a + 2) % 3 + 1] = np.sqrt(0.5)
-            q = frames.quat_normalize(frames.quat_mul(q, rot))
-    return w, q
+    from jointspace.io.mesh import principal_axes
+
+    w, q = principal_axes(full, reltol=_BODY_EIG_RELTOL)
+    return np.asarray(w, dtype=np.float64), frames.quat_normalize(q)
 
 
 def full_inertia_matrix(fullinertia):
@@ -183,9 +147,10 @@ def full_inertia_matrix(fullinertia):
 
 def _triangle_violation(I):
     a, b, c = I
-    scale = max(a + b + c, _MINVAL)
-    return (a + b < c - _TRIANGLE_TOL * scale or a + c < b - _TRIANGLE_TOL * scale
-            or b + c < a - _TRIANGLE_TOL * scale)
+    # relative slack for round-off in the inputs, absolute slack for moments that are zero up
+    # to round-off (e.g. -5e-20 in published URDFs)
+    slack = max(_TRIANGLE_TOL * (abs(a) + abs(b) + abs(c)), _MINVAL)
+    return a + b < c - slack or a + c < b - slack or b + c < a - slack
 
 
 def _balance(I):
@@ -254,7 +219,7 @@ class _Compiler:
             meshid, mesh = self.meshes[g.mesh]
             pos = pos + frames.rotate(quat, mesh.pos)
             quat = frames.quat_normalize(frames.quat_mul(quat, mesh.quat))
-            size = np.asarray(mesh.boxsz if hasattr(mesh, "boxsz") else size, dtype=np.float64)
+            size = np.max(np.abs(mesh.aabb), axis=0)  # MuJoCo's geom_size for a mesh
         return size, pos, quat, mesh, meshid
 
     def geom_mass(self, g, size, mesh):

@@ -357,7 +357,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None):
     vc, com, volume, inertia_matrix = _legacy_inertia(v, f, where)
     if given_faces:
         _warn_if_open(f, v, where)
-    moments, quat = _principal_axes(inertia_matrix)
+    moments, quat = principal_axes(inertia_matrix)
     _check_moments(moments, where)
 
     # vertices in the principal frame: R(quat)ᵀ (v - com)
@@ -558,7 +558,7 @@ def _check_moments(moments, where):
 # principal axes, as MuJoCo finds them
 
 
-def _principal_axes(inertia, reltol=_MESH_EIG_RELTOL):
+def principal_axes(inertia, reltol=_MESH_EIG_RELTOL):
     """Eigenvalues (decreasing) and the rotation whose columns are the eigenvectors.
 
     Jacobi iteration on a quaternion, with the tolerances and update MuJoCo 4.0's compiler
