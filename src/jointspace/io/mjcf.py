@@ -40,7 +40,6 @@ from jointspace.io.spec import (
     JointSpec,
     MeshSpec,
     ModelSpec,
-    OptionSpec,
     PairSpec,
     SiteSpec,
 )
@@ -616,7 +615,7 @@ class _Loader:
         return _z_to_quat(v)
 
     def _pose(self, node):
-        """pos and quat of an element with no defaults (body, frame, inertial)."""
+        """Pos and quat of an element with no defaults (body, frame, inertial)."""
         orient = [k for k in _ORIENT_KEYS if k in node.attrib]
         if len(orient) > 1:
             raise ModelError(f"{node.where()}: multiple orientation specifiers "
@@ -936,6 +935,10 @@ class _Loader:
         full = self._get(node, "fullinertia", _f(6))
         if diag is not None and full is not None:
             raise ModelError(f"{node.where()}: give diaginertia or fullinertia, not both")
+        if full is not None and any(k in node.attrib for k in _ORIENT_KEYS):
+            raise ModelError(f"{node.where()}: fullinertia is given in the body frame and "
+                             f"cannot be combined with an orientation (quat, euler, ...); "
+                             f"remove the orientation or use diaginertia")
         if diag is not None and min(diag) < 0:
             raise ModelError(f"{node.where()}: diaginertia={diag} has a negative moment; "
                              f"principal moments must be >= 0")
@@ -1024,7 +1027,7 @@ class _Loader:
             raise ModelError(f"{node.where()}: {what} has {prefix}range but not "
                              f"{prefix}limited; set <compiler autolimits='true'>, give "
                              f"{prefix}limited='true' or 'false', or remove {prefix}range")
-        return rng[0] < rng[1]
+        return has_range
 
     def _geom(self, node, childclass, xf):
         cls = self._class_of(node, childclass)
@@ -1144,14 +1147,14 @@ class _Loader:
                 state[key] = _BASE["actuator"][key]
         state.pop("_unsupported", None)
         state["_kind"] = kind
-        gain = list(state["gainprm"])
-        bias = list(state["biasprm"])
+        # a shortcut keeps only its own entries of gainprm and biasprm
+        gain, bias = [0.0] * 10, [0.0] * 10
         state["dyntype"], state["gaintype"] = "none", "fixed"
         if kind == "motor":
             gain[0] = 1.0
             state["biastype"] = "none"
         elif kind == "position":
-            kp = self._get(node, "kp", _f(), gain[0])
+            kp = self._get(node, "kp", _f(), state["gainprm"][0])
             kv = self._get(node, "kv", _f())
             if "dampratio" in node.attrib:
                 raise ModelError(f"{node.where()}: dampratio is not supported by jointspace "
@@ -1161,14 +1164,12 @@ class _Loader:
             if kv is not None and kv < 0:
                 raise ModelError(f"{node.where()}: kv={kv} is negative; it must be >= 0")
             gain[0] = kp
-            bias[0], bias[1] = 0.0, -kp
-            if kv is not None:
-                bias[2] = -kv
+            bias[1] = -kp
+            bias[2] = state["biasprm"][2] if kv is None else -kv
             state["biastype"] = "affine"
         else:
-            kv = self._get(node, "kv", _f(), gain[0])
+            kv = self._get(node, "kv", _f(), state["gainprm"][0])
             gain[0] = kv
-            bias = [0.0] * 10
             bias[2] = -kv
             state["biastype"] = "affine"
         state["gainprm"], state["biasprm"] = tuple(gain), tuple(bias)
