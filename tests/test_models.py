@@ -189,7 +189,7 @@ def test_arm2_point_masses_are_the_slides_jt_d_j():
 
 
 def test_arm2_through_jointspace_follows_the_slides():
-    """jointspace's own loader and kinematics give the slides' h(q) and J_h for arm2."""
+    """The slides' h(q) and J_h for arm2 through jointspace's own loader and kinematics."""
     pytest.importorskip("jointspace.io.mjcf")
     import jointspace as js
 
