@@ -1,0 +1,138 @@
+"""Scalar-level spatial algebra for the dynamics kernels (inlined, no temporaries).
+
+These helpers take array rows by (array, index) and return tuples of scalars, so that the
+kernels create no array views or temporaries on their hot loops (each view costs a reference
+count update in Numba). Spatial vectors are (rotation : linear), in the com-based frame.
+
+Articulated inertias are symmetric 6x6 matrices stored packed as their lower triangle,
+row by row: entry (r, c) with r >= c at r (r + 1) / 2 + c, 21 numbers.
+"""
+
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def inert_mul(c, i, v0, v1, v2, v3, v4, v5):
+    """I v for the com-based inertia c[i] (MuJoCo's 10-number layout) and a motion v.
+
+    Layout: (Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m cx, m cy, m cz, m); the 6x6 matrix is
+    [[I, [h]×], [[h]×ᵀ, m E]] with h = m c.
+    """
+    i0 = c[i, 0]
+    i1 = c[i, 1]
+    i2 = c[i, 2]
+    i3 = c[i, 3]
+    i4 = c[i, 4]
+    i5 = c[i, 5]
+    h0 = c[i, 6]
+    h1 = c[i, 7]
+    h2 = c[i, 8]
+    mass = c[i, 9]
+    return (i0 * v0 + i3 * v1 + i4 * v2 - h2 * v4 + h1 * v5,
+            i3 * v0 + i1 * v1 + i5 * v2 + h2 * v3 - h0 * v5,
+            i4 * v0 + i5 * v1 + i2 * v2 - h1 * v3 + h0 * v4,
+            h2 * v1 - h1 * v2 + mass * v3,
+            h0 * v2 - h2 * v0 + mass * v4,
+            h1 * v0 - h0 * v1 + mass * v5)
+
+
+@njit(cache=True, inline="always")
+def cross_force6(v0, v1, v2, v3, v4, v5, f0, f1, f2, f3, f4, f5):
+    """Spatial cross product v ×* f of a motion v and a force f."""
+    return (v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4,
+            v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5,
+            v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3,
+            v1 * f5 - v2 * f4,
+            v2 * f3 - v0 * f5,
+            v0 * f4 - v1 * f3)
+
+
+@njit(cache=True, inline="always")
+def world_wrench_to_com(f, i, px, py, pz, cx, cy, cz):
+    """Com-based spatial force (torque : force) of f[i] = (force, torque) applied at p.
+
+    The torque about the c-frame origin c is t + (p - c) × force.
+    """
+    r0 = px - cx
+    r1 = py - cy
+    r2 = pz - cz
+    fx = f[i, 0]
+    fy = f[i, 1]
+    fz = f[i, 2]
+    return (f[i, 3] + r1 * fz - r2 * fy,
+            f[i, 4] + r2 * fx - r0 * fz,
+            f[i, 5] + r0 * fy - r1 * fx,
+            fx, fy, fz)
+
+
+@njit(cache=True, inline="always")
+def sym_from_cinert(P, i, c, k):
+    """P[i, 0:21] = the packed 6x6 matrix of com-based inertia c[k]."""
+    h0 = c[k, 6]
+    h1 = c[k, 7]
+    h2 = c[k, 8]
+    mass = c[k, 9]
+    # rotational block
+    P[i, 0] = c[k, 0]
+    P[i, 1] = c[k, 3]
+    P[i, 2] = c[k, 1]
+    P[i, 3] = c[k, 4]
+    P[i, 4] = c[k, 5]
+    P[i, 5] = c[k, 2]
+    # lower-left block [h]×ᵀ = -[h]×:  rows (lin), columns (rot)
+    P[i, 6] = 0.0
+    P[i, 7] = h2
+    P[i, 8] = -h1
+    P[i, 9] = mass
+    P[i, 10] = -h2
+    P[i, 11] = 0.0
+    P[i, 12] = h0
+    P[i, 13] = 0.0
+    P[i, 14] = mass
+    P[i, 15] = h1
+    P[i, 16] = -h0
+    P[i, 17] = 0.0
+    P[i, 18] = 0.0
+    P[i, 19] = 0.0
+    P[i, 20] = mass
+
+
+@njit(cache=True, inline="always")
+def sym_mul_scalars(P, i, s0, s1, s2, s3, s4, s5):
+    """P[i] s for a packed symmetric 6x6 P[i] and a 6-vector given as scalars."""
+    return (P[i, 0] * s0 + P[i, 1] * s1 + P[i, 3] * s2
+            + P[i, 6] * s3 + P[i, 10] * s4 + P[i, 15] * s5,
+            P[i, 1] * s0 + P[i, 2] * s1 + P[i, 4] * s2
+            + P[i, 7] * s3 + P[i, 11] * s4 + P[i, 16] * s5,
+            P[i, 3] * s0 + P[i, 4] * s1 + P[i, 5] * s2
+            + P[i, 8] * s3 + P[i, 12] * s4 + P[i, 17] * s5,
+            P[i, 6] * s0 + P[i, 7] * s1 + P[i, 8] * s2
+            + P[i, 9] * s3 + P[i, 13] * s4 + P[i, 18] * s5,
+            P[i, 10] * s0 + P[i, 11] * s1 + P[i, 12] * s2
+            + P[i, 13] * s3 + P[i, 14] * s4 + P[i, 19] * s5,
+            P[i, 15] * s0 + P[i, 16] * s1 + P[i, 17] * s2
+            + P[i, 18] * s3 + P[i, 19] * s4 + P[i, 20] * s5)
+
+
+@njit(cache=True, inline="always")
+def sym_mul(P, i, s, k):
+    """P[i] s[k] for a packed symmetric 6x6 P[i] and a 6-vector s[k]."""
+    return sym_mul_scalars(P, i, s[k, 0], s[k, 1], s[k, 2], s[k, 3], s[k, 4], s[k, 5])
+
+
+@njit(cache=True, inline="always")
+def sym_rank1_sub(P, i, u, k, scale):
+    """P[i] -= scale u[k] u[k]ᵀ (packed lower triangle)."""
+    idx = 0
+    for r in range(6):
+        ur = scale * u[k, r]
+        for c in range(r + 1):
+            P[i, idx] -= ur * u[k, c]
+            idx += 1
+
+
+@njit(cache=True, inline="always")
+def sym_add(P, i, j):
+    """P[i] += P[j] (packed)."""
+    for t in range(21):
+        P[i, t] += P[j, t]

@@ -1,0 +1,263 @@
+"""Inverse dynamics by the recursive Newton–Euler algorithm, in MuJoCo's com-based frame.
+
+Every spatial quantity uses world axes with the origin at the subtree center of mass of the
+body's kinematic-tree root (the "c-frame" of `jointspace.kinematics`), so no transform is
+needed between a body and its parent:
+
+    cacc_i = cacc_parent + Σ cdof_dot qvel + Σ cdof qacc,   cacc_world = (0, -gravity)
+    cfrc_i = cinert_i cacc_i + cvel_i ×* (cinert_i cvel_i) - cfrc_ext_i
+    cfrc_parent += cfrc_i   (backward),   tau = cdof · cfrc_body(dof) + armature qacc
+
+Reference: RBDA §5.3; MuJoCo mj_rne (engine_core_smooth.c). Gravity enters as the world's
+acceleration -g, so one pass gives M qacc + C(q, v) qvel + g(q).
+
+External forces `f_ext` follow MuJoCo's `xfrc_applied` convention: one row per body,
+(force (3), torque (3)) in world axes, the force applied at the body's center of mass
+(`xipos`). Their generalized effect Jᵀf is subtracted from tau (they help the motion).
+Unlike MuJoCo's mj_rne, armature is included (armature · qacc), so that rnea agrees with
+`crba` (whose M carries armature on its diagonal) and with Pinocchio's rnea.
+"""
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.dynamics._args import check_pair, mat, vec
+from jointspace.dynamics._spatial import cross_force6, inert_mul, world_wrench_to_com
+from jointspace.kinematics import _com_pos, _com_vel, _kinematics
+
+RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
+RNE_ACC = 2  # include qacc (and armature · qacc)
+RNE_FEXT = 4  # subtract the external forces given as f_ext
+RNE_GRAVITY = 8  # include gravity (world acceleration -g)
+
+
+@njit(cache=True)
+def _rne(m, d, flags, fext, tau):
+    """RNEA over the c-frame quantities of d (needs _com_pos, and _com_vel with RNE_VEL).
+
+    Reads qvel and qacc from d; writes cacc, cfrc_int (the spatial force each body receives
+    from its parent, c-frame), cfrc_ext (f_ext in the c-frame, or zero) and tau (nv,).
+    """
+    use_vel = (flags & RNE_VEL) != 0
+    use_acc = (flags & RNE_ACC) != 0
+    use_fext = (flags & RNE_FEXT) != 0
+    nbody = m.nbody
+    parentid = m.body_parentid
+    rootid = m.body_rootid
+    dofadr = m.body_dofadr
+    dofnum = m.body_dofnum
+    dof_bodyid = m.dof_bodyid
+    armature = m.dof_armature
+    qvel = d.qvel
+    qacc = d.qacc
+    cdof = d.cdof
+    cdof_dot = d.cdof_dot
+    cinert = d.cinert
+    cvel = d.cvel
+    cacc = d.cacc
+    cfrc = d.cfrc_int
+    cfrc_ext = d.cfrc_ext
+    xipos = d.xipos
+    com = d.subtree_com
+    # cacc_world = (0, -g)
+    for k in range(6):
+        cacc[0, k] = 0.0
+        cfrc[0, k] = 0.0
+        cfrc_ext[0, k] = 0.0
+    if (flags & RNE_GRAVITY) != 0:
+        for k in range(3):
+            cacc[0, 3 + k] = -m.opt_gravity[k]
+    for i in range(1, nbody):
+        # cacc = cacc_parent + cdof_dot qvel + cdof qacc
+        p = parentid[i]
+        a0 = cacc[p, 0]
+        a1 = cacc[p, 1]
+        a2 = cacc[p, 2]
+        a3 = cacc[p, 3]
+        a4 = cacc[p, 4]
+        a5 = cacc[p, 5]
+        bda = dofadr[i]
+        for j in range(bda, bda + dofnum[i]):
+            if use_vel:
+                qv = qvel[j]
+                a0 += cdof_dot[j, 0] * qv
+                a1 += cdof_dot[j, 1] * qv
+                a2 += cdof_dot[j, 2] * qv
+                a3 += cdof_dot[j, 3] * qv
+                a4 += cdof_dot[j, 4] * qv
+                a5 += cdof_dot[j, 5] * qv
+            if use_acc:
+                qa = qacc[j]
+                a0 += cdof[j, 0] * qa
+                a1 += cdof[j, 1] * qa
+                a2 += cdof[j, 2] * qa
+                a3 += cdof[j, 3] * qa
+                a4 += cdof[j, 4] * qa
+                a5 += cdof[j, 5] * qa
+        cacc[i, 0] = a0
+        cacc[i, 1] = a1
+        cacc[i, 2] = a2
+        cacc[i, 3] = a3
+        cacc[i, 4] = a4
+        cacc[i, 5] = a5
+        # cfrc = cinert cacc + cvel ×* (cinert cvel) - cfrc_ext
+        f0, f1, f2, f3, f4, f5 = inert_mul(cinert, i, a0, a1, a2, a3, a4, a5)
+        if use_vel:
+            v0 = cvel[i, 0]
+            v1 = cvel[i, 1]
+            v2 = cvel[i, 2]
+            v3 = cvel[i, 3]
+            v4 = cvel[i, 4]
+            v5 = cvel[i, 5]
+            h0, h1, h2, h3, h4, h5 = inert_mul(cinert, i, v0, v1, v2, v3, v4, v5)
+            g0, g1, g2, g3, g4, g5 = cross_force6(v0, v1, v2, v3, v4, v5,
+                                                  h0, h1, h2, h3, h4, h5)
+            f0 += g0
+            f1 += g1
+            f2 += g2
+            f3 += g3
+            f4 += g4
+            f5 += g5
+        if use_fext:
+            r = rootid[i]
+            e0, e1, e2, e3, e4, e5 = world_wrench_to_com(
+                fext, i, xipos[i, 0], xipos[i, 1], xipos[i, 2], com[r, 0], com[r, 1], com[r, 2])
+            cfrc_ext[i, 0] = e0
+            cfrc_ext[i, 1] = e1
+            cfrc_ext[i, 2] = e2
+            cfrc_ext[i, 3] = e3
+            cfrc_ext[i, 4] = e4
+            cfrc_ext[i, 5] = e5
+            f0 -= e0
+            f1 -= e1
+            f2 -= e2
+            f3 -= e3
+            f4 -= e4
+            f5 -= e5
+        else:
+            for k in range(6):
+                cfrc_ext[i, k] = 0.0
+        cfrc[i, 0] = f0
+        cfrc[i, 1] = f1
+        cfrc[i, 2] = f2
+        cfrc[i, 3] = f3
+        cfrc[i, 4] = f4
+        cfrc[i, 5] = f5
+    # cfrc_parent += cfrc_child (trees do not share a frame origin: stop below the world)
+    for i in range(nbody - 1, 0, -1):
+        p = parentid[i]
+        if p > 0:
+            for k in range(6):
+                cfrc[p, k] += cfrc[i, k]
+    # tau = cdof · cfrc_body + armature qacc
+    for j in range(m.nv):
+        b = dof_bodyid[j]
+        t = (cdof[j, 0] * cfrc[b, 0] + cdof[j, 1] * cfrc[b, 1] + cdof[j, 2] * cfrc[b, 2]
+             + cdof[j, 3] * cfrc[b, 3] + cdof[j, 4] * cfrc[b, 4] + cdof[j, 5] * cfrc[b, 5])
+        if use_acc:
+            t += armature[j] * qacc[j]
+        tau[j] = t
+
+
+@njit(cache=True)
+def _copy(dst, src):
+    for k in range(src.shape[0]):
+        dst[k] = src[k]
+
+
+@njit(cache=True)
+def _rnea_driver(m, d, q, v, a, flags, fext, tau):
+    """qpos, qvel, qacc = q, v, a; kinematics → com_pos → (com_vel) → RNEA, in one call."""
+    _copy(d.qpos, q)
+    if (flags & RNE_VEL) != 0:
+        _copy(d.qvel, v)
+    if (flags & RNE_ACC) != 0:
+        _copy(d.qacc, a)
+    _kinematics(m, d)
+    _com_pos(m, d)
+    if (flags & RNE_VEL) != 0:
+        _com_vel(m, d)
+    _rne(m, d, flags, fext, tau)
+
+
+_k_rnea = _entry.Kernel(_rnea_driver)
+_ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
+def _fext_arg(m, d, f_ext, fname):
+    if f_ext is None:
+        return 0, d.cfrc_ext
+    return RNE_FEXT, mat(f_ext, (m.nbody, 6), "f_ext", fname)
+
+
+def rnea(m, d, q, v, a, f_ext=None):
+    """Joint torques that produce acceleration `a` at state (q, v): the inverse dynamics.
+
+    tau = M(q) a + C(q, v) v + g(q) - Jᵀ f_ext, with M including armature. One compiled
+    call runs kinematics, com_pos, com_vel and the recursive Newton–Euler algorithm.
+
+    Args:
+        m: the Model.
+        d: a Data for m. q, v, a are copied into d.qpos, d.qvel, d.qacc; the call also fills
+            the kinematic fields, cvel, cdof_dot, cacc, cfrc_int (c-frame force each body
+            receives from its parent) and cfrc_ext.
+        q: (nq,) positions.
+        v: (nv,) velocities.
+        a: (nv,) accelerations.
+        f_ext: optional (nbody, 6) external wrenches, MuJoCo's `xfrc_applied` convention:
+            row b = (force, torque) in world axes, the force acting at body b's center of
+            mass (`d.xipos[b]`). Row 0 (the world) is ignored.
+
+    Returns:
+        (nv,) generalized forces tau.
+    """
+    check_pair(m, d, "rnea")
+    q = vec(q, m.nq, "q", "rnea")
+    v = vec(v, m.nv, "v", "rnea")
+    a = vec(a, m.nv, "a", "rnea")
+    flag, fext = _fext_arg(m, d, f_ext, "rnea")
+    tau = np.empty(m.nv)
+    _k_rnea(m._s, d._s, q, v, a, _ALL | flag, fext, tau)
+    return tau
+
+
+def bias_forces(m, d, q, v):
+    """Coriolis, centrifugal and gravity forces C(q, v) v + g(q) (Pinocchio's nonLinearEffects).
+
+    Equals rnea(q, v, 0). Also fills d.qfrc_bias (MuJoCo's field of the same meaning) and
+    the fields rnea fills; d.qacc is left as it was.
+
+    Args:
+        m: the Model.
+        d: a Data for m; q, v are copied into d.qpos, d.qvel.
+        q: (nq,) positions.
+        v: (nv,) velocities.
+
+    Returns:
+        (nv,) a copy of d.qfrc_bias.
+    """
+    check_pair(m, d, "bias_forces")
+    q = vec(q, m.nq, "q", "bias_forces")
+    v = vec(v, m.nv, "v", "bias_forces")
+    _k_rnea(m._s, d._s, q, v, v, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias)
+    return d.qfrc_bias.copy()
+
+
+def gravity_forces(m, d, q):
+    """Generalized gravity force g(q) (Pinocchio's computeGeneralizedGravity).
+
+    Equals rnea(q, 0, 0). Velocities are treated as zero without touching d.qvel; cvel
+    and cdof_dot are not updated.
+
+    Args:
+        m: the Model.
+        d: a Data for m; q is copied into d.qpos.
+        q: (nq,) positions.
+
+    Returns:
+        (nv,) generalized gravity force.
+    """
+    check_pair(m, d, "gravity_forces")
+    q = vec(q, m.nq, "q", "gravity_forces")
+    g = np.empty(m.nv)
+    _k_rnea(m._s, d._s, q, g, g, RNE_GRAVITY, d.cfrc_ext, g)
+    return g
