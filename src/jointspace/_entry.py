@@ -47,10 +47,15 @@ def check_pair(m, d, fname):
                          "(sizes differ); create one with jointspace.make_data(model)")
 
 
+_F64 = np.dtype(np.float64)
+
+
 def vec(x, n, name, fname):
     """x as a C-contiguous float64 vector of length n, or a clear error naming the argument."""
-    if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x, dtype=np.float64)
+    if (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.size == n
+            and x.strides[0] == 8):
+        return x
+    x = np.ascontiguousarray(x, dtype=np.float64)
     if x.shape != (n,):
         raise ValueError(f"{fname}: argument {name} must have shape ({n},), got {x.shape}")
     return x
