@@ -869,6 +869,8 @@ SECTION_ERRORS = [
     ('<equality>\n<tendon tendon1="t"/></equality>', "model.xml:5 <tendon>", "not supported"),
     ('<tendon>\n<fixed name="t" range="0 1"><joint joint="j" coef="1"/></fixed></tendon>',
      "model.xml:5 <fixed name='t'>", "range"),
+    ('<default><tendon damping="1"/></default><tendon>\n<fixed name="t"><joint joint="j" '
+     'coef="1"/></fixed></tendon>', "model.xml:5 <fixed name='t'>", "damping"),
     ('<contact>\n<pair geom1="g" geom2="nope"/></contact>', "model.xml:5 <pair>", "'nope'"),
     ('<contact>\n<exclude body1="b" body2="nope"/></contact>', "model.xml:5 <exclude>",
      "'nope'"),

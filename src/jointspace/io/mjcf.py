@@ -251,7 +251,10 @@ _BASE = {
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
+    "tendon": {"_physical": None},
 }
+_TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
+                    "springlength", "armature")
 _ACT_PARAMS = ("gainprm", "biasprm", "dynprm", "gaintype", "biastype", "dyntype")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
@@ -304,8 +307,9 @@ def parse_mjcf(text_or_path, *, filename=None, assets=None) -> ModelSpec:
     Args:
         text_or_path: the XML text (str or bytes) or the path of an MJCF file. A string that
             contains "<" is read as XML text, any other string as a path.
-        filename: the name error messages and relative paths use for XML text (default
-            "<string>", with relative paths resolved from the working directory).
+        filename: the name error messages use for XML text; included and mesh files are
+            then found relative to its directory (default "<string>": relative to the
+            working directory).
         assets: optional mapping from file name to contents (bytes or str), consulted for
             `<include>` and mesh files before the file system, as MuJoCo's `assets` argument.
 
@@ -445,8 +449,8 @@ class _Loader:
             self._tendon(node)
         for node in sections.get("deformable", []):
             self._deformable(node)
-        for tag in _SKIP_TOP:
-            for node in sections.get(tag, []):
+        for node in root.children:
+            if node.tag in _SKIP_TOP:
                 self._skip(node)
         self._check_references()
         self._emit_warnings()
@@ -756,8 +760,14 @@ class _Loader:
             elif tag in ("joint", "geom", "site", "mesh", "equality", "pair"):
                 self._apply(child, tag, cls.attrs[tag])
                 cls.attrs[tag].pop("name", None)
+            elif tag == "tendon":
+                physical = self._tendon_physics(child)
+                if physical:
+                    cls.attrs["tendon"]["_physical"] = physical
+                self._skip(child)
             elif tag in _ACT_ATTRS or tag in _ACT_UNSUPPORTED:
                 self._actuator_params(child, cls.attrs["actuator"], tag)
+                cls.attrs["actuator"].pop("name", None)
             else:
                 self._skip(child)
         for child in nested:
@@ -1311,20 +1321,29 @@ class _Loader:
                 raise ModelError(f"{where}: unknown element <{child.tag}> in <contact>; use "
                                  f"pair or exclude")
 
+    @staticmethod
+    def _tendon_physics(node):
+        """The first attribute of a tendon (or tendon default) that changes the dynamics."""
+        for key in _TENDON_PHYSICAL:
+            value = node.attrib.get(key)
+            if value is None or (key == "limited" and value == "false"):
+                continue
+            if key != "limited" and all(_is_zero(p) for p in value.split()):
+                continue
+            return f"{key}={value!r}"
+        return None
+
     def _tendon(self, node):
         """Tendons that only route (no springs, limits, friction) are skipped with a warning."""
-        physical = ("stiffness", "damping", "frictionloss", "range", "limited", "springlength",
-                    "armature")
         for child in node.children:
-            for key in physical:
-                value = child.attrib.get(key)
-                if value is None or (key == "limited" and value == "false"):
-                    continue
-                if key != "limited" and all(_is_zero(p) for p in value.split()):
-                    continue
+            physical = self._tendon_physics(child)
+            if physical is None:
+                physical = self._class_of(child, "main").attrs["tendon"]["_physical"]
+            if physical:
                 raise ModelError(f"{child.where()}: tendons are not supported by jointspace "
-                                 f"and this one has {key}={value!r}, which changes the "
-                                 f"dynamics; remove it or use MuJoCo for this model")
+                                 f"and this one has {physical} (directly or from its class), "
+                                 f"which changes the dynamics; remove it or use MuJoCo for "
+                                 f"this model")
         self._skip(node)
 
     def _deformable(self, node):
