@@ -643,6 +643,7 @@ def test_mesh_files_resolve_with_meshdir_and_match_mujoco(tmp_path):
     np.testing.assert_allclose(model.body_mass, ref.body_mass, rtol=TOL)
     np.testing.assert_allclose(_inertia_tensors(model), _inertia_tensors(ref), atol=TOL)
     np.testing.assert_allclose(model.geom_pos, ref.geom_pos, atol=TOL)
+    np.testing.assert_allclose(model.geom_size, ref.geom_size, atol=TOL)
     _assert_quat(model.geom_quat, ref.geom_quat)
 
 
@@ -966,8 +967,7 @@ def test_compiled_model_matches_mujoco(name):
     _assert_quat(m.geom_quat, ref.geom_quat)
     if ref.nsite:
         _assert_quat(m.site_quat, ref.site_quat)
-    prim = np.asarray(ref.geom_type) != 7
-    np.testing.assert_allclose(np.asarray(m.geom_size)[prim], ref.geom_size[prim], atol=TOL)
+    np.testing.assert_allclose(m.geom_size, ref.geom_size, atol=TOL)
     np.testing.assert_allclose(_inertia_tensors(m), _inertia_tensors(ref), atol=TOL)
     np.testing.assert_allclose(np.asarray(m.eq_data)[:, :3], ref.eq_data[:, :3], atol=TOL)
 
