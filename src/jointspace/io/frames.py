@@ -103,10 +103,17 @@ def xyaxes_to_quat(xyaxes):
 
 
 def zaxis_to_quat(zaxis):
-    """Minimal rotation taking (0, 0, 1) to `zaxis`."""
-    z = np.asarray(zaxis, dtype=np.float64)
-    z = z / np.linalg.norm(z)
-    return quat_between([0.0, 0.0, 1.0], z)
+    """Minimal rotation taking +z to `zaxis`; a rotation by π about x when it points along -z.
+
+    This is MuJoCo's convention for `zaxis` and `fromto` frames, so quaternions compare.
+    """
+    v = np.asarray(zaxis, dtype=np.float64)
+    v = v / np.linalg.norm(v)
+    axis = np.array([-v[1], v[0], 0.0])  # z × v
+    s = np.linalg.norm(axis)
+    axis = np.array([1.0, 0.0, 0.0]) if s < 1e-10 else axis / s
+    angle = np.arctan2(s, v[2])
+    return np.r_[np.cos(angle / 2), np.sin(angle / 2) * axis]
 
 
 def quat_between(a, b):
@@ -130,12 +137,12 @@ def quat_between(a, b):
 def fromto_frame(fromto):
     """Position, orientation and half-length of a geom given by MJCF `fromto`.
 
-    The geom's z axis points from the first to the second point; its center is the midpoint.
+    The center is the midpoint; as in MuJoCo's compiler the z axis is built from the vector
+    `from - to`, so geom_quat matches MuJoCo's exactly (the geom is symmetric either way).
+    A zero-length segment gives the identity orientation and half-length 0.
     """
     f = np.asarray(fromto, dtype=np.float64)
-    p0, p1 = f[:3], f[3:]
-    d = p1 - p0
-    L = np.linalg.norm(d)
-    if L < 1e-15:
-        raise ValueError("fromto points coincide")
-    return 0.5 * (p0 + p1), quat_between([0.0, 0.0, 1.0], d / L), 0.5 * L
+    d = f[:3] - f[3:]
+    half = 0.5 * np.linalg.norm(d)
+    quat = zaxis_to_quat(d) if half > 0 else np.array([1.0, 0.0, 0.0, 0.0])
+    return 0.5 * (f[:3] + f[3:]), quat, half

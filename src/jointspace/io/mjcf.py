@@ -616,7 +616,7 @@ class _Loader:
             return frames.xyaxes_to_quat(v)
         if np.linalg.norm(v) < 1e-14:
             raise ModelError(f"{node.where()}: zaxis has zero length")
-        return _z_to_quat(v)
+        return frames.zaxis_to_quat(v)
 
     def _pose(self, node):
         """Pos and quat of an element with no defaults (body, frame, inertial)."""
@@ -1067,7 +1067,7 @@ class _Loader:
                                  f"ellipsoid (type is {gtype!r})")
             if np.any(pos != 0):
                 raise ModelError(f"{where}: both pos and fromto are given; give only one")
-            pos, quat, half = _fromto(v["fromto"])
+            pos, quat, half = frames.fromto_frame(v["fromto"])
             if half < 1e-14:
                 raise ModelError(f"{where}: fromto points coincide; give two distinct points")
             if gtype in ("box", "ellipsoid"):
@@ -1120,7 +1120,7 @@ class _Loader:
             if stype == "sphere":
                 raise ModelError(f"{where}: fromto needs type capsule, cylinder, box or "
                                  f"ellipsoid")
-            pos, quat, half = _fromto(v["fromto"])
+            pos, quat, half = frames.fromto_frame(v["fromto"])
             if half < 1e-14:
                 raise ModelError(f"{where}: fromto points coincide; give two distinct points")
             if stype in ("box", "ellipsoid"):
@@ -1439,34 +1439,6 @@ def _is_zero(text):
         return float(text) == 0.0
     except ValueError:
         return False
-
-
-def _z_to_quat(v):
-    """Minimal rotation taking +z to `v`; rotation by pi about x when `v` points along -z.
-
-    This is MuJoCo's convention for zaxis and fromto frames (user_util.cc, mjuu_z2quat).
-    """
-    v = np.asarray(v, dtype=np.float64)
-    v = v / np.linalg.norm(v)
-    axis = np.array([-v[1], v[0], 0.0])  # z x v
-    s = np.linalg.norm(axis)
-    axis = np.array([1.0, 0.0, 0.0]) if s < 1e-10 else axis / s
-    angle = math.atan2(s, v[2])
-    return np.r_[math.cos(angle / 2), math.sin(angle / 2) * axis]
-
-
-def _fromto(ft):
-    """pos, quat and half-length of a fromto segment; the z axis points from `to` to `from`.
-
-    MuJoCo builds the frame from the vector from - to (user_objects.cc, mjCGeom::Compile), so
-    geom_quat matches MuJoCo's exactly.
-    """
-    ft = np.asarray(ft, dtype=np.float64)
-    d = ft[:3] - ft[3:]
-    half = 0.5 * np.linalg.norm(d)
-    pos = 0.5 * (ft[:3] + ft[3:])
-    quat = _z_to_quat(d) if half > 0 else _IDENTITY.copy()
-    return pos, quat, half
 
 
 def _compose(xf, pos, quat):
