@@ -5,46 +5,109 @@ ancestor dof of i (or i itself), plus armature on the diagonal.
 Reference: RBDA §6.2; Featherstone 2005 for the branch-induced sparsity; MuJoCo mj_crb.
 qM uses MuJoCo's classic sparse layout: row i starts at dof_Madr[i] with M[i, i], followed by
 M[i, parent(i)], M[i, parent(parent(i))], … (a dof's ancestors are the only non-zeros).
+
+Armature: M includes `dof_armature` on its diagonal, as MuJoCo's does. Pinocchio's crba
+adds its own `model.armature` (zero unless set), so compare with Pinocchio on models without
+armature, or set Pinocchio's armature to ours.
 """
 
 import numpy as np
 from numba import njit
 
-from jointspace.rotation import dot6, mul_inert_vec
+from jointspace import _entry
+from jointspace.dynamics._args import check_pair, vec
+from jointspace.dynamics._spatial import inert_mul
+from jointspace.kinematics import _com_pos, _kinematics
 
 
 @njit(cache=True)
 def _crb(m, d):
     """Composite inertias (crb) and sparse M (qM); needs _com_pos."""
-    d.crb[:, :] = d.cinert
-    # crb_parent += crb_child (backward pass)
-    for i in range(m.nbody - 1, 0, -1):
-        p = m.body_parentid[i]
+    nbody = m.nbody
+    parentid = m.body_parentid
+    dof_bodyid = m.dof_bodyid
+    dof_parentid = m.dof_parentid
+    madr = m.dof_Madr
+    armature = m.dof_armature
+    crb = d.crb
+    cinert = d.cinert
+    cdof = d.cdof
+    qM = d.qM
+    for i in range(nbody):
+        for k in range(10):
+            crb[i, k] = cinert[i, k]
+    # crb_parent += crb_child (backward pass; trees stop below the world)
+    for i in range(nbody - 1, 0, -1):
+        p = parentid[i]
         if p > 0:
             for k in range(10):
-                d.crb[p, k] += d.crb[i, k]
-    buf = np.empty(6)
+                crb[p, k] += crb[i, k]
     for i in range(m.nv):
-        # buf = crb[body(i)] cdof[i];  M[i, j] = cdof[j] · buf along the ancestor chain
-        mul_inert_vec(buf, d.crb[m.dof_bodyid[i]], d.cdof[i])
-        adr = m.dof_Madr[i]
+        # f = crb[body(i)] cdof[i];  M[i, j] = cdof[j] · f along the ancestor chain
+        f0, f1, f2, f3, f4, f5 = inert_mul(crb, dof_bodyid[i], cdof[i, 0], cdof[i, 1],
+                                           cdof[i, 2], cdof[i, 3], cdof[i, 4], cdof[i, 5])
+        adr = madr[i]
         j = i
         while j >= 0:
-            d.qM[adr] = dot6(d.cdof[j], buf)
+            qM[adr] = (cdof[j, 0] * f0 + cdof[j, 1] * f1 + cdof[j, 2] * f2
+                       + cdof[j, 3] * f3 + cdof[j, 4] * f4 + cdof[j, 5] * f5)
             adr += 1
-            j = m.dof_parentid[j]
-        d.qM[m.dof_Madr[i]] += m.dof_armature[i]
+            j = dof_parentid[j]
+        qM[madr[i]] += armature[i]
 
 
 @njit(cache=True)
 def _dense_from_sparse(m, qM, out):
-    """out (nv, nv) = the symmetric matrix stored in MuJoCo's sparse layout."""
-    out[:, :] = 0.0
-    for i in range(m.nv):
-        adr = m.dof_Madr[i]
+    """Fill out (nv, nv) with the symmetric matrix stored in MuJoCo's sparse layout."""
+    nv = m.nv
+    madr = m.dof_Madr
+    dof_parentid = m.dof_parentid
+    for i in range(nv):
+        for j in range(nv):
+            out[i, j] = 0.0
+    for i in range(nv):
+        adr = madr[i]
         j = i
         while j >= 0:
             out[i, j] = qM[adr]
             out[j, i] = qM[adr]
             adr += 1
-            j = m.dof_parentid[j]
+            j = dof_parentid[j]
+
+
+@njit(cache=True)
+def _crba_driver(m, d, q, out):
+    """Set qpos = q; run kinematics → com_pos → crb; fill out with the dense M."""
+    qpos = d.qpos
+    for k in range(q.shape[0]):
+        qpos[k] = q[k]
+    _kinematics(m, d)
+    _com_pos(m, d)
+    _crb(m, d)
+    _dense_from_sparse(m, d.qM, out)
+
+
+_k_crba = _entry.Kernel(_crba_driver)
+
+
+def crba(m, d, q):
+    """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm.
+
+    One compiled call runs kinematics, com_pos and the CRBA. M includes armature on its
+    diagonal (MuJoCo's convention). The sparse lower triangle stays in d.qM (MuJoCo's
+    layout, see the module docstring), ready for `factor_m`.
+
+    Args:
+        m: the Model.
+        d: a Data for m; q is copied into d.qpos, and the kinematic fields, crb and qM are
+            filled.
+        q: (nq,) positions.
+
+    Returns:
+        (nv, nv) dense symmetric M.
+    """
+    check_pair(m, d, "crba")
+    q = vec(q, m.nq, "q", "crba")
+    out = np.empty((m.nv, m.nv))
+    _k_crba(m._s, d._s, q, out)
+    return out

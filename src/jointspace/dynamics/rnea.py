@@ -168,7 +168,7 @@ def _copy(dst, src):
 
 @njit(cache=True)
 def _rnea_driver(m, d, q, v, a, flags, fext, tau):
-    """qpos, qvel, qacc = q, v, a; kinematics → com_pos → (com_vel) → RNEA, in one call."""
+    """Set qpos, qvel, qacc = q, v, a; run kinematics → com_pos → (com_vel) → RNEA."""
     _copy(d.qpos, q)
     if (flags & RNE_VEL) != 0:
         _copy(d.qvel, v)

@@ -1,0 +1,178 @@
+"""Sparse LᵀDL factorization of M and solves with it, exploiting branch-induced sparsity.
+
+M = Lᵀ D L with L unit lower triangular and the sparsity of M itself: L[i, j] ≠ 0 only for
+j an ancestor dof of i. Eliminating dofs from the leaves up (k = nv-1 … 0) creates no
+fill-in, so the factorization costs O(Σ depth²) and a solve O(nM) (Featherstone 2005,
+"Efficient factorization of the joint-space inertia matrix for branched kinematic trees",
+the LTDL algorithm; MuJoCo mj_factorM / mj_solveM in its classic layout).
+
+Storage: qLD has qM's layout (row i at dof_Madr[i]: the diagonal, then the ancestors
+parent(i), parent²(i), …), with D on the diagonal and L below it; qLDiagInv = 1 / D.
+Because the ancestors of an ancestor i of k are a suffix of k's ancestor chain, row i of
+qLD lines up with the tail of row k starting at the entry (k, i): each update is one
+contiguous axpy.
+"""
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
+from jointspace.dynamics.crba import _crb
+from jointspace.kinematics import _com_pos, _kinematics
+
+_MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
+
+
+@njit(cache=True)
+def _factor_ld(m, mat, diaginv):
+    """In-place LᵀDL of a matrix in qM's layout; returns -1, or the dof of a bad pivot.
+
+    for k = nv-1 … 0:  for each ancestor i of k:  a = H[k, i] / H[k, k];
+        H[i, anc(i)] -= a H[k, anc(i)];  H[k, i] = a.
+    On failure diaginv is zeroed, so that a later solve refuses the broken factor.
+    """
+    nv = m.nv
+    madr = m.dof_Madr
+    parentid = m.dof_parentid
+    nM = mat.shape[0]
+    for k in range(nv - 1, -1, -1):
+        start = madr[k]
+        dk = mat[start]
+        if not dk > _MINVAL:
+            for t in range(nv):
+                diaginv[t] = 0.0
+            return k
+        inv = 1.0 / dk
+        diaginv[k] = inv
+        adr = start + 1
+        i = parentid[k]
+        while i >= 0:
+            # row i lines up with row k from the entry (k, i) on
+            a = mat[adr] * inv
+            ri = madr[i]
+            n = (madr[i + 1] if i + 1 < nv else nM) - ri
+            for t in range(n):
+                mat[ri + t] -= a * mat[adr + t]
+            mat[adr] = a
+            adr += 1
+            i = parentid[i]
+    return -1
+
+
+@njit(cache=True)
+def _solve_ld(m, mat, diaginv, x):
+    """x[r] ← (LᵀDL)⁻¹ x[r] for each row r of x (k, nv), with a factor made by _factor_ld.
+
+    Lᵀ y = x (leaves first), z = D⁻¹ y, L x = z (root first).
+    """
+    nv = m.nv
+    madr = m.dof_Madr
+    parentid = m.dof_parentid
+    for r in range(x.shape[0]):
+        for k in range(nv - 1, -1, -1):
+            xk = x[r, k]
+            if xk != 0.0:
+                adr = madr[k] + 1
+                i = parentid[k]
+                while i >= 0:
+                    x[r, i] -= mat[adr] * xk
+                    adr += 1
+                    i = parentid[i]
+        for k in range(nv):
+            x[r, k] *= diaginv[k]
+        for k in range(nv):
+            adr = madr[k] + 1
+            i = parentid[k]
+            s = x[r, k]
+            while i >= 0:
+                s -= mat[adr] * x[r, i]
+                adr += 1
+                i = parentid[i]
+            x[r, k] = s
+
+
+@njit(cache=True)
+def _factor_m(m, d):
+    """qLD, qLDiagInv = LᵀDL of qM; returns -1 or the dof of a bad pivot (needs _crb)."""
+    qM = d.qM
+    qLD = d.qLD
+    for t in range(qM.shape[0]):
+        qLD[t] = qM[t]
+    return _factor_ld(m, qLD, d.qLDiagInv)
+
+
+@njit(cache=True)
+def _factor_driver(m, d, q, position):
+    """Optionally (position) qpos = q, kinematics → com_pos → crb; then factor qM."""
+    if position:
+        qpos = d.qpos
+        for k in range(q.shape[0]):
+            qpos[k] = q[k]
+        _kinematics(m, d)
+        _com_pos(m, d)
+        _crb(m, d)
+    return _factor_m(m, d)
+
+
+@njit(cache=True)
+def _solve_driver(m, d, x):
+    _solve_ld(m, d.qLD, d.qLDiagInv, x)
+
+
+_k_factor = _entry.Kernel(_factor_driver)
+_k_solve = _entry.Kernel(_solve_driver)
+
+
+def factor_m(m, d, q=None):
+    """Sparse LᵀDL factorization of the joint-space inertia M into d.qLD, d.qLDiagInv.
+
+    Factors d.qM as the last `crba` left it, or, when q is given, first computes
+    kinematics, com_pos and the CRBA at q (all in one compiled call). O(Σ depth²), no
+    dense work; see the module docstring for the layout.
+
+    Args:
+        m: the Model.
+        d: a Data for m.
+        q: optional (nq,) positions; copied into d.qpos.
+
+    Raises:
+        SingularMassError: the model has dofs that move no mass (found by the compiler), or
+            a pivot of the factorization is not positive.
+    """
+    check_pair(m, d, "factor_m")
+    check_not_singular(m, "factor_m")
+    if q is None:
+        bad = _k_factor(m._s, d._s, d.qpos, False)
+    else:
+        bad = _k_factor(m._s, d._s, vec(q, m.nq, "q", "factor_m"), True)
+    if bad >= 0:
+        raise_pivot(m, bad, "factor_m", "LᵀDL")
+
+
+def solve_m(m, d, x):
+    """Solve M y = x with the factor made by `factor_m`: y = M⁻¹ x, in O(nM) per column.
+
+    Args:
+        m: the Model.
+        d: a Data for m on which `factor_m` has run.
+        x: (nv,) right-hand side, or (k, nv): k right-hand sides, one per row.
+
+    Returns:
+        y, a new array of the shape of x.
+    """
+    check_pair(m, d, "solve_m")
+    nv = m.nv
+    y = np.array(x, dtype=np.float64, order="C", copy=True)
+    if y.ndim == 1 and y.shape == (nv,):
+        y2 = y.reshape(1, nv)
+    elif y.ndim == 2 and y.shape[1] == nv:
+        y2 = y
+    else:
+        raise ValueError(f"solve_m: argument x must have shape ({nv},) or (k, {nv}), "
+                         f"got {y.shape}")
+    if nv and not d.qLDiagInv[0] > 0.0:
+        raise RuntimeError("solve_m: d holds no valid factorization of M; call "
+                           "factor_m(m, d) (after crba) or factor_m(m, d, q) first")
+    _k_solve(m._s, d._s, y2)
+    return y
