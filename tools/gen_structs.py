@@ -18,7 +18,7 @@ NB = {"f": "float64", "i": "int32", "b": "uint8"}
 
 def _nbtype(dt, shape):
     base = NB[dt]
-    return f"types.{base}[::1]" if len(shape) == 1 else f"types.{base}[:, ::1]"
+    return f"types.{base}[" + ":, " * (len(shape) - 1) + "::1]"
 
 
 def render():

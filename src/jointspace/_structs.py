@@ -208,6 +208,7 @@ data_type = DataStructType([
     ("scratch_nv", types.float64[:, ::1]),
     ("scratch_body", types.float64[:, ::1]),
     ("scratch_vv", types.float64[:, ::1]),
+    ("scratch_body_nv", types.float64[:, :, ::1]),
 ])
 
 
@@ -343,7 +344,7 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
 
 
 @njit(cache=True)
-def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, warning, scratch_nv, scratch_body, scratch_vv):
+def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, warning, scratch_nv, scratch_body, scratch_vv, scratch_body_nv):
     s = structref.new(data_type)
     s.time = time
     s.qpos = qpos
@@ -395,6 +396,7 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
     s.scratch_nv = scratch_nv
     s.scratch_body = scratch_body
     s.scratch_vv = scratch_vv
+    s.scratch_body_nv = scratch_body_nv
     return s
 
 
@@ -405,4 +407,4 @@ def make_model_struct(m):
 
 def make_data_struct(d):
     """Build the struct view of Data `d`."""
-    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.scratch_nv, d.scratch_body, d.scratch_vv)
+    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv)

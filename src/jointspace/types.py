@@ -234,6 +234,7 @@ DATA_FIELDS = (
     ("scratch_nv", "f", ("nv", 8), "per-dof scratch vectors"),
     ("scratch_body", "f", ("nbody", 36), "per-body scratch (6x6 matrices)"),
     ("scratch_vv", "f", ("nv", "nv"), "dense nv×nv scratch"),
+    ("scratch_body_nv", "f", ("nbody", 6, "nv"), "per-body 6×nv scratch (minv's F and P)"),
 )
 
 _DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8}
