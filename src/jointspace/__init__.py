@@ -10,6 +10,11 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
 """
 
 from jointspace import models
+from jointspace.dynamics.aba import aba
+from jointspace.dynamics.crba import crba
+from jointspace.dynamics.factor import factor_m, solve_m
+from jointspace.dynamics.minv import minv
+from jointspace.dynamics.rnea import bias_forces, gravity_forces, rnea
 from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, SingularMassError
 from jointspace.io import compile_model, load, load_string
 from jointspace.io.spec import ModelSpec
@@ -29,7 +34,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Data", "JointspaceError", "JointspaceWarning", "Model", "ModelError", "ModelSpec",
-    "SingularMassError", "com_vel", "compile_model", "jacobian", "jacobian_body",
-    "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site", "jacobian_subtree_com",
-    "kinematics", "load", "load_string", "make_data", "models",
+    "SingularMassError", "aba", "bias_forces", "com_vel", "compile_model", "crba", "factor_m",
+    "gravity_forces", "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel",
+    "jacobian_site", "jacobian_subtree_com", "kinematics", "load", "load_string", "make_data",
+    "minv", "models", "rnea", "solve_m",
 ]
