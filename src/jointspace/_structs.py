@@ -40,10 +40,14 @@ model_type = ModelStructType([
     ("nmesh", types.int64),
     ("nmeshvert", types.int64),
     ("nmeshface", types.int64),
+    ("nhullvert", types.int64),
+    ("nhullpoly", types.int64),
+    ("nhullpolyvert", types.int64),
     ("neq", types.int64),
     ("npair", types.int64),
     ("nexclude", types.int64),
     ("nM", types.int64),
+    ("nconmax", types.int64),
     ("opt_timestep", types.float64[::1]),
     ("opt_gravity", types.float64[::1]),
     ("opt_integrator", types.int32[::1]),
@@ -126,6 +130,15 @@ model_type = ModelStructType([
     ("mesh_facenum", types.int32[::1]),
     ("mesh_vert", types.float64[:, ::1]),
     ("mesh_face", types.int32[:, ::1]),
+    ("mesh_hullvertadr", types.int32[::1]),
+    ("mesh_hullvertnum", types.int32[::1]),
+    ("mesh_hullpolyadr", types.int32[::1]),
+    ("mesh_hullpolynum", types.int32[::1]),
+    ("hull_vert", types.float64[:, ::1]),
+    ("hullpoly_vertadr", types.int32[::1]),
+    ("hullpoly_vertnum", types.int32[::1]),
+    ("hullpoly_normal", types.float64[:, ::1]),
+    ("hullpoly_vert", types.int32[::1]),
     ("actuator_trntype", types.int32[::1]),
     ("actuator_dyntype", types.int32[::1]),
     ("actuator_gaintype", types.int32[::1]),
@@ -181,6 +194,20 @@ data_type = DataStructType([
     ("subtree_com", types.float64[:, ::1]),
     ("cinert", types.float64[:, ::1]),
     ("cdof", types.float64[:, ::1]),
+    ("ncon", types.int32[::1]),
+    ("contact_dist", types.float64[::1]),
+    ("contact_pos", types.float64[:, ::1]),
+    ("contact_frame", types.float64[:, ::1]),
+    ("contact_geom", types.int32[:, ::1]),
+    ("contact_dim", types.int32[::1]),
+    ("contact_friction", types.float64[:, ::1]),
+    ("contact_solref", types.float64[:, ::1]),
+    ("contact_solreffriction", types.float64[:, ::1]),
+    ("contact_solimp", types.float64[:, ::1]),
+    ("contact_includemargin", types.float64[::1]),
+    ("contact_gap", types.float64[::1]),
+    ("contact_exclude", types.int32[::1]),
+    ("collision_warning", types.int32[:, ::1]),
     ("crb", types.float64[:, ::1]),
     ("qM", types.float64[::1]),
     ("qLD", types.float64[::1]),
@@ -213,7 +240,7 @@ data_type = DataStructType([
 
 
 @njit(cache=True)
-def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, neq, npair, nexclude, nM, opt_timestep, opt_gravity, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, site_type, site_bodyid, site_size, site_pos, site_quat, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature):
+def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nM, nconmax, opt_timestep, opt_gravity, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, site_type, site_bodyid, site_size, site_pos, site_quat, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature):
     s = structref.new(model_type)
     s.nq = nq
     s.nv = nv
@@ -225,10 +252,14 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
     s.nmesh = nmesh
     s.nmeshvert = nmeshvert
     s.nmeshface = nmeshface
+    s.nhullvert = nhullvert
+    s.nhullpoly = nhullpoly
+    s.nhullpolyvert = nhullpolyvert
     s.neq = neq
     s.npair = npair
     s.nexclude = nexclude
     s.nM = nM
+    s.nconmax = nconmax
     s.opt_timestep = opt_timestep
     s.opt_gravity = opt_gravity
     s.opt_integrator = opt_integrator
@@ -311,6 +342,15 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
     s.mesh_facenum = mesh_facenum
     s.mesh_vert = mesh_vert
     s.mesh_face = mesh_face
+    s.mesh_hullvertadr = mesh_hullvertadr
+    s.mesh_hullvertnum = mesh_hullvertnum
+    s.mesh_hullpolyadr = mesh_hullpolyadr
+    s.mesh_hullpolynum = mesh_hullpolynum
+    s.hull_vert = hull_vert
+    s.hullpoly_vertadr = hullpoly_vertadr
+    s.hullpoly_vertnum = hullpoly_vertnum
+    s.hullpoly_normal = hullpoly_normal
+    s.hullpoly_vert = hullpoly_vert
     s.actuator_trntype = actuator_trntype
     s.actuator_dyntype = actuator_dyntype
     s.actuator_gaintype = actuator_gaintype
@@ -344,7 +384,7 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
 
 
 @njit(cache=True)
-def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, warning, scratch_nv, scratch_body, scratch_vv, scratch_body_nv):
+def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, warning, scratch_nv, scratch_body, scratch_vv, scratch_body_nv):
     s = structref.new(data_type)
     s.time = time
     s.qpos = qpos
@@ -369,6 +409,20 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
     s.subtree_com = subtree_com
     s.cinert = cinert
     s.cdof = cdof
+    s.ncon = ncon
+    s.contact_dist = contact_dist
+    s.contact_pos = contact_pos
+    s.contact_frame = contact_frame
+    s.contact_geom = contact_geom
+    s.contact_dim = contact_dim
+    s.contact_friction = contact_friction
+    s.contact_solref = contact_solref
+    s.contact_solreffriction = contact_solreffriction
+    s.contact_solimp = contact_solimp
+    s.contact_includemargin = contact_includemargin
+    s.contact_gap = contact_gap
+    s.contact_exclude = contact_exclude
+    s.collision_warning = collision_warning
     s.crb = crb
     s.qM = qM
     s.qLD = qLD
@@ -402,9 +456,9 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
 
 def make_model_struct(m):
     """Build the struct view of Model `m`."""
-    return _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.neq, m.npair, m.nexclude, m.nM, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
+    return _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nM, m.nconmax, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.mesh_hullvertadr, m.mesh_hullvertnum, m.mesh_hullpolyadr, m.mesh_hullpolynum, m.hull_vert, m.hullpoly_vertadr, m.hullpoly_vertnum, m.hullpoly_normal, m.hullpoly_vert, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
 
 
 def make_data_struct(d):
     """Build the struct view of Data `d`."""
-    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv)
+    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv)

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from jointspace import types as T
+from jointspace.collision.hull import default_nconmax, hull_arrays
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
 from jointspace.io.spec import (
@@ -484,6 +485,7 @@ class _Compiler:
         A["mesh_faceadr"] = np.cumsum([0] + A["mesh_facenum"][:-1]) if faces else []
         A["mesh_vert"] = np.concatenate(verts) if verts else np.zeros((0, 3))
         A["mesh_face"] = np.concatenate(faces) if faces else np.zeros((0, 3))
+        A.update(hull_arrays([pm for _, (_, pm) in mlist]))
         for name, _ in mlist:
             names["mesh"].append(name)
 
@@ -496,7 +498,10 @@ class _Compiler:
         sizes = dict(nq=nq, nv=nv, nu=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
                      nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
-                     npair=len(spec.pairs), nexclude=len(spec.excludes), nM=nM)
+                     npair=len(spec.pairs), nexclude=len(spec.excludes), nM=nM,
+                     nhullvert=len(A["hull_vert"]), nhullpoly=len(A["hullpoly_vertnum"]),
+                     nhullpolyvert=len(A["hullpoly_vert"]),
+                     nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         model = T.Model(sizes, A, names, warnings=self.warnings, source=spec.source)
         self.finish(model)
         return model
