@@ -1,0 +1,140 @@
+"""Actuation: transmission, actuator forces and their velocity derivative.
+
+Mirrors MuJoCo's mj_transmission (engine_core_smooth.c) and mj_fwdActuation
+(engine_forward.c) for actuators without activation dynamics:
+
+  transmission  joint (hinge/slide): length = gear₀ q,  moment = gear₀ e_dof
+                joint (ball):        length = gear₀:₃ · log(q),  moment = gear₀:₃ on its dofs
+                joint (free):        length = 0,  moment = gear on its 6 dofs
+                site (no refsite):   length = 0,  moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆
+  velocity      actuator_velocity = moment · qvel
+  force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed),
+                bias = biasprm₀ + biasprm₁ length + biasprm₂ velocity (affine)
+                ctrl is clamped to ctrlrange when ctrllimited (d.ctrl itself is untouched),
+                f to forcerange when forcelimited
+  joint space   qfrc_actuator = momentᵀ f
+
+actuator_moment is stored dense, (nu, nv).
+"""
+
+import numpy as np
+from numba import njit
+
+from jointspace.kinematics import _jac
+from jointspace.passive import quat_to_vel
+from jointspace.types import BIAS_AFFINE, JNT_BALL, JNT_FREE, TRN_JOINT, TRN_SITE
+
+_MAXVAL = 1e10
+
+
+@njit(cache=True)
+def _transmission(m, d):
+    """actuator_length and actuator_moment from the current pose (mj_transmission)."""
+    nv = m.nv
+    d.actuator_moment[:, :] = 0.0
+    jacp = np.empty((3, nv))
+    jacr = np.empty((3, nv))
+    quat = np.empty(4)
+    axis = np.empty(3)
+    wrench = np.empty(6)
+    for i in range(m.nu):
+        gear = m.actuator_gear[i]
+        tid = m.actuator_trnid[i, 0]
+        mom = d.actuator_moment[i]
+        if m.actuator_trntype[i] == TRN_JOINT:
+            jt = m.jnt_type[tid]
+            qadr = m.jnt_qposadr[tid]
+            dadr = m.jnt_dofadr[tid]
+            if jt == JNT_FREE:
+                d.actuator_length[i] = 0.0
+                for k in range(6):
+                    mom[dadr + k] = gear[k]
+            elif jt == JNT_BALL:
+                # length = gear · expmap(q)
+                nrm = 0.0
+                for k in range(4):
+                    quat[k] = d.qpos[qadr + k]
+                    nrm += quat[k] * quat[k]
+                nrm = np.sqrt(nrm)
+                if nrm > 1e-15:
+                    quat /= nrm
+                quat_to_vel(axis, quat)
+                d.actuator_length[i] = axis[0] * gear[0] + axis[1] * gear[1] + axis[2] * gear[2]
+                for k in range(3):
+                    mom[dadr + k] = gear[k]
+            else:
+                d.actuator_length[i] = d.qpos[qadr] * gear[0]
+                mom[dadr] = gear[0]
+        elif m.actuator_trntype[i] == TRN_SITE:
+            # wrench = (R gear_lin, R gear_rot) in world axes; moment = jacpᵀ f + jacrᵀ τ
+            d.actuator_length[i] = 0.0
+            xmat = d.site_xmat[tid]
+            for r in range(3):
+                wrench[r] = xmat[3 * r] * gear[0] + xmat[3 * r + 1] * gear[1] + \
+                    xmat[3 * r + 2] * gear[2]
+                wrench[3 + r] = xmat[3 * r] * gear[3] + xmat[3 * r + 1] * gear[4] + \
+                    xmat[3 * r + 2] * gear[5]
+            _jac(m, d, m.site_bodyid[tid], d.site_xpos[tid], jacp, jacr)
+            for c in range(nv):
+                mom[c] = (jacp[0, c] * wrench[0] + jacp[1, c] * wrench[1] + jacp[2, c] * wrench[2]
+                          + jacr[0, c] * wrench[3] + jacr[1, c] * wrench[4]
+                          + jacr[2, c] * wrench[5])
+
+
+@njit(cache=True)
+def _actuator_velocity(m, d):
+    """actuator_velocity = actuator_moment · qvel."""
+    for i in range(m.nu):
+        s = 0.0
+        for c in range(m.nv):
+            s += d.actuator_moment[i, c] * d.qvel[c]
+        d.actuator_velocity[i] = s
+
+
+@njit(cache=True)
+def _actuation(m, d):
+    """actuator_force and qfrc_actuator = momentᵀ force (mj_fwdActuation, no dynamics)."""
+    nu = m.nu
+    d.qfrc_actuator[:] = 0.0
+    if nu == 0:
+        return
+    ctrl = np.empty(nu)
+    bad = False
+    for i in range(nu):
+        u = d.ctrl[i]
+        if m.actuator_ctrllimited[i]:
+            u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+        ctrl[i] = u
+        if not (abs(u) <= _MAXVAL):
+            bad = True
+    # a bad control (NaN, inf, |u| > 1e10) zeroes all controls, as MuJoCo does
+    if bad:
+        ctrl[:] = 0.0
+    for i in range(nu):
+        gp = m.actuator_gainprm[i]
+        bp = m.actuator_biasprm[i]
+        # force = gain ctrl + bias
+        f = gp[0] * ctrl[i]
+        if m.actuator_biastype[i] == BIAS_AFFINE:
+            f += bp[0] + bp[1] * d.actuator_length[i] + bp[2] * d.actuator_velocity[i]
+        if m.actuator_forcelimited[i]:
+            f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
+        d.actuator_force[i] = f
+        mom = d.actuator_moment[i]
+        for c in range(m.nv):
+            d.qfrc_actuator[c] += mom[c] * f
+
+
+@njit(cache=True)
+def _actuator_damping(m, d, i):
+    """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
+
+    Only the affine bias depends on velocity (gains are fixed): biasprm₂.
+    """
+    if m.actuator_forcelimited[i]:
+        f = d.actuator_force[i]
+        if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
+            return 0.0
+    if m.actuator_biastype[i] == BIAS_AFFINE:
+        return m.actuator_biasprm[i, 2]
+    return 0.0

@@ -1,0 +1,419 @@
+"""Time integration: positions on the configuration manifold and the velocity updates.
+
+Positions (mj_integratePos, mj_differentiatePos, engine_support.c):
+  hinge, slide      q ← q + h v
+  ball              q ← q ⊗ exp(h ω / 2)   with ω the angular velocity in the joint's (child) frame
+  free              p ← p + h v_world,  then the ball rule for the quaternion
+`_diff_pos` is the inverse: the velocity that takes q1 to q2 in time h.
+
+Velocity updates (mj_Euler, mj_implicit, engine_forward.c), all followed by the
+semi-implicit position update q ← q ⊕ h v_next:
+  Euler         v_next = v + h (M + h B)⁻¹ (qfrc_smooth + qfrc_constraint)
+                B = diag(dof_damping): the implicit damping of Todorov (ICRA 2014, §II.B),
+                D = armature + B h; without damping (M + hB) = M and the step uses qacc.
+  implicitfast  v_next = v + h (M − h D)⁻¹ f,  D = ∂(qfrc_passive + qfrc_actuator)/∂v
+                (symmetric: −B plus Σ_actuators ∂force/∂velocity · momentᵀ moment), with the
+                Coriolis derivatives left out, except for standalone free bodies, whose 6×6
+                block adds the gyroscopic derivative and is solved by LU as MuJoCo does.
+  implicit      D also includes −∂qfrc_bias/∂v, so (M − h D) is not symmetric and is solved by
+                dense LU. qfrc_bias is exactly quadratic in v, so each column of its
+                derivative is obtained without truncation error by polarization:
+                ∂bias/∂v · e_k = (bias(v + e_k) − bias(v − e_k)) / 2.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.actuation import _actuator_damping
+from jointspace.dynamics.factor import _factor_ld, _solve_ld
+from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, _rne
+from jointspace.kinematics import _com_vel
+from jointspace.passive import sub_quat
+from jointspace.rotation import quat_mul
+from jointspace.types import JNT_BALL, JNT_FREE
+
+_MINVAL = 1e-15
+
+
+
+@njit(cache=True)
+def _quat_integrate(quat, vel, scale):
+    """Rotate in place: quat ← normalize(quat) ⊗ exp(scale · vel / 2)  (mju_quatIntegrate)."""
+    nv = math.sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2])
+    angle = scale * nv
+    qrot = np.empty(4)
+    if angle == 0.0:
+        qrot[0] = 1.0
+        qrot[1] = qrot[2] = qrot[3] = 0.0
+    else:
+        if nv < _MINVAL:
+            ax0, ax1, ax2 = 1.0, 0.0, 0.0
+        else:
+            ax0, ax1, ax2 = vel[0] / nv, vel[1] / nv, vel[2] / nv
+        s = math.sin(0.5 * angle)
+        qrot[0] = math.cos(0.5 * angle)
+        qrot[1] = ax0 * s
+        qrot[2] = ax1 * s
+        qrot[3] = ax2 * s
+    nq = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
+    if nq < _MINVAL:
+        quat[0] = 1.0
+        quat[1] = quat[2] = quat[3] = 0.0
+    elif abs(nq - 1.0) > _MINVAL:
+        for k in range(4):
+            quat[k] /= nq
+    tmp = quat.copy()
+    quat_mul(quat, tmp, qrot)
+
+
+@njit(cache=True)
+def _integrate_pos(m, qpos, qvel, h):
+    """Integrate in place: qpos ← qpos ⊕ h qvel on the configuration manifold (mj_integratePos)."""
+    for j in range(m.njnt):
+        padr = m.jnt_qposadr[j]
+        vadr = m.jnt_dofadr[j]
+        jt = m.jnt_type[j]
+        if jt == JNT_FREE or jt == JNT_BALL:
+            if jt == JNT_FREE:
+                for k in range(3):
+                    qpos[padr + k] += h * qvel[vadr + k]
+                padr += 3
+                vadr += 3
+            _quat_integrate(qpos[padr:padr + 4], qvel[vadr:vadr + 3], h)
+        else:
+            qpos[padr] += h * qvel[vadr]
+
+
+@njit(cache=True)
+def _diff_pos(m, qvel, h, qpos1, qpos2):
+    """Difference qvel = (qpos2 ⊖ qpos1) / h, taking qpos1 to qpos2 (mj_differentiatePos)."""
+    for j in range(m.njnt):
+        padr = m.jnt_qposadr[j]
+        vadr = m.jnt_dofadr[j]
+        jt = m.jnt_type[j]
+        if jt == JNT_FREE or jt == JNT_BALL:
+            if jt == JNT_FREE:
+                for k in range(3):
+                    qvel[vadr + k] = (qpos2[padr + k] - qpos1[padr + k]) / h
+                padr += 3
+                vadr += 3
+            w = qvel[vadr:vadr + 3]
+            sub_quat(w, qpos2[padr:padr + 4], qpos1[padr:padr + 4])
+            for k in range(3):
+                w[k] /= h
+        else:
+            qvel[vadr] = (qpos2[padr] - qpos1[padr]) / h
+
+
+@njit(cache=True)
+def _advance(m, d, qacc):
+    """Semi-implicit Euler update: qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h."""
+    h = m.opt_timestep[0]
+    for i in range(m.nv):
+        d.qvel[i] += h * qacc[i]
+    _integrate_pos(m, d.qpos, d.qvel, h)
+    d.time[0] += h
+
+
+@njit(cache=True)
+def _euler(m, d):
+    """Semi-implicit Euler step with implicit dof damping: (M + h B) qacc = qfrc (mj_Euler)."""
+    nv = m.nv
+    damped = False
+    for i in range(nv):
+        if m.dof_damping[i] > 0.0:
+            damped = True
+            break
+    if not damped:
+        _advance(m, d, d.qacc)
+        return
+    h = m.opt_timestep[0]
+    # qH = M + h diag(B)
+    d.qH[:] = d.qM
+    for i in range(nv):
+        d.qH[m.dof_Madr[i]] += h * m.dof_damping[i]
+    _factor_ld(m, d.qH, d.qHDiagInv)
+    qacc = np.empty(nv)
+    for i in range(nv):
+        qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
+    _solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+    _advance(m, d, qacc)
+
+
+@njit(cache=True)
+def _is_free_body(m, b):
+    """True for a body whose only joint is free, with no jointed or massive descendants."""
+    if m.body_jntnum[b] != 1 or m.jnt_type[m.body_jntadr[b]] != JNT_FREE:
+        return False
+    if m.body_subtreemass[b] != m.body_mass[b]:
+        return False
+    ndof = 0
+    for i in range(m.nv):
+        if m.body_rootid[m.dof_bodyid[i]] == b:
+            ndof += 1
+    return ndof == 6
+
+
+@njit(cache=True)
+def _free_bias_vel(m, d, b, vel, out):
+    """Gyroscopic derivative out (6×6) = ∂qfrc_bias/∂qvel of a free body (mjd_freeBias_vel).
+
+    With R = xmat, s = xipos − xpos, ω = R vel_rot, I_w the world inertia about the com,
+    bias = (m ω×(ω×s), Rᵀ(s × f + ω × I_w ω)); only the rotational columns are non-zero:
+    ∂f/∂ω = −m K with K = [ω×s]ₓ + [ω]ₓ[s]ₓ, ∂τ/∂ω = [ω]ₓ I_w − [I_w ω]ₓ.
+    """
+    out[:, :] = 0.0
+    R = d.xmat[b].reshape((3, 3))
+    Xi = d.ximat[b].reshape((3, 3))
+    mass = m.body_mass[b]
+    s = d.xipos[b] - d.xpos[b]
+    w = R @ vel
+    Iw = Xi @ np.diag(m.body_inertia[b]) @ Xi.T
+    ws = np.cross(w, s)
+    Iww = Iw @ w
+    K = np.outer(s, w) - np.dot(w, s) * np.eye(3) + _skew(ws)
+    lin = K @ R
+    C = -mass * _skew(s) @ K + _skew(w) @ Iw - _skew(Iww)
+    rot = R.T @ C @ R
+    out[0:3, 3:6] = -mass * lin
+    out[3:6, 3:6] = rot
+
+
+@njit(cache=True, inline="always")
+def _skew(a):
+    """[a]ₓ, the 3×3 matrix with [a]ₓ b = a × b."""
+    out = np.zeros((3, 3))
+    out[0, 1] = -a[2]
+    out[0, 2] = a[1]
+    out[1, 0] = a[2]
+    out[1, 2] = -a[0]
+    out[2, 0] = -a[1]
+    out[2, 1] = a[0]
+    return out
+
+
+@njit(cache=True)
+def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
+    """Add scale · Σ_a (∂f_a/∂v_a) moment_aᵀ moment_a to qH (sparse) or a dense matrix."""
+    for a in range(m.nu):
+        dfdv = _actuator_damping(m, d, a)
+        if dfdv == 0.0:
+            continue
+        mom = d.actuator_moment[a]
+        c = scale * dfdv
+        for i in range(m.nv):
+            if mom[i] == 0.0:
+                continue
+            if dense:
+                for j in range(m.nv):
+                    out_dense[i, j] += c * mom[i] * mom[j]
+            else:
+                # row i of the lower triangle: i and its ancestors
+                adr = m.dof_Madr[i]
+                j = i
+                while j >= 0:
+                    out_sparse[adr] += c * mom[i] * mom[j]
+                    adr += 1
+                    j = m.dof_parentid[j]
+
+
+@njit(cache=True)
+def _lu_solve_dense(A, x):
+    """Solve in place x ← A⁻¹ x by Gaussian elimination, partial pivoting (A is overwritten)."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        big = abs(A[k, k])
+        for r in range(k + 1, n):
+            if abs(A[r, k]) > big:
+                big = abs(A[r, k])
+                p = r
+        if p != k:
+            for c in range(n):
+                A[k, c], A[p, c] = A[p, c], A[k, c]
+            x[k], x[p] = x[p], x[k]
+        piv = A[k, k]
+        for r in range(k + 1, n):
+            f = A[r, k] / piv
+            if f != 0.0:
+                for c in range(k + 1, n):
+                    A[r, c] -= f * A[k, c]
+                x[r] -= f * x[k]
+    for k in range(n - 1, -1, -1):
+        s = x[k]
+        for c in range(k + 1, n):
+            s -= A[k, c] * x[c]
+        x[k] = s / A[k, k]
+
+
+@njit(cache=True)
+def _implicitfast(m, d):
+    """Implicit-in-velocity step without Coriolis derivatives (mj_implicit, implicitfast)."""
+    nv = m.nv
+    h = m.opt_timestep[0]
+    # qH = M − h D,  D = −B + Σ (∂f/∂v) momentᵀ moment
+    d.qH[:] = d.qM
+    for i in range(nv):
+        d.qH[m.dof_Madr[i]] += h * m.dof_damping[i]
+    _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
+    qfrc = np.empty(nv)
+    for i in range(nv):
+        qfrc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
+    # standalone free bodies: their block of qH is reset to M and solved separately below
+    nfree = 0
+    for j in range(m.njnt):
+        if m.jnt_type[j] == JNT_FREE and _is_free_body(m, m.jnt_bodyid[j]):
+            nfree += 1
+            a = m.jnt_dofadr[j]
+            for i in range(a, a + 6):
+                adr = m.dof_Madr[i]
+                for k in range(i - a + 1):
+                    d.qH[adr + k] = d.qM[adr + k]
+    _factor_ld(m, d.qH, d.qHDiagInv)
+    qacc = qfrc.copy()
+    _solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+    if nfree > 0:
+        A = np.empty((6, 6))
+        B = np.empty((6, 6))
+        x = np.empty(6)
+        for j in range(m.njnt):
+            if m.jnt_type[j] != JNT_FREE or not _is_free_body(m, m.jnt_bodyid[j]):
+                continue
+            a = m.jnt_dofadr[j]
+            # A = M_block − h (D_block − ∂bias/∂v)
+            for r in range(6):
+                adr = m.dof_Madr[a + r]
+                for k in range(r + 1):
+                    A[r, r - k] = d.qM[adr + k]
+                    A[r - k, r] = d.qM[adr + k]
+                A[r, r] += h * m.dof_damping[a + r]
+            for u in range(m.nu):
+                dfdv = _actuator_damping(m, d, u)
+                if dfdv != 0.0:
+                    mom = d.actuator_moment[u, a:a + 6]
+                    for r in range(6):
+                        for c in range(6):
+                            A[r, c] -= h * dfdv * mom[r] * mom[c]
+            _free_bias_vel(m, d, m.jnt_bodyid[j], d.qvel[a + 3:a + 6], B)
+            for r in range(6):
+                for c in range(6):
+                    A[r, c] += h * B[r, c]
+            x[:] = qfrc[a:a + 6]
+            _lu_solve_dense(A, x)
+            qacc[a:a + 6] = x
+    _advance(m, d, qacc)
+
+
+@njit(cache=True)
+def _bias_vel_deriv(m, d, out):
+    """Bias derivative out (nv×nv) = ∂qfrc_bias/∂qvel at d.qvel, by exact polarization.
+
+    Leaves d.qvel, cvel and cdof_dot as they were (cacc and cfrc_int are overwritten).
+    """
+    nv = m.nv
+    v0 = d.qvel.copy()
+    plus = np.empty(nv)
+    minus = np.empty(nv)
+    for k in range(nv):
+        d.qvel[k] = v0[k] + 1.0
+        _com_vel(m, d)
+        _rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, plus)
+        d.qvel[k] = v0[k] - 1.0
+        _com_vel(m, d)
+        _rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, minus)
+        d.qvel[k] = v0[k]
+        for i in range(nv):
+            out[i, k] = 0.5 * (plus[i] - minus[i])
+    _com_vel(m, d)
+
+
+@njit(cache=True)
+def _implicit(m, d):
+    """Implicit-in-velocity step with the full D = ∂(passive + actuator − bias)/∂v (mj_implicit)."""
+    nv = m.nv
+    h = m.opt_timestep[0]
+    A = d.scratch_vv
+    # A = h ∂bias/∂v, then A += M + h B − h Σ (∂f/∂v) momentᵀ moment
+    _bias_vel_deriv(m, d, A)
+    for i in range(nv):
+        for j in range(nv):
+            A[i, j] *= h
+    for i in range(nv):
+        adr = m.dof_Madr[i]
+        j = i
+        while j >= 0:
+            A[i, j] += d.qM[adr]
+            if j != i:
+                A[j, i] += d.qM[adr]
+            adr += 1
+            j = m.dof_parentid[j]
+        A[i, i] += h * m.dof_damping[i]
+    _add_actuator_deriv(m, d, -h, d.qH, A, True)
+    qacc = np.empty(nv)
+    for i in range(nv):
+        qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
+    _lu_solve_dense(A, qacc)
+    _advance(m, d, qacc)
+
+
+_k_integrate_pos = _entry.Kernel(_integrate_pos)
+_k_diff_pos = _entry.Kernel(_diff_pos)
+
+
+def _check_model(m, fname):
+    from jointspace.types import Model
+
+    if type(m) is not Model:
+        raise TypeError(f"{fname}: first argument must be a jointspace Model, "
+                        f"got {type(m).__name__}")
+
+
+def integrate_pos(m, qpos, qvel, dt):
+    """Positions reached from `qpos` moving at velocity `qvel` for time `dt`, on the manifold.
+
+    Hinge and slide coordinates add dt·qvel; ball and free quaternions are multiplied on the
+    right by exp(dt·ω/2) with ω the angular velocity in the joint's local frame; free joint
+    positions move by dt·v in world axes. The quaternion of `qpos` is normalized first.
+
+    Args:
+        m: the Model.
+        qpos: (nq,) positions.
+        qvel: (nv,) velocity (tangent vector).
+        dt: time (may be negative).
+
+    Returns:
+        (nq,) new positions (qpos itself is not modified).
+    """
+    _check_model(m, "integrate_pos")
+    q = _entry.vec(qpos, m.nq, "qpos", "integrate_pos").copy()
+    v = _entry.vec(qvel, m.nv, "qvel", "integrate_pos")
+    _k_integrate_pos(m._s, q, v, float(dt))
+    return q
+
+
+def diff_pos(m, q1, q2, dt=1.0):
+    """Velocity that takes `q1` to `q2` in time `dt`: the inverse of `integrate_pos`.
+
+    integrate_pos(m, q1, diff_pos(m, q1, q2, dt), dt) == q2 (for rotations below π).
+
+    Args:
+        m: the Model.
+        q1: (nq,) start positions.
+        q2: (nq,) end positions.
+        dt: time, non-zero.
+
+    Returns:
+        (nv,) velocity in the tangent space at q1 (local angular velocity for ball/free).
+    """
+    _check_model(m, "diff_pos")
+    a = _entry.vec(q1, m.nq, "q1", "diff_pos")
+    b = _entry.vec(q2, m.nq, "q2", "diff_pos")
+    dt = float(dt)
+    if dt == 0.0:
+        raise ValueError("diff_pos: argument dt must be non-zero")
+    v = np.empty(m.nv)
+    _k_diff_pos(m._s, v, dt, a, b)
+    return v
