@@ -310,3 +310,23 @@ class PinAdapter:
         """B X Bᵀ: M or M⁻¹ in our coordinates from Pinocchio's."""
         b = self.b_matrix(qpos)
         return b @ mat_pin @ b.T
+
+    def forces(self, pin, pm, pd, d, f_ext):
+        """Pinocchio joint forces (local frames) of our f_ext, after pin.forwardKinematics.
+
+        f_ext[b] = (force, torque) in world axes at body b's com (d.xipos[b]); each body's
+        wrench goes to the Pinocchio joint that moves it (that of its last joint, or of the
+        body it is welded to; bodies welded to the world are skipped).
+        """
+        m = self.m
+        out = [pin.Force.Zero() for _ in range(pm.njoints)]
+        for b in range(1, m.nbody):
+            w = int(m.body_weldid[b])
+            if w == 0:
+                continue
+            name = m.names["joint"][m.body_jntadr[w] + m.body_jntnum[w] - 1]
+            jid = pm.getJointId(name)
+            f = np.asarray(f_ext[b, :3], dtype=np.float64)
+            t = f_ext[b, 3:] + np.cross(d.xipos[b], f)
+            out[jid] += pd.oMi[jid].actInv(pin.Force(f, t))
+        return out
