@@ -17,6 +17,7 @@ from jointspace.dynamics.minv import minv
 from jointspace.dynamics.rnea import bias_forces, gravity_forces, rnea
 from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, SingularMassError
 from jointspace.io import compile_model, load, load_string
+from jointspace.ik import IKResult, Target, ik
 from jointspace.io.spec import ModelSpec
 from jointspace.kinematics import (
     com_vel,
@@ -34,8 +35,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Data", "JointspaceError", "JointspaceWarning", "Model", "ModelError", "ModelSpec",
-    "SingularMassError", "aba", "bias_forces", "com_vel", "compile_model", "crba", "factor_m",
-    "gravity_forces", "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel",
+    "IKResult", "SingularMassError", "Target", "aba", "bias_forces", "com_vel", "compile_model", "crba", "factor_m",
+    "gravity_forces", "ik", "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel",
     "jacobian_site", "jacobian_subtree_com", "kinematics", "load", "load_string", "make_data",
     "minv", "models", "rnea", "solve_m",
 ]
