@@ -11,13 +11,22 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
 
 from jointspace import models
 from jointspace.dynamics.aba import aba
+from jointspace.dynamics.christoffel import (
+    christoffel,
+    christoffel_second_kind,
+    coriolis_matrix,
+    inertia_derivative,
+)
 from jointspace.dynamics.crba import crba
+from jointspace.dynamics.energy import hamiltonian, kinetic_energy, momentum, potential_energy
 from jointspace.dynamics.factor import factor_m, solve_m
 from jointspace.dynamics.minv import minv
 from jointspace.dynamics.rnea import bias_forces, gravity_forces, rnea
 from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, SingularMassError
-from jointspace.io import compile_model, load, load_string
+from jointspace.forward import forward, step
 from jointspace.ik import IKResult, Target, ik
+from jointspace.integrate import diff_pos, integrate_pos
+from jointspace.io import compile_model, load, load_string
 from jointspace.io.spec import ModelSpec
 from jointspace.kinematics import (
     com_vel,
@@ -34,9 +43,11 @@ from jointspace.types import Data, Model, make_data
 __version__ = "0.1.0"
 
 __all__ = [
-    "Data", "JointspaceError", "JointspaceWarning", "Model", "ModelError", "ModelSpec",
-    "IKResult", "SingularMassError", "Target", "aba", "bias_forces", "com_vel", "compile_model", "crba", "factor_m",
-    "gravity_forces", "ik", "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel",
-    "jacobian_site", "jacobian_subtree_com", "kinematics", "load", "load_string", "make_data",
-    "minv", "models", "rnea", "solve_m",
+    "Data", "IKResult", "JointspaceError", "JointspaceWarning", "Model", "ModelError", "ModelSpec",
+    "SingularMassError", "Target", "aba", "bias_forces", "christoffel", "christoffel_second_kind",
+    "com_vel", "compile_model", "coriolis_matrix", "crba", "diff_pos", "factor_m", "forward",
+    "gravity_forces", "hamiltonian", "ik", "inertia_derivative", "integrate_pos", "jacobian",
+    "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site",
+    "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string", "make_data",
+    "minv", "models", "momentum", "potential_energy", "rnea", "solve_m", "step",
 ]
