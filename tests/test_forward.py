@@ -307,6 +307,20 @@ def test_forward_warns_on_bad_state():
     assert np.isnan(d.qvel[0])
 
 
+def test_singular_inertia_is_reported():
+    """Two identical slides make M singular: forward says which dof, step resets."""
+    m = js.load_string("""<mujoco><worldbody><body>
+        <joint name="a" type="slide" axis="1 0 0"/><joint name="b" type="slide" axis="1 0 0"/>
+        <geom type="sphere" size=".1"/></body></worldbody></mujoco>""")
+    d = js.make_data(m)
+    with pytest.warns(JointspaceWarning, match=r"M is singular.*dof 0 \(joint 'a'\)"):
+        js.forward(m, d)
+    assert np.isnan(d.qacc[0])
+    with pytest.warns(JointspaceWarning, match=r"step: qacc\[0\] \(joint 'a'\)"):
+        js.step(m, d)
+    assert d.warning[2, 0] == 1
+
+
 def test_bad_arguments_are_named():
     """Wrong shapes, a wrong nstep and a Data of another model get clear errors."""
     m, d, _, _ = _load(MODELS["features"])

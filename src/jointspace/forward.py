@@ -60,13 +60,17 @@ _WARN_FIELDS = ("qpos", "qvel", "qacc")
 
 @njit(cache=True)
 def _fwd_position(m, d):
-    """Position-dependent stage: poses, com quantities, M and its factorization, moments."""
+    """Position-dependent stage: poses, com quantities, M and its factorization, moments.
+
+    Returns -1, or the dof whose LᵀDL pivot is not positive (M singular here).
+    """
     _kinematics(m, d)
     _com_pos(m, d)
     _crb(m, d)
-    _factor_m(m, d)
+    bad_pivot = _factor_m(m, d)
     _transmission(m, d)
     _energy_pos(m, d)
+    return bad_pivot
 
 
 @njit(cache=True)
@@ -136,12 +140,19 @@ def _fwd_constraint(m, d):
 
 @njit(cache=True)
 def _forward(m, d):
-    """The whole forward pipeline (mj_forward)."""
-    _fwd_position(m, d)
+    """The whole forward pipeline (mj_forward); returns -1 or the dof of a singular pivot.
+
+    A singular M makes qacc[dof] NaN there, as MuJoCo's division by the zero pivot would,
+    so that the checks of `step` reset the state.
+    """
+    bad_pivot = _fwd_position(m, d)
     _fwd_velocity(m, d)
     _actuation(m, d)
     _fwd_acceleration(m, d)
+    if bad_pivot >= 0:
+        d.qacc_smooth[bad_pivot] = np.nan
     _fwd_constraint(m, d)
+    return bad_pivot
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,13 +308,20 @@ def _step(m, d, nstep):
 
 @njit(cache=True)
 def _forward_checked(m, d):
-    """_forward, then the index of the first bad qacc element (-1 if none)."""
-    _forward(m, d)
+    """Run _forward; return -1, the first bad qacc element i ≥ 0, or −2 − dof for singular M."""
+    bad_pivot = _forward(m, d)
+    if bad_pivot >= 0:
+        return -2 - bad_pivot
     return _first_bad(d.qacc)
 
 
 _k_forward = _entry.Kernel(_forward_checked)
 _k_step = _entry.Kernel(_step)
+
+
+def _joint_label(m, j):
+    name = m.names["joint"][j] if 0 <= j < len(m.names["joint"]) else ""
+    return f"joint {name!r}" if name else f"joint {j}"
 
 
 def _element_name(m, kind, i):
@@ -312,9 +330,7 @@ def _element_name(m, kind, i):
         j = int(np.searchsorted(m.jnt_qposadr, i, side="right") - 1)
     else:
         j = int(m.dof_jntid[i])
-    name = m.names["joint"][j] if 0 <= j < len(m.names["joint"]) else ""
-    label = f"joint {name!r}" if name else f"joint {j}"
-    return f"{_WARN_FIELDS[kind]}[{i}] ({label})"
+    return f"{_WARN_FIELDS[kind]}[{i}] ({_joint_label(m, j)})"
 
 
 def _warn_bad_state(m, d, mask, fname):
@@ -325,7 +341,8 @@ def _warn_bad_state(m, d, mask, fname):
                 f"{fname}: {what} became NaN, inf or larger than 1e10; the state was reset "
                 f"to qpos0 (d.warning[{kind}, 0] = {int(d.warning[kind, 0])} such resets so "
                 f"far). Reduce the time step, add damping, or check qpos, qvel, ctrl, "
-                f"qfrc_applied and xfrc_applied.", JointspaceWarning, stacklevel=3)
+                f"qfrc_applied and xfrc_applied (a singular M also gives a NaN qacc).",
+                JointspaceWarning, stacklevel=3)
 
 
 def forward(m, d):
@@ -343,7 +360,14 @@ def forward(m, d):
     """
     _entry.check_pair(m, d, "forward")
     bad = _k_forward(m._s, d._s)
-    if bad >= 0:
+    if bad <= -2:
+        warnings.warn(
+            f"forward: the joint-space inertia M is singular at this configuration (the LᵀDL "
+            f"pivot of dof {-2 - bad} ({_joint_label(m, int(m.dof_jntid[-2 - bad]))}) is not "
+            f"positive), so qacc is NaN there; give the bodies this dof moves mass and "
+            f"inertia, or add armature",
+            JointspaceWarning, stacklevel=2)
+    elif bad >= 0:
         warnings.warn(
             f"forward: {_element_name(m, 2, bad)} is NaN, inf or larger than 1e10; check "
             f"qpos, qvel, ctrl, qfrc_applied and xfrc_applied for bad values",
