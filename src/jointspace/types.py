@@ -447,6 +447,13 @@ class Data:
     def time(self, value):
         self._time[0] = value
 
+    @property
+    def contact(self):
+        """The contacts of the last collision call by field name (a `ContactView`)."""
+        from jointspace.collision.contact import ContactView
+
+        return ContactView(self)
+
     def __repr__(self):
         return f"Data(time={self.time}, nq={self.qpos.size}, nv={self.qvel.size})"
 
