@@ -298,6 +298,20 @@ def test_nan_position_and_acceleration_warn():
     assert np.all(np.isfinite(d.qacc))
 
 
+def test_state_made_bad_by_the_last_step_is_reset():
+    """A position pushed beyond 1e10 by the final integration is reset before returning."""
+    m = js.load_string("""<mujoco><option timestep="1" gravity="0 0 0"/><worldbody><body>
+        <joint name="x" type="slide" axis="1 0 0"/><geom type="sphere" size=".1" mass="1"/>
+        </body></worldbody></mujoco>""")
+    d = js.make_data(m)
+    d.qvel[0] = 9e9
+    d.qfrc_applied[0] = 9e9
+    with pytest.warns(JointspaceWarning, match=r"step: qpos\[0\] \(joint 'x'\)"):
+        js.step(m, d)
+    assert d.warning[0, 0] == 1
+    assert d.qvel[0] == 0.0 and d.qpos[0] == 0.0 and d.time == 0.0
+
+
 def test_forward_warns_on_bad_state():
     """A bad state in forward is not reset, but the warning says which qacc is not finite."""
     m, d, _, _ = _load(MODELS["features"])
@@ -316,9 +330,14 @@ def test_singular_inertia_is_reported():
     with pytest.warns(JointspaceWarning, match=r"M is singular.*dof 0 \(joint 'a'\)"):
         js.forward(m, d)
     assert np.isnan(d.qacc[0])
-    with pytest.warns(JointspaceWarning, match=r"step: qacc\[0\] \(joint 'a'\)"):
+    # qacc is NaN, the reset state is singular too: the last check resets the NaN qpos
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         js.step(m, d)
-    assert d.warning[2, 0] == 1
+    messages = [str(w.message) for w in caught if w.category is JointspaceWarning]
+    assert any(re.match(r"step: qacc\[0\] \(joint 'a'\)", s) for s in messages)
+    assert d.warning[2, 0] == 1 and d.warning[0, 0] == 1
+    assert np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))
 
 
 def test_bad_arguments_are_named():

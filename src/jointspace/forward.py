@@ -280,9 +280,12 @@ def _rk4(m, d):
 
 @njit(cache=True)
 def _step(m, d, nstep):
-    """Run nstep steps of check → forward → check → integrate.
+    """Run nstep steps of check → forward → check → integrate, then check the final state.
 
-    Returns a bit mask of the checks that reset the state (1 qpos, 2 qvel, 4 qacc).
+    The last check resets a state that the final integration made bad, so that the call
+    never hands back NaN (MuJoCo would reset at the start of the next step instead; the
+    trajectory is the same). Returns a bit mask of the checks that reset the state
+    (1 qpos, 2 qvel, 4 qacc).
     """
     bad = 0
     for _ in range(nstep):
@@ -303,6 +306,8 @@ def _step(m, d, nstep):
             _implicit(m, d)
         else:
             _advance(m, d, d.qacc)
+    bad |= _check(m, d, d.qpos, WARN_BADQPOS)
+    bad |= _check(m, d, d.qvel, WARN_BADQVEL)
     return bad
 
 
@@ -381,7 +386,8 @@ def step(m, d, nstep=1):
     m.opt.integrator ("Euler", "RK4", "implicit" or "implicitfast"), as MuJoCo's mj_step.
     A bad value (NaN, inf, |x| > 1e10) resets the state to qpos0, increments
     d.warning[kind, 0] (kind 0, 1, 2 = qpos, qvel, qacc) and raises a JointspaceWarning
-    naming the first bad element.
+    naming the first bad element; the state reached by the last step is checked too, so
+    d never holds a bad state after the call.
 
     Args:
         m: the Model.
