@@ -1,0 +1,1094 @@
+"""Constraint rows (efc_*): equality constraints, friction loss, joint limits, contacts.
+
+`make_constraint(m, d)` fills rows 0 … nefc−1 of Data's efc_* arrays in MuJoCo's order
+(mj_makeConstraint, engine_core_constraint.c; Todorov 2014, 004 §II Phase II):
+
+  equality   connect  3 rows  r = p1 − p2,  J = Jp(b1, p1) − Jp(b2, p2)
+             weld     6 rows  r = (p1 − p2, τ vec(q2⁻¹ ⊗ q1 ⊗ q_rel)), rotation rows
+                              J_rot = τ/2 vec(q2⁻¹ ⊗ (0, Jr1 − Jr2) ⊗ q1 ⊗ q_rel)
+             joint    1 row   r = q1 − q1₀ − poly(q2 − q2₀),  J = e1 − poly'(q2 − q2₀) e2
+  friction   1 row per dof with frictionloss > 0: J = e_i, force bounded by ±frictionloss
+  limits     hinge/slide: one row per side with dist < margin, J = ±e_i (lower: +1);
+             ball: one row when the rotation angle exceeds max(range), J = −axis
+  contacts   condim 1: the normal row; pyramidal cone: 2(condim−1) edge rows
+             J_n ± μ_k J_k; elliptic cone: condim rows (normal, two tangents, torsion, two
+             rolling), the friction cone of 004 eq. 9 with per-dimension μ
+
+A constraint whose Jacobian is identically zero adds no rows (MuJoCo's empty guard). Rows
+that would exceed the capacity `m.njmax` are dropped whole (a constraint is never split),
+counted in d.warning_cnstrfull = (number of overflowing calls, rows requested last time),
+and reported by the public functions as a JointspaceWarning.
+
+Softness (mj_makeImpedance; 004 §V eq. 22–28). For each constraint with solref (τ, ζ) and
+solimp (d0, dwidth, width, midpoint, power):
+  impedance  d(r) rises from d0 at r = margin to dwidth at |r − margin| ≥ width along a
+             two-piece power curve joined at the midpoint
+  R          = max(mjMINVAL, (1 − d)/d · diagApprox); friction rows of a contact get
+             R_1 = R_0 / impratio and, for elliptic cones, R_j μ_j² = R_1 μ_1² (eq. 22);
+             pyramidal edges all get 2 μ² R_0 with μ = μ_1 √(R_1/R_0)
+  B, K       standard (τ > 0): B = 2/(dwidth τ), K = 1/(dwidth² τ² ζ²), τ ≥ 2·timestep;
+             direct (τ ≤ 0): B = −ζ/dwidth, K = −τ/dwidth²; K = 0 on friction rows
+  aref       = −B vel − K d (pos − margin), minus J̇ qvel on connect/weld rows
+diagApprox approximates diag(J M⁻¹ Jᵀ) from body_invweight0/dof_invweight0 (computed at
+compile time by `set_constants`), never forming A (004 §IV). After R is set, diagApprox is
+adjusted so that R = (1 − d)/d · diagApprox holds exactly (MuJoCo ≥ 3 calls this efc_diagA).
+
+The paper's (ε, κ) parameterization maps onto solref/solimp exactly: see
+`softness_from_epsilon_kappa`.
+"""
+
+import math
+import warnings
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.errors import JointspaceWarning
+from jointspace.kinematics import _jac
+from jointspace.rotation import quat_mul
+from jointspace.types import (
+    EQ_CONNECT,
+    EQ_JOINT,
+    EQ_WELD,
+    JNT_BALL,
+    JNT_FREE,
+    JNT_HINGE,
+    JNT_SLIDE,
+)
+
+# constraint row types (MuJoCo's mjtConstraint)
+CNSTR_EQUALITY = 0
+CNSTR_FRICTION_DOF = 1
+CNSTR_FRICTION_TENDON = 2
+CNSTR_LIMIT_JOINT = 3
+CNSTR_LIMIT_TENDON = 4
+CNSTR_CONTACT_FRICTIONLESS = 5
+CNSTR_CONTACT_PYRAMIDAL = 6
+CNSTR_CONTACT_ELLIPTIC = 7
+
+# row states at the solution (MuJoCo's mjtConstraintState)
+STATE_SATISFIED = 0
+STATE_QUADRATIC = 1
+STATE_LINEARNEG = 2
+STATE_LINEARPOS = 3
+STATE_CONE = 4
+
+# option disable bits used here (MuJoCo's mjtDisableBit)
+DSBL_CONSTRAINT = 1 << 0
+DSBL_EQUALITY = 1 << 1
+DSBL_FRICTIONLOSS = 1 << 2
+DSBL_LIMIT = 1 << 3
+DSBL_CONTACT = 1 << 4
+DSBL_WARMSTART = 1 << 9
+DSBL_REFSAFE = 1 << 12
+
+_MINVAL = 1e-15  # mjMINVAL
+_MINIMP = 0.0001  # mjMINIMP
+_MAXIMP = 0.9999  # mjMAXIMP
+_SOLREF_DEFAULT = (0.02, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+@njit(cache=True)
+def _local_point(out, xpos, xmat, v, a):
+    """out = xpos + xmat v[a:a+3] (a point given in a body frame, to world)."""
+    for r in range(3):
+        out[r] = (xpos[r] + xmat[3 * r] * v[a] + xmat[3 * r + 1] * v[a + 1]
+                  + xmat[3 * r + 2] * v[a + 2])
+
+
+@njit(cache=True)
+def _quat_mul_axis(out, q, ax):
+    """out = q ⊗ (0, ax)."""
+    w = -q[1] * ax[0] - q[2] * ax[1] - q[3] * ax[2]
+    x = q[0] * ax[0] + q[2] * ax[2] - q[3] * ax[1]
+    y = q[0] * ax[1] + q[3] * ax[0] - q[1] * ax[2]
+    z = q[0] * ax[2] + q[1] * ax[1] - q[2] * ax[0]
+    out[0] = w
+    out[1] = x
+    out[2] = y
+    out[3] = z
+
+
+@njit(cache=True)
+def _quat_deriv(out, q, w):
+    """out = ½ (0, w) ⊗ q: the derivative of q under world angular velocity w."""
+    out[0] = 0.5 * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3])
+    out[1] = 0.5 * (w[0] * q[0] + w[1] * q[3] - w[2] * q[2])
+    out[2] = 0.5 * (-w[0] * q[3] + w[1] * q[0] + w[2] * q[1])
+    out[3] = 0.5 * (w[0] * q[2] - w[1] * q[1] + w[2] * q[0])
+
+
+@njit(cache=True)
+def _add_rows(m, d, jac, pos, margin, floss, size, ctype, cid, need):
+    """Append `size` rows (jac[:size], pos[:size], margin[:size]); return the first row or -1.
+
+    Non-contact constraints with an all-zero Jacobian add nothing. need[0] counts the rows
+    requested this call, need[1] the constraints dropped for lack of capacity.
+    """
+    nv = m.nv
+    if ctype < CNSTR_CONTACT_FRICTIONLESS:
+        empty = True
+        for r in range(size):
+            for k in range(nv):
+                if jac[r, k] != 0.0:
+                    empty = False
+                    break
+            if not empty:
+                break
+        if empty:
+            return -1
+    n = d.nefc[0]
+    need[0] += size
+    if n + size > m.njmax:
+        need[1] += 1
+        return -1
+    for r in range(size):
+        row = d.efc_J[n + r]
+        for k in range(nv):
+            row[k] = jac[r, k]
+        d.efc_pos[n + r] = pos[r]
+        d.efc_margin[n + r] = margin[r]
+        d.efc_frictionloss[n + r] = floss
+        d.efc_type[n + r] = ctype
+        d.efc_id[n + r] = cid
+    d.nefc[0] = n + size
+    if ctype == CNSTR_EQUALITY:
+        d.ne[0] += size
+    elif ctype == CNSTR_FRICTION_DOF or ctype == CNSTR_FRICTION_TENDON:
+        d.nf[0] += size
+    elif ctype == CNSTR_LIMIT_JOINT or ctype == CNSTR_LIMIT_TENDON:
+        d.nl[0] += size
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# rows by type
+
+
+@njit(cache=True)
+def _equality_anchors(m, d, i, p1, p2):
+    """World anchors of connect/weld i: p1 on body1, p2 on body2 (mj_equalityAnchors).
+
+    connect: data[0:3] is the anchor in body1's frame, data[3:6] the same point at qpos0 in
+    body2's frame. weld: data[0:3] is the anchor in body2's frame, data[3:6] in body1's.
+    """
+    b1 = m.eq_obj1id[i]
+    b2 = m.eq_obj2id[i]
+    data = m.eq_data[i]
+    if m.eq_type[i] == EQ_CONNECT:
+        _local_point(p1, d.xpos[b1], d.xmat[b1], data, 0)
+        _local_point(p2, d.xpos[b2], d.xmat[b2], data, 3)
+    else:
+        _local_point(p1, d.xpos[b1], d.xmat[b1], data, 3)
+        _local_point(p2, d.xpos[b2], d.xmat[b2], data, 0)
+
+
+@njit(cache=True)
+def _instantiate_equality(m, d, jac, j1p, j1r, j2p, j2r, need):
+    """Rows of the active connect, weld and joint equality constraints."""
+    nv = m.nv
+    pos = np.zeros(6)
+    zero6 = np.zeros(6)
+    p1 = np.empty(3)
+    p2 = np.empty(3)
+    q = np.empty(4)
+    qn = np.empty(4)
+    q2 = np.empty(4)
+    q3 = np.empty(4)
+    ax = np.empty(3)
+    for i in range(m.neq):
+        if not d.eq_active[i]:
+            continue
+        et = m.eq_type[i]
+        data = m.eq_data[i]
+        if et == EQ_CONNECT or et == EQ_WELD:
+            b1 = m.eq_obj1id[i]
+            b2 = m.eq_obj2id[i]
+            _equality_anchors(m, d, i, p1, p2)
+            for k in range(3):
+                pos[k] = p1[k] - p2[k]
+            # J = J(b1, p1) − J(b2, p2)
+            _jac(m, d, b1, p1, j1p, j1r)
+            _jac(m, d, b2, p2, j2p, j2r)
+            for r in range(3):
+                for k in range(nv):
+                    jac[r, k] = j1p[r, k] - j2p[r, k]
+            size = 3
+            if et == EQ_WELD:
+                ts = data[10]
+                # orientation error: vec(q2⁻¹ ⊗ q1 ⊗ q_rel) τ
+                quat_mul(q, d.xquat[b1], data[6:10])
+                qn[0] = d.xquat[b2, 0]
+                qn[1] = -d.xquat[b2, 1]
+                qn[2] = -d.xquat[b2, 2]
+                qn[3] = -d.xquat[b2, 3]
+                quat_mul(q2, qn, q)
+                for k in range(3):
+                    pos[3 + k] = q2[k + 1] * ts
+                # rotation rows: ½ τ vec(q2⁻¹ ⊗ (0, Jr1 − Jr2)_col ⊗ q1 ⊗ q_rel)
+                for k in range(nv):
+                    ax[0] = j1r[0, k] - j2r[0, k]
+                    ax[1] = j1r[1, k] - j2r[1, k]
+                    ax[2] = j1r[2, k] - j2r[2, k]
+                    _quat_mul_axis(q2, qn, ax)
+                    quat_mul(q3, q2, q)
+                    jac[3, k] = 0.5 * q3[1] * ts
+                    jac[4, k] = 0.5 * q3[2] * ts
+                    jac[5, k] = 0.5 * q3[3] * ts
+                size = 6
+            _add_rows(m, d, jac, pos, zero6, 0.0, size, CNSTR_EQUALITY, i, need)
+        elif et == EQ_JOINT:
+            j1 = m.eq_obj1id[i]
+            j2 = m.eq_obj2id[i]
+            for k in range(nv):
+                jac[0, k] = 0.0
+            jac[0, m.jnt_dofadr[j1]] = 1.0
+            a1 = m.jnt_qposadr[j1]
+            if j2 >= 0:
+                a2 = m.jnt_qposadr[j2]
+                dif = d.qpos[a2] - m.qpos0[a2]
+                # r = q1 − q1₀ − (c0 + c1 x + c2 x² + c3 x³ + c4 x⁴), x = q2 − q2₀
+                pos[0] = (d.qpos[a1] - m.qpos0[a1] - data[0]
+                          - (data[1] * dif + data[2] * dif * dif + data[3] * dif * dif * dif
+                             + data[4] * dif * dif * dif * dif))
+                deriv = (data[1] + 2.0 * data[2] * dif + 3.0 * data[3] * dif * dif
+                         + 4.0 * data[4] * dif * dif * dif)
+                jac[0, m.jnt_dofadr[j2]] -= deriv
+            else:
+                pos[0] = d.qpos[a1] - m.qpos0[a1] - data[0]
+            _add_rows(m, d, jac, pos, zero6, 0.0, 1, CNSTR_EQUALITY, i, need)
+
+
+@njit(cache=True)
+def _instantiate_friction(m, d, jac, need):
+    """One row per dof with friction loss: J = e_i."""
+    nv = m.nv
+    zero = np.zeros(1)
+    for i in range(nv):
+        if m.dof_frictionloss[i] == 0.0:
+            continue
+        for k in range(nv):
+            jac[0, k] = 0.0
+        jac[0, i] = 1.0
+        _add_rows(m, d, jac, zero, zero, m.dof_frictionloss[i], 1, CNSTR_FRICTION_DOF, i, need)
+
+
+@njit(cache=True)
+def _instantiate_limit(m, d, jac, need):
+    """Joint-limit rows: hinge/slide sides with dist < margin, ball cone limits."""
+    nv = m.nv
+    pos = np.empty(1)
+    margin = np.empty(1)
+    for i in range(m.njnt):
+        if not m.jnt_limited[i]:
+            continue
+        jt = m.jnt_type[i]
+        margin[0] = m.jnt_margin[i]
+        if jt == JNT_SLIDE or jt == JNT_HINGE:
+            value = d.qpos[m.jnt_qposadr[i]]
+            for side in (-1, 1):
+                # dist = side (range[side] − q), negative when violated
+                dist = side * (m.jnt_range[i, (side + 1) // 2] - value)
+                if dist < margin[0]:
+                    for k in range(nv):
+                        jac[0, k] = 0.0
+                    jac[0, m.jnt_dofadr[i]] = -float(side)
+                    pos[0] = dist
+                    _add_rows(m, d, jac, pos, margin, 0.0, 1, CNSTR_LIMIT_JOINT, i, need)
+        elif jt == JNT_BALL:
+            a = m.jnt_qposadr[i]
+            w, x, y, z = d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]
+            n = math.sqrt(w * w + x * x + y * y + z * z)
+            if n < _MINVAL:
+                w, x, y, z = 1.0, 0.0, 0.0, 0.0
+            elif abs(n - 1.0) > _MINVAL:
+                w, x, y, z = w / n, x / n, y / n, z / n
+            # rotation vector of the joint quaternion, angle wrapped to (−π, π]
+            s = math.sqrt(x * x + y * y + z * z)
+            if s < _MINVAL:
+                ux, uy, uz = 1.0, 0.0, 0.0
+            else:
+                ux, uy, uz = x / s, y / s, z / s
+            angle = 2.0 * math.atan2(s, w)
+            if angle > math.pi:
+                angle -= 2.0 * math.pi
+            vx, vy, vz = ux * angle, uy * angle, uz * angle
+            value = math.sqrt(vx * vx + vy * vy + vz * vz)
+            if value < _MINVAL:
+                vx, vy, vz = 1.0, 0.0, 0.0
+            else:
+                vx, vy, vz = vx / value, vy / value, vz / value
+            dist = max(m.jnt_range[i, 0], m.jnt_range[i, 1]) - value
+            if dist < margin[0]:
+                for k in range(nv):
+                    jac[0, k] = 0.0
+                dof = m.jnt_dofadr[i]
+                jac[0, dof] = -vx
+                jac[0, dof + 1] = -vy
+                jac[0, dof + 2] = -vz
+                pos[0] = dist
+                _add_rows(m, d, jac, pos, margin, 0.0, 1, CNSTR_LIMIT_JOINT, i, need)
+
+
+# ---------------------------------------------------------------------------------------------
+# softness
+
+
+@njit(cache=True)
+def _diag_approx(m, d):
+    """efc_diagApprox: diag(J M⁻¹ Jᵀ) approximated from the qpos0 inverse weights."""
+    nefc = d.nefc[0]
+    biw = m.body_invweight0
+    dA = d.efc_diagApprox
+    weldcnt = 0
+    i = 0
+    while i < nefc:
+        cid = d.efc_id[i]
+        t = d.efc_type[i]
+        if t == CNSTR_EQUALITY:
+            et = m.eq_type[cid]
+            b1 = m.eq_obj1id[cid]
+            b2 = m.eq_obj2id[cid]
+            if et == EQ_CONNECT:
+                dA[i] = biw[b1, 0] + biw[b2, 0]
+            elif et == EQ_WELD:
+                # rows 0-2 translation, 3-5 rotation
+                c = 1 if weldcnt > 2 else 0
+                dA[i] = biw[b1, c] + biw[b2, c]
+                weldcnt = (weldcnt + 1) % 6
+            else:
+                dA[i] = m.dof_invweight0[m.jnt_dofadr[b1]]
+                if b2 >= 0:
+                    dA[i] += m.dof_invweight0[m.jnt_dofadr[b2]]
+        elif t == CNSTR_FRICTION_DOF:
+            dA[i] = m.dof_invweight0[cid]
+        elif t == CNSTR_LIMIT_JOINT:
+            dA[i] = m.dof_invweight0[m.jnt_dofadr[cid]]
+        else:
+            i += _diag_approx_contact(m, d, i) - 1
+        i += 1
+
+
+@njit(cache=True)
+def _impedance(solimp, pos, margin):
+    """(d, ∂d/∂pos) of the solimp impedance curve at pos − margin (MuJoCo getimpedance)."""
+    d0 = solimp[0]
+    dw = solimp[1]
+    width = solimp[2]
+    mid = solimp[3]
+    power = solimp[4]
+    if d0 == dw or width <= _MINVAL:
+        return 0.5 * (d0 + dw), 0.0
+    x = (pos - margin) / width
+    sgn = 1.0
+    if x < 0:
+        x = -x
+        sgn = -1.0
+    if x >= 1.0 or x <= 0.0:
+        return (dw if x >= 1.0 else d0), 0.0
+    if power == 1.0:
+        y = x
+        yp = 1.0
+    elif x <= mid:
+        # y = a x^p on [0, midpoint]
+        a = 1.0 / mid ** (power - 1.0)
+        y = a * x ** power
+        yp = power * a * x ** (power - 1.0)
+    else:
+        # y = 1 − b (1 − x)^p on [midpoint, 1]
+        b = 1.0 / (1.0 - mid) ** (power - 1.0)
+        y = 1.0 - b * (1.0 - x) ** power
+        yp = power * b * (1.0 - x) ** (power - 1.0)
+    return d0 + y * (dw - d0), yp * sgn * (dw - d0) / width
+
+
+@njit(cache=True)
+def _solparams(m, d, i, solref, solreffriction, solimp):
+    """solref, solreffriction, solimp of row i, sanitized as MuJoCo's getsolparam does."""
+    cid = d.efc_id[i]
+    t = d.efc_type[i]
+    solreffriction[0] = 0.0
+    solreffriction[1] = 0.0
+    if t == CNSTR_EQUALITY:
+        solref[:] = m.eq_solref[cid]
+        solimp[:] = m.eq_solimp[cid]
+    elif t == CNSTR_LIMIT_JOINT:
+        solref[:] = m.jnt_solref[cid]
+        solimp[:] = m.jnt_solimp[cid]
+    elif t == CNSTR_FRICTION_DOF:
+        solref[:] = m.dof_solref[cid]
+        solimp[:] = m.dof_solimp[cid]
+    else:
+        _contact_solparams(d, cid, solref, solreffriction, solimp)
+    # standard (both > 0) or direct (both ≤ 0), not mixed
+    if (solref[0] > 0) != (solref[1] > 0):
+        solref[0] = _SOLREF_DEFAULT[0]
+        solref[1] = _SOLREF_DEFAULT[1]
+    refsafe = (m.opt_disableflags[0] & DSBL_REFSAFE) == 0
+    h2 = 2.0 * m.opt_timestep[0]
+    if refsafe and solref[0] > 0:
+        solref[0] = max(solref[0], h2)
+    if (solreffriction[0] > 0) != (solreffriction[1] > 0):
+        solreffriction[0] = 0.0
+        solreffriction[1] = 0.0
+    if refsafe and solreffriction[0] > 0:
+        solreffriction[0] = max(solreffriction[0], h2)
+    solimp[0] = min(_MAXIMP, max(_MINIMP, solimp[0]))
+    solimp[1] = min(_MAXIMP, max(_MINIMP, solimp[1]))
+    solimp[2] = max(0.0, solimp[2])
+    solimp[3] = min(_MAXIMP, max(_MINIMP, solimp[3]))
+    solimp[4] = max(1.0, solimp[4])
+
+
+@njit(cache=True)
+def _make_impedance(m, d):
+    """efc_R, efc_D, efc_KBIP from solref/solimp and diagApprox; adjust efc_diagApprox."""
+    nefc = d.nefc[0]
+    R = d.efc_R
+    KBIP = d.efc_KBIP
+    solref = np.empty(2)
+    solreffriction = np.empty(2)
+    solimp = np.empty(5)
+    i = 0
+    while i < nefc:
+        _solparams(m, d, i, solref, solreffriction, solimp)
+        # one impedance per constraint: connect/weld use |pos| over their rows
+        t = d.efc_type[i]
+        dim = 1
+        pos = d.efc_pos[i]
+        if t == CNSTR_CONTACT_ELLIPTIC or t == CNSTR_CONTACT_PYRAMIDAL:
+            dim = _contact_rows(m, d, i)
+        elif t == CNSTR_EQUALITY:
+            et = m.eq_type[d.efc_id[i]]
+            if et == EQ_WELD or et == EQ_CONNECT:
+                dim = 6 if et == EQ_WELD else 3
+                s = 0.0
+                for j in range(dim):
+                    s += d.efc_pos[i + j] * d.efc_pos[i + j]
+                pos = math.sqrt(s)
+        imp, impP = _impedance(solimp, pos, d.efc_margin[i])
+        dwidth2 = solimp[1] * solimp[1]
+        for j in range(dim):
+            r = i + j
+            # R = (1 − d)/d · diagApprox
+            R[r] = max(_MINVAL, (1.0 - imp) * d.efc_diagApprox[r] / imp)
+            tr = d.efc_type[r]
+            ell_fric = tr == CNSTR_CONTACT_ELLIPTIC and j > 0
+            if ell_fric and (solreffriction[0] != 0.0 or solreffriction[1] != 0.0):
+                ref0 = solreffriction[0]
+                ref1 = solreffriction[1]
+            else:
+                ref0 = solref[0]
+                ref1 = solref[1]
+            if tr == CNSTR_FRICTION_DOF or tr == CNSTR_FRICTION_TENDON or ell_fric:
+                KBIP[r, 0] = 0.0
+            elif ref0 > 0:
+                # K = 1 / (dwidth² τ² ζ²)
+                KBIP[r, 0] = 1.0 / max(_MINVAL, dwidth2 * ref0 * ref0 * ref1 * ref1)
+            else:
+                KBIP[r, 0] = -ref0 / max(_MINVAL, dwidth2)
+            if ref1 > 0:
+                # B = 2 / (dwidth τ)
+                KBIP[r, 1] = 2.0 / max(_MINVAL, solimp[1] * ref0)
+            else:
+                KBIP[r, 1] = -ref1 / max(_MINVAL, solimp[1])
+            KBIP[r, 2] = imp
+            KBIP[r, 3] = impP
+        i += dim
+    # frictional contacts: impratio and the cone's friction-dimension R (004 eq. 22)
+    i = d.ne[0] + d.nf[0]
+    while i < nefc:
+        t = d.efc_type[i]
+        if t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
+            i += _contact_friction_r(m, d, i)
+        else:
+            i += 1
+    for r in range(nefc):
+        d.efc_D[r] = 1.0 / R[r]
+        d.efc_diagApprox[r] = R[r] * KBIP[r, 2] / (1.0 - KBIP[r, 2])
+
+
+# ---------------------------------------------------------------------------------------------
+# contacts (rows come from d.contact_*, written by the collision stage)
+
+
+@njit(cache=True)
+def _instantiate_contact(m, d, jac, j1p, j1r, j2p, j2r, need):
+    """Rows of each active contact, from J(body2) − J(body1) rotated into the contact frame.
+
+    Frame rows: normal, tangent 1, tangent 2 (translation), then for condim 4 and 6 the
+    rotations about the normal and, for 6, the tangents. Pyramidal: edges J_0 ± μ_k J_k.
+    """
+    nv = m.nv
+    pos = np.empty(10)
+    margin = np.empty(10)
+    rows = np.empty((6, nv))
+    pyramidal = m.opt_cone[0] == 0
+    for c in range(d.ncon[0]):
+        if d.contact_exclude[c]:
+            continue
+        dim = d.contact_dim[c]
+        b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+        b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+        p = d.contact_pos[c]
+        _jac(m, d, b1, p, j1p, j1r)
+        _jac(m, d, b2, p, j2p, j2r)
+        fr = d.contact_frame[c]
+        # rows = frame (J2 − J1): translation rows, then rotation rows for condim > 3
+        ntran = 3 if dim > 1 else 1
+        for r in range(ntran):
+            for k in range(nv):
+                rows[r, k] = (fr[3 * r] * (j2p[0, k] - j1p[0, k])
+                              + fr[3 * r + 1] * (j2p[1, k] - j1p[1, k])
+                              + fr[3 * r + 2] * (j2p[2, k] - j1p[2, k]))
+        for r in range(dim - 3):
+            for k in range(nv):
+                rows[3 + r, k] = (fr[3 * r] * (j2r[0, k] - j1r[0, k])
+                                  + fr[3 * r + 1] * (j2r[1, k] - j1r[1, k])
+                                  + fr[3 * r + 2] * (j2r[2, k] - j1r[2, k]))
+        dist = d.contact_dist[c]
+        imargin = d.contact_includemargin[c]
+        if dim == 1:
+            pos[0] = dist
+            margin[0] = imargin
+            _add_rows(m, d, rows, pos, margin, 0.0, 1, CNSTR_CONTACT_FRICTIONLESS, c, need)
+        elif pyramidal:
+            # all 2(dim − 1) edges are added together (a contact is never split)
+            n = 2 * (dim - 1)
+            for k in range(1, dim):
+                mu = d.contact_friction[c, k - 1]
+                for t in range(nv):
+                    jac[2 * k - 2, t] = rows[0, t] + mu * rows[k, t]
+                    jac[2 * k - 1, t] = rows[0, t] - mu * rows[k, t]
+            for r in range(n):
+                pos[r] = dist
+                margin[r] = imargin
+            _add_rows(m, d, jac, pos, margin, 0.0, n, CNSTR_CONTACT_PYRAMIDAL, c, need)
+        else:
+            for r in range(dim):
+                pos[r] = 0.0
+                margin[r] = 0.0
+            pos[0] = dist
+            margin[0] = imargin
+            _add_rows(m, d, rows, pos, margin, 0.0, dim, CNSTR_CONTACT_ELLIPTIC, c, need)
+
+
+@njit(cache=True)
+def _contact_rows(m, d, i):
+    """Number of rows of the contact starting at row i."""
+    dim = d.contact_dim[d.efc_id[i]]
+    if d.efc_type[i] == CNSTR_CONTACT_PYRAMIDAL:
+        return 2 * (dim - 1)
+    if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+        return dim
+    return 1
+
+
+@njit(cache=True)
+def _diag_approx_contact(m, d, i):
+    """diagApprox of the contact starting at row i; returns its number of rows.
+
+    tran, rot = Σ over both bodies of body_invweight0; pyramidal edges get
+    tran + μ_k² (tran or rot).
+    """
+    c = d.efc_id[i]
+    dim = d.contact_dim[c]
+    b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+    b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+    tran = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
+    rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
+    dA = d.efc_diagApprox
+    t = d.efc_type[i]
+    if t == CNSTR_CONTACT_FRICTIONLESS:
+        dA[i] = tran
+        return 1
+    if t == CNSTR_CONTACT_ELLIPTIC:
+        for j in range(dim):
+            dA[i + j] = tran if j < 3 else rot
+        return dim
+    for j in range(dim - 1):
+        fr = d.contact_friction[c, j]
+        v = tran + fr * fr * (tran if j < 2 else rot)
+        dA[i + 2 * j] = v
+        dA[i + 2 * j + 1] = v
+    return 2 * (dim - 1)
+
+
+@njit(cache=True)
+def _contact_solparams(d, cid, solref, solreffriction, solimp):
+    """solref, solreffriction, solimp of contact cid."""
+    solref[:] = d.contact_solref[cid]
+    solreffriction[:] = d.contact_solreffriction[cid]
+    solimp[:] = d.contact_solimp[cid]
+
+
+@njit(cache=True)
+def _contact_friction_r(m, d, i):
+    """Friction-dimension R of the contact starting at row i; returns its number of rows.
+
+    R_1 = R_0 / impratio, μ = μ_1 √(R_1/R_0). Elliptic: R_j μ_j² = R_1 μ_1² (004 eq. 22).
+    Pyramidal: every edge gets 2 μ² R_0, which matches the elliptic cone's normal and
+    friction impedance.
+    """
+    c = d.efc_id[i]
+    dim = d.contact_dim[c]
+    fr = d.contact_friction[c]
+    R = d.efc_R
+    R[i + 1] = R[i] / max(_MINVAL, m.opt_impratio[0])
+    mu = fr[0] * math.sqrt(R[i + 1] / R[i])
+    if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+        for j in range(1, dim - 1):
+            R[i + j + 1] = R[i + 1] * fr[0] * fr[0] / (fr[j] * fr[j])
+        return dim
+    rpy = 2.0 * mu * mu * R[i]
+    n = 2 * (dim - 1)
+    for j in range(n):
+        R[i + j] = rpy
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# reference acceleration
+
+
+@njit(cache=True)
+def _jac_dot_qvel_pair(m, d, body, point, outp, outr):
+    """outp, outr += J̇p qvel, J̇r qvel of a point fixed to `body` (mj_jacDot times qvel).
+
+    Along the dof chain: J̇r_i = ċdof_i,rot;  J̇p_i = ċdof_i,lin + ċdof_i,rot × o
+    + cdof_i,rot × v_p, with o = point − subtree_com[root] and v_p the point's velocity;
+    for quaternion dofs ċdof_i = cvel[body(i)] ×ₘ cdof_i.
+    """
+    root = m.body_rootid[body]
+    o0 = point[0] - d.subtree_com[root, 0]
+    o1 = point[1] - d.subtree_com[root, 1]
+    o2 = point[2] - d.subtree_com[root, 2]
+    v = d.cvel[body]
+    # point velocity: v_lin + ω × o
+    pv0 = v[3] + v[1] * o2 - v[2] * o1
+    pv1 = v[4] + v[2] * o0 - v[0] * o2
+    pv2 = v[5] + v[0] * o1 - v[1] * o0
+    b = m.body_weldid[body]
+    if m.body_dofnum[b] == 0:
+        return
+    i = m.body_dofadr[b] + m.body_dofnum[b] - 1
+    while i >= 0:
+        c = d.cdof[i]
+        jnt = m.dof_jntid[i]
+        jt = m.jnt_type[jnt]
+        if jt == JNT_BALL or (jt == JNT_FREE and i >= m.jnt_dofadr[jnt] + 3):
+            w = d.cvel[m.dof_bodyid[i]]
+            cd0 = w[1] * c[2] - w[2] * c[1]
+            cd1 = w[2] * c[0] - w[0] * c[2]
+            cd2 = w[0] * c[1] - w[1] * c[0]
+            cd3 = w[1] * c[5] - w[2] * c[4] + w[4] * c[2] - w[5] * c[1]
+            cd4 = w[2] * c[3] - w[0] * c[5] + w[5] * c[0] - w[3] * c[2]
+            cd5 = w[0] * c[4] - w[1] * c[3] + w[3] * c[1] - w[4] * c[0]
+        else:
+            cd = d.cdof_dot[i]
+            cd0, cd1, cd2, cd3, cd4, cd5 = cd[0], cd[1], cd[2], cd[3], cd[4], cd[5]
+        qv = d.qvel[i]
+        outr[0] += cd0 * qv
+        outr[1] += cd1 * qv
+        outr[2] += cd2 * qv
+        outp[0] += (cd3 + cd1 * o2 - cd2 * o1 + c[1] * pv2 - c[2] * pv1) * qv
+        outp[1] += (cd4 + cd2 * o0 - cd0 * o2 + c[2] * pv0 - c[0] * pv2) * qv
+        outp[2] += (cd5 + cd0 * o1 - cd1 * o0 + c[0] * pv1 - c[1] * pv0) * qv
+        i = m.dof_parentid[i]
+
+
+@njit(cache=True)
+def _jdotv_equality(m, d):
+    """aref −= J̇ qvel on connect and weld rows (MuJoCo ≥ 3.3's mj_Jdotv)."""
+    ne = d.ne[0]
+    p1 = np.empty(3)
+    p2 = np.empty(3)
+    jp1 = np.empty(3)
+    jr1 = np.empty(3)
+    jp2 = np.empty(3)
+    jr2 = np.empty(3)
+    q0r = np.empty(4)
+    nq1 = np.empty(4)
+    qd0 = np.empty(4)
+    qd0r = np.empty(4)
+    nqd1 = np.empty(4)
+    dw = np.empty(3)
+    djr = np.empty(3)
+    ta = np.empty(4)
+    t1 = np.empty(4)
+    t2 = np.empty(4)
+    t3 = np.empty(4)
+    row = 0
+    while row < ne:
+        eid = d.efc_id[row]
+        et = m.eq_type[eid]
+        if et != EQ_CONNECT and et != EQ_WELD:
+            while row < ne and d.efc_id[row] == eid:
+                row += 1
+            continue
+        b1 = m.eq_obj1id[eid]
+        b2 = m.eq_obj2id[eid]
+        _equality_anchors(m, d, eid, p1, p2)
+        jp1[:] = 0.0
+        jr1[:] = 0.0
+        jp2[:] = 0.0
+        jr2[:] = 0.0
+        _jac_dot_qvel_pair(m, d, b1, p1, jp1, jr1)
+        _jac_dot_qvel_pair(m, d, b2, p2, jp2, jr2)
+        for k in range(3):
+            d.efc_aref[row + k] -= jp1[k] - jp2[k]
+        row += 3
+        if et == EQ_WELD:
+            data = m.eq_data[eid]
+            ts = data[10]
+            # d/dt of ½ vec(q2⁻¹ ⊗ (0, (Jr1 − Jr2) v) ⊗ q1 ⊗ q_rel): three product-rule terms
+            quat_mul(q0r, d.xquat[b1], data[6:10])
+            nq1[0] = d.xquat[b2, 0]
+            nq1[1] = -d.xquat[b2, 1]
+            nq1[2] = -d.xquat[b2, 2]
+            nq1[3] = -d.xquat[b2, 3]
+            w1 = d.cvel[b1, 0:3]
+            w2 = d.cvel[b2, 0:3]
+            for k in range(3):
+                dw[k] = w1[k] - w2[k]
+                djr[k] = jr1[k] - jr2[k]
+            _quat_deriv(qd0, d.xquat[b1], w1)
+            quat_mul(qd0r, qd0, data[6:10])
+            _quat_deriv(nqd1, d.xquat[b2], w2)
+            nqd1[1] = -nqd1[1]
+            nqd1[2] = -nqd1[2]
+            nqd1[3] = -nqd1[3]
+            _quat_mul_axis(ta, nqd1, dw)
+            quat_mul(t1, ta, q0r)
+            _quat_mul_axis(ta, nq1, djr)
+            quat_mul(t2, ta, q0r)
+            _quat_mul_axis(ta, nq1, dw)
+            quat_mul(t3, ta, qd0r)
+            for k in range(3):
+                d.efc_aref[row + k] -= 0.5 * (t1[k + 1] + t2[k + 1] + t3[k + 1]) * ts
+            row += 3
+
+
+@njit(cache=True)
+def _reference(m, d):
+    """efc_vel = J qvel, efc_aref = −B vel − K I (pos − margin) − J̇ qvel (mj_referenceConstraint).
+
+    Needs the velocity stage (cvel, cdof_dot).
+    """
+    nefc = d.nefc[0]
+    nv = m.nv
+    for i in range(nefc):
+        row = d.efc_J[i]
+        s = 0.0
+        for k in range(nv):
+            s += row[k] * d.qvel[k]
+        d.efc_vel[i] = s
+    for i in range(nefc):
+        kb = d.efc_KBIP[i]
+        d.efc_aref[i] = -kb[1] * d.efc_vel[i] - kb[0] * kb[2] * (d.efc_pos[i] - d.efc_margin[i])
+    if d.ne[0] > 0:
+        _jdotv_equality(m, d)
+
+
+# ---------------------------------------------------------------------------------------------
+# the stage
+
+
+@njit(cache=True)
+def _make_constraint(m, d):
+    """All rows, diagApprox and impedance (mj_makeConstraint); returns rows requested.
+
+    A negative return −n means n rows were requested but some constraints did not fit into
+    njmax; d.warning_cnstrfull is updated then.
+    """
+    d.ne[0] = 0
+    d.nf[0] = 0
+    d.nl[0] = 0
+    d.nefc[0] = 0
+    flags = m.opt_disableflags[0]
+    if flags & DSBL_CONSTRAINT:
+        return 0
+    nv = m.nv
+    jac = np.empty((10, nv))
+    j1p = np.empty((3, nv))
+    j1r = np.empty((3, nv))
+    j2p = np.empty((3, nv))
+    j2r = np.empty((3, nv))
+    need = np.zeros(2, dtype=np.int64)
+    if not flags & DSBL_EQUALITY:
+        _instantiate_equality(m, d, jac, j1p, j1r, j2p, j2r, need)
+    if not flags & DSBL_FRICTIONLOSS:
+        _instantiate_friction(m, d, jac, need)
+    if not flags & DSBL_LIMIT:
+        _instantiate_limit(m, d, jac, need)
+    if not flags & DSBL_CONTACT and nv > 0:
+        _instantiate_contact(m, d, jac, j1p, j1r, j2p, j2r, need)
+    if d.nefc[0] > 0:
+        _diag_approx(m, d)
+        _make_impedance(m, d)
+    if need[1] > 0:
+        d.warning_cnstrfull[0] += 1
+        d.warning_cnstrfull[1] = need[0]
+        return -need[0]
+    return need[0]
+
+
+@njit(cache=True)
+def _make_constraint_reference(m, d):
+    """_make_constraint, then _reference (efc_vel, efc_aref)."""
+    need = _make_constraint(m, d)
+    _reference(m, d)
+    return need
+
+
+_k_make = _entry.Kernel(_make_constraint_reference)
+
+
+def warn_cnstrfull(m, d, need, fname, stacklevel=3):
+    """Warn that the constraint rows did not fit into m.njmax (need = −rows requested)."""
+    warnings.warn(
+        f"{fname}: the constraints need {-need} rows but the model has room for "
+        f"njmax = {m.njmax}; the constraints that did not fit were dropped "
+        f"(d.warning_cnstrfull[0] = {int(d.warning_cnstrfull[0])} such calls so far). "
+        f"Compile the model with a larger njmax.", JointspaceWarning, stacklevel=stacklevel)
+
+
+def make_constraint(m, d):
+    """Build the constraint rows efc_* (0 … d.nefc−1) at the current state, in one compiled call.
+
+    Reads the position and velocity stages of `d` (run `jointspace.forward` first, or
+    `kinematics(m, d, qpos, qvel)` with the collision stage): writes d.ne, d.nf, d.nl,
+    d.nefc and efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss,
+    efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref. See the module docstring for
+    the rows and their softness.
+
+    Args:
+        m: the Model.
+        d: a Data for m.
+
+    Returns:
+        The number of rows, d.nefc[0].
+    """
+    _entry.check_pair(m, d, "make_constraint")
+    need = _k_make(m._s, d._s)
+    if need < 0:
+        warn_cnstrfull(m, d, need, "make_constraint")
+    return int(d.nefc[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# softness in the paper's parameters
+
+
+def softness_from_epsilon_kappa(epsilon, kappa):
+    """MuJoCo solref/solimp equivalent to the paper's softness (ε, κ) (004 §V eq. 27–28).
+
+    The paper sets R_ii = max(ε A_ii, r_min), B_ii = 2(1 + ε)/κ, K_ii = (1 + ε)/κ² and
+    aref = −B vel − K pos. MuJoCo sets R = (1 − d)/d · A_ii, B = 2/(d τ), and applies
+    K' = 1/(d² τ² ζ²) scaled by the impedance d. With a constant impedance d = 1/(1 + ε),
+    time constant τ = κ and damping ratio ζ = 1 these coincide: (1 − d)/d = ε,
+    2/(d κ) = 2(1 + ε)/κ and d · 1/(d² κ²) = (1 + ε)/κ². r_min is MuJoCo's 1e-15; A_ii is
+    diagApprox (the paper's diagonal approximation). MuJoCo's safety clamp τ ≥ 2·timestep
+    still applies unless the "refsafe" flag is disabled.
+
+    Args:
+        epsilon: impulse-regularization scale ε > 0 (dimensionless).
+        kappa: error-reduction time constant κ > 0 (s).
+
+    Returns:
+        (solref, solimp): tuples (κ, 1.0) and (d, d, 0.001, 0.5, 2.0), d = 1/(1 + ε).
+    """
+    epsilon = float(epsilon)
+    kappa = float(kappa)
+    if not (epsilon > 0 and np.isfinite(epsilon)):
+        raise ValueError(f"softness_from_epsilon_kappa: epsilon must be positive and finite, "
+                         f"got {epsilon!r}")
+    if not (kappa > 0 and np.isfinite(kappa)):
+        raise ValueError(f"softness_from_epsilon_kappa: kappa must be positive and finite, "
+                         f"got {kappa!r}")
+    dimp = 1.0 / (1.0 + epsilon)
+    if not _MINIMP <= dimp <= _MAXIMP:
+        raise ValueError(f"softness_from_epsilon_kappa: epsilon = {epsilon} gives impedance "
+                         f"{dimp}, outside MuJoCo's [{_MINIMP}, {_MAXIMP}]; use "
+                         f"{1 / _MAXIMP - 1:.2e} ≤ epsilon ≤ {1 / _MINIMP - 1:.0f}")
+    return (kappa, 1.0), (dimp, dimp, 0.001, 0.5, 2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# compile-time constants
+
+
+def _body_simple(m):
+    """MuJoCo's body_simple == 2 test: a slide-only body that moves as a point mass.
+
+    True for a body with dofs, com at the body origin with aligned inertia axes, only slide
+    joints at the origin along coordinate axes, no child bodies, and a parent that is the
+    world or a jointless child of the world.
+    """
+    eps = 1e-6
+    simple = np.zeros(m.nbody, dtype=bool)
+    has_child = np.zeros(m.nbody, dtype=bool)
+    has_child[m.body_parentid[1:]] = True
+    for b in range(1, m.nbody):
+        if m.body_dofnum[b] == 0 or has_child[b]:
+            continue
+        q = m.body_iquat[b]
+        if np.any(np.abs(m.body_ipos[b]) >= eps) or not (
+                np.all(np.abs(q - [1, 0, 0, 0]) < eps) or np.all(np.abs(q + [1, 0, 0, 0]) < eps)):
+            continue
+        p = m.body_parentid[b]
+        if not (m.body_rootid[b] == b or (m.body_parentid[p] == 0 and m.body_dofnum[p] == 0)):
+            continue
+        ok = True
+        for j in range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]):
+            aligned = int(np.sum(np.abs(m.jnt_axis[j]) > 1e-14)) == 1
+            if (m.jnt_type[j] != JNT_SLIDE or np.any(np.abs(m.jnt_pos[j]) >= eps)
+                    or not aligned):
+                ok = False
+                break
+        simple[b] = ok
+    return simple
+
+
+def set_constants(m, d):
+    """Constants at qpos0 used by the constraint stage (MuJoCo mj_setConst).
+
+    Needs d's position stage and qM at qpos0. Computes body_invweight0 (mean translational
+    and rotational diagonal of J M⁻¹ Jᵀ for each body's com Jacobian), dof_invweight0 (per
+    joint: mean diagonal of the joint's block of M⁻¹, translation and rotation apart for free
+    joints), stat_meaninertia (mean diagonal of M), and the eq_data that depends on qpos0:
+    the connect anchor in body2's frame and, unless given, the weld's relative pose.
+    """
+    from jointspace.dynamics.crba import _dense_from_sparse
+
+    nv = m.nv
+    if nv:
+        M = np.empty((nv, nv))
+        _dense_from_sparse(m._s, d.qM, M)
+        m.stat_meaninertia[0] = float(np.mean(np.diag(M)))
+        try:
+            Minv = np.linalg.inv(M)
+            ok = np.all(np.isfinite(Minv))
+        except np.linalg.LinAlgError:
+            ok = False
+    else:
+        ok = False
+        m.stat_meaninertia[0] = 1.0
+    simple = _body_simple(m)
+    jacp = np.zeros((3, nv))
+    jacr = np.zeros((3, nv))
+    m.body_invweight0[:] = 0.0
+    for b in range(1, m.nbody):
+        if m.body_dofnum[m.body_weldid[b]] == 0:
+            continue
+        if simple[b]:
+            m.body_invweight0[b] = (1.0 / max(_MINVAL, m.body_mass[b]), 0.0)
+        elif ok:
+            _jac(m._s, d._s, b, d.xipos[b].copy(), jacp, jacr)
+            A = np.vstack((jacp, jacr)) @ Minv @ np.vstack((jacp, jacr)).T
+            dg = np.diag(A)
+            m.body_invweight0[b] = (dg[:3].mean(), dg[3:].mean())
+    m.dof_invweight0[:] = 0.0
+    for j in range(m.njnt):
+        a = m.jnt_dofadr[j]
+        b = m.jnt_bodyid[j]
+        if simple[b]:
+            m.dof_invweight0[a] = 1.0 / max(_MINVAL, m.body_mass[b])
+        elif ok:
+            jt = m.jnt_type[j]
+            n = 6 if jt == JNT_FREE else 3 if jt == JNT_BALL else 1
+            dg = np.diag(Minv)[a:a + n]
+            if n == 6:
+                m.dof_invweight0[a:a + 3] = dg[:3].mean()
+                m.dof_invweight0[a + 3:a + 6] = dg[3:].mean()
+            else:
+                m.dof_invweight0[a:a + n] = dg.mean()
+    for i in range(m.neq):
+        b1, b2 = m.eq_obj1id[i], m.eq_obj2id[i]
+        data = m.eq_data[i]
+        if m.eq_type[i] == EQ_CONNECT:
+            # data[3:6] = the anchor (given in body1's frame) in body2's frame at qpos0
+            p = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ data[0:3]
+            data[3:6] = d.xmat[b2].reshape(3, 3).T @ (p - d.xpos[b2])
+        elif m.eq_type[i] == EQ_WELD and not np.any(data[6:10]):
+            # data[3:6] = the anchor (given in body2's frame) in body1's frame;
+            # data[6:10] = q1⁻¹ ⊗ q2 at qpos0
+            p = d.xpos[b2] + d.xmat[b2].reshape(3, 3) @ data[0:3]
+            data[3:6] = d.xmat[b1].reshape(3, 3).T @ (p - d.xpos[b1])
+            q1 = d.xquat[b1] * np.array([1.0, -1.0, -1.0, -1.0])
+            q2 = d.xquat[b2]
+            data[6:10] = (
+                q1[0] * q2[0] - q1[1] * q2[1] - q1[2] * q2[2] - q1[3] * q2[3],
+                q1[0] * q2[1] + q1[1] * q2[0] + q1[2] * q2[3] - q1[3] * q2[2],
+                q1[0] * q2[2] - q1[1] * q2[3] + q1[2] * q2[0] + q1[3] * q2[1],
+                q1[0] * q2[3] + q1[1] * q2[2] - q1[2] * q2[1] + q1[3] * q2[0])
+        elif m.eq_type[i] == EQ_WELD:
+            data[6:10] /= np.linalg.norm(data[6:10])
+
+
+def default_njmax(arrays, nconmax):
+    """Default row capacity: every equality, friction and limit row, plus room for contacts.
+
+    Contacts get nconmax contacts of the largest row count any geom or pair needs
+    (pyramidal 2(condim − 1), elliptic condim), when any geom can collide.
+
+    Args:
+        arrays: the compiler's field arrays by name (eq_type, dof_frictionloss, jnt_limited,
+            jnt_type, geom_contype, geom_conaffinity, geom_condim, pair_dim).
+        nconmax: the contact capacity.
+    """
+    a = {k: np.asarray(arrays[k]) for k in ("eq_type", "dof_frictionloss", "jnt_limited",
+                                             "jnt_type", "geom_contype", "geom_conaffinity",
+                                             "geom_condim", "pair_dim")}
+    per_eq = {EQ_CONNECT: 3, EQ_WELD: 6, EQ_JOINT: 1}
+    rows = sum(per_eq.get(int(t), 1) for t in a["eq_type"].ravel())
+    rows += int(np.count_nonzero(a["dof_frictionloss"]))
+    for lim, jt in zip(a["jnt_limited"].ravel(), a["jnt_type"].ravel()):
+        if lim:
+            rows += 2 if int(jt) in (JNT_HINGE, JNT_SLIDE) else 1
+    collides = a["pair_dim"].size > 0 or bool(np.any(a["geom_contype"] != 0)
+                                              and np.any(a["geom_conaffinity"] != 0))
+    if collides:
+        condim = max(int(np.max(a["geom_condim"], initial=1)),
+                     int(np.max(a["pair_dim"], initial=1)))
+        rows += max(condim, 2 * (condim - 1), 1) * int(nconmax)
+    return max(rows, 1)
+
+
+class EfcView:
+    """Read-only views of the constraint rows in use, by name without the efc_ prefix.
+
+    d.efc.J is d.efc_J[:nefc], d.efc.force is d.efc_force[:nefc], and so on; the views are
+    taken when the attribute is read, so they follow later calls.
+    """
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d):
+        self._d = d
+
+    @property
+    def n(self):
+        """Number of rows, d.nefc[0]."""
+        return int(self._d.nefc[0])
+
+    def __getattr__(self, name):
+        arr = getattr(self._d, "efc_" + name, None)
+        if arr is None:
+            raise AttributeError(f"no constraint field efc_{name}")
+        v = arr[:int(self._d.nefc[0])]
+        v.flags.writeable = False
+        return v
+
+    def __repr__(self):
+        return f"EfcView(nefc={self.n})"
+
+
+def efc_view(d):
+    """An `EfcView` of d's constraint rows."""
+    return EfcView(d)
