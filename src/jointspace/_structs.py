@@ -48,6 +48,7 @@ model_type = ModelStructType([
     ("nexclude", types.int64),
     ("nM", types.int64),
     ("nconmax", types.int64),
+    ("njmax", types.int64),
     ("opt_timestep", types.float64[::1]),
     ("opt_gravity", types.float64[::1]),
     ("opt_integrator", types.int32[::1]),
@@ -56,6 +57,10 @@ model_type = ModelStructType([
     ("opt_iterations", types.int32[::1]),
     ("opt_tolerance", types.float64[::1]),
     ("opt_impratio", types.float64[::1]),
+    ("opt_ls_iterations", types.int32[::1]),
+    ("opt_ls_tolerance", types.float64[::1]),
+    ("opt_disableflags", types.int32[::1]),
+    ("stat_meaninertia", types.float64[::1]),
     ("body_parentid", types.int32[::1]),
     ("body_rootid", types.int32[::1]),
     ("body_weldid", types.int32[::1]),
@@ -73,6 +78,7 @@ model_type = ModelStructType([
     ("body_mass", types.float64[::1]),
     ("body_subtreemass", types.float64[::1]),
     ("body_inertia", types.float64[:, ::1]),
+    ("body_invweight0", types.float64[:, ::1]),
     ("jnt_type", types.int32[::1]),
     ("jnt_qposadr", types.int32[::1]),
     ("jnt_dofadr", types.int32[::1]),
@@ -180,6 +186,7 @@ data_type = DataStructType([
     ("xfrc_applied", types.float64[:, ::1]),
     ("mocap_pos", types.float64[:, ::1]),
     ("mocap_quat", types.float64[:, ::1]),
+    ("eq_active", types.uint8[::1]),
     ("xpos", types.float64[:, ::1]),
     ("xquat", types.float64[:, ::1]),
     ("xmat", types.float64[:, ::1]),
@@ -227,11 +234,41 @@ data_type = DataStructType([
     ("qacc_smooth", types.float64[::1]),
     ("qfrc_constraint", types.float64[::1]),
     ("qfrc_inverse", types.float64[::1]),
+    ("ne", types.int32[::1]),
+    ("nf", types.int32[::1]),
+    ("nl", types.int32[::1]),
+    ("nefc", types.int32[::1]),
+    ("efc_type", types.int32[::1]),
+    ("efc_id", types.int32[::1]),
+    ("efc_J", types.float64[:, ::1]),
+    ("efc_pos", types.float64[::1]),
+    ("efc_margin", types.float64[::1]),
+    ("efc_frictionloss", types.float64[::1]),
+    ("efc_diagApprox", types.float64[::1]),
+    ("efc_R", types.float64[::1]),
+    ("efc_D", types.float64[::1]),
+    ("efc_KBIP", types.float64[:, ::1]),
+    ("efc_vel", types.float64[::1]),
+    ("efc_aref", types.float64[::1]),
+    ("efc_b", types.float64[::1]),
+    ("efc_force", types.float64[::1]),
+    ("efc_state", types.int32[::1]),
+    ("qacc_warmstart", types.float64[::1]),
+    ("solver_niter", types.int32[::1]),
+    ("solver_improvement", types.float64[::1]),
+    ("solver_gradient", types.float64[::1]),
+    ("solver_lineslope", types.float64[::1]),
+    ("solver_cost", types.float64[::1]),
+    ("solver_nactive", types.int32[::1]),
+    ("solver_nchange", types.int32[::1]),
+    ("solver_neval", types.int32[::1]),
+    ("solver_nupdate", types.int32[::1]),
     ("cacc", types.float64[:, ::1]),
     ("cfrc_int", types.float64[:, ::1]),
     ("cfrc_ext", types.float64[:, ::1]),
     ("energy", types.float64[::1]),
     ("warning", types.int32[:, ::1]),
+    ("warning_cnstrfull", types.int32[::1]),
     ("scratch_nv", types.float64[:, ::1]),
     ("scratch_body", types.float64[:, ::1]),
     ("scratch_vv", types.float64[:, ::1]),
@@ -240,7 +277,7 @@ data_type = DataStructType([
 
 
 @njit(cache=True)
-def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nM, nconmax, opt_timestep, opt_gravity, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, site_type, site_bodyid, site_size, site_pos, site_quat, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature):
+def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_disableflags, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, site_type, site_bodyid, site_size, site_pos, site_quat, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature):
     s = structref.new(model_type)
     s.nq = nq
     s.nv = nv
@@ -260,6 +297,7 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
     s.nexclude = nexclude
     s.nM = nM
     s.nconmax = nconmax
+    s.njmax = njmax
     s.opt_timestep = opt_timestep
     s.opt_gravity = opt_gravity
     s.opt_integrator = opt_integrator
@@ -268,6 +306,10 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
     s.opt_iterations = opt_iterations
     s.opt_tolerance = opt_tolerance
     s.opt_impratio = opt_impratio
+    s.opt_ls_iterations = opt_ls_iterations
+    s.opt_ls_tolerance = opt_ls_tolerance
+    s.opt_disableflags = opt_disableflags
+    s.stat_meaninertia = stat_meaninertia
     s.body_parentid = body_parentid
     s.body_rootid = body_rootid
     s.body_weldid = body_weldid
@@ -285,6 +327,7 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
     s.body_mass = body_mass
     s.body_subtreemass = body_subtreemass
     s.body_inertia = body_inertia
+    s.body_invweight0 = body_invweight0
     s.jnt_type = jnt_type
     s.jnt_qposadr = jnt_qposadr
     s.jnt_dofadr = jnt_dofadr
@@ -384,7 +427,7 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
 
 
 @njit(cache=True)
-def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, warning, scratch_nv, scratch_body, scratch_vv, scratch_body_nv):
+def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, cacc, cfrc_int, cfrc_ext, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv):
     s = structref.new(data_type)
     s.time = time
     s.qpos = qpos
@@ -395,6 +438,7 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
     s.xfrc_applied = xfrc_applied
     s.mocap_pos = mocap_pos
     s.mocap_quat = mocap_quat
+    s.eq_active = eq_active
     s.xpos = xpos
     s.xquat = xquat
     s.xmat = xmat
@@ -442,11 +486,41 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
     s.qacc_smooth = qacc_smooth
     s.qfrc_constraint = qfrc_constraint
     s.qfrc_inverse = qfrc_inverse
+    s.ne = ne
+    s.nf = nf
+    s.nl = nl
+    s.nefc = nefc
+    s.efc_type = efc_type
+    s.efc_id = efc_id
+    s.efc_J = efc_J
+    s.efc_pos = efc_pos
+    s.efc_margin = efc_margin
+    s.efc_frictionloss = efc_frictionloss
+    s.efc_diagApprox = efc_diagApprox
+    s.efc_R = efc_R
+    s.efc_D = efc_D
+    s.efc_KBIP = efc_KBIP
+    s.efc_vel = efc_vel
+    s.efc_aref = efc_aref
+    s.efc_b = efc_b
+    s.efc_force = efc_force
+    s.efc_state = efc_state
+    s.qacc_warmstart = qacc_warmstart
+    s.solver_niter = solver_niter
+    s.solver_improvement = solver_improvement
+    s.solver_gradient = solver_gradient
+    s.solver_lineslope = solver_lineslope
+    s.solver_cost = solver_cost
+    s.solver_nactive = solver_nactive
+    s.solver_nchange = solver_nchange
+    s.solver_neval = solver_neval
+    s.solver_nupdate = solver_nupdate
     s.cacc = cacc
     s.cfrc_int = cfrc_int
     s.cfrc_ext = cfrc_ext
     s.energy = energy
     s.warning = warning
+    s.warning_cnstrfull = warning_cnstrfull
     s.scratch_nv = scratch_nv
     s.scratch_body = scratch_body
     s.scratch_vv = scratch_vv
@@ -456,9 +530,9 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
 
 def make_model_struct(m):
     """Build the struct view of Model `m`."""
-    return _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nM, m.nconmax, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.mesh_hullvertadr, m.mesh_hullvertnum, m.mesh_hullpolyadr, m.mesh_hullpolynum, m.hull_vert, m.hullpoly_vertadr, m.hullpoly_vertnum, m.hullpoly_normal, m.hullpoly_vert, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
+    return _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nM, m.nconmax, m.njmax, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.opt_ls_iterations, m.opt_ls_tolerance, m.opt_disableflags, m.stat_meaninertia, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.body_invweight0, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.mesh_hullvertadr, m.mesh_hullvertnum, m.mesh_hullpolyadr, m.mesh_hullpolynum, m.hull_vert, m.hullpoly_vertadr, m.hullpoly_vertnum, m.hullpoly_normal, m.hullpoly_vert, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
 
 
 def make_data_struct(d):
     """Build the struct view of Data `d`."""
-    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv)
+    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.eq_active, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.ne, d.nf, d.nl, d.nefc, d.efc_type, d.efc_id, d.efc_J, d.efc_pos, d.efc_margin, d.efc_frictionloss, d.efc_diagApprox, d.efc_R, d.efc_D, d.efc_KBIP, d.efc_vel, d.efc_aref, d.efc_b, d.efc_force, d.efc_state, d.qacc_warmstart, d.solver_niter, d.solver_improvement, d.solver_gradient, d.solver_lineslope, d.solver_cost, d.solver_nactive, d.solver_nchange, d.solver_neval, d.solver_nupdate, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.warning_cnstrfull, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv)

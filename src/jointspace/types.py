@@ -26,6 +26,11 @@ GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = 4, 5, 6, 7
 INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST = 0, 1, 2, 3
 CONE_PYRAMIDAL, CONE_ELLIPTIC = 0, 1
 SOLVER_PGS, SOLVER_CG, SOLVER_NEWTON, SOLVER_IPM = 0, 1, 2, 3
+# option disable flags: bit k is set when DISABLE_FLAGS[k] is disabled (MuJoCo's mjtDisableBit)
+DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring",
+                 "damper", "gravity", "clampctrl", "warmstart", "filterparent", "actuation",
+                 "refsafe", "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd",
+                 "island", "multiccd")
 TRN_JOINT, TRN_SITE, TRN_BODY = 0, 4, 5
 DYN_NONE = 0
 GAIN_FIXED = 0
@@ -54,6 +59,7 @@ MODEL_SIZES = (
     ("nexclude", "number of excluded body pairs"),
     ("nM", "number of non-zeros in the sparse lower triangle of M"),
     ("nconmax", "contact capacity of Data (more contacts are dropped, with a warning)"),
+    ("njmax", "constraint-row capacity of Data (rows beyond it are dropped, with a warning)"),
 )
 
 MODEL_FIELDS = (
@@ -66,6 +72,10 @@ MODEL_FIELDS = (
     ("opt_iterations", "i", (1,), "maximum solver iterations"),
     ("opt_tolerance", "f", (1,), "solver tolerance on the relative cost improvement"),
     ("opt_impratio", "f", (1,), "ratio of frictional to normal constraint impedance"),
+    ("opt_ls_iterations", "i", (1,), "maximum line-search evaluations (Newton, CG)"),
+    ("opt_ls_tolerance", "f", (1,), "line-search tolerance, relative to opt_tolerance"),
+    ("opt_disableflags", "i", (1,), "bit mask of disabled features (see DISABLE_FLAGS)"),
+    ("stat_meaninertia", "f", (1,), "mean diagonal of M at qpos0 (solver scaling)"),
     # bodies
     ("body_parentid", "i", ("nbody",), "id of the parent body (world: 0)"),
     ("body_rootid", "i", ("nbody",), "id of the root body of the kinematic tree"),
@@ -84,6 +94,8 @@ MODEL_FIELDS = (
     ("body_mass", "f", ("nbody",), "mass"),
     ("body_subtreemass", "f", ("nbody",), "mass of the subtree rooted at the body"),
     ("body_inertia", "f", ("nbody", 3), "principal moments of inertia about the com"),
+    ("body_invweight0", "f", ("nbody", 2),
+     "mean translational, rotational diagonal of J M⁻¹ Jᵀ of the com at qpos0"),
     # joints
     ("jnt_type", "i", ("njnt",), "JNT_FREE, JNT_BALL, JNT_SLIDE or JNT_HINGE"),
     ("jnt_qposadr", "i", ("njnt",), "start address in qpos"),
@@ -202,6 +214,7 @@ DATA_FIELDS = (
     ("xfrc_applied", "f", ("nbody", 6), "applied Cartesian force/torque at the com (world)"),
     ("mocap_pos", "f", ("nbody", 3), "positions of mocap bodies (indexed by body_mocapid)"),
     ("mocap_quat", "f", ("nbody", 4), "orientations of mocap bodies"),
+    ("eq_active", "b", ("neq",), "1 if the equality constraint is active (from eq_active0)"),
     # position dependent: kinematics
     ("xpos", "f", ("nbody", 3), "Cartesian position of the body frame"),
     ("xquat", "f", ("nbody", 4), "Cartesian orientation of the body frame"),
@@ -255,12 +268,44 @@ DATA_FIELDS = (
     ("qacc_smooth", "f", ("nv",), "unconstrained acceleration"),
     ("qfrc_constraint", "f", ("nv",), "constraint force"),
     ("qfrc_inverse", "f", ("nv",), "net external force; should equal applied+actuator+constraint"),
+    # constraint stage (make_constraint, solve): rows 0 … nefc−1 of efc_* are valid
+    ("ne", "i", (1,), "number of equality rows"),
+    ("nf", "i", (1,), "number of friction-loss rows"),
+    ("nl", "i", (1,), "number of limit rows"),
+    ("nefc", "i", (1,), "number of constraint rows (≤ njmax)"),
+    ("efc_type", "i", ("njmax",), "row type, jointspace.constraint.CNSTR_*"),
+    ("efc_id", "i", ("njmax",), "id of the equality, dof, joint or contact of the row"),
+    ("efc_J", "f", ("njmax", "nv"), "constraint Jacobian (dense)"),
+    ("efc_pos", "f", ("njmax",), "constraint position (violation, distance)"),
+    ("efc_margin", "f", ("njmax",), "inclusion margin"),
+    ("efc_frictionloss", "f", ("njmax",), "friction-loss bound (friction rows)"),
+    ("efc_diagApprox", "f", ("njmax",),
+     "approximate diagonal of J M⁻¹ Jᵀ, adjusted so that R = (1−d)/d · it (MuJoCo efc_diagA)"),
+    ("efc_R", "f", ("njmax",), "regularizer (softness)"),
+    ("efc_D", "f", ("njmax",), "1 / efc_R"),
+    ("efc_KBIP", "f", ("njmax", 4), "stiffness, damping, impedance, impedance derivative"),
+    ("efc_vel", "f", ("njmax",), "constraint velocity J qvel"),
+    ("efc_aref", "f", ("njmax",), "reference acceleration"),
+    ("efc_b", "f", ("njmax",), "J qacc_smooth − aref"),
+    ("efc_force", "f", ("njmax",), "constraint force in constraint space"),
+    ("efc_state", "i", ("njmax",), "row state at the solution, jointspace.constraint.STATE_*"),
+    ("qacc_warmstart", "f", ("nv",), "acceleration the solver starts from (saved by forward)"),
+    ("solver_niter", "i", (1,), "solver iterations of the last solve"),
+    ("solver_improvement", "f", (200,), "per iteration: scaled cost improvement"),
+    ("solver_gradient", "f", (200,), "per iteration: scaled gradient norm (primal solvers)"),
+    ("solver_lineslope", "f", (200,), "per iteration: scaled line-search slope (primal solvers)"),
+    ("solver_cost", "f", (200,), "per iteration: cost (primal: c(qacc); dual: ½fᵀARf + fᵀb)"),
+    ("solver_nactive", "i", (200,), "per iteration: number of active rows"),
+    ("solver_nchange", "i", (200,), "per iteration: number of rows that changed state"),
+    ("solver_neval", "i", (200,), "per iteration: line-search evaluations"),
+    ("solver_nupdate", "i", (200,), "per iteration: rows in the Hessian update (Newton)"),
     # acceleration dependent (RNEA)
     ("cacc", "f", ("nbody", 6), "com-based acceleration (rot : lin)"),
     ("cfrc_int", "f", ("nbody", 6), "com-based interaction force with the parent"),
     ("cfrc_ext", "f", ("nbody", 6), "com-based external force on the body"),
     ("energy", "f", (2,), "potential and kinetic energy"),
     ("warning", "i", (3, 2), "bad qpos, qvel, qacc: (count, index of the first bad element)"),
+    ("warning_cnstrfull", "i", (2,), "rows beyond njmax: (count of such calls, rows requested)"),
     # scratch for compiled algorithms (no meaning between calls)
     ("scratch_nv", "f", ("nv", 8), "per-dof scratch vectors"),
     ("scratch_body", "f", ("nbody", 36), "per-body scratch (6x6 matrices)"),
@@ -431,6 +476,7 @@ class Data:
             setattr(self, "_" + name if name == "time" else name,
                     np.zeros(_resolve_shape(shape, sizes), dtype=_DTYPES[dt]))
         self.qpos[:] = model.qpos0
+        self.eq_active[:] = model.eq_active0
         self.xquat[:, 0] = 1.0
         self.mocap_quat[:, 0] = 1.0
         self._msig = model._sizes
@@ -453,6 +499,13 @@ class Data:
         from jointspace.collision.contact import ContactView
 
         return ContactView(self)
+
+    @property
+    def efc(self):
+        """Read-only views of the constraint rows in use: d.efc.J is d.efc_J[:nefc], …"""
+        from jointspace.constraint import efc_view
+
+        return efc_view(self)
 
     def __repr__(self):
         return f"Data(time={self.time}, nq={self.qpos.size}, nv={self.qvel.size})"

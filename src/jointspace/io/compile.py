@@ -22,6 +22,7 @@ import numpy as np
 
 from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
+from jointspace.constraint import default_njmax, set_constants
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
 from jointspace.io.spec import (
@@ -474,6 +475,7 @@ class _Compiler:
         A["dof_M0"] = np.zeros(nv)
         A["qpos0"], A["qpos_spring"] = qpos0, qpos_spring
         A["body_subtreemass"] = np.zeros(nb)
+        A["body_invweight0"] = np.zeros((nb, 2))
 
         # meshes
         mlist = sorted(self.meshes.items(), key=lambda kv: kv[1][0])
@@ -502,6 +504,8 @@ class _Compiler:
                      nhullvert=len(A["hull_vert"]), nhullpoly=len(A["hullpoly_vertnum"]),
                      nhullpolyvert=len(A["hullpoly_vert"]),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
+        sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
+                          or default_njmax(A, sizes["nconmax"]))
         model = T.Model(sizes, A, names, warnings=self.warnings, source=spec.source)
         self.finish(model)
         return model
@@ -632,6 +636,16 @@ class _Compiler:
         A["opt_iterations"] = [o.iterations]
         A["opt_tolerance"] = [o.tolerance]
         A["opt_impratio"] = [o.impratio]
+        A["opt_ls_iterations"] = [o.ls_iterations]
+        A["opt_ls_tolerance"] = [o.ls_tolerance]
+        mask = 0
+        for flag in o.disable_flags:
+            if flag not in T.DISABLE_FLAGS:
+                raise ModelError(f"unknown disable flag {flag!r}; use one of "
+                                 f"{T.DISABLE_FLAGS}{_where(self.spec)}")
+            mask |= 1 << T.DISABLE_FLAGS.index(flag)
+        A["opt_disableflags"] = [mask]
+        A["stat_meaninertia"] = [1.0]
 
     # -- 5. constants at qpos0 ------------------------------------------------------------------
     def finish(self, m):
@@ -658,6 +672,8 @@ class _Compiler:
             m.warnings.append(msg)
             warnings.warn(msg, JointspaceWarning, stacklevel=3)
         m.singular_dofs = bad
+        # inverse weights, mean inertia and qpos0-dependent eq_data (constraint softness)
+        set_constants(m, d)
 
 
 def compile_model(spec: ModelSpec) -> T.Model:
