@@ -121,14 +121,35 @@ def sym_mul(P, i, s, k):
 
 
 @njit(cache=True, inline="always")
-def sym_rank1_sub(P, i, u, k, scale):
-    """P[i] -= scale u[k] u[k]ᵀ (packed lower triangle)."""
-    idx = 0
-    for r in range(6):
-        ur = scale * u[k, r]
-        for c in range(r + 1):
-            P[i, idx] -= ur * u[k, c]
-            idx += 1
+def sym_rank1_sub(P, i, u0, u1, u2, u3, u4, u5, scale):
+    """P[i] -= scale u uᵀ (packed lower triangle), u given as scalars."""
+    w0 = scale * u0
+    w1 = scale * u1
+    w2 = scale * u2
+    w3 = scale * u3
+    w4 = scale * u4
+    w5 = scale * u5
+    P[i, 0] -= w0 * u0
+    P[i, 1] -= w1 * u0
+    P[i, 2] -= w1 * u1
+    P[i, 3] -= w2 * u0
+    P[i, 4] -= w2 * u1
+    P[i, 5] -= w2 * u2
+    P[i, 6] -= w3 * u0
+    P[i, 7] -= w3 * u1
+    P[i, 8] -= w3 * u2
+    P[i, 9] -= w3 * u3
+    P[i, 10] -= w4 * u0
+    P[i, 11] -= w4 * u1
+    P[i, 12] -= w4 * u2
+    P[i, 13] -= w4 * u3
+    P[i, 14] -= w4 * u4
+    P[i, 15] -= w5 * u0
+    P[i, 16] -= w5 * u1
+    P[i, 17] -= w5 * u2
+    P[i, 18] -= w5 * u3
+    P[i, 19] -= w5 * u4
+    P[i, 20] -= w5 * u5
 
 
 @njit(cache=True, inline="always")

@@ -23,7 +23,7 @@ Scratch: scratch_body[b, 0:21] holds IA (packed lower triangle), [b, 21:27] pA;
 scratch_nv[k] holds U (6), 1/D, u.
 """
 
-from numba import njit
+from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.dynamics._args import check_not_singular, check_pair, mat, raise_pivot, vec
@@ -81,7 +81,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
         h0, h1, h2, h3, h4, h5 = inert_mul(cinert, b, v0, v1, v2, v3, v4, v5)
         p0, p1, p2, p3, p4, p5 = cross_force6(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
         if use_fext:
-            r = rootid[b]
+            r = uint64(rootid[b])
             e0, e1, e2, e3, e4, e5 = world_wrench_to_com(
                 fext, b, xipos[b, 0], xipos[b, 1], xipos[b, 2], com[r, 0], com[r, 1], com[r, 2])
             cfrc_ext[b, 0] = e0
@@ -107,7 +107,8 @@ def _aba(m, d, tau, use_fext, fext, qacc):
         S[b, _PA + 5] = p5
     # backward pass: articulated inertias and bias forces
     for b in range(nbody - 1, 0, -1):
-        for k in range(dofadr[b] + dofnum[b] - 1, dofadr[b] - 1, -1):
+        for kk in range(dofadr[b] + dofnum[b] - 1, dofadr[b] - 1, -1):
+            k = uint64(kk)
             s0 = cdof[k, 0]
             s1 = cdof[k, 1]
             s2 = cdof[k, 2]
@@ -118,7 +119,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
             u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
             dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
             if not dk > _MINVAL:
-                return k
+                return kk
             dinv = 1.0 / dk
             uk = tau[k] - (s0 * S[b, _PA] + s1 * S[b, _PA + 1] + s2 * S[b, _PA + 2]
                            + s3 * S[b, _PA + 3] + s4 * S[b, _PA + 4] + s5 * S[b, _PA + 5])
@@ -131,7 +132,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
             W[k, 6] = dinv
             W[k, 7] = uk
             # IA ← IA - U Uᵀ / D;  pA ← pA + IA c + U u / D
-            sym_rank1_sub(S, b, W, k, dinv)
+            sym_rank1_sub(S, b, u0, u1, u2, u3, u4, u5, dinv)
             qv = qvel[k]
             g0, g1, g2, g3, g4, g5 = sym_mul_scalars(
                 S, b, cdof_dot[k, 0] * qv, cdof_dot[k, 1] * qv, cdof_dot[k, 2] * qv,
@@ -143,7 +144,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
             S[b, _PA + 3] += g3 + u3 * w
             S[b, _PA + 4] += g4 + u4 * w
             S[b, _PA + 5] += g5 + u5 * w
-        p = parentid[b]
+        p = uint64(parentid[b])
         if p > 0:
             sym_add(S, p, b)
             for t in range(_PA, _PA + 6):
@@ -153,14 +154,14 @@ def _aba(m, d, tau, use_fext, fext, qacc):
         cacc[0, k] = 0.0
         cacc[0, 3 + k] = -m.opt_gravity[k]
     for b in range(1, nbody):
-        p = parentid[b]
+        p = uint64(parentid[b])
         a0 = cacc[p, 0]
         a1 = cacc[p, 1]
         a2 = cacc[p, 2]
         a3 = cacc[p, 3]
         a4 = cacc[p, 4]
         a5 = cacc[p, 5]
-        for k in range(dofadr[b], dofadr[b] + dofnum[b]):
+        for k in range(uint64(dofadr[b]), uint64(dofadr[b] + dofnum[b])):
             # a ← a + c;  q̈ = (u - Uᵀ a) / D;  a ← a + s q̈
             qv = qvel[k]
             a0 += cdof_dot[k, 0] * qv

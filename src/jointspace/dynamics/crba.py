@@ -12,7 +12,7 @@ armature, or set Pinocchio's armature to ours.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.dynamics._args import check_pair, vec
@@ -38,22 +38,23 @@ def _crb(m, d):
             crb[i, k] = cinert[i, k]
     # crb_parent += crb_child (backward pass; trees stop below the world)
     for i in range(nbody - 1, 0, -1):
-        p = parentid[i]
+        p = uint64(parentid[i])
         if p > 0:
             for k in range(10):
                 crb[p, k] += crb[i, k]
     for i in range(m.nv):
         # f = crb[body(i)] cdof[i];  M[i, j] = cdof[j] · f along the ancestor chain
-        f0, f1, f2, f3, f4, f5 = inert_mul(crb, dof_bodyid[i], cdof[i, 0], cdof[i, 1],
+        f0, f1, f2, f3, f4, f5 = inert_mul(crb, uint64(dof_bodyid[i]), cdof[i, 0], cdof[i, 1],
                                            cdof[i, 2], cdof[i, 3], cdof[i, 4], cdof[i, 5])
-        adr = madr[i]
+        adr = uint64(madr[i])
         j = i
         while j >= 0:
-            qM[adr] = (cdof[j, 0] * f0 + cdof[j, 1] * f1 + cdof[j, 2] * f2
-                       + cdof[j, 3] * f3 + cdof[j, 4] * f4 + cdof[j, 5] * f5)
-            adr += 1
+            ju = uint64(j)
+            qM[adr] = (cdof[ju, 0] * f0 + cdof[ju, 1] * f1 + cdof[ju, 2] * f2
+                       + cdof[ju, 3] * f3 + cdof[ju, 4] * f4 + cdof[ju, 5] * f5)
+            adr += uint64(1)
             j = dof_parentid[j]
-        qM[madr[i]] += armature[i]
+        qM[uint64(madr[i])] += armature[i]
 
 
 @njit(cache=True)
@@ -66,12 +67,12 @@ def _dense_from_sparse(m, qM, out):
         for j in range(nv):
             out[i, j] = 0.0
     for i in range(nv):
-        adr = madr[i]
+        adr = uint64(madr[i])
         j = i
         while j >= 0:
-            out[i, j] = qM[adr]
-            out[j, i] = qM[adr]
-            adr += 1
+            out[i, uint64(j)] = qM[adr]
+            out[uint64(j), i] = qM[adr]
+            adr += uint64(1)
             j = dof_parentid[j]
 
 

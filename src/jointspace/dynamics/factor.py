@@ -14,7 +14,7 @@ contiguous axpy.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
@@ -31,13 +31,16 @@ def _factor_ld(m, mat, diaginv):
     for k = nv-1 … 0:  for each ancestor i of k:  a = H[k, i] / H[k, k];
         H[i, anc(i)] -= a H[k, anc(i)];  H[k, i] = a.
     On failure diaginv is zeroed, so that a later solve refuses the broken factor.
+    Addresses are unsigned so that Numba emits no negative-index fix-ups and the row
+    update vectorizes.
     """
     nv = m.nv
     madr = m.dof_Madr
     parentid = m.dof_parentid
     nM = mat.shape[0]
     for k in range(nv - 1, -1, -1):
-        start = madr[k]
+        start = uint64(madr[k])
+        end = uint64(madr[k + 1]) if k + 1 < nv else uint64(nM)
         dk = mat[start]
         if not dk > _MINVAL:
             for t in range(nv):
@@ -45,24 +48,23 @@ def _factor_ld(m, mat, diaginv):
             return k
         inv = 1.0 / dk
         diaginv[k] = inv
-        adr = start + 1
+        adr = start + uint64(1)
         i = parentid[k]
         while i >= 0:
-            # row i lines up with row k from the entry (k, i) on
+            # row i lines up with the tail of row k from the entry (k, i) on
             a = mat[adr] * inv
-            ri = madr[i]
-            n = (madr[i + 1] if i + 1 < nv else nM) - ri
-            for t in range(n):
+            ri = uint64(madr[i])
+            for t in range(end - adr):
                 mat[ri + t] -= a * mat[adr + t]
             mat[adr] = a
-            adr += 1
+            adr += uint64(1)
             i = parentid[i]
     return -1
 
 
 @njit(cache=True)
 def _solve_ld(m, mat, diaginv, x):
-    """x[r] ← (LᵀDL)⁻¹ x[r] for each row r of x (k, nv), with a factor made by _factor_ld.
+    """Overwrite each row r of x (k, nv) with (LᵀDL)⁻¹ x[r], for a factor from _factor_ld.
 
     Lᵀ y = x (leaves first), z = D⁻¹ y, L x = z (root first).
     """
@@ -70,26 +72,27 @@ def _solve_ld(m, mat, diaginv, x):
     madr = m.dof_Madr
     parentid = m.dof_parentid
     for r in range(x.shape[0]):
+        xr = x[r]
         for k in range(nv - 1, -1, -1):
-            xk = x[r, k]
+            xk = xr[k]
             if xk != 0.0:
-                adr = madr[k] + 1
+                adr = uint64(madr[k]) + uint64(1)
                 i = parentid[k]
                 while i >= 0:
-                    x[r, i] -= mat[adr] * xk
-                    adr += 1
+                    xr[uint64(i)] -= mat[adr] * xk
+                    adr += uint64(1)
                     i = parentid[i]
         for k in range(nv):
-            x[r, k] *= diaginv[k]
+            xr[k] *= diaginv[k]
         for k in range(nv):
-            adr = madr[k] + 1
+            adr = uint64(madr[k]) + uint64(1)
             i = parentid[k]
-            s = x[r, k]
+            s = xr[k]
             while i >= 0:
-                s -= mat[adr] * x[r, i]
-                adr += 1
+                s -= mat[adr] * xr[uint64(i)]
+                adr += uint64(1)
                 i = parentid[i]
-            x[r, k] = s
+            xr[k] = s
 
 
 @njit(cache=True)

@@ -2,31 +2,32 @@
 
 J. Carpentier, "Analytical Inverse of the Joint Space Inertia Matrix" (LAAS report, 2018),
 Algorithm 1: the articulated-body algorithm with the affine terms removed, run on every unit
-force at once. Row k of M⁻¹ maps τ to q̈_k; F_b (6 × nv) collects, column by column, the
-bias force that unit torques in b's subtree send up to b, and P_b (6 × nv) the acceleration
-of b that unit torques produce. Three passes:
+force at once. Row k of M⁻¹ maps τ to q̈_k; column j of the force set F holds the bias
+force that a unit torque at dof j sends up to the body being processed, and P_b (6 × nv)
+the acceleration of body b that unit torques produce. Three passes:
 
     kinematics and com_pos (positions only);
-    backward, over dofs k = nv-1 … 0, with IA, F of the body of k updated in place:
-        U = IA s,  D = sᵀ U + armature,  M⁻¹[k, k] = 1 / D
-        M⁻¹[k, sub(k)∖k] = -sᵀ F[:, sub(k)∖k] / D,   F[:, sub(k)] += U M⁻¹[k, sub(k)]
-        IA ← IA - U Uᵀ / D;  after a body: IA_parent += IA,  F_parent += F
+    backward, over dofs k = nv-1 … 0, with IA of the body of k updated in place:
+        U = IA s,  D = sᵀ U + armature,  M⁻¹[k, k] = 1 / D,  F[:, k] = U / D
+        M⁻¹[k, j] = -sᵀ F[:, j] / D,  F[:, j] += U M⁻¹[k, j]   for j in sub(k)∖k
+        IA ← IA - U Uᵀ / D;  after a body: IA_parent += IA
     forward, over dofs in order (P_src: the parent's P, or this body's for its later dofs):
         M⁻¹[k, k:] -= Uᵀ P_src[:, k:] / D,   P[:, k:] = P_src[:, k:] + s M⁻¹[k, k:]
 
-then the upper triangle is mirrored. As in `aba`, quantities live in the com-based frame
-(no transforms between bodies) and each dof is a joint of its own (scalar D, multi-dof
-joints as chains of massless virtual links). sub(k) is the column range from k to the last
-dof of k's body's subtree (contiguous under the compiler's depth-first numbering; entries of
-other columns in the range stay zero, so the algorithm is exact for any topological order).
+then the upper triangle is mirrored. The paper keeps one force set per body and adds each
+into its parent's; under the compiler's depth-first numbering a subtree's dofs are a
+contiguous column range, disjoint from its siblings', so a single 6 × nv F holds them all and
+the additions vanish (the numbering is checked). As in `aba`, quantities live in the
+com-based frame (no transforms between bodies) and each dof is a joint of its own (scalar D,
+multi-dof joints as chains of massless virtual links).
 
-Scratch: scratch_body[b, 0:21] IA (packed), [b, 21], [b, 22] the first and one-past-last
-dof of b's subtree; scratch_nv[k, 0:6] U, [k, 6] 1/D; scratch_body_nv[b] F in the backward
-pass, P in the forward pass.
+Scratch: scratch_body[b, 0:21] IA (packed), [b, 21:24] the first and one-past-last dof of
+b's subtree and their count; scratch_nv[k, 0:6] U, [k, 6] 1/D; scratch_body_nv[0] F,
+scratch_body_nv[b] P_b.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
@@ -36,11 +37,16 @@ from jointspace.kinematics import _com_pos, _kinematics
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _LO = 21  # scratch_body column: first dof of the body's subtree
 _HI = 22  # scratch_body column: one past the last dof of the body's subtree
+_CNT = 23  # scratch_body column: number of dofs in the body's subtree
 
 
 @njit(cache=True)
 def _minv(m, d, out):
-    """M⁻¹ into out (nv, nv) by Carpentier's Algorithm 1 (needs _com_pos); -1 or a bad dof."""
+    """M⁻¹ into out (nv, nv) by Carpentier's Algorithm 1 (needs _com_pos).
+
+    Returns -1, the dof of a non-positive pivot, or -2 if the dofs of a subtree are not
+    numbered contiguously (the compiler's depth-first numbering guarantees they are).
+    """
     nbody = m.nbody
     nv = m.nv
     parentid = m.body_parentid
@@ -52,30 +58,29 @@ def _minv(m, d, out):
     cinert = d.cinert
     S = d.scratch_body
     W = d.scratch_nv
-    F = d.scratch_body_nv
-    # subtree dof ranges [lo, hi) (backward), then IA = cinert and F = 0 on those columns
+    P = d.scratch_body_nv
+    F = P[0]
+    # IA = cinert; subtree dof ranges [lo, hi) and counts (backward)
     for b in range(nbody):
-        if dofnum[b] > 0:
-            S[b, _LO] = dofadr[b]
-            S[b, _HI] = dofadr[b] + dofnum[b]
-        else:
-            S[b, _LO] = nv
-            S[b, _HI] = 0
+        if b > 0:
+            sym_from_cinert(S, b, cinert, b)
+        S[b, _LO] = dofadr[b] if dofnum[b] > 0 else nv
+        S[b, _HI] = dofadr[b] + dofnum[b] if dofnum[b] > 0 else 0
+        S[b, _CNT] = dofnum[b]
     for b in range(nbody - 1, 0, -1):
         p = parentid[b]
         S[p, _LO] = min(S[p, _LO], S[b, _LO])
         S[p, _HI] = max(S[p, _HI], S[b, _HI])
-    for b in range(1, nbody):
-        sym_from_cinert(S, b, cinert, b)
-        lo = int(S[b, _LO])
-        hi = int(S[b, _HI])
-        for r in range(6):
-            for j in range(lo, hi):
-                F[b, r, j] = 0.0
-    # backward pass
+        S[p, _CNT] += S[b, _CNT]
+    for b in range(nbody):
+        if S[b, _CNT] > 0 and S[b, _HI] - S[b, _LO] != S[b, _CNT]:
+            return -2
+    # backward pass; subtrees own disjoint column ranges, so one F serves every body:
+    # column j of F is set at dof j and updated by each ancestor of j in turn
     for b in range(nbody - 1, 0, -1):
-        hi = int(S[b, _HI])
-        for k in range(dofadr[b] + dofnum[b] - 1, dofadr[b] - 1, -1):
+        hi = uint64(S[b, _HI])
+        for kk in range(dofadr[b] + dofnum[b] - 1, dofadr[b] - 1, -1):
+            k = uint64(kk)
             s0 = cdof[k, 0]
             s1 = cdof[k, 1]
             s2 = cdof[k, 2]
@@ -86,7 +91,7 @@ def _minv(m, d, out):
             u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
             dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
             if not dk > _MINVAL:
-                return k
+                return kk
             dinv = 1.0 / dk
             W[k, 0] = u0
             W[k, 1] = u1
@@ -95,36 +100,36 @@ def _minv(m, d, out):
             W[k, 4] = u4
             W[k, 5] = u5
             W[k, 6] = dinv
-            # M⁻¹[k, k] = 1/D;  M⁻¹[k, j] = -sᵀ F[:, j] / D for j in the subtree after k
+            # M⁻¹[k, k] = 1/D;  F[:, k] = U / D
             out[k, k] = dinv
-            for j in range(k + 1, hi):
-                out[k, j] = -dinv * (s0 * F[b, 0, j] + s1 * F[b, 1, j] + s2 * F[b, 2, j]
-                                     + s3 * F[b, 3, j] + s4 * F[b, 4, j] + s5 * F[b, 5, j])
-            for j in range(hi, nv):
+            F[0, k] = u0 * dinv
+            F[1, k] = u1 * dinv
+            F[2, k] = u2 * dinv
+            F[3, k] = u3 * dinv
+            F[4, k] = u4 * dinv
+            F[5, k] = u5 * dinv
+            # M⁻¹[k, j] = -sᵀ F[:, j] / D;  F[:, j] += U M⁻¹[k, j]  (j in the subtree after k)
+            for j in range(k + uint64(1), hi):
+                x = -dinv * (s0 * F[0, j] + s1 * F[1, j] + s2 * F[2, j]
+                             + s3 * F[3, j] + s4 * F[4, j] + s5 * F[5, j])
+                out[k, j] = x
+                F[0, j] += u0 * x
+                F[1, j] += u1 * x
+                F[2, j] += u2 * x
+                F[3, j] += u3 * x
+                F[4, j] += u4 * x
+                F[5, j] += u5 * x
+            for j in range(hi, uint64(nv)):
                 out[k, j] = 0.0
-            # F[:, sub(k)] += U M⁻¹[k, sub(k)]
-            for j in range(k, hi):
-                x = out[k, j]
-                F[b, 0, j] += u0 * x
-                F[b, 1, j] += u1 * x
-                F[b, 2, j] += u2 * x
-                F[b, 3, j] += u3 * x
-                F[b, 4, j] += u4 * x
-                F[b, 5, j] += u5 * x
             # IA ← IA - U Uᵀ / D
-            sym_rank1_sub(S, b, W, k, dinv)
-        p = parentid[b]
+            sym_rank1_sub(S, b, u0, u1, u2, u3, u4, u5, dinv)
+        p = uint64(parentid[b])
         if p > 0:
             sym_add(S, p, b)
-            lo = int(S[b, _LO])
-            for r in range(6):
-                for j in range(lo, hi):
-                    F[p, r, j] += F[b, r, j]
-    # forward pass: P = F's storage, now free
-    P = F
+    # forward pass: P[b] (P[0], the world's, was F)
     for b in range(1, nbody):
-        src = weldid[parentid[b]]
-        for k in range(dofadr[b], dofadr[b] + dofnum[b]):
+        src = uint64(weldid[parentid[b]])
+        for k in range(uint64(dofadr[b]), uint64(dofadr[b] + dofnum[b])):
             s0 = cdof[k, 0]
             s1 = cdof[k, 1]
             s2 = cdof[k, 2]
@@ -140,7 +145,7 @@ def _minv(m, d, out):
                 u4 = W[k, 4]
                 u5 = W[k, 5]
                 dinv = W[k, 6]
-                for j in range(k, nv):
+                for j in range(k, uint64(nv)):
                     p0 = P[src, 0, j]
                     p1 = P[src, 1, j]
                     p2 = P[src, 2, j]
@@ -157,7 +162,7 @@ def _minv(m, d, out):
                     P[b, 4, j] = p4 + s4 * x
                     P[b, 5, j] = p5 + s5 * x
             else:
-                for j in range(k, nv):
+                for j in range(k, uint64(nv)):
                     x = out[k, j]
                     P[b, 0, j] = s0 * x
                     P[b, 1, j] = s1 * x
@@ -165,7 +170,7 @@ def _minv(m, d, out):
                     P[b, 3, j] = s3 * x
                     P[b, 4, j] = s4 * x
                     P[b, 5, j] = s5 * x
-            src = b
+            src = uint64(b)
     # M⁻¹ is symmetric: mirror the upper triangle
     for k in range(nv):
         for j in range(k + 1, nv):
@@ -212,4 +217,7 @@ def minv(m, d, q):
     bad = _k_minv(m._s, d._s, q, out)
     if bad >= 0:
         raise_pivot(m, bad, "minv", "articulated-inertia")
+    if bad == -2:
+        raise ValueError("minv: the model's dofs are not numbered depth-first (a subtree's "
+                         "dofs are not contiguous); build it with jointspace.compile_model")
     return out

@@ -19,7 +19,7 @@ Unlike MuJoCo's mj_rne, armature is included (armature · qacc), so that rnea ag
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.dynamics._args import check_pair, mat, vec
@@ -38,6 +38,8 @@ def _rne(m, d, flags, fext, tau):
 
     Reads qvel and qacc from d; writes cacc, cfrc_int (the spatial force each body receives
     from its parent, c-frame), cfrc_ext (f_ext in the c-frame, or zero) and tau (nv,).
+    Indices read from the model are made unsigned: Numba then emits no negative-index
+    fix-ups (the same in every dynamics kernel).
     """
     use_vel = (flags & RNE_VEL) != 0
     use_acc = (flags & RNE_ACC) != 0
@@ -70,15 +72,15 @@ def _rne(m, d, flags, fext, tau):
             cacc[0, 3 + k] = -m.opt_gravity[k]
     for i in range(1, nbody):
         # cacc = cacc_parent + cdof_dot qvel + cdof qacc
-        p = parentid[i]
+        p = uint64(parentid[i])
         a0 = cacc[p, 0]
         a1 = cacc[p, 1]
         a2 = cacc[p, 2]
         a3 = cacc[p, 3]
         a4 = cacc[p, 4]
         a5 = cacc[p, 5]
-        bda = dofadr[i]
-        for j in range(bda, bda + dofnum[i]):
+        bda = uint64(dofadr[i])
+        for j in range(bda, bda + uint64(dofnum[i])):
             if use_vel:
                 qv = qvel[j]
                 a0 += cdof_dot[j, 0] * qv
@@ -120,7 +122,7 @@ def _rne(m, d, flags, fext, tau):
             f4 += g4
             f5 += g5
         if use_fext:
-            r = rootid[i]
+            r = uint64(rootid[i])
             e0, e1, e2, e3, e4, e5 = world_wrench_to_com(
                 fext, i, xipos[i, 0], xipos[i, 1], xipos[i, 2], com[r, 0], com[r, 1], com[r, 2])
             cfrc_ext[i, 0] = e0
@@ -146,13 +148,13 @@ def _rne(m, d, flags, fext, tau):
         cfrc[i, 5] = f5
     # cfrc_parent += cfrc_child (trees do not share a frame origin: stop below the world)
     for i in range(nbody - 1, 0, -1):
-        p = parentid[i]
+        p = uint64(parentid[i])
         if p > 0:
             for k in range(6):
                 cfrc[p, k] += cfrc[i, k]
     # tau = cdof · cfrc_body + armature qacc
     for j in range(m.nv):
-        b = dof_bodyid[j]
+        b = uint64(dof_bodyid[j])
         t = (cdof[j, 0] * cfrc[b, 0] + cdof[j, 1] * cfrc[b, 1] + cdof[j, 2] * cfrc[b, 2]
              + cdof[j, 3] * cfrc[b, 3] + cdof[j, 4] * cfrc[b, 4] + cdof[j, 5] * cfrc[b, 5])
         if use_acc:
