@@ -95,7 +95,7 @@ _SOLREF_DEFAULT = (0.02, 1.0)
 
 @njit(cache=True)
 def _local_point(out, xpos, xmat, v, a):
-    """out = xpos + xmat v[a:a+3] (a point given in a body frame, to world)."""
+    """World point out = xpos + xmat v[a:a+3] of a point given in a body frame."""
     for r in range(3):
         out[r] = (xpos[r] + xmat[3 * r] * v[a] + xmat[3 * r + 1] * v[a + 1]
                   + xmat[3 * r + 2] * v[a + 2])
@@ -103,7 +103,7 @@ def _local_point(out, xpos, xmat, v, a):
 
 @njit(cache=True)
 def _quat_mul_axis(out, q, ax):
-    """out = q ⊗ (0, ax)."""
+    """Quaternion product out = q ⊗ (0, ax)."""
     w = -q[1] * ax[0] - q[2] * ax[1] - q[3] * ax[2]
     x = q[0] * ax[0] + q[2] * ax[2] - q[3] * ax[1]
     y = q[0] * ax[1] + q[3] * ax[0] - q[1] * ax[2]
@@ -116,7 +116,7 @@ def _quat_mul_axis(out, q, ax):
 
 @njit(cache=True)
 def _quat_deriv(out, q, w):
-    """out = ½ (0, w) ⊗ q: the derivative of q under world angular velocity w."""
+    """Derivative out = ½ (0, w) ⊗ q of q under the world angular velocity w."""
     out[0] = 0.5 * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3])
     out[1] = 0.5 * (w[0] * q[0] + w[1] * q[3] - w[2] * q[2])
     out[2] = 0.5 * (-w[0] * q[3] + w[1] * q[0] + w[2] * q[1])
@@ -591,7 +591,7 @@ def _contact_rows(m, d, i):
 
 @njit(cache=True)
 def _diag_approx_contact(m, d, i):
-    """diagApprox of the contact starting at row i; returns its number of rows.
+    """Fill diagApprox of the contact starting at row i; returns its number of rows.
 
     tran, rot = Σ over both bodies of body_invweight0; pyramidal edges get
     tran + μ_k² (tran or rot).
@@ -704,7 +704,7 @@ def _jac_dot_qvel_pair(m, d, body, point, outp, outr):
 
 @njit(cache=True)
 def _jdotv_equality(m, d):
-    """aref −= J̇ qvel on connect and weld rows (MuJoCo ≥ 3.3's mj_Jdotv)."""
+    """Subtract J̇ qvel from aref on connect and weld rows (MuJoCo ≥ 3.3's mj_Jdotv)."""
     ne = d.ne[0]
     p1 = np.empty(3)
     p2 = np.empty(3)
@@ -1060,6 +1060,31 @@ def default_njmax(arrays, nconmax):
     return max(rows, 1)
 
 
+@njit(cache=True)
+def _cone_info(m, d, cdim, cmu, cfr):
+    """Elliptic-cone data per row for the solvers (see jointspace.solver.cost).
+
+    cdim[i] = condim at the first row of an elliptic contact, else 0; cmu[i] = the
+    regularized cone's μ = μ_1 √(R_1/R_0); cfr[i, :condim−1] = the contact's friction.
+    """
+    nefc = d.nefc[0]
+    for i in range(nefc):
+        cdim[i] = 0
+        cmu[i] = 0.0
+    i = d.ne[0] + d.nf[0]
+    while i < nefc:
+        if d.efc_type[i] != CNSTR_CONTACT_ELLIPTIC:
+            i += 1
+            continue
+        c = d.efc_id[i]
+        dim = d.contact_dim[c]
+        cdim[i] = dim
+        cmu[i] = d.contact_friction[c, 0] * math.sqrt(d.efc_R[i + 1] / d.efc_R[i])
+        for j in range(dim - 1):
+            cfr[i, j] = d.contact_friction[c, j]
+        i += dim
+
+
 class EfcView:
     """Read-only views of the constraint rows in use, by name without the efc_ prefix.
 
@@ -1070,6 +1095,7 @@ class EfcView:
     __slots__ = ("_d",)
 
     def __init__(self, d):
+        """View the rows of Data d."""
         self._d = d
 
     @property
@@ -1078,6 +1104,7 @@ class EfcView:
         return int(self._d.nefc[0])
 
     def __getattr__(self, name):
+        """efc_<name>[:nefc], read-only."""
         arr = getattr(self._d, "efc_" + name, None)
         if arr is None:
             raise AttributeError(f"no constraint field efc_{name}")
@@ -1086,6 +1113,7 @@ class EfcView:
         return v
 
     def __repr__(self):
+        """Short description with the number of rows."""
         return f"EfcView(nefc={self.n})"
 
 

@@ -1,0 +1,215 @@
+"""Constraint solvers: turn qacc_smooth and the efc_* rows into qacc and constraint forces.
+
+    newton.py  Newton on the primal with exact line search (default; MuJoCo mj_solNewton)
+    cg.py      preconditioned nonlinear conjugate gradient on the primal (mj_solCG)
+    pgs.py     projected Gauss–Seidel on the dual with elliptic-cone projection (mj_solPGS)
+    ipm.py     log-barrier interior-point method on the dual (slides 000)
+    cost.py    the problem they share: cost, forces, states, line search, dual matrices
+
+The stage (MuJoCo mj_fwdConstraint): efc_b = J qacc_smooth − aref; warm start from
+d.qacc_warmstart when that beats qacc_smooth (primal cost) or f = 0 (dual cost), unless the
+"warmstart" flag is disabled; run the solver with m.opt.iterations and m.opt.tolerance;
+dual solvers finish with qfrc_constraint = Jᵀ f and qacc = qacc_smooth + M⁻¹ qfrc_constraint.
+Statistics per iteration go to d.solver_improvement, _gradient, _lineslope, _cost,
+_nactive, _nchange, _neval, _nupdate (the first 200 iterations), the count to
+d.solver_niter. Inside `forward`, the stage also builds the rows and saves qacc to
+d.qacc_warmstart for the next call.
+"""
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.constraint import (
+    DSBL_WARMSTART,
+    _cone_info,
+    _make_constraint,
+    _reference,
+    warn_cnstrfull,
+)
+from jointspace.solver.cg import _sol_cg
+from jointspace.solver.cost import (
+    _constraint_update,
+    _dual_finish,
+    _gauss,
+    _mul_j,
+    _mul_jt,
+    _mul_m,
+)
+from jointspace.solver.ipm import _sol_ipm
+from jointspace.solver.newton import _sol_newton
+from jointspace.solver.pgs import _sol_pgs
+from jointspace.types import SOLVER_CG, SOLVER_IPM, SOLVER_NEWTON, SOLVER_PGS
+
+SOLVERS = ("PGS", "CG", "Newton", "IPM")
+
+
+@njit(cache=True)
+def _cone_arrays(m, d):
+    n = max(d.nefc[0], 1)
+    cdim = np.zeros(n, dtype=np.int32)
+    cmu = np.zeros(n)
+    cfr = np.ones((n, 5))
+    _cone_info(m, d, cdim, cmu, cfr)
+    return cdim, cmu, cfr
+
+
+@njit(cache=True)
+def _solve(m, d, solver, maxiter):
+    """The constraint solve on the current rows (mj_fwdConstraint)."""
+    nv = m.nv
+    nefc = d.nefc[0]
+    for k in range(nv):
+        d.qfrc_constraint[k] = 0.0
+    d.solver_niter[0] = 0
+    if nefc == 0:
+        for k in range(nv):
+            d.qacc[k] = d.qacc_smooth[k]
+        return
+    # b = J a0 − aref
+    _mul_j(d, d.qacc_smooth, d.efc_b)
+    for i in range(nefc):
+        d.efc_b[i] -= d.efc_aref[i]
+    cdim, cmu, cfr = _cone_arrays(m, d)
+    hc = np.empty((1, 1))
+    dual = solver == SOLVER_PGS or solver == SOLVER_IPM
+    if (m.opt_disableflags[0] & DSBL_WARMSTART) == 0:
+        # cost at the warm start, primal or dual
+        jar = np.empty(nefc)
+        _mul_j(d, d.qacc_warmstart, jar)
+        for i in range(nefc):
+            jar[i] -= d.efc_aref[i]
+        cost_ws = _constraint_update(d, jar, cdim, cmu, cfr, d.efc_force, d.efc_state, hc,
+                                     False)
+        for k in range(nv):
+            d.qacc[k] = d.qacc_warmstart[k]
+        if not dual:
+            Ma = np.empty(nv)
+            _mul_m(m, d.qM, d.qacc_warmstart, Ma)
+            cost_ws += _gauss(m, d, d.qacc_warmstart, Ma)
+            cost_smooth = _constraint_update(d, d.efc_b, cdim, cmu, cfr, d.efc_force,
+                                             d.efc_state, hc, False)
+            if cost_ws > cost_smooth:
+                for k in range(nv):
+                    d.qacc[k] = d.qacc_smooth[k]
+    else:
+        for k in range(nv):
+            d.qacc[k] = d.qacc_smooth[k]
+        for i in range(nefc):
+            d.efc_force[i] = 0.0
+    if solver == SOLVER_NEWTON:
+        _sol_newton(m, d, maxiter, cdim, cmu, cfr)
+    elif solver == SOLVER_CG:
+        _sol_cg(m, d, maxiter, cdim, cmu, cfr)
+    elif solver == SOLVER_PGS:
+        _sol_pgs(m, d, maxiter, cdim, cmu, cfr)
+    else:
+        _sol_ipm(m, d, maxiter, cdim, cmu, cfr)
+    if dual:
+        _dual_finish(m, d)
+
+
+@njit(cache=True)
+def _constraint_stage(m, d):
+    """Rows, reference accelerations, the solve with m.opt.solver, then qacc_warmstart = qacc.
+
+    Returns the rows requested (negative when some did not fit into njmax).
+    """
+    need = _make_constraint(m, d)
+    _reference(m, d)
+    _solve(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))
+    for k in range(m.nv):
+        d.qacc_warmstart[k] = d.qacc[k]
+    return need
+
+
+@njit(cache=True)
+def _primal_cost(m, d, qacc):
+    """c(qacc): the primal cost of the current rows (Gauss term plus constraint costs)."""
+    nefc = d.nefc[0]
+    cdim, cmu, cfr = _cone_arrays(m, d)
+    jar = np.empty(max(nefc, 1))
+    _mul_j(d, qacc, jar)
+    for i in range(nefc):
+        jar[i] -= d.efc_aref[i]
+    force = np.empty(max(nefc, 1))
+    state = np.empty(max(nefc, 1), dtype=np.int32)
+    s = _constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
+    Ma = np.empty(m.nv)
+    _mul_m(m, d.qM, qacc, Ma)
+    return s + _gauss(m, d, qacc, Ma)
+
+
+@njit(cache=True)
+def _constraint_force(m, d, qacc, force, qfrc):
+    """Constraint force at qacc (primal map f = −∂s/∂jar) and its joint-space image Jᵀ f."""
+    nefc = d.nefc[0]
+    cdim, cmu, cfr = _cone_arrays(m, d)
+    jar = np.empty(max(nefc, 1))
+    _mul_j(d, qacc, jar)
+    for i in range(nefc):
+        jar[i] -= d.efc_aref[i]
+    state = np.empty(max(nefc, 1), dtype=np.int32)
+    _constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
+    _mul_jt(d, force, qfrc)
+
+
+_k_solve = _entry.Kernel(_solve)
+_k_cost = _entry.Kernel(_primal_cost)
+
+
+def solver_id(solver, fname="solve"):
+    """The SOLVER_* constant for a name ("Newton", "CG", "PGS", "IPM"); None → None."""
+    if solver is None:
+        return None
+    if isinstance(solver, str):
+        for i, name in enumerate(SOLVERS):
+            if solver.lower() == name.lower():
+                return i
+    raise ValueError(f"{fname}: argument solver must be one of {SOLVERS} (or None for "
+                     f"m.opt.solver), got {solver!r}")
+
+
+def solve(m, d, solver=None, iterations=None):
+    """Solve the constraint problem on d's current rows: qacc, efc_force, qfrc_constraint.
+
+    Run after `jointspace.forward` (which has built the rows and solved with m.opt.solver)
+    to solve again, e.g. with another solver; reads qacc_smooth, qfrc_smooth, qM, qLD,
+    efc_* and qacc_warmstart, and writes efc_b, efc_force, efc_state, qfrc_constraint,
+    qacc and the solver statistics. d.qacc_warmstart is left as it is.
+
+    Args:
+        m: the Model.
+        d: a Data for m.
+        solver: "Newton", "CG", "PGS" or "IPM"; None uses m.opt.solver.
+        iterations: iteration limit; None uses m.opt.iterations.
+
+    Returns:
+        The number of iterations, d.solver_niter[0].
+    """
+    _entry.check_pair(m, d, "solve")
+    sid = solver_id(solver)
+    if sid is None:
+        sid = int(m.opt_solver[0])
+    if iterations is None:
+        iterations = int(m.opt_iterations[0])
+    elif (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
+          or iterations < 0):
+        raise ValueError(f"solve: argument iterations must be a non-negative integer, "
+                         f"got {iterations!r}")
+    _k_solve(m._s, d._s, sid, int(iterations))
+    return int(d.solver_niter[0])
+
+
+def primal_cost(m, d, qacc):
+    """The primal cost c(qacc) of d's current rows (see `jointspace.solver.cost`).
+
+    ½ (qacc − qacc_smooth)ᵀ M (qacc − qacc_smooth) + s(J qacc − aref): the objective all
+    solvers minimize, to compare solutions (ours, MuJoCo's) by value.
+    """
+    _entry.check_pair(m, d, "primal_cost")
+    qacc = _entry.vec(qacc, m.nv, "qacc", "primal_cost")
+    return float(_k_cost(m._s, d._s, qacc))
+
+
+__all__ = ["SOLVERS", "primal_cost", "solve", "solver_id", "warn_cnstrfull"]

@@ -1,0 +1,731 @@
+"""The convex constraint problem shared by every solver: its cost, forces and line search.
+
+Primal form (MuJoCo's, engine_solver.c; the dual of 004 eq. 10–11): find the acceleration a
+minimizing
+    c(a) = ½ (a − a0)ᵀ M (a − a0) + s(J a − aref),       a0 = qacc_smooth,
+where s sums one term per constraint of jar = J a − aref (D = 1/R):
+  equality          ½ D x²
+  friction loss     Huber: ½ D x² for |x| < R f, else f |x| − ½ R f²  (force clamped to ±f)
+  limit, contact    ½ D x² for x < 0, else 0 (frictionless and pyramidal rows)
+  elliptic contact  in U = (μ x0, μ_1 x1, …) with N = U0, T = |U_1:|:
+                    0 if N ≥ μ T (top: inside the dual cone), ½ Σ D_j x_j² if μ N + T ≤ 0
+                    (bottom), else ½ Dm (N − μ T)², Dm = D0 / (μ² (1 + μ²))  (middle: cone)
+The constraint force is f = −∂s/∂jar and qfrc_constraint = Jᵀ f; at the minimum
+M a = qfrc_smooth + Jᵀ f. Dual form: f minimizes ½ fᵀ(A + R)f + fᵀ b over the cones
+(b = J a0 − aref, A = J M⁻¹ Jᵀ), and a = a0 + M⁻¹ Jᵀ f.
+
+Cone data per row (from `jointspace.constraint._cone_info`): cdim[i] = condim at the first
+row of an elliptic contact (0 elsewhere), cmu[i] its regularized μ, cfr[i, :] its friction.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from jointspace.constraint import (
+    STATE_CONE,
+    STATE_LINEARNEG,
+    STATE_LINEARPOS,
+    STATE_QUADRATIC,
+    STATE_SATISFIED,
+)
+
+_MINVAL = 1e-15
+
+
+# ---------------------------------------------------------------------------------------------
+# linear algebra on Model/Data layouts
+
+
+@njit(cache=True)
+def _mul_m(m, qM, x, out):
+    """Product out = M x with M in qM's sparse layout."""
+    nv = m.nv
+    madr = m.dof_Madr
+    parent = m.dof_parentid
+    for i in range(nv):
+        out[i] = qM[madr[i]] * x[i]
+    for i in range(nv):
+        adr = madr[i] + 1
+        j = parent[i]
+        while j >= 0:
+            out[i] += qM[adr] * x[j]
+            out[j] += qM[adr] * x[i]
+            adr += 1
+            j = parent[j]
+
+
+@njit(cache=True)
+def _mul_j(d, x, out):
+    """Product out[:nefc] = efc_J x."""
+    nefc = d.nefc[0]
+    J = d.efc_J
+    nv = J.shape[1]
+    for i in range(nefc):
+        s = 0.0
+        for k in range(nv):
+            s += J[i, k] * x[k]
+        out[i] = s
+
+
+@njit(cache=True)
+def _mul_jt(d, f, out):
+    """Product out = efc_Jᵀ f[:nefc]."""
+    nefc = d.nefc[0]
+    J = d.efc_J
+    nv = J.shape[1]
+    for k in range(nv):
+        out[k] = 0.0
+    for i in range(nefc):
+        fi = f[i]
+        if fi != 0.0:
+            for k in range(nv):
+                out[k] += J[i, k] * fi
+
+
+@njit(cache=True)
+def _solve_m(m, d, x):
+    """Solve in place x ← M⁻¹ x with the factor in d.qLD, d.qLDiagInv (one vector)."""
+    nv = m.nv
+    madr = m.dof_Madr
+    parent = m.dof_parentid
+    qLD = d.qLD
+    for k in range(nv - 1, -1, -1):
+        xk = x[k]
+        if xk != 0.0:
+            adr = madr[k] + 1
+            i = parent[k]
+            while i >= 0:
+                x[i] -= qLD[adr] * xk
+                adr += 1
+                i = parent[i]
+    for k in range(nv):
+        x[k] *= d.qLDiagInv[k]
+    for k in range(nv):
+        adr = madr[k] + 1
+        i = parent[k]
+        s = x[k]
+        while i >= 0:
+            s -= qLD[adr] * x[i]
+            adr += 1
+            i = parent[i]
+        x[k] = s
+
+
+@njit(cache=True)
+def _dot(a, b, n):
+    s = 0.0
+    for k in range(n):
+        s += a[k] * b[k]
+    return s
+
+
+@njit(cache=True)
+def _chol_factor(A, n, mindiag):
+    """In-place lower Cholesky of A[:n, :n]; pivots below mindiag are raised to it.
+
+    Returns the rank (n minus the number of raised pivots).
+    """
+    rank = n
+    for j in range(n):
+        t = A[j, j]
+        for k in range(j):
+            t -= A[j, k] * A[j, k]
+        if t < mindiag:
+            t = mindiag
+            rank -= 1
+            A[j, j] = math.sqrt(t)
+            for i in range(j + 1, n):
+                A[i, j] = 0.0
+            continue
+        A[j, j] = math.sqrt(t)
+        inv = 1.0 / A[j, j]
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s * inv
+    return rank
+
+
+@njit(cache=True)
+def _chol_solve(L, n, x):
+    """Solve in place x ← (L Lᵀ)⁻¹ x with a factor made by _chol_factor."""
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
+# ---------------------------------------------------------------------------------------------
+# cost and forces
+
+
+@njit(cache=True)
+def _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want_hess):
+    """Forces f = −∂s/∂jar and states at jar; returns s(jar) (MuJoCo mj_constraintUpdate).
+
+    With want_hess, the local Hessian ∂²s/∂jar² of each elliptic contact in the middle zone
+    is written to hcone[i, :dim²] at its first row i.
+    """
+    ne = d.ne[0]
+    nf = d.nf[0]
+    nefc = d.nefc[0]
+    D = d.efc_D
+    R = d.efc_R
+    floss = d.efc_frictionloss
+    s = 0.0
+    i = 0
+    while i < nefc:
+        x = jar[i]
+        if i < ne:
+            force[i] = -D[i] * x
+            s += 0.5 * D[i] * x * x
+            state[i] = STATE_QUADRATIC
+            i += 1
+            continue
+        if i < ne + nf:
+            f = floss[i]
+            rf = R[i] * f
+            if x <= -rf:
+                s += -0.5 * rf * f - f * x
+                force[i] = f
+                state[i] = STATE_LINEARNEG
+            elif x >= rf:
+                s += -0.5 * rf * f + f * x
+                force[i] = -f
+                state[i] = STATE_LINEARPOS
+            else:
+                s += 0.5 * D[i] * x * x
+                force[i] = -D[i] * x
+                state[i] = STATE_QUADRATIC
+            i += 1
+            continue
+        dim = cdim[i]
+        if dim == 0:
+            if x >= 0.0:
+                force[i] = 0.0
+                state[i] = STATE_SATISFIED
+            else:
+                s += 0.5 * D[i] * x * x
+                force[i] = -D[i] * x
+                state[i] = STATE_QUADRATIC
+            i += 1
+            continue
+        # elliptic cone in the scaled space U = (μ x0, μ_j x_j)
+        mu = cmu[i]
+        N = x * mu
+        T2 = 0.0
+        for j in range(1, dim):
+            u = jar[i + j] * cfr[i, j - 1]
+            T2 += u * u
+        T = math.sqrt(T2)
+        if N >= mu * T or (T <= 0.0 and N >= 0.0):
+            for j in range(dim):
+                force[i + j] = 0.0
+            st = STATE_SATISFIED
+        elif mu * N + T <= 0.0 or (T <= 0.0 and N < 0.0):
+            for j in range(dim):
+                xj = jar[i + j]
+                s += 0.5 * D[i + j] * xj * xj
+                force[i + j] = -D[i + j] * xj
+            st = STATE_QUADRATIC
+        else:
+            Dm = D[i] / (mu * mu * (1.0 + mu * mu))
+            NmT = N - mu * T
+            s += 0.5 * Dm * NmT * NmT
+            f0 = -Dm * NmT * mu
+            force[i] = f0
+            for j in range(1, dim):
+                fr = cfr[i, j - 1]
+                force[i + j] = -f0 / T * jar[i + j] * fr * fr
+            st = STATE_CONE
+            if want_hess:
+                # in U: [[1, −μ Uᵀ/T], [−μ U/T, (μ² − μ N/T) I + μ N U Uᵀ/T³]] Dm,
+                # mapped back by diag(μ, μ_1, …) on both sides
+                H = hcone[i]
+                H[0] = 1.0
+                for j in range(1, dim):
+                    uj = jar[i + j] * cfr[i, j - 1]
+                    H[j] = -mu / T * uj
+                    for k in range(j, dim):
+                        uk = jar[i + k] * cfr[i, k - 1]
+                        H[j * dim + k] = mu * N / (T * T * T) * uj * uk
+                    H[j * dim + j] += mu * mu - mu * N / T
+                for j in range(dim):
+                    sj = mu if j == 0 else cfr[i, j - 1]
+                    for k in range(j, dim):
+                        sk = mu if k == 0 else cfr[i, k - 1]
+                        H[j * dim + k] *= Dm * sj * sk
+                for j in range(dim):
+                    for k in range(j + 1, dim):
+                        H[k * dim + j] = H[j * dim + k]
+        for j in range(dim):
+            state[i + j] = st
+        i += dim
+    return s
+
+
+@njit(cache=True)
+def _gauss(m, d, qacc, Ma):
+    """½ (a − a0)ᵀ (M a − qfrc_smooth), with Ma = M a (the Gauss term of the cost)."""
+    s = 0.0
+    for k in range(m.nv):
+        s += 0.5 * (Ma[k] - d.qfrc_smooth[k]) * (qacc[k] - d.qacc_smooth[k])
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# exact line search along a direction v: cost(a + α v) is convex and piecewise smooth in α
+
+
+@njit(cache=True)
+def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad):
+    """Per-row polynomials of the line search.
+
+    quad[i, 0:3] = (½ D x², D x Jv, ½ D Jv²) of row i (summed over an elliptic contact's
+    rows at its first row); elliptic contacts also store (U0, V0, UU, UV, VV, Dm) in
+    quad[i, 3:9] with U = scaled jar, V = scaled Jv.
+    """
+    nefc = d.nefc[0]
+    D = d.efc_D
+    i = 0
+    while i < nefc:
+        dim = cdim[i]
+        q = quad[i]
+        if dim == 0:
+            x = jar[i]
+            v = Jv[i]
+            q[0] = 0.5 * D[i] * x * x
+            q[1] = D[i] * x * v
+            q[2] = 0.5 * D[i] * v * v
+            i += 1
+            continue
+        mu = cmu[i]
+        q0 = 0.0
+        q1 = 0.0
+        q2 = 0.0
+        UU = 0.0
+        UV = 0.0
+        VV = 0.0
+        for j in range(dim):
+            x = jar[i + j]
+            v = Jv[i + j]
+            q0 += 0.5 * D[i + j] * x * x
+            q1 += D[i + j] * x * v
+            q2 += 0.5 * D[i + j] * v * v
+            if j > 0:
+                fr = cfr[i, j - 1]
+                UU += x * fr * x * fr
+                UV += x * fr * v * fr
+                VV += v * fr * v * fr
+        q[0] = q0
+        q[1] = q1
+        q[2] = q2
+        q[3] = jar[i] * mu
+        q[4] = Jv[i] * mu
+        q[5] = UU
+        q[6] = UV
+        q[7] = VV
+        q[8] = D[i] / (mu * mu * (1.0 + mu * mu))
+        i += dim
+
+
+@njit(cache=True)
+def _huber(x, f, rf, D):
+    if -rf < x < rf:
+        return 0.5 * D * x * x
+    if x <= -rf:
+        return f * (-0.5 * rf - x)
+    return f * (-0.5 * rf + x)
+
+
+@njit(cache=True)
+def _zone(N, T2, mu):
+    """Zone of an elliptic contact: 1 top (no force), 2 bottom (quadratic), 3 middle (cone)."""
+    if T2 <= 0.0:
+        return 2 if N < 0.0 else 1
+    T = math.sqrt(T2)
+    if N >= mu * T:
+        return 1
+    if mu * N + T <= 0.0:
+        return 2
+    return 3
+
+
+@njit(cache=True)
+def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
+    """Evaluate out = (cost(α) − cost(0), ∂cost/∂α, ∂²cost/∂α²) along the prepared direction.
+
+    g1, g2: the Gauss polynomial's α and α² coefficients. Differences are formed per piece
+    so that tiny steps keep their accuracy.
+    """
+    ne = d.ne[0]
+    nf = d.nf[0]
+    nefc = d.nefc[0]
+    D = d.efc_D
+    R = d.efc_R
+    floss = d.efc_frictionloss
+    c0 = 0.0
+    c1 = g1
+    c2 = g2
+    cost = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    i = 0
+    while i < nefc:
+        if i < ne:
+            c1 += quad[i, 1]
+            c2 += quad[i, 2]
+            i += 1
+            continue
+        if i < ne + nf:
+            start = jar[i]
+            v = Jv[i]
+            x = start + alpha * v
+            f = floss[i]
+            rf = R[i] * f
+            zs = 0 if -rf < start < rf else (-1 if start <= -rf else 1)
+            zx = 0 if -rf < x < rf else (-1 if x <= -rf else 1)
+            if zs == 0 and zx == 0:
+                cost += 0.5 * D[i] * (x - start) * (x + start)
+            elif zs == zx:
+                cost += zs * f * (x - start)
+            else:
+                cost += _huber(x, f, rf, D[i]) - _huber(start, f, rf, D[i])
+            if zx == 0:
+                d1 += D[i] * x * v
+                d2 += D[i] * v * v
+            else:
+                d1 += zx * f * v
+            i += 1
+            continue
+        dim = cdim[i]
+        q = quad[i]
+        if dim == 0:
+            x = jar[i] + alpha * Jv[i]
+            base = q[0] if jar[i] < 0.0 else 0.0
+            if x < 0.0:
+                c0 += q[0] - base
+                c1 += q[1]
+                c2 += q[2]
+            else:
+                cost -= base
+            i += 1
+            continue
+        mu = cmu[i]
+        U0 = q[3]
+        V0 = q[4]
+        UU = q[5]
+        UV = q[6]
+        VV = q[7]
+        Dm = q[8]
+        N = U0 + alpha * V0
+        T2 = UU + alpha * (2.0 * UV + alpha * VV)
+        z0 = _zone(U0, UU, mu)
+        za = _zone(N, T2, mu)
+        T0 = math.sqrt(UU) if UU > 0.0 else 0.0
+        T = math.sqrt(T2) if T2 > 0.0 else 0.0
+        r0 = U0 - mu * T0
+        # cost difference by zones (1 top, 2 bottom, 3 middle)
+        # bottom and middle costs meet on μN + T = 0, where (R_j μ_j² = R_1 μ_1²)
+        # ½ Σ D_j x_j² − ½ Dm (N − μT)² = ½ Dm (μN + T)²; that form avoids cancellation
+        if za == 2:
+            cost += alpha * (q[1] + alpha * q[2])
+            if z0 == 1:
+                cost += q[0]
+            elif z0 == 3:
+                cost += 0.5 * Dm * (mu * U0 + T0) * (mu * U0 + T0)
+        elif za == 3:
+            if z0 == 3:
+                # r(α) − r(0) without cancellation: T − T0 = (T² − T0²) / (T + T0)
+                rd = alpha * V0 - mu * (alpha * (2.0 * UV + alpha * VV)) / (T + T0)
+                cost += 0.5 * Dm * rd * (2.0 * r0 + rd)
+            elif z0 == 2:
+                cost += alpha * (q[1] + alpha * q[2]) - 0.5 * Dm * (mu * N + T) * (mu * N + T)
+            else:
+                r = N - mu * T
+                cost += 0.5 * Dm * r * r
+        else:
+            if z0 == 2:
+                cost -= q[0]
+            elif z0 == 3:
+                cost -= 0.5 * Dm * r0 * r0
+        if za == 2:
+            d1 += q[1] + 2.0 * alpha * q[2]
+            d2 += 2.0 * q[2]
+        elif za == 3:
+            dT = (UV + alpha * VV) / T
+            ddT = VV / T - (UV + alpha * VV) * dT / (T * T)
+            r = N - mu * T
+            dr = V0 - mu * dT
+            d1 += Dm * r * dr
+            d2 += Dm * (dr * dr - r * mu * ddT)
+        i += dim
+    cost += alpha * alpha * c2 + alpha * c1 + c0
+    d1 += 2.0 * alpha * c2 + c1
+    d2 += 2.0 * c2
+    if d2 <= 0.0:
+        d2 = _MINVAL
+    out[0] = cost
+    out[1] = d1
+    out[2] = d2
+
+
+@njit(cache=True)
+def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
+    """Exact line search along v: returns α, the minimizer of cost(a + α v) to tolerance.
+
+    One-dimensional Newton steps from α = 0, then a bracketed search mixing Newton steps and
+    bisection (the method of MuJoCo's PrimalSearch). Converged when |∂cost/∂α| <
+    tolerance · ls_tolerance · |v| / scale with a lower cost. Fills Mv = M v, Jv = J v and
+    res = (improvement −Δcost, |slope| scaled, evaluations).
+    """
+    nv = m.nv
+    snorm = math.sqrt(_dot(v, v, nv))
+    res[0] = 0.0
+    res[1] = 1.0
+    res[2] = 0.0
+    if snorm < _MINVAL:
+        return 0.0
+    gtol = m.opt_tolerance[0] * m.opt_ls_tolerance[0] * snorm / scale
+    slopescl = scale / snorm
+    maxeval = m.opt_ls_iterations[0]
+    _mul_m(m, d.qM, v, Mv)
+    _mul_j(d, v, Jv)
+    _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad)
+    g1 = _dot(v, Ma, nv) - _dot(d.qfrc_smooth, v, nv)
+    g2 = 0.5 * _dot(v, Mv, nv)
+    # points are (α, cost, d1, d2)
+    p0 = np.zeros(4)
+    p1 = np.empty(4)
+    p2 = np.empty(4)
+    n1 = np.empty(4)
+    n2 = np.empty(4)
+    pm = np.empty(4)
+    ev = np.empty(3)
+    neval = 0
+
+    _ls_eval(d, 0.0, jar, Jv, cdim, cmu, quad, g1, g2, ev)
+    neval += 1
+    p0[1] = ev[0]
+    p0[2] = ev[1]
+    p0[3] = ev[2]
+    # one Newton step from 0
+    p1[0] = -p0[2] / p0[3]
+    _ls_eval(d, p1[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+    neval += 1
+    p1[1], p1[2], p1[3] = ev[0], ev[1], ev[2]
+    if abs(p1[2]) < gtol and (p1[0] == 0.0 or p1[1] < 0.0):
+        res[0] = -p1[1]
+        res[1] = abs(p1[2]) * slopescl
+        res[2] = neval
+        return p1[0]
+    direction = 1.0 if p1[2] < 0.0 else -1.0
+    # keep stepping (1-D Newton) while the slope still points the same way
+    p2[:] = p0
+    while p1[2] * direction <= -gtol and neval < maxeval:
+        p2[:] = p1
+        p1[0] -= p1[2] / p1[3]
+        _ls_eval(d, p1[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+        neval += 1
+        p1[1], p1[2], p1[3] = ev[0], ev[1], ev[2]
+        if abs(p1[2]) < gtol and p1[1] < 0.0:
+            res[0] = -p1[1]
+            res[1] = abs(p1[2]) * slopescl
+            res[2] = neval
+            return p1[0]
+    if neval >= maxeval:
+        res[0] = -p1[1]
+        res[1] = abs(p1[2]) * slopescl
+        res[2] = neval
+        return p1[0]
+    # bracket [p1, p2]: Newton candidates from each end, and the midpoint
+    n2[:] = p1
+    n1[0] = p1[0] - p1[2] / p1[3]
+    _ls_eval(d, n1[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+    neval += 1
+    n1[1], n1[2], n1[3] = ev[0], ev[1], ev[2]
+    while neval < maxeval:
+        pm[0] = 0.5 * (p1[0] + p2[0])
+        _ls_eval(d, pm[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+        neval += 1
+        pm[1], pm[2], pm[3] = ev[0], ev[1], ev[2]
+        best = -1
+        bestcost = 0.0
+        for c in range(3):
+            cand = n1 if c == 0 else (n2 if c == 1 else pm)
+            if abs(cand[2]) < gtol and (best == -1 or cand[1] < bestcost):
+                best = c
+                bestcost = cand[1]
+        if best >= 0:
+            cand = n1 if best == 0 else (n2 if best == 1 else pm)
+            res[0] = -cand[1]
+            res[1] = abs(cand[2]) * slopescl
+            res[2] = neval
+            return cand[0]
+        # shrink each end toward the candidate whose slope has its sign and is closer to 0
+        moved = 0
+        for end in range(2):
+            p = p1 if end == 0 else p2
+            upd = False
+            for c in range(3):
+                cand = n1 if c == 0 else (n2 if c == 1 else pm)
+                if p[2] < 0.0 and cand[2] < 0.0 and p[2] < cand[2]:
+                    p[:] = cand
+                    upd = True
+                elif p[2] > 0.0 and cand[2] > 0.0 and p[2] > cand[2]:
+                    p[:] = cand
+                    upd = True
+            if upd:
+                moved += 1
+                nx = n1 if end == 0 else n2
+                nx[0] = p[0] - p[2] / p[3]
+                _ls_eval(d, nx[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+                neval += 1
+                nx[1], nx[2], nx[3] = ev[0], ev[1], ev[2]
+        if moved == 0:
+            res[0] = -pm[1]
+            res[1] = abs(pm[2]) * slopescl
+            res[2] = neval
+            return pm[0]
+    res[2] = neval
+    if p1[1] <= p2[1] and p1[1] < 0.0:
+        res[0] = -p1[1]
+        res[1] = abs(p1[2]) * slopescl
+        return p1[0]
+    if p2[1] <= p1[1] and p2[1] < 0.0:
+        res[0] = -p2[1]
+        res[1] = abs(p2[2]) * slopescl
+        return p2[0]
+    return 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics
+
+
+@njit(cache=True)
+def _save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neval, nupdate):
+    """Per-iteration statistics (MuJoCo's d.solver) for iterations below 200."""
+    if it >= d.solver_improvement.shape[0]:
+        return
+    d.solver_improvement[it] = improvement
+    d.solver_gradient[it] = gradient
+    d.solver_lineslope[it] = slope
+    d.solver_cost[it] = cost
+    d.solver_nactive[it] = nactive
+    d.solver_nchange[it] = nchange
+    d.solver_neval[it] = neval
+    d.solver_nupdate[it] = nupdate
+
+
+@njit(cache=True)
+def _count_active(d, state):
+    n = 0
+    for i in range(d.nefc[0]):
+        if state[i] != STATE_SATISFIED:
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# the dual problem
+
+
+@njit(cache=True)
+def _make_ar(m, d, AR):
+    """AR = J M⁻¹ Jᵀ + diag(R) (nefc × nefc, dense, symmetric): the dual's Hessian."""
+    nefc = d.nefc[0]
+    nv = m.nv
+    J = d.efc_J
+    Y = np.empty((nefc, nv))
+    for i in range(nefc):
+        for k in range(nv):
+            Y[i, k] = J[i, k]
+        _solve_m(m, d, Y[i])
+    for i in range(nefc):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(nv):
+                s += J[i, k] * Y[j, k]
+            AR[i, j] = s
+            AR[j, i] = s
+        AR[i, i] += d.efc_R[i]
+
+
+@njit(cache=True)
+def _dual_cost(d, AR, f):
+    """½ fᵀ AR f + fᵀ b."""
+    nefc = d.nefc[0]
+    s = 0.0
+    for i in range(nefc):
+        t = 0.0
+        for j in range(nefc):
+            t += AR[i, j] * f[j]
+        s += f[i] * (0.5 * t + d.efc_b[i])
+    return s
+
+
+@njit(cache=True)
+def _dual_state(d, f, cdim, cmu, cfr, state):
+    """States of the dual solution f (MuJoCo's dualState); returns the number active."""
+    ne = d.ne[0]
+    nf = d.nf[0]
+    nefc = d.nefc[0]
+    floss = d.efc_frictionloss
+    nactive = ne + nf
+    for i in range(ne):
+        state[i] = STATE_QUADRATIC
+    for i in range(ne, ne + nf):
+        if f[i] <= -floss[i]:
+            state[i] = STATE_LINEARPOS
+        elif f[i] >= floss[i]:
+            state[i] = STATE_LINEARNEG
+        else:
+            state[i] = STATE_QUADRATIC
+    i = ne + nf
+    while i < nefc:
+        dim = cdim[i]
+        if dim == 0:
+            if f[i] <= 0.0:
+                state[i] = STATE_SATISFIED
+            else:
+                state[i] = STATE_QUADRATIC
+                nactive += 1
+            i += 1
+            continue
+        T2 = 0.0
+        for j in range(1, dim):
+            u = f[i + j] / cfr[i, j - 1]
+            T2 += u * u
+        T = math.sqrt(T2)
+        N = f[i]
+        # the force cone: f0 ≥ |f_j / μ_j|
+        if N >= T:
+            st = STATE_SATISFIED
+        else:
+            st = STATE_QUADRATIC if N / cmu[i] + cmu[i] * T <= 0.0 else STATE_CONE
+            nactive += dim
+        for j in range(dim):
+            state[i + j] = st
+        i += dim
+    return nactive
+
+
+@njit(cache=True)
+def _dual_finish(m, d):
+    """qfrc_constraint = Jᵀ efc_force, qacc = qacc_smooth + M⁻¹ qfrc_constraint."""
+    _mul_jt(d, d.efc_force, d.qfrc_constraint)
+    for k in range(m.nv):
+        d.qacc[k] = d.qfrc_constraint[k]
+    _solve_m(m, d, d.qacc)
+    for k in range(m.nv):
+        d.qacc[k] += d.qacc_smooth[k]
