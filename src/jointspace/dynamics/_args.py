@@ -1,36 +1,16 @@
-"""Argument checks for the dynamics entry points, with a fast path for well-formed input.
+"""Argument checks and singular-mass errors for the dynamics entry points.
 
 Each public call validates its arguments in Python before it enters compiled code once
-(DESIGN.md §2.4); the checks here cost a few hundred nanoseconds when the input is already
-right and fall back to `jointspace._entry`'s converting checks (with their clear messages)
-otherwise.
+(DESIGN.md §2.4), with `jointspace._entry`'s checks (re-exported here), and turns a kernel's
+"bad pivot" return code into a `SingularMassError` that names the joint.
 """
-
-import numpy as np
 
 from jointspace import _entry
 from jointspace.errors import SingularMassError
-from jointspace.types import Data, Model
 
-_F8 = np.dtype(np.float64)
-
-
-def check_pair(m, d, fname):
-    """Raise a clear error unless m is a Model and d a Data made for it."""
-    if m.__class__ is not Model or d.__class__ is not Data or d._msig is not m._sizes:
-        _entry.check_pair(m, d, fname)
-
-
-def vec(x, n, name, fname):
-    """Return x as a C-contiguous float64 (n,) array, or raise a clear error naming it."""
-    if x.__class__ is np.ndarray and x.dtype is _F8 and x.shape == (n,) and x.strides == (8,):
-        return x
-    return _entry.vec(x, n, name, fname)
-
-
-def mat(x, shape, name, fname):
-    """Return x as a C-contiguous float64 array of the given shape, or raise a clear error."""
-    return _entry.mat(x, shape, name, fname)
+check_pair = _entry.check_pair
+vec = _entry.vec
+mat = _entry.mat
 
 
 def dof_label(m, i):

@@ -22,6 +22,7 @@ from jointspace.dynamics.crba import _crb
 from jointspace.kinematics import _com_pos, _kinematics
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
+_F8 = np.dtype(np.float64)
 
 
 @njit(cache=True)
@@ -166,8 +167,11 @@ def solve_m(m, d, x):
     """
     check_pair(m, d, "solve_m")
     nv = m.nv
-    y = np.array(x, dtype=np.float64, order="C", copy=True)
-    if y.ndim == 1 and y.shape == (nv,):
+    if x.__class__ is np.ndarray and x.dtype is _F8 and x.flags.c_contiguous:
+        y = x.copy()
+    else:
+        y = np.array(x, dtype=np.float64, order="C", copy=True)
+    if y.shape == (nv,):
         y2 = y.reshape(1, nv)
     elif y.ndim == 2 and y.shape[1] == nv:
         y2 = y
