@@ -40,6 +40,7 @@ from jointspace.integrate import (
 )
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics
 from jointspace.passive import _passive
+from jointspace.solver import _constraint_stage
 from jointspace.types import (
     INT_EULER,
     INT_IMPLICIT,
@@ -127,15 +128,11 @@ def _fwd_acceleration(m, d):
 
 @njit(cache=True)
 def _fwd_constraint(m, d):
-    """Constraint stage: qacc from qacc_smooth and the constraint forces.
+    """Constraint stage: efc rows, the solver (m.opt.solver), qacc and qfrc_constraint.
 
-    The model has no constraint rows yet, so qfrc_constraint = 0 and qacc = qacc_smooth.
-    The constraint issue replaces this body with make_constraint (efc_J, efc_aref, …, built
-    after the position stage) and the solver, which turns qacc_smooth into qacc and fills
-    qfrc_constraint; the integrators already add qfrc_constraint to qfrc_smooth.
+    See `jointspace.constraint` and `jointspace.solver`; also saves qacc_warmstart.
     """
-    d.qfrc_constraint[:] = 0.0
-    d.qacc[:] = d.qacc_smooth
+    _constraint_stage(m, d)
 
 
 @njit(cache=True)
