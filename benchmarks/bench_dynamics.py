@@ -6,10 +6,11 @@ Two models: MuJoCo's 27-dof humanoid and a 30-link hinge chain (`jointspace.mode
 Pinocchio gets the same MJCF through `pinocchio.buildModelFromMJCF` (the same tree and
 joint count; timings only), MuJoCo the same XML.
 
-Table 1, from Python: median µs per call of the public functions, and the ratios ours /
-theirs. Each of ours runs its whole pipeline in one compiled call (kinematics, com_pos,
-[com_vel,] the algorithm); the MuJoCo column strings together the MuJoCo calls that compute
-the same thing:
+Table 1, from Python: median µs per call of the public functions, and the median over
+rounds of the ratio ours / theirs (the three contenders are timed in alternation, batch by
+batch, so that the load of a shared machine falls on all of them alike). Each of ours runs
+its whole pipeline in one compiled call (kinematics, com_pos, [com_vel,] the algorithm); the
+MuJoCo column strings together the MuJoCo calls that compute the same thing:
     rnea       mj_kinematics + mj_comPos + mj_comVel + mj_rne(flg_acc=1)
     crba       mj_kinematics + mj_comPos + mj_crb + mj_fullM (dense M, as ours and Pinocchio's)
     factor_m   mj_factorM alone (ours factors d.qM as crba left it; Pinocchio: cholesky.decompose)
@@ -36,7 +37,7 @@ import pinocchio as pin
 from numba import njit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import per_call, table  # noqa: E402
+from _timing import table  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace.dynamics.aba import _aba_driver  # noqa: E402
@@ -82,6 +83,28 @@ def _loop_aba(m, d, q, v, tau, n):
 def _loop_minv(m, d, q, out, n):
     for _ in range(n):
         _minv_driver(m, d, q, out)
+
+
+def _interleaved(fns, repeat, budget=0.02):
+    """Median seconds per call of each fn, timed in alternation (batch by batch).
+
+    On a shared, noisy machine, alternating the contenders exposes them to the same load;
+    the median of the per-round ratios is reported next to the median times.
+    """
+    numbers = []
+    for fn in fns:
+        fn()
+        t = time.perf_counter()
+        fn()
+        numbers.append(max(1, int(budget / max(time.perf_counter() - t, 1e-8))))
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, n, ts in zip(fns, numbers, times):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            ts.append((time.perf_counter() - t) / n)
+    return [np.array(ts) for ts in times]
 
 
 def _in_loop(loop, args, repeat, n):
@@ -178,17 +201,16 @@ def bench_model(label, xml, repeat, n_loop):
     rows1 = []
     peer = {}
     for name, ours, theirs_pin, theirs_mj in ops:
-        o = per_call(ours, repeat=repeat)
-        p = per_call(theirs_pin, repeat=repeat)
-        j = per_call(theirs_mj, repeat=repeat)
-        ours_py[name] = o
-        peer[name] = (p, j)
-        rows1.append([f"{label} {name}", f"{o * 1e6:.2f}", f"{p * 1e6:.2f}", f"{j * 1e6:.2f}",
-                      f"{o / p:.2f}", f"{o / j:.2f}"])
+        o, p, j = _interleaved([ours, theirs_pin, theirs_mj], repeat)
+        ours_py[name] = float(np.median(o))
+        peer[name] = (float(np.median(p)), float(np.median(j)))
+        rows1.append([f"{label} {name}", f"{np.median(o) * 1e6:.2f}", f"{np.median(p) * 1e6:.2f}",
+                      f"{np.median(j) * 1e6:.2f}", f"{np.median(o / p):.2f}",
+                      f"{np.median(o / j):.2f}"])
 
     # inside compiled code, against the peers' estimated compute time
-    mj_over = per_call(lambda: mujoco.mj_getTotalmass(mm), repeat=repeat)
-    pin_over = per_call(lambda: pin.computeTotalMass(pm), repeat=repeat)
+    mj_over, pin_over = (float(np.median(t)) for t in _interleaved(
+        [lambda: mujoco.mj_getTotalmass(mm), lambda: pin.computeTotalMass(pm)], repeat))
     nmj = {"rnea": 4, "crba": 4, "factor_m": 1, "solve_m": 1, "aba": 7, "minv": 5}
     tau_out = np.empty(m.nv)
     mat_out = np.empty((m.nv, m.nv))
