@@ -10,6 +10,7 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
 """
 
 from jointspace import models
+from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
 from jointspace.dynamics.christoffel import (
     christoffel,
@@ -38,6 +39,7 @@ from jointspace.kinematics import (
     jacobian_subtree_com,
     kinematics,
 )
+from jointspace.solver import primal_cost, solve
 from jointspace.types import Data, Model, make_data
 
 __version__ = "0.1.0"
@@ -48,6 +50,7 @@ __all__ = [
     "com_vel", "compile_model", "coriolis_matrix", "crba", "diff_pos", "factor_m", "forward",
     "gravity_forces", "hamiltonian", "ik", "inertia_derivative", "integrate_pos", "jacobian",
     "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site",
-    "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string", "make_data",
-    "minv", "models", "momentum", "potential_energy", "rnea", "solve_m", "step",
+    "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
+    "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy",
+    "primal_cost", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
 ]
