@@ -20,9 +20,10 @@ MuJoCo column strings together the MuJoCo calls that compute the same thing:
     minv       mj_kinematics + mj_comPos + mj_crb + mj_factorM + mj_solveM(identity)
 
 Table 2, inside compiled code: our per-evaluation time when a Numba loop calls the same
-driver N times, next to the peers' per-call time from Python minus their binding overhead
-(estimated from a trivial call: mj_getTotalmass, pin.computeTotalMass), which is an
-estimate of their compute time.
+driver N times (timed in alternation with the rows of table 1), next to the peers' per-call
+time from Python minus their binding overhead (estimated from a trivial call:
+mj_getTotalmass, pin.computeTotalMass, once per MuJoCo call strung together), which is an
+estimate of their compute time. solve_m's loop copies its right-hand side back each time.
 """
 
 import argparse
@@ -68,8 +69,9 @@ def _loop_factor(m, d, q, n):
 
 
 @njit(cache=True)
-def _loop_solve(m, d, x, n):
+def _loop_solve(m, d, src, x, n):
     for _ in range(n):
+        x[0, :] = src[0]
         _solve_driver(m, d, x)
 
 
@@ -105,17 +107,6 @@ def _interleaved(fns, repeat, budget=0.02):
                 fn()
             ts.append((time.perf_counter() - t) / n)
     return [np.array(ts) for ts in times]
-
-
-def _in_loop(loop, args, repeat, n):
-    """Median seconds per evaluation of a compiled loop of n evaluations."""
-    loop(*args, 1)
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        loop(*args, n)
-        times.append((time.perf_counter() - t) / n)
-    return float(np.median(times))
 
 
 def _random_q(nq, qpos0, free, rng):
@@ -197,18 +188,7 @@ def bench_model(label, xml, repeat, n_loop):
         ("aba", lambda: js.aba(m, d, q, v, tau), lambda: pin.aba(pm, pd, qp, vp, ap), mj_aba),
         ("minv", lambda: js.minv(m, d, q), lambda: pin.computeMinverse(pm, pd, qp), mj_minv),
     ]
-    ours_py = {}
-    rows1 = []
-    peer = {}
-    for name, ours, theirs_pin, theirs_mj in ops:
-        o, p, j = _interleaved([ours, theirs_pin, theirs_mj], repeat)
-        ours_py[name] = float(np.median(o))
-        peer[name] = (float(np.median(p)), float(np.median(j)))
-        rows1.append([f"{label} {name}", f"{np.median(o) * 1e6:.2f}", f"{np.median(p) * 1e6:.2f}",
-                      f"{np.median(j) * 1e6:.2f}", f"{np.median(o / p):.2f}",
-                      f"{np.median(o / j):.2f}"])
-
-    # inside compiled code, against the peers' estimated compute time
+    # binding overheads, for the peers' compute-time estimates of table 2
     mj_over, pin_over = (float(np.median(t)) for t in _interleaved(
         [lambda: mujoco.mj_getTotalmass(mm), lambda: pin.computeTotalMass(pm)], repeat))
     nmj = {"rnea": 4, "crba": 4, "factor_m": 1, "solve_m": 1, "aba": 7, "minv": 5}
@@ -218,21 +198,24 @@ def bench_model(label, xml, repeat, n_loop):
         "rnea": (_loop_rnea, (m._s, d._s, q, v, a, tau_out)),
         "crba": (_loop_crba, (m._s, d._s, q, mat_out)),
         "factor_m": (_loop_factor, (m._s, d._s, q)),
-        "solve_m": (_loop_solve, (m._s, d._s, x1.copy())),
+        "solve_m": (_loop_solve, (m._s, d._s, x1, x1.copy())),
         "aba": (_loop_aba, (m._s, d._s, q, v, tau)),
         "minv": (_loop_minv, (m._s, d._s, q, mat_out)),
     }
-    js.crba(m, d, q)
-    js.factor_m(m, d)
-    rows2 = []
-    for name, (loop, args) in loops.items():
-        t = _in_loop(loop, args, repeat, n_loop)
-        p, j = peer[name]
-        p_est = max(p - pin_over, 1e-9)
-        j_est = max(j - nmj[name] * mj_over, 1e-9)
-        rows2.append([f"{label} {name}", f"{t * 1e6:.2f}", f"{ours_py[name] * 1e6:.2f}",
-                      f"{p_est * 1e6:.2f}", f"{j_est * 1e6:.2f}", f"{t / p_est:.2f}",
-                      f"{t / j_est:.2f}"])
+    rows1, rows2 = [], []
+    for name, ours, theirs_pin, theirs_mj in ops:
+        loop, largs = loops[name]
+        o, p, j, t = _interleaved([ours, theirs_pin, theirs_mj,
+                                   lambda: loop(*largs, n_loop)], repeat)
+        t = t / n_loop
+        rows1.append([f"{label} {name}", f"{np.median(o) * 1e6:.2f}", f"{np.median(p) * 1e6:.2f}",
+                      f"{np.median(j) * 1e6:.2f}", f"{np.median(o / p):.2f}",
+                      f"{np.median(o / j):.2f}"])
+        p_est = np.maximum(p - pin_over, 1e-9)
+        j_est = np.maximum(j - nmj[name] * mj_over, 1e-9)
+        rows2.append([f"{label} {name}", f"{np.median(t) * 1e6:.2f}", f"{np.median(o) * 1e6:.2f}",
+                      f"{np.median(p_est) * 1e6:.2f}", f"{np.median(j_est) * 1e6:.2f}",
+                      f"{np.median(t / p_est):.2f}", f"{np.median(t / j_est):.2f}"])
     return rows1, rows2
 
 

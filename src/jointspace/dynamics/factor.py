@@ -121,11 +121,19 @@ def _factor_driver(m, d, q, position):
 
 @njit(cache=True)
 def _solve_driver(m, d, x):
+    """Solve with d's factor for each row of x (k, nv), in place."""
     _solve_ld(m, d.qLD, d.qLDiagInv, x)
+
+
+@njit(cache=True)
+def _solve_driver_vec(m, d, x):
+    """Solve with d's factor for one right-hand side x (nv,), in place."""
+    _solve_ld(m, d.qLD, d.qLDiagInv, x.reshape(1, x.shape[0]))
 
 
 _k_factor = _entry.Kernel(_factor_driver)
 _k_solve = _entry.Kernel(_solve_driver)
+_k_solve_vec = _entry.Kernel(_solve_driver_vec)
 
 
 def factor_m(m, d, q=None):
@@ -167,19 +175,18 @@ def solve_m(m, d, x):
     """
     check_pair(m, d, "solve_m")
     nv = m.nv
-    if x.__class__ is np.ndarray and x.dtype is _F8 and x.flags.c_contiguous:
-        y = x.copy()
-    else:
-        y = np.array(x, dtype=np.float64, order="C", copy=True)
-    if y.shape == (nv,):
-        y2 = y.reshape(1, nv)
-    elif y.ndim == 2 and y.shape[1] == nv:
-        y2 = y
-    else:
-        raise ValueError(f"solve_m: argument x must have shape ({nv},) or (k, {nv}), "
-                         f"got {y.shape}")
     if nv and not d.qLDiagInv[0] > 0.0:
         raise RuntimeError("solve_m: d holds no valid factorization of M; call "
                            "factor_m(m, d) (after crba) or factor_m(m, d, q) first")
-    _k_solve(m._s, d._s, y2)
+    if x.__class__ is np.ndarray and x.dtype is _F8 and x.flags.c_contiguous:
+        y = x.copy()
+    else:
+        y = np.array(x, dtype=np.float64, order="C")
+    if y.shape == (nv,):
+        _k_solve_vec(m._s, d._s, y)
+    elif y.ndim == 2 and y.shape[1] == nv:
+        _k_solve(m._s, d._s, y)
+    else:
+        raise ValueError(f"solve_m: argument x must have shape ({nv},) or (k, {nv}), "
+                         f"got {y.shape}")
     return y
