@@ -1,0 +1,365 @@
+"""Constraint rows (efc_*) and forward dynamics with constraints against MuJoCo's mj_forward.
+
+Scenes without contacts (collidable geoms are off): a pendulum with friction loss and limits
+on hinge, slide and ball joints; four-bar loops closed with `connect` and with `weld`; joint
+couplings with a quartic polycoef; an inactive weld. Rows, softness and reference
+accelerations must match MuJoCo field by field; with the Newton solver, qacc and efc_force
+must match to the solver tolerance, and our cost at our qacc may not exceed our cost at
+MuJoCo's qacc. Also: the (ε, κ) parameterization, the row capacity njmax, the paper's
+critically damped constraint stabilization (004 §V).
+"""
+
+import mujoco
+import numpy as np
+import pytest
+
+import jointspace as js
+from jointspace import constraint as C
+from jointspace.errors import JointspaceWarning
+from jointspace.io.mjcf import parse_mjcf
+
+ROW_TOL = 1e-9  # efc_J, efc_pos, efc_R, efc_D, efc_aref (relative to max(1, |x|)): same sums
+SOLVE_TOL = 1e-6  # qacc, efc_force with Newton, relative to the largest entry: tolerance 1e-8
+COST_TOL = 1e-8  # our cost ≤ cost at MuJoCo's qacc × (1 + COST_TOL)
+NSTATES = 4
+
+LIMITS = """<mujoco model="limits">
+<option timestep="0.002"/>
+<default><geom contype="0" conaffinity="0"/></default>
+<worldbody>
+ <body name="a" pos="0 0 1">
+  <joint name="h" type="hinge" axis="0 1 0" limited="true" range="-0.5 0.5"
+         frictionloss="0.3" margin="0.01"/>
+  <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
+  <body name="b" pos="0.3 0 0">
+   <joint name="s" type="slide" axis="1 0 0" limited="true" range="-0.1 0.1"
+          frictionloss="0.1" solreflimit="0.03 0.8" solimplimit="0.8 0.95 0.01 0.4 3"/>
+   <geom type="box" size="0.05 0.05 0.05"/>
+   <body name="c" pos="0.1 0 0">
+    <joint name="ball" type="ball" limited="true" range="0 0.6" frictionloss="0.05"
+           solreffriction="-500 -20" armature="0.01"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
+    <body name="d" pos="0 0 -0.3">
+     <joint name="h2" type="hinge" axis="1 0 0" limited="true" range="-1 0.2"
+            solreflimit="-2000 -30" solimplimit="0.5 0.99 0.05 0.5 1"/>
+     <geom type="sphere" size="0.05"/>
+    </body>
+   </body>
+  </body>
+ </body>
+</worldbody>
+</mujoco>"""
+
+# Two planar four-bars: (l1, l2) and l3 hinged to the ground, the loop closed by a connect
+# (coupler tip to l3's tip) and, in the second, by a weld of the coupler tip to l4, which
+# hangs on its own hinge from l3. A slide/hinge pair coupled by a quartic, and a free body
+# welded to the world with an explicit relpose and torquescale.
+LOOPS = """<mujoco model="loops">
+<default><geom contype="0" conaffinity="0"/></default>
+<worldbody>
+ <body name="l1">
+  <joint name="j1" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <body name="l2" pos="0 0 0.5">
+   <joint name="j2" type="hinge" axis="0 1 0"/>
+   <geom type="capsule" fromto="0 0 0 0.6 0 0" size="0.02"/>
+  </body>
+ </body>
+ <body name="l3" pos="0.6 0 0">
+  <joint name="j3" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+ </body>
+ <body name="m1" pos="0 1 0">
+  <joint name="i1" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <body name="m2" pos="0 0 0.5">
+   <joint name="i2" type="hinge" axis="0 1 0"/>
+   <geom type="capsule" fromto="0 0 0 0.6 0 0" size="0.02"/>
+  </body>
+ </body>
+ <body name="m3" pos="0.6 1 0">
+  <joint name="i3" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <body name="m4" pos="0 0 0.5">
+   <joint name="i4" type="hinge" axis="0 1 0"/>
+   <geom type="sphere" size="0.05"/>
+  </body>
+ </body>
+ <body name="p1" pos="-1 0 0">
+  <joint name="k1" type="slide" axis="1 0 0"/>
+  <geom type="sphere" size="0.1"/>
+  <body name="p2">
+   <joint name="k2" type="hinge" axis="0 0 1"/>
+   <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+  </body>
+ </body>
+ <body name="free" pos="1 1 1">
+  <freejoint/>
+  <geom type="box" size="0.1 0.2 0.3"/>
+ </body>
+ <body name="ghost" pos="2 0 0">
+  <joint name="g" type="hinge" axis="0 0 1"/>
+  <geom type="box" size="0.1 0.1 0.1"/>
+ </body>
+</worldbody>
+<equality>
+ <connect body1="l2" body2="l3" anchor="0.6 0 0"/>
+ <weld body1="m2" body2="m4" anchor="0.6 0 0" solref="0.05 1.2"
+       solimp="0.8 0.95 0.002 0.3 2" torquescale="2"/>
+ <joint joint1="k1" joint2="k2" polycoef="0.1 0.5 0.2 -0.1 0.05"/>
+ <joint joint1="j3" polycoef="0.2 0 0 0 0"/>
+ <weld body1="free" relpose="0 0 1 1 0 0 0" torquescale="0.5"/>
+ <weld body1="ghost" active="false"/>
+</equality>
+</mujoco>"""
+
+
+def _pair(xml):
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    # MuJoCo 4.0 solves per island and then leaves efc_state in island order; one monolithic
+    # solve gives the same forces and the states in row order
+    mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
+    return js.load_string(xml), mjm, mujoco.MjData(mjm)
+
+
+def _random_state(mjm, rng):
+    qpos = mjm.qpos0.copy()
+    for j in range(mjm.njnt):
+        a = mjm.jnt_qposadr[j]
+        t = mjm.jnt_type[j]
+        if t in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+            o = 3 if t == mujoco.mjtJoint.mjJNT_FREE else 0
+            if o:
+                qpos[a:a + 3] += rng.uniform(-0.2, 0.2, 3)
+            q = rng.normal(size=4)
+            q[0] += 2.0
+            qpos[a + o:a + o + 4] = q / np.linalg.norm(q)
+        else:
+            qpos[a] += rng.uniform(-1.0, 1.0)
+    return qpos, rng.normal(size=mjm.nv)
+
+
+def _forward_both(m, d, mjm, mjd, qpos, qvel):
+    mjd.qpos[:] = qpos
+    mjd.qvel[:] = qvel
+    mjd.qacc_warmstart[:] = 0.0
+    mujoco.mj_forward(mjm, mjd)
+    d.qpos[:] = qpos
+    d.qvel[:] = qvel
+    d.qacc_warmstart[:] = 0.0
+    js.forward(m, d)
+
+
+def _close(a, b, tol, what):
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float).reshape(a.shape)
+    err = np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)), initial=0.0)
+    assert err < tol, f"{what}: max relative error {err:.2e}"
+
+
+def _check_rows(d, mjd):
+    n = mjd.nefc
+    assert (d.ne[0], d.nf[0], d.nl[0], d.nefc[0]) == (mjd.ne, mjd.nf, mjd.nl, n)
+    np.testing.assert_array_equal(d.efc_type[:n], mjd.efc_type)
+    np.testing.assert_array_equal(d.efc_id[:n], mjd.efc_id)
+    for ours, theirs in (("efc_J", "efc_J"), ("efc_pos", "efc_pos"), ("efc_margin", "efc_margin"),
+                         ("efc_frictionloss", "efc_frictionloss"), ("efc_R", "efc_R"),
+                         ("efc_D", "efc_D"), ("efc_KBIP", "efc_KBIP"), ("efc_vel", "efc_vel"),
+                         ("efc_aref", "efc_aref"), ("efc_diagApprox", "efc_diagA"),
+                         ("efc_b", "efc_b")):
+        _close(getattr(d, ours)[:n], getattr(mjd, theirs), ROW_TOL, ours)
+
+
+def _check_solution(m, d, mjd):
+    scale = max(1.0, np.max(np.abs(mjd.qacc)))
+    assert np.max(np.abs(d.qacc - mjd.qacc)) < SOLVE_TOL * scale
+    n = mjd.nefc
+    if n:
+        fscale = max(1.0, np.max(np.abs(mjd.efc_force)))
+        assert np.max(np.abs(d.efc_force[:n] - mjd.efc_force)) < SOLVE_TOL * fscale
+        np.testing.assert_array_equal(d.efc_state[:n], mjd.efc_state)
+    ours = js.primal_cost(m, d, d.qacc)
+    theirs = js.primal_cost(m, d, mjd.qacc)
+    assert ours <= theirs * (1 + COST_TOL) + 1e-300
+
+
+@pytest.mark.parametrize("xml", [LIMITS, LOOPS], ids=["limits", "loops"])
+def test_rows_and_newton_match_mujoco(xml):
+    """Rows, softness and aref, and the Newton solution, match mj_forward on random states."""
+    m, mjm, mjd = _pair(xml)
+    d = js.make_data(m)
+    rng = np.random.default_rng(0)
+    kinds = set()
+    for _ in range(NSTATES):
+        qpos, qvel = _random_state(mjm, rng)
+        _forward_both(m, d, mjm, mjd, qpos, qvel)
+        assert mjd.nefc > 0
+        kinds |= set(mjd.efc_type.tolist())
+        _check_rows(d, mjd)
+        _check_solution(m, d, mjd)
+        np.testing.assert_allclose(d.qfrc_constraint, mjd.qfrc_constraint, rtol=0,
+                                   atol=SOLVE_TOL * max(1.0, np.abs(mjd.qfrc_constraint).max()))
+    if xml is LIMITS:
+        assert kinds == {C.CNSTR_FRICTION_DOF, C.CNSTR_LIMIT_JOINT}
+    else:
+        assert kinds == {C.CNSTR_EQUALITY}
+
+
+def test_equality_data_at_qpos0():
+    """eq_data: connect anchors in body2's frame, weld relative poses, as MuJoCo compiles them."""
+    m, mjm, _ = _pair(LOOPS)
+    # columns 0-9: anchors, relpose, polycoef; column 10: torquescale (welds use it)
+    np.testing.assert_allclose(m.eq_data[:, :10], mjm.eq_data[:, :10], rtol=0, atol=1e-12)
+    weld = mjm.eq_type == mujoco.mjtEq.mjEQ_WELD
+    np.testing.assert_array_equal(m.eq_data[weld, 10], mjm.eq_data[weld, 10])
+    np.testing.assert_allclose(m.body_invweight0, mjm.body_invweight0, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(m.dof_invweight0, mjm.dof_invweight0, rtol=1e-10, atol=1e-12)
+
+
+def test_inactive_equality_and_eq_active():
+    """An inactive weld adds no rows until d.eq_active switches it on, as in MuJoCo."""
+    m, mjm, mjd = _pair(LOOPS)
+    d = js.make_data(m)
+    ghost = m.neq - 1
+    assert d.eq_active[ghost] == 0
+    js.forward(m, d)
+    assert not np.any(d.efc_id[:d.ne[0]] == ghost)
+    d.eq_active[ghost] = 1
+    mjd.eq_active[ghost] = 1
+    qpos, qvel = _random_state(mjm, np.random.default_rng(5))
+    _forward_both(m, d, mjm, mjd, qpos, qvel)
+    assert np.count_nonzero(d.efc_id[:d.ne[0]] == ghost) == 6
+    _check_rows(d, mjd)
+
+
+def test_disable_flags():
+    """<flag> disables: frictionloss, limit and the whole constraint stage (LIMITS has no
+    equality constraint, so disabling those changes nothing)."""
+    both = {C.CNSTR_FRICTION_DOF, C.CNSTR_LIMIT_JOINT}
+    for flags, kinds in (('equality="disable"', both),
+                         ('frictionloss="disable"', {C.CNSTR_LIMIT_JOINT}),
+                         ('limit="disable"', {C.CNSTR_FRICTION_DOF}),
+                         ('constraint="disable"', set())):
+        xml = LIMITS.replace('<option timestep="0.002"/>',
+                             f'<option timestep="0.002"><flag {flags}/></option>')
+        m, mjm, mjd = _pair(xml)
+        d = js.make_data(m)
+        qpos, qvel = _random_state(mjm, np.random.default_rng(1))
+        _forward_both(m, d, mjm, mjd, qpos, qvel)
+        assert set(d.efc_type[:d.nefc[0]].tolist()) == kinds
+        _check_rows(d, mjd)
+        np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=SOLVE_TOL, atol=SOLVE_TOL)
+
+
+def test_trajectory_with_limits_and_loops():
+    """1 s of mj_step with limits, friction loss and loop closures stays within 1e-8."""
+    for xml in (LIMITS, LOOPS):
+        m, mjm, mjd = _pair(xml)
+        d = js.make_data(m)
+        qpos, qvel = _random_state(mjm, np.random.default_rng(2))
+        mjd.qpos[:] = qpos
+        mjd.qvel[:] = qvel
+        d.qpos[:] = qpos
+        d.qvel[:] = qvel
+        for _ in range(500):
+            mujoco.mj_step(mjm, mjd)
+        js.step(m, d, 500)
+        assert np.max(np.abs(d.qpos - mjd.qpos)) < 1e-8
+
+
+def test_efc_view_is_read_only():
+    """d.efc shows rows 0 … nefc−1 of every efc_* field and refuses writes."""
+    m, mjm, mjd = _pair(LIMITS)
+    d = js.make_data(m)
+    qpos, qvel = _random_state(mjm, np.random.default_rng(3))
+    d.qpos[:] = qpos
+    d.qvel[:] = qvel
+    js.forward(m, d)
+    n = int(d.nefc[0])
+    assert d.efc.n == n and d.efc.J.shape == (n, m.nv) and d.efc.force.shape == (n,)
+    with pytest.raises(ValueError):
+        d.efc.force[0] = 1.0
+    with pytest.raises(AttributeError, match="efc_nope"):
+        d.efc.nope
+
+
+def test_epsilon_kappa_softness():
+    """(ε, κ) → solref/solimp gives R = ε A_ii, B = 2(1+ε)/κ, K·d = (1+ε)/κ² (004 eq. 27–28)."""
+    eps, kappa = 0.05, 0.04
+    solref, solimp = js.softness_from_epsilon_kappa(eps, kappa)
+    sr = " ".join(map(str, solref))
+    si = " ".join(map(str, solimp))
+    xml = f"""<mujoco><worldbody><body>
+      <joint type="slide" axis="0 0 1" limited="true" range="0 1" solreflimit="{sr}"
+             solimplimit="{si}"/>
+      <geom type="sphere" size="0.1" mass="2" contype="0" conaffinity="0"/>
+    </body></worldbody></mujoco>"""
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    d.qpos[0] = -0.01
+    js.forward(m, d)
+    assert d.nefc[0] == 1
+    A = 1.0 / 2.0  # J M⁻¹ Jᵀ of a 2 kg point mass on a slide
+    np.testing.assert_allclose(d.efc_R[0], eps * A, rtol=1e-12)
+    K, B, imp = d.efc_KBIP[0, :3]
+    np.testing.assert_allclose(B, 2 * (1 + eps) / kappa, rtol=1e-12)
+    np.testing.assert_allclose(K * imp, (1 + eps) / kappa**2, rtol=1e-12)
+    with pytest.raises(ValueError, match="epsilon"):
+        js.softness_from_epsilon_kappa(-1.0, kappa)
+    with pytest.raises(ValueError, match="kappa"):
+        js.softness_from_epsilon_kappa(eps, 0.0)
+
+
+def test_violation_decays_critically_damped():
+    """A violated constraint returns as x(t) = x0 (1 + t/κ) e^(−t/κ): critical damping, 004 §V.
+
+    A joint equality on one slide dof (a 3 kg point mass, gravity off) has R = ε A exactly,
+    so eq. 25–28 give ẍ + 2ẋ/κ + x/κ² = 0; the discrete step differs by O(h/κ). (A
+    one-sided limit cannot pull, so it releases the mass once braking would need pulling.)
+    """
+    eps, kappa, h = 0.01, 0.05, 1e-4
+    solref, solimp = js.softness_from_epsilon_kappa(eps, kappa)
+    xml = f"""<mujoco><option timestep="{h}" gravity="0 0 0"/><worldbody><body>
+      <joint name="s" type="slide" axis="0 0 1"/>
+      <geom type="sphere" size="0.1" mass="3" contype="0" conaffinity="0"/>
+    </body></worldbody><equality>
+      <joint joint1="s" polycoef="0 1 0 0 0" solref="{solref[0]} {solref[1]}"
+             solimp="{' '.join(map(str, solimp))}"/>
+    </equality></mujoco>"""
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    x0 = -0.02
+    d.qpos[0] = x0
+    ts = np.arange(1, 4001) * h
+    xs = np.empty_like(ts)
+    for k in range(ts.size):
+        js.step(m, d)
+        xs[k] = d.qpos[0]
+    expected = x0 * (1 + ts / kappa) * np.exp(-ts / kappa)
+    assert np.max(np.abs(xs - expected)) < 0.01 * abs(x0)
+    assert np.all(xs <= 0.0)  # no overshoot
+
+
+def test_njmax_overflow_warns_and_stays_in_bounds():
+    """Too small njmax: whole constraints dropped, counted, warned; nothing written past it."""
+    spec = parse_mjcf(LOOPS)
+    spec.njmax = 4
+    m = js.compile_model(spec)
+    assert m.njmax == 4 and m.opt_solver[0] == 2
+    d = js.make_data(m)
+    js.forward(m, d)  # the stage counts the overflow; make_constraint also warns
+    assert d.warning_cnstrfull[0] == 1
+    with pytest.warns(JointspaceWarning, match="njmax = 4"):
+        n = js.make_constraint(m, d)
+    # connect (3 rows) and the first joint coupling (1) fit; the welds (6) and the second
+    # coupling do not
+    assert n == 4 and d.nefc[0] == 4
+    np.testing.assert_array_equal(d.efc_id[:4], [0, 0, 0, 2])
+    assert d.warning_cnstrfull[0] == 2 and d.warning_cnstrfull[1] == 3 + 6 + 1 + 1 + 6
+    assert d.efc_J.shape == (4, m.nv) and np.all(np.isfinite(d.qacc))
+
+
+def test_default_njmax_counts_rows():
+    """The default capacity holds every equality, friction and limit row (no contacts)."""
+    m = js.load_string(LIMITS)
+    assert m.njmax == 5 + 2 * 3 + 1  # frictionloss dofs, hinge/slide sides, ball cone
