@@ -233,8 +233,10 @@ def test_inactive_equality_and_eq_active():
 
 
 def test_disable_flags():
-    """<flag> disables: frictionloss, limit and the whole constraint stage (LIMITS has no
-    equality constraint, so disabling those changes nothing)."""
+    """<flag> disables frictionloss, limit or the whole constraint stage, as MuJoCo does.
+
+    LIMITS has no equality constraint, so disabling those changes nothing.
+    """
     both = {C.CNSTR_FRICTION_DOF, C.CNSTR_LIMIT_JOINT}
     for flags, kinds in (('equality="disable"', both),
                          ('frictionloss="disable"', {C.CNSTR_LIMIT_JOINT}),
