@@ -1,0 +1,150 @@
+"""Constraint solvers: Newton, CG, PGS and interior point reach the same solution.
+
+Judged by the objective (MJX solver_test): every solver's primal cost c(qacc) is compared
+with Newton's and with MuJoCo's; forces are compared where the solution is unique. Also:
+optimality (the gradient M qacc − qfrc_smooth − Jᵀ f vanishes), warm starts save
+iterations, statistics are recorded, and bad arguments get clear errors.
+"""
+
+import mujoco
+import numpy as np
+import pytest
+
+import jointspace as js
+from jointspace import constraint as C
+from tests.test_constraint import LIMITS, LOOPS, _forward_both, _pair, _random_state
+
+COST_TOL = 1e-8  # relative cost excess allowed over Newton's / MuJoCo's solution
+PGS_COST_TOL = 1e-6  # PGS converges linearly; on stiff loop closures it stops earlier
+GRAD_TOL = 1e-7  # |M a − qfrc_smooth − Jᵀ f| relative to |qfrc_smooth| + |Jᵀ f| at Newton's a
+SOLVERS = ("Newton", "CG", "PGS", "IPM")
+NO_WARMSTART = 1 << js.types.DISABLE_FLAGS.index("warmstart")
+
+
+def _setup(xml, seed):
+    m, mjm, mjd = _pair(xml)
+    d = js.make_data(m)
+    qpos, qvel = _random_state(mjm, np.random.default_rng(seed))
+    _forward_both(m, d, mjm, mjd, qpos, qvel)
+    return m, d, mjm, mjd
+
+
+def _solve(m, d, solver, iterations, tolerance):
+    m.opt.tolerance = tolerance
+    d.qacc_warmstart[:] = 0.0
+    it = js.solve(m, d, solver, iterations=iterations)
+    return it, js.primal_cost(m, d, d.qacc), d.qacc.copy(), d.efc_force[:d.nefc[0]].copy()
+
+
+@pytest.mark.parametrize("xml,seed", [(LIMITS, 0), (LIMITS, 1), (LOOPS, 2)],
+                         ids=["limits0", "limits1", "loops"])
+def test_all_solvers_reach_the_newton_cost(xml, seed):
+    """CG, PGS and IPM reach Newton's cost; Newton's cost is at most MuJoCo's."""
+    m, d, mjm, mjd = _setup(xml, seed)
+    mj_cost = js.primal_cost(m, d, mjd.qacc)
+    _, c_newton, a_newton, f_newton = _solve(m, d, "Newton", 100, 1e-10)
+    assert c_newton <= mj_cost * (1 + COST_TOL)
+    for solver, iters, tol in (("CG", 1000, 1e-12), ("PGS", 20000, 1e-14), ("IPM", 1000, 1e-10)):
+        it, c, a, f = _solve(m, d, solver, iters, tol)
+        assert it > 0
+        rel = PGS_COST_TOL if solver == "PGS" and xml is LOOPS else COST_TOL
+        assert c <= c_newton * (1 + rel), solver
+        if solver != "PGS":
+            scale = max(1.0, np.max(np.abs(a_newton)))
+            assert np.max(np.abs(a - a_newton)) < 1e-5 * scale, solver
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_solution_is_optimal(solver):
+    """At the solution M a = qfrc_smooth + Jᵀ f, and f respects the friction-loss bounds."""
+    m, d, _, _ = _setup(LIMITS, 3)
+    _solve(m, d, solver, 20000, 1e-12)
+    n = d.nefc[0]
+    M = js.crba(m, js.make_data(m), d.qpos)
+    resid = M @ d.qacc - d.qfrc_smooth - d.efc_J[:n].T @ d.efc_force[:n]
+    scale = np.abs(d.qfrc_smooth).max() + np.abs(d.qfrc_constraint).max()
+    assert np.max(np.abs(resid)) < (1e-4 if solver == "PGS" else GRAD_TOL) * scale
+    fr = d.efc_type[:n] == C.CNSTR_FRICTION_DOF
+    assert np.all(np.abs(d.efc_force[:n][fr]) <= d.efc_frictionloss[:n][fr] * (1 + 1e-12))
+    lim = d.efc_type[:n] == C.CNSTR_LIMIT_JOINT
+    assert np.all(d.efc_force[:n][lim] >= 0.0)
+
+
+def test_cg_cost_decreases_and_statistics():
+    """CG's recorded costs decrease; improvement, gradient and evaluations are recorded."""
+    m, d, _, _ = _setup(LOOPS, 4)
+    m.opt.tolerance = 1e-14
+    m.opt_disableflags[0] = NO_WARMSTART
+    it = js.solve(m, d, "CG", iterations=50)
+    assert it == d.solver_niter[0] and it > 2
+    cost = d.solver_cost[:it]
+    assert np.all(np.diff(cost) <= 1e-12 * np.abs(cost[:-1]))
+    assert np.all(d.solver_neval[:it] >= 1)
+    assert np.all(d.solver_improvement[:it] >= 0.0)
+    assert np.all(np.isfinite(d.solver_gradient[:it]))
+
+
+def test_warm_start_cuts_iterations():
+    """Starting from the previous step's qacc needs fewer iterations than starting cold."""
+    m, mjm, _ = _pair(LIMITS)
+    d = js.make_data(m)
+    qpos, qvel = _random_state(mjm, np.random.default_rng(6))
+    d.qpos[:] = qpos
+    d.qvel[:] = qvel
+    m.opt.tolerance = 1e-10
+    for solver in ("CG", "PGS"):
+        warm = cold = 0
+        for _ in range(20):
+            js.step(m, d)
+            js.forward(m, d)  # rows at the new state; qacc_warmstart = the previous qacc
+            prev = d.qacc_warmstart.copy()
+            d.qacc_warmstart[:] = prev
+            warm += js.solve(m, d, solver, iterations=5000)
+            m.opt_disableflags[0] = NO_WARMSTART
+            cold += js.solve(m, d, solver, iterations=5000)
+            m.opt_disableflags[0] = 0
+        assert warm < cold, (solver, warm, cold)
+
+
+def test_solver_by_model_option_and_bad_names():
+    """m.opt.solver picks the solver of forward; unknown names are refused clearly."""
+    m, d, _, _ = _setup(LIMITS, 7)
+    for name in SOLVERS:
+        m.opt.solver = name
+        assert m.opt.solver == name
+        d.qacc_warmstart[:] = 0.0  # (forward saved the solution: it would need 0 iterations)
+        js.forward(m, d)
+        assert d.solver_niter[0] > 0
+    with pytest.raises(ValueError, match="solver must be one of"):
+        js.solve(m, d, "Gauss-Seidel")
+    with pytest.raises(ValueError, match="solver must be one of"):
+        js.solve(m, d, 2)
+    with pytest.raises(ValueError, match="iterations"):
+        js.solve(m, d, "CG", iterations=-1)
+    with pytest.raises(ValueError, match="option solver"):
+        m.opt.solver = "Lemke"
+
+
+def test_no_constraints_gives_smooth_acceleration():
+    """Without rows every solver returns qacc = qacc_smooth and zero constraint force."""
+    xml = LIMITS.replace('<option timestep="0.002"/>',
+                         '<option timestep="0.002"><flag constraint="disable"/></option>')
+    m, d, _, _ = _setup(xml, 8)
+    for solver in SOLVERS:
+        assert js.solve(m, d, solver) == 0
+        np.testing.assert_array_equal(d.qacc, d.qacc_smooth)
+        assert not np.any(d.qfrc_constraint)
+
+
+def test_matches_mujoco_solvers_by_cost():
+    """MuJoCo's CG and PGS solutions cost no less than ours with the same solver."""
+    m, d, mjm, mjd = _setup(LIMITS, 9)
+    for solver, mj in (("CG", mujoco.mjtSolver.mjSOL_CG), ("PGS", mujoco.mjtSolver.mjSOL_PGS)):
+        mjm.opt.solver = mj
+        mjm.opt.iterations = 1000
+        mjm.opt.tolerance = 1e-12
+        mjd.qacc_warmstart[:] = 0.0
+        mujoco.mj_forward(mjm, mjd)
+        theirs = js.primal_cost(m, d, mjd.qacc)
+        _, ours, _, _ = _solve(m, d, solver, 1000, 1e-12)
+        assert ours <= theirs * (1 + COST_TOL), solver
