@@ -22,7 +22,15 @@ from numba import njit
 
 from jointspace.kinematics import _jac
 from jointspace.passive import quat_to_vel
-from jointspace.types import BIAS_AFFINE, JNT_BALL, JNT_FREE, TRN_JOINT, TRN_SITE
+from jointspace.types import (
+    BIAS_AFFINE,
+    DSBL_ACTUATION,
+    DSBL_CLAMPCTRL,
+    JNT_BALL,
+    JNT_FREE,
+    TRN_JOINT,
+    TRN_SITE,
+)
 
 _MAXVAL = 1e10
 
@@ -98,11 +106,15 @@ def _actuation(m, d):
     d.qfrc_actuator[:] = 0.0
     if nu == 0:
         return
+    if m.opt_disableflags[0] & DSBL_ACTUATION:
+        d.actuator_force[:] = 0.0
+        return
+    clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
     ctrl = np.empty(nu)
     bad = False
     for i in range(nu):
         u = d.ctrl[i]
-        if m.actuator_ctrllimited[i]:
+        if clamp and m.actuator_ctrllimited[i]:
             u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
         ctrl[i] = u
         if not (abs(u) <= _MAXVAL):
@@ -131,6 +143,8 @@ def _actuator_damping(m, d, i):
 
     Only the affine bias depends on velocity (gains are fixed): biasprm₂.
     """
+    if m.opt_disableflags[0] & DSBL_ACTUATION:
+        return 0.0
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:

@@ -48,6 +48,12 @@ from jointspace.errors import JointspaceWarning
 from jointspace.kinematics import _jac
 from jointspace.rotation import quat_mul
 from jointspace.types import (
+    DSBL_CONSTRAINT,
+    DSBL_CONTACT,
+    DSBL_EQUALITY,
+    DSBL_FRICTIONLOSS,
+    DSBL_LIMIT,
+    DSBL_REFSAFE,
     EQ_CONNECT,
     EQ_JOINT,
     EQ_WELD,
@@ -75,13 +81,6 @@ STATE_LINEARPOS = 3
 STATE_CONE = 4
 
 # option disable bits used here (MuJoCo's mjtDisableBit)
-DSBL_CONSTRAINT = 1 << 0
-DSBL_EQUALITY = 1 << 1
-DSBL_FRICTIONLOSS = 1 << 2
-DSBL_LIMIT = 1 << 3
-DSBL_CONTACT = 1 << 4
-DSBL_WARMSTART = 1 << 9
-DSBL_REFSAFE = 1 << 12
 
 _MINVAL = 1e-15  # mjMINVAL
 _MINIMP = 0.0001  # mjMINIMP

@@ -42,6 +42,7 @@ from jointspace.kinematics import _com_pos, _com_vel, _kinematics
 from jointspace.passive import _passive
 from jointspace.solver import _constraint_stage
 from jointspace.types import (
+    DSBL_GRAVITY,
     INT_EULER,
     INT_IMPLICIT,
     INT_IMPLICITFAST,
@@ -80,7 +81,8 @@ def _fwd_velocity(m, d):
     _actuator_velocity(m, d)
     _com_vel(m, d)
     _passive(m, d)
-    _rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias)
+    gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
+    _rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
     _energy_vel(m, d)
 
 

@@ -33,7 +33,7 @@ from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, _rne
 from jointspace.kinematics import _com_vel
 from jointspace.passive import sub_quat
 from jointspace.rotation import quat_mul
-from jointspace.types import JNT_BALL, JNT_FREE
+from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, JNT_BALL, JNT_FREE
 
 _MINVAL = 1e-15
 
@@ -118,12 +118,20 @@ def _advance(m, d, qacc):
     d.time[0] += h
 
 
+@njit(cache=True, inline="always")
+def _damping(m, i):
+    """dof_damping[i], or 0 when passive damping is disabled."""
+    return 0.0 if m.opt_disableflags[0] & DSBL_DAMPER else m.dof_damping[i]
+
+
 @njit(cache=True)
 def _euler(m, d):
     """Semi-implicit Euler step with implicit dof damping: (M + h B) qacc = qfrc (mj_Euler)."""
     nv = m.nv
     damped = False
-    for i in range(nv):
+    # implicit damping unless disabled (eulerdamp) or damping itself is off (damper)
+    implicit = (m.opt_disableflags[0] & (DSBL_EULERDAMP | DSBL_DAMPER)) == 0
+    for i in range(nv if implicit else 0):
         if m.dof_damping[i] > 0.0:
             damped = True
             break
@@ -134,7 +142,7 @@ def _euler(m, d):
     # qH = M + h diag(B)
     d.qH[:] = d.qM
     for i in range(nv):
-        d.qH[m.dof_Madr[i]] += h * m.dof_damping[i]
+        d.qH[m.dof_Madr[i]] += h * _damping(m, i)
     _factor_ld(m, d.qH, d.qHDiagInv)
     qacc = np.empty(nv)
     for i in range(nv):
@@ -257,7 +265,7 @@ def _implicitfast(m, d):
     # qH = M − h D,  D = −B + Σ (∂f/∂v) momentᵀ moment
     d.qH[:] = d.qM
     for i in range(nv):
-        d.qH[m.dof_Madr[i]] += h * m.dof_damping[i]
+        d.qH[m.dof_Madr[i]] += h * _damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
     qfrc = np.empty(nv)
     for i in range(nv):
@@ -289,7 +297,7 @@ def _implicitfast(m, d):
                 for k in range(r + 1):
                     A[r, r - k] = d.qM[adr + k]
                     A[r - k, r] = d.qM[adr + k]
-                A[r, r] += h * m.dof_damping[a + r]
+                A[r, r] += h * _damping(m, a + r)
             for u in range(m.nu):
                 dfdv = _actuator_damping(m, d, u)
                 if dfdv != 0.0:
@@ -350,7 +358,7 @@ def _implicit(m, d):
                 A[j, i] += d.qM[adr]
             adr += 1
             j = m.dof_parentid[j]
-        A[i, i] += h * m.dof_damping[i]
+        A[i, i] += h * _damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
     qacc = np.empty(nv)
     for i in range(nv):

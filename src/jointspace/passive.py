@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.rotation import quat_mul
-from jointspace.types import JNT_BALL, JNT_FREE
+from jointspace.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE
 
 _MINVAL = 1e-15
 
@@ -83,10 +83,11 @@ def _spring_displacement(m, qpos, j, out):
 def _passive(m, d):
     """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
     d.qfrc_passive[:] = 0.0
+    flags = m.opt_disableflags[0]
     x = np.empty(6)
     for j in range(m.njnt):
         k = m.jnt_stiffness[j]
-        if k == 0.0:
+        if k == 0.0 or flags & DSBL_SPRING:
             continue
         n = _spring_displacement(m, d.qpos, j, x)
         dadr = m.jnt_dofadr[j]
@@ -94,6 +95,8 @@ def _passive(m, d):
         for i in range(n):
             d.qfrc_passive[dadr + i] -= k * x[i]
     # qfrc_damper = -b v
+    if flags & DSBL_DAMPER:
+        return
     for i in range(m.nv):
         b = m.dof_damping[i]
         if b != 0.0:

@@ -31,6 +31,9 @@ DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "
                  "damper", "gravity", "clampctrl", "warmstart", "filterparent", "actuation",
                  "refsafe", "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd",
                  "island", "multiccd")
+(DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_CONTACT, DSBL_SPRING,
+ DSBL_DAMPER, DSBL_GRAVITY, DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION,
+ DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP) = (1 << k for k in range(16))
 TRN_JOINT, TRN_SITE, TRN_BODY = 0, 4, 5
 DYN_NONE = 0
 GAIN_FIXED = 0

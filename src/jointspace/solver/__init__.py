@@ -21,7 +21,6 @@ from numba import njit
 
 from jointspace import _entry
 from jointspace.constraint import (
-    DSBL_WARMSTART,
     _cone_info,
     _make_constraint,
     _reference,
@@ -39,7 +38,7 @@ from jointspace.solver.cost import (
 from jointspace.solver.ipm import _sol_ipm
 from jointspace.solver.newton import _sol_newton
 from jointspace.solver.pgs import _sol_pgs
-from jointspace.types import SOLVER_CG, SOLVER_IPM, SOLVER_NEWTON, SOLVER_PGS
+from jointspace.types import DSBL_WARMSTART, SOLVER_CG, SOLVER_IPM, SOLVER_NEWTON, SOLVER_PGS
 
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 
