@@ -2,7 +2,8 @@
 
 Stages (each a compiled kernel over the model/data structs, mirroring MuJoCo's
 engine_core_smooth.c):
-  _kinematics: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat, geom_xpos/xmat, site_xpos/xmat
+  _kinematics: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat (_kinematics_bodies), then
+               geom_xpos/xmat, site_xpos/xmat (_kinematics_frames)
   _com_pos:    subtree_com, cinert, cdof
   _com_vel:    cvel, cdof_dot
 Quaternions are composed along the tree and renormalized after every joint rotation, as the
@@ -12,119 +13,204 @@ Com-based ("c-frame") spatial quantities use world axes and the origin at the su
 of mass of the body's kinematic-tree root, exactly as MuJoCo does, so they compare by name.
 """
 
+import math
+
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.rotation import (
-    axis_angle_quat,
     cross_motion,
-    mat_vec,
-    quat_mul,
-    quat_normalize,
-    quat_to_mat,
-    rot_vec_quat,
+    quat_mul_s,
+    quat_normalize_s,
+    quat_to_mat_row,
+    rot_vec_quat_s,
 )
-from jointspace.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
+from jointspace.types import JNT_BALL, JNT_FREE, JNT_SLIDE
 
 _MINVAL = 1e-15
 
 
 @njit(cache=True)
-def _local_to_global(xpos_out, xmat_out, pos, quat, bxpos, bxquat, tmp):
-    """Pose of a frame given relative to a body: x = xpos_b + R_b pos, q = q_b ⊗ quat."""
-    quat_mul(tmp, bxquat, quat)
-    quat_to_mat(xmat_out, tmp)
-    rot_vec_quat(xpos_out, pos, bxquat)
+def _kinematics_bodies(m, d):
+    """World poses of bodies, joint anchors/axes and inertial frames (mj_kinematics).
+
+    x_b = x_parent + R_parent body_pos,  q_b = q_parent ⊗ body_quat, then for each joint:
+    slide  x += axis (q - q0);  hinge/ball  q ← normalize(q ⊗ q_loc), x = anchor - R jnt_pos.
+    A free joint reads the pose from qpos. Scalar style: no array views or temporaries.
+    """
+    nbody = m.nbody
+    parentid = m.body_parentid
+    jntadr_ = m.body_jntadr
+    jntnum_ = m.body_jntnum
+    mocapid = m.body_mocapid
+    body_pos = m.body_pos
+    body_quat = m.body_quat
+    body_ipos = m.body_ipos
+    body_iquat = m.body_iquat
+    jnt_type = m.jnt_type
+    jnt_qposadr = m.jnt_qposadr
+    jnt_pos = m.jnt_pos
+    jnt_axis = m.jnt_axis
+    qpos0 = m.qpos0
+    qpos = d.qpos
+    xpos = d.xpos
+    xquat = d.xquat
+    xmat = d.xmat
+    xipos = d.xipos
+    ximat = d.ximat
+    xanchor = d.xanchor
+    xaxis = d.xaxis
+    mocap_pos = d.mocap_pos
+    mocap_quat = d.mocap_quat
     for k in range(3):
-        xpos_out[k] += bxpos[k]
+        xpos[0, k] = 0.0
+        xipos[0, k] = 0.0
+    xquat[0, 0] = 1.0
+    xquat[0, 1] = xquat[0, 2] = xquat[0, 3] = 0.0
+    quat_to_mat_row(xmat, 0, 1.0, 0.0, 0.0, 0.0)
+    quat_to_mat_row(ximat, 0, 1.0, 0.0, 0.0, 0.0)
+    for i in range(1, nbody):
+        ja = uint64(jntadr_[i])
+        jn = jntnum_[i]
+        if jn == 1 and jnt_type[ja] == JNT_FREE:
+            qa = uint64(jnt_qposadr[ja])
+            p0 = qpos[qa]
+            p1 = qpos[qa + 1]
+            p2 = qpos[qa + 2]
+            q0, q1, q2, q3 = quat_normalize_s(qpos[qa + 3], qpos[qa + 4], qpos[qa + 5], qpos[qa + 6])
+            xanchor[ja, 0] = p0
+            xanchor[ja, 1] = p1
+            xanchor[ja, 2] = p2
+            xaxis[ja, 0] = jnt_axis[ja, 0]
+            xaxis[ja, 1] = jnt_axis[ja, 1]
+            xaxis[ja, 2] = jnt_axis[ja, 2]
+        else:
+            p = uint64(parentid[i])
+            mc = mocapid[i]
+            if mc >= 0:
+                b0 = mocap_pos[mc, 0]
+                b1 = mocap_pos[mc, 1]
+                b2 = mocap_pos[mc, 2]
+                c0, c1, c2, c3 = quat_normalize_s(mocap_quat[mc, 0], mocap_quat[mc, 1], mocap_quat[mc, 2],
+                                       mocap_quat[mc, 3])
+            else:
+                b0 = body_pos[i, 0]
+                b1 = body_pos[i, 1]
+                b2 = body_pos[i, 2]
+                c0 = body_quat[i, 0]
+                c1 = body_quat[i, 1]
+                c2 = body_quat[i, 2]
+                c3 = body_quat[i, 3]
+            # x = x_parent + R_parent body_pos;  q = q_parent ⊗ body_quat
+            p0 = xpos[p, 0] + xmat[p, 0] * b0 + xmat[p, 1] * b1 + xmat[p, 2] * b2
+            p1 = xpos[p, 1] + xmat[p, 3] * b0 + xmat[p, 4] * b1 + xmat[p, 5] * b2
+            p2 = xpos[p, 2] + xmat[p, 6] * b0 + xmat[p, 7] * b1 + xmat[p, 8] * b2
+            q0, q1, q2, q3 = quat_mul_s(xquat[p, 0], xquat[p, 1], xquat[p, 2], xquat[p, 3],
+                                  c0, c1, c2, c3)
+            for jj in range(jn):
+                j = ja + uint64(jj)
+                qa = uint64(jnt_qposadr[j])
+                jt = jnt_type[j]
+                a0, a1, a2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_axis[j, 0], jnt_axis[j, 1], jnt_axis[j, 2])
+                xaxis[j, 0] = a0
+                xaxis[j, 1] = a1
+                xaxis[j, 2] = a2
+                r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1], jnt_pos[j, 2])
+                n0 = p0 + r0
+                n1 = p1 + r1
+                n2 = p2 + r2
+                xanchor[j, 0] = n0
+                xanchor[j, 1] = n1
+                xanchor[j, 2] = n2
+                if jt == JNT_SLIDE:
+                    dq = qpos[qa] - qpos0[qa]
+                    p0 += a0 * dq
+                    p1 += a1 * dq
+                    p2 += a2 * dq
+                else:
+                    if jt == JNT_BALL:
+                        l0, l1, l2, l3 = quat_normalize_s(qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3])
+                    else:
+                        half = 0.5 * (qpos[qa] - qpos0[qa])
+                        s = math.sin(half)
+                        l0 = math.cos(half)
+                        l1 = jnt_axis[j, 0] * s
+                        l2 = jnt_axis[j, 1] * s
+                        l3 = jnt_axis[j, 2] * s
+                    q0, q1, q2, q3 = quat_mul_s(q0, q1, q2, q3, l0, l1, l2, l3)
+                    q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
+                    r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1], jnt_pos[j, 2])
+                    p0 = n0 - r0
+                    p1 = n1 - r1
+                    p2 = n2 - r2
+        q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
+        xpos[i, 0] = p0
+        xpos[i, 1] = p1
+        xpos[i, 2] = p2
+        xquat[i, 0] = q0
+        xquat[i, 1] = q1
+        xquat[i, 2] = q2
+        xquat[i, 3] = q3
+        quat_to_mat_row(xmat, i, q0, q1, q2, q3)
+        # inertial frame: xipos = x + R body_ipos, ximat = R(q ⊗ body_iquat)
+        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, body_iquat[i, 0], body_iquat[i, 1],
+                              body_iquat[i, 2], body_iquat[i, 3])
+        quat_to_mat_row(ximat, i, w0, w1, w2, w3)
+        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, body_ipos[i, 0], body_ipos[i, 1], body_ipos[i, 2])
+        xipos[i, 0] = p0 + r0
+        xipos[i, 1] = p1 + r1
+        xipos[i, 2] = p2 + r2
+
+
+@njit(cache=True)
+def _kinematics_frames(m, d):
+    """World poses of geoms and sites from their bodies' poses (mj_kinematics, second part)."""
+    geom_bodyid = m.geom_bodyid
+    geom_pos = m.geom_pos
+    geom_quat = m.geom_quat
+    xpos = d.xpos
+    xquat = d.xquat
+    gx = d.geom_xpos
+    gm = d.geom_xmat
+    for g in range(m.ngeom):
+        b = uint64(geom_bodyid[g])
+        q0 = xquat[b, 0]
+        q1 = xquat[b, 1]
+        q2 = xquat[b, 2]
+        q3 = xquat[b, 3]
+        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, geom_quat[g, 0], geom_quat[g, 1], geom_quat[g, 2],
+                              geom_quat[g, 3])
+        quat_to_mat_row(gm, g, w0, w1, w2, w3)
+        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, geom_pos[g, 0], geom_pos[g, 1], geom_pos[g, 2])
+        gx[g, 0] = xpos[b, 0] + r0
+        gx[g, 1] = xpos[b, 1] + r1
+        gx[g, 2] = xpos[b, 2] + r2
+    site_bodyid = m.site_bodyid
+    site_pos = m.site_pos
+    site_quat = m.site_quat
+    sx = d.site_xpos
+    sm = d.site_xmat
+    for g in range(m.nsite):
+        b = uint64(site_bodyid[g])
+        q0 = xquat[b, 0]
+        q1 = xquat[b, 1]
+        q2 = xquat[b, 2]
+        q3 = xquat[b, 3]
+        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, site_quat[g, 0], site_quat[g, 1], site_quat[g, 2],
+                              site_quat[g, 3])
+        quat_to_mat_row(sm, g, w0, w1, w2, w3)
+        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, site_pos[g, 0], site_pos[g, 1], site_pos[g, 2])
+        sx[g, 0] = xpos[b, 0] + r0
+        sx[g, 1] = xpos[b, 1] + r1
+        sx[g, 2] = xpos[b, 2] + r2
 
 
 @njit(cache=True)
 def _kinematics(m, d):
     """World poses of bodies, joints, inertial frames, geoms and sites (mj_kinematics)."""
-    xquat = np.empty(4)
-    qloc = np.empty(4)
-    tmp4 = np.empty(4)
-    vec = np.empty(3)
-    d.xpos[0, :] = 0.0
-    d.xquat[0, :] = 0.0
-    d.xquat[0, 0] = 1.0
-    quat_to_mat(d.xmat[0], d.xquat[0])
-    d.xipos[0, :] = 0.0
-    quat_to_mat(d.ximat[0], d.xquat[0])
-    for i in range(1, m.nbody):
-        jntadr = m.body_jntadr[i]
-        jntnum = m.body_jntnum[i]
-        xpos = d.xpos[i]
-        if jntnum == 1 and m.jnt_type[jntadr] == JNT_FREE:
-            # free joint: pose read from qpos
-            qadr = m.jnt_qposadr[jntadr]
-            for k in range(3):
-                xpos[k] = d.qpos[qadr + k]
-            for k in range(4):
-                xquat[k] = d.qpos[qadr + 3 + k]
-            quat_normalize(xquat)
-            d.xanchor[jntadr, :] = xpos
-            d.xaxis[jntadr, :] = m.jnt_axis[jntadr]
-        else:
-            pid = m.body_parentid[i]
-            mocap = m.body_mocapid[i]
-            if mocap >= 0:
-                bpos = d.mocap_pos[mocap]
-                for k in range(4):
-                    tmp4[k] = d.mocap_quat[mocap, k]
-                quat_normalize(tmp4)
-            else:
-                bpos = m.body_pos[i]
-                tmp4[:] = m.body_quat[i]
-            # x = x_parent + R_parent body_pos, q = q_parent ⊗ body_quat
-            mat_vec(xpos, d.xmat[pid], bpos)
-            for k in range(3):
-                xpos[k] += d.xpos[pid, k]
-            quat_mul(xquat, d.xquat[pid], tmp4)
-            for j in range(jntadr, jntadr + jntnum):
-                qadr = m.jnt_qposadr[j]
-                jt = m.jnt_type[j]
-                xaxis = d.xaxis[j]
-                xanchor = d.xanchor[j]
-                rot_vec_quat(xaxis, m.jnt_axis[j], xquat)
-                rot_vec_quat(xanchor, m.jnt_pos[j], xquat)
-                for k in range(3):
-                    xanchor[k] += xpos[k]
-                if jt == JNT_SLIDE:
-                    # x += axis (q - q0)
-                    dq = d.qpos[qadr] - m.qpos0[qadr]
-                    for k in range(3):
-                        xpos[k] += xaxis[k] * dq
-                else:
-                    if jt == JNT_BALL:
-                        for k in range(4):
-                            qloc[k] = d.qpos[qadr + k]
-                        quat_normalize(qloc)
-                    else:
-                        axis_angle_quat(qloc, m.jnt_axis[j], d.qpos[qadr] - m.qpos0[qadr])
-                    # q = q ⊗ q_loc, then rotate about the anchor: x = anchor - R jnt_pos
-                    quat_mul(tmp4, xquat, qloc)
-                    xquat[:] = tmp4
-                    quat_normalize(xquat)
-                    rot_vec_quat(vec, m.jnt_pos[j], xquat)
-                    for k in range(3):
-                        xpos[k] = xanchor[k] - vec[k]
-        quat_normalize(xquat)
-        d.xquat[i, :] = xquat
-        quat_to_mat(d.xmat[i], xquat)
-    for i in range(1, m.nbody):
-        _local_to_global(d.xipos[i], d.ximat[i], m.body_ipos[i], m.body_iquat[i], d.xpos[i],
-                         d.xquat[i], tmp4)
-    for g in range(m.ngeom):
-        b = m.geom_bodyid[g]
-        _local_to_global(d.geom_xpos[g], d.geom_xmat[g], m.geom_pos[g], m.geom_quat[g],
-                         d.xpos[b], d.xquat[b], tmp4)
-    for s in range(m.nsite):
-        b = m.site_bodyid[s]
-        _local_to_global(d.site_xpos[s], d.site_xmat[s], m.site_pos[s], m.site_quat[s],
-                         d.xpos[b], d.xquat[b], tmp4)
+    _kinematics_bodies(m, d)
+    _kinematics_frames(m, d)
 
 
 @njit(cache=True)

@@ -114,3 +114,50 @@ def mul_inert_vec(out, i, v):
 def dot6(a, b):
     """a · b for 6-vectors."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+# Scalar forms: quaternions and vectors as separate float arguments and tuple results, so hot
+# loops keep them in registers instead of creating array views or temporaries.
+
+
+@njit(cache=True, inline="always")
+def quat_mul_s(a0, a1, a2, a3, b0, b1, b2, b3):
+    """a ⊗ b, scalar form."""
+    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
+
+
+@njit(cache=True, inline="always")
+def quat_normalize_s(q0, q1, q2, q3):
+    """q / |q|, scalar form; a zero quaternion becomes the identity."""
+    n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    if n < 1e-15:
+        return 1.0, 0.0, 0.0, 0.0
+    inv = 1.0 / n
+    return q0 * inv, q1 * inv, q2 * inv, q3 * inv
+
+
+@njit(cache=True, inline="always")
+def rot_vec_quat_s(w, x, y, z, v0, v1, v2):
+    """R(q) v, scalar form: t = 2 (q_vec × v), R v = v + w t + q_vec × t."""
+    tx = 2.0 * (y * v2 - z * v1)
+    ty = 2.0 * (z * v0 - x * v2)
+    tz = 2.0 * (x * v1 - y * v0)
+    return (v0 + w * tx + y * tz - z * ty, v1 + w * ty + z * tx - x * tz,
+            v2 + w * tz + x * ty - y * tx)
+
+
+@njit(cache=True, inline="always")
+def quat_to_mat_row(out, i, w, x, y, z):
+    """out[i, :9] = row-major rotation matrix of the unit quaternion (w, x, y, z)."""
+    out[i, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[i, 1] = 2.0 * (x * y - w * z)
+    out[i, 2] = 2.0 * (x * z + w * y)
+    out[i, 3] = 2.0 * (x * y + w * z)
+    out[i, 4] = 1.0 - 2.0 * (x * x + z * z)
+    out[i, 5] = 2.0 * (y * z - w * x)
+    out[i, 6] = 2.0 * (x * z - w * y)
+    out[i, 7] = 2.0 * (y * z + w * x)
+    out[i, 8] = 1.0 - 2.0 * (x * x + y * y)

@@ -37,7 +37,7 @@ from jointspace.dynamics._spatial import (
     sym_rank1_sub,
     world_wrench_to_com,
 )
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics
+from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _PA = 21  # scratch_body column of pA
@@ -197,7 +197,7 @@ def _aba_driver(m, d, q, v, tau, use_fext, fext):
         qpos[k] = q[k]
     for k in range(v.shape[0]):
         qvel[k] = v[k]
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     _com_vel(m, d)
     return _aba(m, d, tau, use_fext, fext, d.qacc)

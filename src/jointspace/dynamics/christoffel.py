@@ -42,7 +42,7 @@ from numba import njit
 from jointspace import _entry
 from jointspace.dynamics.crba import _crb
 from jointspace.dynamics.factor import _factor_m, _solve_ld
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics
+from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
 from jointspace.rotation import cross_force, cross_motion, dot6, mul_inert_vec
 from jointspace.types import JNT_BALL, JNT_FREE
 
@@ -158,7 +158,7 @@ def _coriolis(m, d, C):
 
 @njit(cache=True)
 def _coriolis_driver(m, d, C):
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     _crb(m, d)
     _com_vel(m, d)
@@ -265,7 +265,7 @@ def _christoffel(m, d, G):
 
 @njit(cache=True)
 def _christoffel_driver(m, d, G, second_kind):
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     _crb(m, d)
     _christoffel(m, d, G)
@@ -287,7 +287,7 @@ def _christoffel_driver(m, d, G, second_kind):
 
 @njit(cache=True)
 def _inertia_derivative_driver(m, d, dM):
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     _crb(m, d)
     _inertia_derivative(m, d, dM)

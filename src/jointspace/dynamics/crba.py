@@ -17,7 +17,7 @@ from numba import njit, uint64
 from jointspace import _entry
 from jointspace.dynamics._args import check_pair, vec
 from jointspace.dynamics._spatial import inert_mul
-from jointspace.kinematics import _com_pos, _kinematics
+from jointspace.kinematics import _com_pos, _kinematics_bodies
 
 
 @njit(cache=True)
@@ -82,7 +82,7 @@ def _crba_driver(m, d, q, out):
     qpos = d.qpos
     for k in range(q.shape[0]):
         qpos[k] = q[k]
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     _crb(m, d)
     _dense_from_sparse(m, d.qM, out)

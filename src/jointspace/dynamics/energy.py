@@ -17,7 +17,7 @@ from numba import njit
 
 from jointspace import _entry
 from jointspace.dynamics.crba import _crb
-from jointspace.kinematics import _com_pos, _kinematics
+from jointspace.kinematics import _com_pos, _kinematics_bodies
 from jointspace.passive import _spring_displacement
 
 
@@ -77,7 +77,7 @@ def _energy_vel(m, d):
 @njit(cache=True)
 def _lagrangian(m, d, p):
     """Kinematics, M, energies (d.energy) and momentum p = M qvel, in one compiled call."""
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     _crb(m, d)
     _energy_pos(m, d)

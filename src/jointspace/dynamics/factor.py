@@ -19,7 +19,7 @@ from numba import njit, uint64
 from jointspace import _entry
 from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
 from jointspace.dynamics.crba import _crb
-from jointspace.kinematics import _com_pos, _kinematics
+from jointspace.kinematics import _com_pos, _kinematics_bodies
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _F8 = np.dtype(np.float64)
@@ -113,7 +113,7 @@ def _factor_driver(m, d, q, position):
         qpos = d.qpos
         for k in range(q.shape[0]):
             qpos[k] = q[k]
-        _kinematics(m, d)
+        _kinematics_bodies(m, d)
         _com_pos(m, d)
         _crb(m, d)
     return _factor_m(m, d)

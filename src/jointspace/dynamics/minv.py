@@ -32,7 +32,7 @@ from numba import njit, uint64
 from jointspace import _entry
 from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
 from jointspace.dynamics._spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
-from jointspace.kinematics import _com_pos, _kinematics
+from jointspace.kinematics import _com_pos, _kinematics_bodies
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _LO = 21  # scratch_body column: first dof of the body's subtree
@@ -184,7 +184,7 @@ def _minv_driver(m, d, q, out):
     qpos = d.qpos
     for k in range(q.shape[0]):
         qpos[k] = q[k]
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     return _minv(m, d, out)
 

@@ -24,7 +24,7 @@ from numba import njit, uint64
 from jointspace import _entry
 from jointspace.dynamics._args import check_pair, mat, vec
 from jointspace.dynamics._spatial import cross_force6, inert_mul, world_wrench_to_com
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics
+from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
 
 RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
 RNE_ACC = 2  # include qacc (and armature · qacc)
@@ -176,7 +176,7 @@ def _rnea_driver(m, d, q, v, a, flags, fext, tau):
         _copy(d.qvel, v)
     if (flags & RNE_ACC) != 0:
         _copy(d.qacc, a)
-    _kinematics(m, d)
+    _kinematics_bodies(m, d)
     _com_pos(m, d)
     if (flags & RNE_VEL) != 0:
         _com_vel(m, d)
