@@ -1,1 +1,27 @@
-"""Collision detection: broadphase, narrowphase per geom-type pair, contact records."""
+"""Collision detection: broadphase, narrowphase per geom-type pair, contact records.
+
+`collision(m, d)` is the stage; `ContactView` (as `d.contact`) reads its output. See
+`jointspace.collision.driver` for the pair table, filters and parameter rules. The compiled
+modules load on first use, so importing jointspace stays quick.
+"""
+
+from jointspace.collision.contact import ContactView
+
+__all__ = ["ContactView", "broadphase_count", "collision"]
+
+
+def collision(m, d, kinematics=True):
+    """Detect contacts between the geoms of `m` at the poses in `d` (MuJoCo's mj_collision).
+
+    See `jointspace.collision.driver.collision`.
+    """
+    from jointspace.collision.driver import collision as _collision
+
+    return _collision(m, d, kinematics)
+
+
+def broadphase_count(m, d):
+    """Number of geom pairs whose bounding boxes overlap (see the driver's docstring)."""
+    from jointspace.collision.driver import broadphase_count as _count
+
+    return _count(m, d)

@@ -1,0 +1,130 @@
+"""3-vector helpers on tuples for the compiled collision code (no heap allocation).
+
+Vectors are 3-tuples of floats and rotation matrices 9-tuples (row-major), so the
+narrowphase allocates nothing per geom pair.
+"""
+
+import math
+
+from numba import njit, types
+
+MINVAL = 1e-15  # MuJoCo's mjMINVAL: smallest meaningful denominator
+
+# compiled and cached; divisions follow IEEE rules (inf/nan) as in C instead of raising
+jit = njit(cache=True, error_model="numpy")
+
+
+def jit_sig(sig):
+    """`jit` with an explicit signature: one compiled version whatever the callers pass.
+
+    Without it, literal or int32 arguments would each compile another specialization.
+    """
+    return njit(sig, cache=True, error_model="numpy")
+
+
+# Numba types of the narrowphase arguments
+F8 = types.float64
+I8 = types.int64
+B1 = types.boolean
+V3 = types.UniTuple(F8, 3)  # vector
+M9 = types.UniTuple(F8, 9)  # rotation matrix, row-major
+BUF = types.float64[:, ::1]  # contact buffer rows: pos, normal, tangent hint, dist
+F2 = types.float64[:, ::1]
+F3 = types.float64[:, :, ::1]
+I1 = types.int32[::1]
+VOID = types.void
+I2 = types.int64[:, ::1]
+IV = types.int64[::1]
+# convex workspace: EPA vertices, faces, face planes, free faces, edges, polygons, buffer
+WS = types.Tuple((F2, I2, F2, IV, I2, F3, F2))
+
+
+@jit
+def v3(a):
+    """The first three entries of an array as a tuple."""
+    return (a[0], a[1], a[2])
+
+
+@jit
+def m9(a):
+    """The first nine entries of an array as a tuple."""
+    return (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8])
+
+
+@jit
+def add(a, b):
+    """A + b."""
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@jit
+def sub(a, b):
+    """A - b."""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@jit
+def scl(a, s):
+    """S a."""
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@jit
+def add_scl(a, b, s):
+    """A + s b."""
+    return (a[0] + b[0] * s, a[1] + b[1] * s, a[2] + b[2] * s)
+
+
+@jit
+def dot(a, b):
+    """A · b."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@jit
+def cross(a, b):
+    """A × b."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@jit
+def norm(a):
+    """|a|."""
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+@jit
+def normalize(a):
+    """(a / |a|, |a|); (1, 0, 0) when |a| < MINVAL (MuJoCo's mju_normalize3 rule)."""
+    n = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0), n
+    return (a[0] / n, a[1] / n, a[2] / n), n
+
+
+@jit
+def mat_vec(m, v):
+    """R v for a row-major 3x3 R."""
+    return (m[0] * v[0] + m[1] * v[1] + m[2] * v[2],
+            m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
+            m[6] * v[0] + m[7] * v[1] + m[8] * v[2])
+
+
+@jit
+def mat_t_vec(m, v):
+    """Rᵀ v for a row-major 3x3 R."""
+    return (m[0] * v[0] + m[3] * v[1] + m[6] * v[2],
+            m[1] * v[0] + m[4] * v[1] + m[7] * v[2],
+            m[2] * v[0] + m[5] * v[1] + m[8] * v[2])
+
+
+@jit
+def col(m, j):
+    """Column j of a row-major 3x3 matrix (axis j of the frame)."""
+    return (m[j], m[3 + j], m[6 + j])
+
+
+@jit
+def clip(x, lo, hi):
+    """X clamped to [lo, hi]."""
+    return lo if x < lo else (hi if x > hi else x)

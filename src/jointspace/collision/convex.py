@@ -1,0 +1,1058 @@
+"""General convex narrowphase: support functions, GJK distance, EPA penetration, multi-contact.
+
+A geom is described to this module by its support function: the point of the shape
+farthest along a direction (sphere, capsule, ellipsoid, cylinder, box; a mesh by its convex
+hull's vertices). For a pair of convex geoms with detection margin μ:
+
+1. GJK on the *cores* (a sphere shrunk to its centre, a capsule to its segment, every other
+   shape as is) gives their distance δ and nearest points. If δ exceeds a tolerance, the
+   surface distance is δ − r₁ − r₂ (r the core radii): a contact when it is ≤ μ, with the
+   normal along the nearest points and the point midway between the surfaces.
+2. Otherwise the cores overlap and EPA on the full shapes gives the penetration depth, the
+   normal (the direction that separates them fastest) and the deepest points.
+
+This is the contact MuJoCo's native CCD reports (engine_collision_gjk.c, with margins as
+inflated supports): the same signed distance and normal, the point midway between the two
+surfaces. Where the touching set is not a single point, it is described by flat features,
+as MuJoCo 3.3+ does: faces (a box's, a mesh's hull polygons, a cylinder's caps as regular
+16-gons) and edges (a box's or mesh's at the support vertex, a cylinder's side line, a
+capsule's segment). Two faces facing each other within ~5° are clipped against each other
+(at most 4 points, the largest quadrilateral when more survive); an edge lying on a face
+within ~5° is clipped by it (2 points). Each point has its own distance, and points
+beyond the margin are dropped.
+
+Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds up
+to two hull neighbours of that vertex that are also within the margin.
+"""
+
+import math
+
+import numpy as np
+from numba import types
+
+from jointspace.collision._vec import (
+    B1,
+    BUF,
+    F2,
+    F3,
+    F8,
+    I1,
+    I2,
+    I8,
+    M9,
+    MINVAL,
+    V3,
+    VOID,
+    WS,
+    add,
+    add_scl,
+    col,
+    cross,
+    dot,
+    jit,
+    jit_sig,
+    mat_t_vec,
+    mat_vec,
+    norm,
+    normalize,
+    scl,
+    sub,
+)
+from jointspace.collision.primitive import put
+from jointspace.types import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_MESH,
+    GEOM_SPHERE,
+)
+
+# core shapes used by step 1 (not geom types)
+CORE_POINT, CORE_SEGMENT = 100, 101
+
+GJK_ITER = 128  # GJK iteration cap
+GJK_TOL = 1e-10  # GJK stops when the distance bound gap falls below this (m)
+EPA_ITER = 256  # EPA iteration cap (MuJoCo: ccd_iterations = 35)
+EPA_TOL = 1e-9  # EPA stops when the depth bound gap falls below this (m; MuJoCo: 1e-6)
+TOUCH_TOL = 1e-6  # cores closer than this count as overlapping (MuJoCo's ccd_tolerance)
+EPA_NV = EPA_ITER + 8  # vertex capacity of the EPA polytope
+EPA_NF = 2 * EPA_NV + 64  # face capacity (faces are recycled)
+FACE_TOL = 0.996  # cos of the angle within which two faces count as facing (MuJoCo)
+EDGE_TOL = 0.0888  # sin of the angle within which an edge lies on a face (MuJoCo)
+CYL_SIDES = 16  # a cylinder cap is a regular polygon with this many sides for face clipping
+
+
+POLY_MAX = 32  # face clipping is skipped for hull polygons with more vertices
+
+
+@jit
+def make_workspace():
+    """Scratch arrays of the convex routines, allocated once per collision call.
+
+    Returns (verts, faces, fplane, ffree, edges, poly, fbuf): EPA polytope vertices (rows
+    w, a, b; the GJK simplex uses rows 0..3 and 4..8 as scratch), faces (3 vertices, 3
+    neighbours across edges v0v1, v1v2, v2v0), face planes (normal, offset; offset = inf
+    marks a dead face), free face slots, the horizon search stack and horizon edges
+    (rows EPA_NF…), polygon buffers for face clipping and a spare contact buffer.
+    """
+    verts = np.zeros((EPA_NV, 9))
+    faces = np.zeros((EPA_NF, 6), dtype=np.int64)
+    fplane = np.zeros((EPA_NF, 4))
+    ffree = np.zeros(EPA_NF, dtype=np.int64)
+    edges = np.zeros((2 * EPA_NF, 4), dtype=np.int64)
+    poly = np.zeros((4, 2 * POLY_MAX + 2, 3))
+    fbuf = np.zeros((4, 10))
+    return verts, faces, fplane, ffree, edges, poly, fbuf
+
+
+# ---------------------------------------------------------------------------------------------
+# support functions
+
+
+@jit_sig(V3(I8, V3, M9, V3, F2, I8, I8, V3))
+def support(t, pos, mat, size, hv, vadr, vnum, d):
+    """Farthest point of the shape along world direction d (unit), in world coordinates."""
+    l0, l1, l2 = mat_t_vec(mat, d)
+    if t == CORE_POINT:
+        return pos
+    if t == CORE_SEGMENT:
+        h = size[1] if l2 >= 0 else -size[1]
+        return add_scl(pos, col(mat, 2), h)
+    if t == GEOM_SPHERE:
+        loc = (l0 * size[0], l1 * size[0], l2 * size[0])
+    elif t == GEOM_CAPSULE:
+        loc = (l0 * size[0], l1 * size[0], l2 * size[0] + (size[1] if l2 >= 0 else -size[1]))
+    elif t == GEOM_ELLIPSOID:
+        e = (l0 * size[0], l1 * size[1], l2 * size[2])
+        ee = dot(e, e)
+        if ee < MINVAL * MINVAL:
+            loc = (size[0], 0.0, 0.0)
+        else:
+            inv = 1.0 / math.sqrt(ee)
+            loc = (e[0] * inv * size[0], e[1] * inv * size[1], e[2] * inv * size[2])
+    elif t == GEOM_CYLINDER:
+        n2 = l0 * l0 + l1 * l1
+        s = size[0] / math.sqrt(n2) if n2 >= MINVAL * MINVAL else 0.0
+        loc = (l0 * s, l1 * s, size[1] if l2 >= 0 else -size[1])
+    elif t == GEOM_BOX:
+        loc = (size[0] if l0 >= 0 else -size[0], size[1] if l1 >= 0 else -size[1],
+               size[2] if l2 >= 0 else -size[2])
+    else:  # mesh: hull vertex with the largest projection (the first of equals)
+        best = -1e300
+        ib = vadr
+        for i in range(vadr, vadr + vnum):
+            p = l0 * hv[i, 0] + l1 * hv[i, 1] + l2 * hv[i, 2]
+            if p > best:
+                best = p
+                ib = i
+        loc = (hv[ib, 0], hv[ib, 1], hv[ib, 2])
+    return add(mat_vec(mat, loc), pos)
+
+
+@jit_sig(V3(F2, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, V3))
+def _mink(ws_v, i, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, d):
+    """Store support of A − B along d (unit) in row i: (w, a, b)."""
+    a = support(ta, pa, ma, sa, hv, va, na, d)
+    b = support(tb, pb, mb, sb, hv, vb, nb, scl(d, -1.0))
+    w = sub(a, b)
+    r = ws_v[i]
+    r[0], r[1], r[2] = w
+    r[3], r[4], r[5] = a
+    r[6], r[7], r[8] = b
+    return w
+
+
+# ---------------------------------------------------------------------------------------------
+# GJK: simplex in rows 0..3 of `sv` (w, a, b), rows 4..6 scratch, row 8 the barycentric weights
+
+
+@jit
+def _w(sv, i):
+    return (sv[i, 0], sv[i, 1], sv[i, 2])
+
+
+@jit
+def _seg_closest(a, b):
+    """Weights (1-t, t) of the point of segment ab nearest the origin."""
+    ab = sub(b, a)
+    den = dot(ab, ab)
+    t = -dot(a, ab) / den if den > 0 else 0.0
+    t = 0.0 if t < 0 else (1.0 if t > 1 else t)
+    return 1.0 - t, t
+
+
+@jit
+def _tri_closest(a, b, c):
+    """Barycentric weights of the point of triangle abc nearest the origin (Ericson §5.1.5)."""
+    ab = sub(b, a)
+    ac = sub(c, a)
+    d1 = -dot(ab, a)
+    d2 = -dot(ac, a)
+    if d1 <= 0 and d2 <= 0:
+        return 1.0, 0.0, 0.0
+    d3 = -dot(ab, b)
+    d4 = -dot(ac, b)
+    if d3 >= 0 and d4 <= d3:
+        return 0.0, 1.0, 0.0
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0 and d1 >= 0 and d3 <= 0:
+        t = d1 / (d1 - d3)
+        return 1.0 - t, t, 0.0
+    d5 = -dot(ab, c)
+    d6 = -dot(ac, c)
+    if d6 >= 0 and d5 <= d6:
+        return 0.0, 0.0, 1.0
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0 and d2 >= 0 and d6 <= 0:
+        t = d2 / (d2 - d6)
+        return 1.0 - t, 0.0, t
+    va = d3 * d6 - d5 * d4
+    if va <= 0 and (d4 - d3) >= 0 and (d5 - d6) >= 0:
+        t = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        return 0.0, 1.0 - t, t
+    den = va + vb + vc
+    if den > 0:
+        return va / den, vb / den, vc / den
+    # degenerate (collinear) triangle: the best of its edges
+    u1, v1 = _seg_closest(a, b)
+    u2, v2 = _seg_closest(b, c)
+    u3, v3 = _seg_closest(c, a)
+    p1 = add(scl(a, u1), scl(b, v1))
+    p2 = add(scl(b, u2), scl(c, v2))
+    p3 = add(scl(c, u3), scl(a, v3))
+    if dot(p1, p1) <= dot(p2, p2) and dot(p1, p1) <= dot(p3, p3):
+        return u1, v1, 0.0
+    if dot(p2, p2) <= dot(p3, p3):
+        return 0.0, u2, v2
+    return v3, 0.0, u3
+
+
+@jit_sig(types.Tuple((V3, I8))(F2, I8))
+def _compact(sv, n):
+    """Drop simplex rows whose weight (row 8) is zero; returns (v, new n)."""
+    m = 0
+    v = (0.0, 0.0, 0.0)
+    for i in range(n):
+        lam = sv[8, i]
+        if lam > 0:
+            if m != i:
+                for c in range(9):
+                    sv[m, c] = sv[i, c]
+                sv[8, m] = lam
+            v = add_scl(v, _w(sv, m), lam)
+            m += 1
+    return v, m
+
+
+@jit
+def _orient(a, b, c, d):
+    """(b - a) × (c - a) · (d - a)."""
+    return dot(cross(sub(b, a), sub(c, a)), sub(d, a))
+
+
+@jit_sig(types.Tuple((V3, I8))(F2, I8))
+def _reduce(sv, n):
+    """Nearest point v to the origin of the simplex rows 0..n-1; keeps its support.
+
+    Returns (v, n); n = 4 when the origin is inside the tetrahedron.
+    """
+    if n == 1:
+        sv[8, 0] = 1.0
+        return _w(sv, 0), 1
+    if n == 2:
+        u, t = _seg_closest(_w(sv, 0), _w(sv, 1))
+        sv[8, 0], sv[8, 1] = u, t
+        return _compact(sv, 2)
+    if n == 3:
+        u, t, s = _tri_closest(_w(sv, 0), _w(sv, 1), _w(sv, 2))
+        sv[8, 0], sv[8, 1], sv[8, 2] = u, t, s
+        return _compact(sv, 3)
+    # tetrahedron: the origin is outside face (i, j, k) when it lies across it from vertex l
+    best = 1e300
+    bf = -1
+    bw = (0.0, 0.0, 0.0)
+    for f in range(4):
+        i, j, k = (f + 1) % 4, (f + 2) % 4, (f + 3) % 4
+        a, b, c = _w(sv, i), _w(sv, j), _w(sv, k)
+        sd = _orient(a, b, c, _w(sv, f))
+        so = _orient(a, b, c, (0.0, 0.0, 0.0))
+        if sd != 0 and sd * so >= 0:
+            continue
+        wts = _tri_closest(a, b, c)
+        p = add(add(scl(a, wts[0]), scl(b, wts[1])), scl(c, wts[2]))
+        if dot(p, p) < best:
+            best = dot(p, p)
+            bf = f
+            bw = wts
+    if bf < 0:
+        return (0.0, 0.0, 0.0), 4
+    for q in range(3):
+        for c in range(9):
+            sv[4 + q, c] = sv[(bf + 1 + q) % 4, c]
+    for q in range(3):
+        for c in range(9):
+            sv[q, c] = sv[4 + q, c]
+    sv[8, 0], sv[8, 1], sv[8, 2] = bw
+    return _compact(sv, 3)
+
+
+@jit_sig(types.Tuple((I8, F8, V3, V3, I8))(F2, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8,
+                                                  I8, F8))
+def gjk(sv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, cutoff):
+    """GJK distance between shapes A and B.
+
+    Returns (status, dist, a, b, n): 0 when A and B are farther apart than `cutoff` (found
+    early); 1 separated by dist with nearest points a, b; 2 overlapping (or nearer than
+    TOUCH_TOL), the simplex rows 0..n-1 of `sv` then start EPA.
+    """
+    v = sub(pa, pb)
+    vn = norm(v)
+    if vn < MINVAL:
+        v = (1.0, 0.0, 0.0)
+        vn = 1.0
+    n = 0
+    for _ in range(GJK_ITER):
+        w = _mink(sv, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, scl(v, -1.0 / vn))
+        vw = dot(v, w)
+        if vw > 0 and vw > cutoff * vn:
+            return 0, vn, pa, pb, 0
+        if n > 0 and vn - vw / vn <= GJK_TOL:
+            break
+        dup = False
+        for i in range(n):
+            if sv[i, 0] == w[0] and sv[i, 1] == w[1] and sv[i, 2] == w[2]:
+                dup = True
+        if dup:
+            break
+        first = n == 0
+        v_new, n = _reduce(sv, n + 1)
+        vn_new = norm(v_new)
+        if n == 4 or vn_new < TOUCH_TOL:
+            return 2, vn_new, pa, pb, n
+        if vn_new >= vn and not first:  # the nearest simplex point stopped improving
+            break
+        v = v_new
+        vn = vn_new
+    if n == 0:
+        return 2, 0.0, pa, pb, 0
+    a = (0.0, 0.0, 0.0)
+    b = (0.0, 0.0, 0.0)
+    for i in range(n):
+        a = add_scl(a, (sv[i, 3], sv[i, 4], sv[i, 5]), sv[8, i])
+        b = add_scl(b, (sv[i, 6], sv[i, 7], sv[i, 8]), sv[8, i])
+    return 1, norm(sub(a, b)), a, b, n
+
+
+# ---------------------------------------------------------------------------------------------
+# EPA
+
+
+@jit_sig(VOID(F2, I2, F2, I8, I8, I8, I8, V3))
+def _face(verts, faces, fplane, f, i, j, k, cen):
+    """Set face f to (i, j, k), oriented away from the interior point cen."""
+    a = _w(verts, i)
+    nrm = cross(sub(_w(verts, j), a), sub(_w(verts, k), a))
+    ln = norm(nrm)
+    if ln < MINVAL:  # sliver: never the nearest face, never visible
+        faces[f, 0], faces[f, 1], faces[f, 2] = i, j, k
+        fplane[f, 0] = fplane[f, 1] = fplane[f, 2] = 0.0
+        fplane[f, 3] = 1e300
+        return
+    nrm = scl(nrm, 1.0 / ln)
+    if dot(nrm, sub(a, cen)) < 0:
+        j, k = k, j
+        nrm = scl(nrm, -1.0)
+    faces[f, 0], faces[f, 1], faces[f, 2] = i, j, k
+    fplane[f, 0], fplane[f, 1], fplane[f, 2] = nrm
+    fplane[f, 3] = dot(nrm, a)
+
+
+@jit
+def _perp(u):
+    """A unit vector perpendicular to the unit vector u."""
+    ax = abs(u[0])
+    ay = abs(u[1])
+    az = abs(u[2])
+    if ax <= ay and ax <= az:
+        e = (1.0, 0.0, 0.0)
+    elif ay <= az:
+        e = (0.0, 1.0, 0.0)
+    else:
+        e = (0.0, 0.0, 1.0)
+    p, _ = normalize(cross(u, e))
+    return p
+
+
+@jit
+def _bary(p, a, b, c):
+    """Barycentric coordinates of p (in the plane of abc) in triangle abc."""
+    v0 = sub(b, a)
+    v1 = sub(c, a)
+    v2 = sub(p, a)
+    d00 = dot(v0, v0)
+    d01 = dot(v0, v1)
+    d11 = dot(v1, v1)
+    d20 = dot(v2, v0)
+    d21 = dot(v2, v1)
+    den = d00 * d11 - d01 * d01
+    if not den > 0:
+        return 1.0, 0.0, 0.0
+    v = (d11 * d20 - d01 * d21) / den
+    w = (d00 * d21 - d01 * d20) / den
+    return 1.0 - v - w, v, w
+
+
+@jit_sig(VOID(I2, I8))
+def _link(faces, nf):
+    """Neighbour columns of the first nf faces from their shared edges."""
+    for f in range(nf):
+        for e in range(3):
+            a = faces[f, e]
+            b = faces[f, (e + 1) % 3]
+            faces[f, 3 + e] = -1
+            for g in range(nf):
+                if g == f:
+                    continue
+                for q in range(3):
+                    if faces[g, q] == b and faces[g, (q + 1) % 3] == a:
+                        faces[f, 3 + e] = g
+
+
+@jit_sig(types.UniTuple(I8, 2)(I2, F2, I2, I8, V3))
+def _horizon(faces, fplane, edges, start, w):
+    """Kill the faces visible from w (connected to `start`).
+
+    Horizon entries (dead face, edge index) go to columns 0, 1 of edges[EPA_NF + i] in
+    counter-clockwise order around w, the killed faces to column 2; the depth-first search
+    keeps frames (face, first edge, done, count) in edges[0..]. Returns (horizon length,
+    number killed); (0, 0) when a buffer overflows.
+    """
+    fplane[start, 3] = math.inf
+    edges[EPA_NF, 2] = start
+    nkill = 1
+    top = 0
+    edges[0, 0], edges[0, 1], edges[0, 2], edges[0, 3] = start, 0, 0, 3
+    nh = 0
+    while top >= 0:
+        f = edges[top, 0]
+        k = edges[top, 2]
+        if k == edges[top, 3]:
+            top -= 1
+            continue
+        edges[top, 2] = k + 1
+        e = (edges[top, 1] + k) % 3
+        g = faces[f, 3 + e]
+        if g < 0 or fplane[g, 3] == math.inf:
+            continue
+        if dot((fplane[g, 0], fplane[g, 1], fplane[g, 2]), w) - fplane[g, 3] > 0:
+            fplane[g, 3] = math.inf
+            edges[EPA_NF + nkill, 2] = g
+            nkill += 1
+            eg = 0
+            for q in range(3):
+                if faces[g, 3 + q] == f:
+                    eg = q
+            top += 1
+            if top >= EPA_NF or nkill >= EPA_NF:
+                return 0, 0
+            edges[top, 0], edges[top, 1], edges[top, 2], edges[top, 3] = g, (eg + 1) % 3, 0, 2
+        else:
+            if nh >= EPA_NF:
+                return 0, 0
+            edges[EPA_NF + nh, 0] = f
+            edges[EPA_NF + nh, 1] = e
+            nh += 1
+    return nh, nkill
+
+
+@jit_sig(types.Tuple((B1, F8, V3, V3, V3))(WS, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8,
+                                                  I8, I8))
+def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb):
+    """Penetration of overlapping A and B from the GJK simplex (rows 0..n-1 of ws[0]).
+
+    Returns (ok, depth, normal, a, b): the normal points from A to B (moving B by depth
+    along it separates them), a and b are the deepest points of A in B and of B in A.
+    """
+    verts, faces, fplane, ffree = ws[0], ws[1], ws[2], ws[3]
+    edges = ws[4]
+    # complete the simplex to a polytope around the origin
+    if n == 1:
+        _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, (1.0, 0.0, 0.0))
+        if (verts[1, 0] == verts[0, 0] and verts[1, 1] == verts[0, 1]
+                and verts[1, 2] == verts[0, 2]):
+            _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+                  (-1.0, 0.0, 0.0))
+        n = 2
+    nv = n
+    nf = 0
+    if n == 2:
+        u, ln = normalize(sub(_w(verts, 1), _w(verts, 0)))
+        if ln < MINVAL:
+            return False, 0.0, u, pa, pb
+        p1 = _perp(u)
+        p2 = cross(u, p1)
+        c120 = -0.5
+        s120 = math.sqrt(3.0) / 2.0
+        for q in range(3):
+            cq = 1.0 if q == 0 else c120
+            sq = 0.0 if q == 0 else (s120 if q == 1 else -s120)
+            d = add(scl(p1, cq), scl(p2, sq))
+            _mink(verts, 2 + q, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, d)
+        nv = 5
+        cen = scl(add(add(add(add(_w(verts, 0), _w(verts, 1)), _w(verts, 2)), _w(verts, 3)),
+                      _w(verts, 4)), 0.2)
+        for q in range(3):
+            r0 = 2 + q
+            r1 = 2 + (q + 1) % 3
+            _face(verts, faces, fplane, nf, 0, r0, r1, cen)
+            _face(verts, faces, fplane, nf + 1, 1, r1, r0, cen)
+            nf += 2
+    elif n == 3:
+        a = _w(verts, 0)
+        nt, ln = normalize(cross(sub(_w(verts, 1), a), sub(_w(verts, 2), a)))
+        if ln < MINVAL:
+            return False, 0.0, nt, pa, pb
+        _mink(verts, 3, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, nt)
+        _mink(verts, 4, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, scl(nt, -1.0))
+        nv = 5
+        cen = scl(add(add(add(add(a, _w(verts, 1)), _w(verts, 2)), _w(verts, 3)),
+                      _w(verts, 4)), 0.2)
+        for q in range(3):
+            _face(verts, faces, fplane, nf, q, (q + 1) % 3, 3, cen)
+            _face(verts, faces, fplane, nf + 1, q, (q + 1) % 3, 4, cen)
+            nf += 2
+    else:
+        cen = scl(add(add(add(_w(verts, 0), _w(verts, 1)), _w(verts, 2)), _w(verts, 3)), 0.25)
+        _face(verts, faces, fplane, 0, 0, 1, 2, cen)
+        _face(verts, faces, fplane, 1, 0, 1, 3, cen)
+        _face(verts, faces, fplane, 2, 0, 2, 3, cen)
+        _face(verts, faces, fplane, 3, 1, 2, 3, cen)
+        nf = 4
+    for f in range(nf):
+        if fplane[f, 3] < -TOUCH_TOL:
+            return False, 0.0, (1.0, 0.0, 0.0), pa, pb
+    _link(faces, nf)
+    nfree = 0
+    nrm = (1.0, 0.0, 0.0)
+    depth = 0.0
+    i0 = i1 = i2 = 0
+    have = False
+    for _ in range(EPA_ITER):
+        # nearest live face: lower bound of the depth
+        best = -1
+        lo = 1e300
+        for f in range(nf):
+            if fplane[f, 3] < lo:
+                lo = fplane[f, 3]
+                best = f
+        if best < 0:
+            break
+        nrm = (fplane[best, 0], fplane[best, 1], fplane[best, 2])
+        depth = lo
+        i0, i1, i2 = faces[best, 0], faces[best, 1], faces[best, 2]
+        have = True
+        if nv >= EPA_NV:
+            break
+        w = _mink(verts, nv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, nrm)
+        if dot(w, nrm) - lo < EPA_TOL:
+            break
+        # faces w sees, flood-filled from the nearest one; the horizon comes out in order
+        nh, nkill = _horizon(faces, fplane, edges, best, w)
+        if nh < 3:
+            break
+        first = -1
+        prev = -1
+        made = 0
+        for r in range(nh):
+            f = edges[EPA_NF + r, 0]
+            e = edges[EPA_NF + r, 1]
+            g = faces[f, 3 + e]
+            e0 = faces[f, e]
+            e1 = faces[f, (e + 1) % 3]
+            # slots of faces killed in earlier iterations first, then new ones (the faces
+            # killed now are still read by this loop)
+            if nfree > 0:
+                nfree -= 1
+                h = ffree[nfree]
+            elif nf < EPA_NF:
+                h = nf
+                nf += 1
+            else:
+                break
+            made += 1
+            faces[h, 0], faces[h, 1], faces[h, 2] = e0, e1, nv
+            faces[h, 3] = g
+            for q in range(3):
+                if faces[g, 3 + q] == f:
+                    faces[g, 3 + q] = h
+            a = _w(verts, e0)
+            nn = cross(sub(_w(verts, e1), a), sub(w, a))
+            ln = norm(nn)
+            if ln < MINVAL:
+                fplane[h, 0] = fplane[h, 1] = fplane[h, 2] = 0.0
+                fplane[h, 3] = 1e300
+            else:
+                nn = scl(nn, 1.0 / ln)
+                fplane[h, 0], fplane[h, 1], fplane[h, 2] = nn
+                fplane[h, 3] = dot(nn, a)
+            if prev >= 0:
+                faces[prev, 4] = h  # across (e1_prev, w)
+                faces[h, 5] = prev  # across (w, e0)
+            else:
+                first = h
+            prev = h
+        if made < nh:
+            break
+        faces[prev, 4] = first
+        faces[first, 5] = prev
+        for r in range(nkill):
+            ffree[nfree] = edges[EPA_NF + r, 2]
+            nfree += 1
+        nv += 1
+    if not have:
+        return False, 0.0, (1.0, 0.0, 0.0), pa, pb
+    # witness points: barycentric coordinates of depth · normal in the nearest face
+    wa, wb, wc = _w(verts, i0), _w(verts, i1), _w(verts, i2)
+    l0, l1, l2 = _bary(scl(nrm, depth), wa, wb, wc)
+    a = add(add(scl((verts[i0, 3], verts[i0, 4], verts[i0, 5]), l0),
+                scl((verts[i1, 3], verts[i1, 4], verts[i1, 5]), l1)),
+            scl((verts[i2, 3], verts[i2, 4], verts[i2, 5]), l2))
+    b = add(add(scl((verts[i0, 6], verts[i0, 7], verts[i0, 8]), l0),
+                scl((verts[i1, 6], verts[i1, 7], verts[i1, 8]), l1)),
+            scl((verts[i2, 6], verts[i2, 7], verts[i2, 8]), l2))
+    return True, depth, nrm, a, b
+
+
+# ---------------------------------------------------------------------------------------------
+# one contact between two convex geoms
+
+
+@jit
+def _core(t, size):
+    """Core shape and radius: a sphere is its centre, a capsule its segment (radius r)."""
+    if t == GEOM_SPHERE:
+        return CORE_POINT, size[0]
+    if t == GEOM_CAPSULE:
+        return CORE_SEGMENT, size[0]
+    return t, 0.0
+
+
+@jit_sig(types.Tuple((B1, V3, V3, F8, B1))(WS, F8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8,
+                                                  I8, I8))
+def contact(ws, margin, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2):
+    """Deepest contact of two convex geoms within `margin`.
+
+    Returns (found, pos, normal, dist, penetrating): `penetrating` is True when EPA gave it.
+    """
+    sv = ws[0]
+    c1, r1 = _core(t1, s1)
+    c2, r2 = _core(t2, s2)
+    st, dd, a, b, n = gjk(sv, c1, p1, m1, s1, c2, p2, m2, s2, hv, va1, na1, va2, na2,
+                          margin + r1 + r2)
+    zero = (0.0, 0.0, 0.0)
+    if st == 0:
+        return False, zero, zero, 0.0, False
+    if st == 1:
+        dist = dd - r1 - r2
+        if dist > margin:
+            return False, zero, zero, 0.0, False
+        nrm, _ = normalize(sub(b, a))
+        pos = scl(add(add_scl(a, nrm, r1), add_scl(b, nrm, -r2)), 0.5)
+        return True, pos, nrm, dist, False
+    if r1 > 0 or r2 > 0:
+        # the cores overlap: deep penetration of the full shapes
+        st, dd, a, b, n = gjk(sv, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2,
+                              math.inf)
+        if st == 1:
+            dist = dd
+            if dist > margin:
+                return False, zero, zero, 0.0, False
+            nrm, _ = normalize(sub(b, a))
+            return True, scl(add(a, b), 0.5), nrm, dist, False
+    ok, depth, nrm, a, b = epa(ws, n, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2)
+    if not ok or -depth > margin:
+        return False, zero, zero, 0.0, False
+    return True, scl(add(a, b), 0.5), nrm, -depth, True
+
+
+# ---------------------------------------------------------------------------------------------
+# flat features: faces facing each other, an edge lying on a face
+#
+# Faces: a box's 6, a mesh's hull polygons, a cylinder's caps (regular CYL_SIDES-gons, one
+# vertex on the local x axis). Edges: a box's or mesh's edges at its support vertex, a
+# cylinder's side line at its support point, a capsule's segment (with the capsule radius).
+
+
+@jit_sig(I8(M9, V3))
+def _box_face_index(mat, u):
+    """Face of a box (2 axis + (0 if + else 1)) whose outward normal is nearest u (world)."""
+    ld = mat_t_vec(mat, u)
+    ax = 0
+    if abs(ld[1]) > abs(ld[ax]):
+        ax = 1
+    if abs(ld[2]) > abs(ld[ax]):
+        ax = 2
+    return 2 * ax + (0 if ld[ax] >= 0 else 1)
+
+
+@jit_sig(types.Tuple((I8, V3, F8))(F3, I8, I8, V3, M9, V3, F2, I8, I1, I1, I1, F2, I8, I8, V3))
+def _face_of(poly, slot, t, pos, mat, size, hv, va, pva, pvn, pv, pn, pa, np_, u):
+    """The face of a geom whose outward normal is nearest the world direction u.
+
+    Writes its vertices (world, counter-clockwise about the normal) into poly[slot] and
+    returns (vertex count, outward normal, normal · u); count 0 when the geom has no face.
+    """
+    zero = (0.0, 0.0, 0.0)
+    if t == GEOM_BOX:
+        f = _box_face_index(mat, u)
+        ax = f // 2
+        sg = 1.0 if f % 2 == 0 else -1.0
+        iu = (ax + 1) % 3
+        for q in range(4):
+            cu = -1.0 if q == 0 or q == 3 else 1.0
+            cv = -1.0 if q < 2 else 1.0
+            if sg < 0:  # reverse the winding for the negative face
+                cu = -cu
+            loc0 = sg * size[0] if ax == 0 else (cu * size[0] if iu == 0 else cv * size[0])
+            loc1 = sg * size[1] if ax == 1 else (cu * size[1] if iu == 1 else cv * size[1])
+            loc2 = sg * size[2] if ax == 2 else (cu * size[2] if iu == 2 else cv * size[2])
+            w = add(mat_vec(mat, (loc0, loc1, loc2)), pos)
+            poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+        nl = (sg if ax == 0 else 0.0, sg if ax == 1 else 0.0, sg if ax == 2 else 0.0)
+        fn = mat_vec(mat, nl)
+        return 4, fn, dot(fn, u)
+    if t == GEOM_CYLINDER:
+        axis = col(mat, 2)
+        sg = 1.0 if dot(axis, u) >= 0 else -1.0
+        for q in range(CYL_SIDES):
+            ang = 2.0 * math.pi * q / CYL_SIDES
+            c = math.cos(ang) * size[0]
+            s = math.sin(ang) * size[0] * sg  # reversed winding on the bottom cap
+            w = add(mat_vec(mat, (c, s, sg * size[1])), pos)
+            poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+        fn = scl(axis, sg)
+        return CYL_SIDES, fn, dot(fn, u)
+    if t == GEOM_MESH and np_ > 0:
+        ld = mat_t_vec(mat, u)
+        best = -2.0
+        g = pa
+        for f in range(pa, pa + np_):
+            c = ld[0] * pn[f, 0] + ld[1] * pn[f, 1] + ld[2] * pn[f, 2]
+            if c > best:
+                best = c
+                g = f
+        nv = pvn[g]
+        if nv > POLY_MAX:
+            return 0, zero, 0.0
+        for q in range(nv):
+            i = va + pv[pva[g] + q]
+            w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+            poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+        fn = mat_vec(mat, (pn[g, 0], pn[g, 1], pn[g, 2]))
+        return nv, fn, dot(fn, u)
+    return 0, zero, 0.0
+
+
+@jit_sig(types.Tuple((B1, V3, V3, F8))(I8, V3, M9, V3, F2, I8, I8, I8, I1, I1, I1, V3, V3))
+def _edge_of(t, pos, mat, size, hv, va, pa, np_, pva, pvn, pv, u, fn):
+    """An edge of the geom (at its support point along u) lying in the plane normal to fn.
+
+    Returns (ok, a, b, radius): ok when |edge direction · fn| < EDGE_TOL; radius is the
+    capsule radius for a capsule's segment, else 0.
+    """
+    zero = (0.0, 0.0, 0.0)
+    if t == GEOM_CAPSULE or t == GEOM_CYLINDER:
+        axis = col(mat, 2)
+        if abs(dot(axis, fn)) >= EDGE_TOL:
+            return False, zero, zero, 0.0
+        a = add_scl(pos, axis, size[1])
+        b = add_scl(pos, axis, -size[1])
+        if t == GEOM_CAPSULE:
+            return True, a, b, size[0]
+        rad, ln = normalize(add_scl(u, axis, -dot(axis, u)))
+        if ln < MINVAL:
+            return False, zero, zero, 0.0
+        return True, add_scl(a, rad, size[0]), add_scl(b, rad, size[0]), 0.0
+    ld = mat_t_vec(mat, u)
+    if t == GEOM_BOX:
+        c = (size[0] if ld[0] >= 0 else -size[0], size[1] if ld[1] >= 0 else -size[1],
+             size[2] if ld[2] >= 0 else -size[2])
+        a = add(mat_vec(mat, c), pos)
+        for ax in range(3):  # the first of the corner's edges (x, y, z) within tolerance
+            o = (-c[0] if ax == 0 else c[0], -c[1] if ax == 1 else c[1],
+                 -c[2] if ax == 2 else c[2])
+            b = add(mat_vec(mat, o), pos)
+            e, _ = normalize(sub(b, a))
+            if abs(dot(e, fn)) < EDGE_TOL:
+                return True, a, b, 0.0
+        return False, zero, zero, 0.0
+    if t != GEOM_MESH or np_ == 0:
+        return False, zero, zero, 0.0
+    # mesh: the support vertex, then its neighbours along the hull polygons
+    bestp = -1e300
+    iv = 0
+    for f in range(pa, pa + np_):
+        for q in range(pvn[f]):
+            i = pv[pva[f] + q]
+            p = ld[0] * hv[va + i, 0] + ld[1] * hv[va + i, 1] + ld[2] * hv[va + i, 2]
+            if p > bestp:
+                bestp = p
+                iv = i
+    a = add(mat_vec(mat, (hv[va + iv, 0], hv[va + iv, 1], hv[va + iv, 2])), pos)
+    best = 2.0
+    bb = a
+    for f in range(pa, pa + np_):
+        nq = pvn[f]
+        for q in range(nq):
+            if pv[pva[f] + q] != iv:
+                continue
+            j = va + pv[pva[f] + (q + 1) % nq]
+            b = add(mat_vec(mat, (hv[j, 0], hv[j, 1], hv[j, 2])), pos)
+            e, _ = normalize(sub(b, a))
+            s = abs(dot(e, fn))
+            if s < best:
+                best = s
+                bb = b
+    return best < EDGE_TOL, a, bb, 0.0
+
+
+@jit_sig(types.UniTuple(I8, 2)(F3, I8, I8, I8, I8, V3))
+def _clip_polygon(poly, src, n, ref, nref, nrm):
+    """Clip polygon poly[src] (n vertices) by the prism of the reference face poly[ref].
+
+    Sutherland-Hodgman against the side plane of each reference edge; the result is in
+    poly[0] or poly[1]; returns (slot, count).
+    """
+    cap = poly.shape[1]
+    for e in range(nref):
+        e0 = (poly[ref, e, 0], poly[ref, e, 1], poly[ref, e, 2])
+        e1 = (poly[ref, (e + 1) % nref, 0], poly[ref, (e + 1) % nref, 1],
+              poly[ref, (e + 1) % nref, 2])
+        side = cross(nrm, sub(e1, e0))  # points into the reference face
+        dst = 1 - src
+        m = 0
+        for q in range(n):
+            pq = (poly[src, q, 0], poly[src, q, 1], poly[src, q, 2])
+            q1 = (q + 1) % n
+            pr = (poly[src, q1, 0], poly[src, q1, 1], poly[src, q1, 2])
+            dq = dot(sub(pq, e0), side)
+            dr = dot(sub(pr, e0), side)
+            if dq >= 0 and m < cap:
+                poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = pq
+                m += 1
+            if ((dq < 0 < dr) or (dr < 0 < dq)) and m < cap:
+                t = dq / (dq - dr)
+                poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = add_scl(pq, sub(pr, pq), t)
+                m += 1
+        src = dst
+        n = m
+        if n == 0:
+            break
+    return src, n
+
+
+@jit_sig(types.Tuple((B1, V3, V3))(V3, V3, F3, I8, I8, V3))
+def _clip_segment(a, b, poly, ref, nref, nrm):
+    """Clip segment ab by the prism of the reference face; returns (ok, a', b')."""
+    t0 = 0.0
+    t1 = 1.0
+    ab = sub(b, a)
+    for e in range(nref):
+        e0 = (poly[ref, e, 0], poly[ref, e, 1], poly[ref, e, 2])
+        e1 = (poly[ref, (e + 1) % nref, 0], poly[ref, (e + 1) % nref, 1],
+              poly[ref, (e + 1) % nref, 2])
+        side = cross(nrm, sub(e1, e0))
+        da = dot(sub(a, e0), side)
+        dab = dot(ab, side)
+        if dab == 0:
+            if da < 0:
+                return False, a, b
+            continue
+        t = -da / dab
+        if dab > 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False, a, b
+    return True, add_scl(a, ab, t0), add_scl(a, ab, t1)
+
+
+@jit
+def _quad_area(poly, s, i, j, k, q):
+    """Area of the quadrilateral of polygon vertices i, j, k, l (in polygon order)."""
+    a = (poly[s, i, 0], poly[s, i, 1], poly[s, i, 2])
+    b = (poly[s, j, 0], poly[s, j, 1], poly[s, j, 2])
+    c = (poly[s, k, 0], poly[s, k, 1], poly[s, k, 2])
+    d = (poly[s, q, 0], poly[s, q, 1], poly[s, q, 2])
+    return 0.5 * norm(cross(sub(c, a), sub(d, b)))
+
+
+@jit_sig(I8(F3, I8, I8))
+def _quad(poly, s, n):
+    """The largest-area quadrilateral of n > 4 polygon vertices, indices packed 8 bits each."""
+    best = -1.0
+    packed = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            for k in range(j + 1, n):
+                for q in range(k + 1, n):
+                    ar = _quad_area(poly, s, i, j, k, q)
+                    if ar > best:
+                        best = ar
+                        packed = i | (j << 8) | (k << 16) | (q << 24)
+    return packed
+
+
+@jit_sig(I8(BUF, I8, WS, F8, V3, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8, I8,
+            I1, I1, I1, F2))
+def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, va2, pa1,
+                  np1, pa2, np2, pva, pvn, pv, pn):
+    """Contacts between flat features of two geoms in contact along nrm (geom 1 to geom 2).
+
+    Faces facing each other within FACE_TOL: the face of geom 2 clipped by the prism of the
+    face of geom 1, its vertices within the margin kept (the 4 spanning the largest area
+    when more), each midway between the faces with normal −(face 2 normal). An edge lying
+    on a face (within EDGE_TOL) and a face aligned with the contact normal: the edge clipped
+    by the face's prism (2 points). Returns the count, 0 when no such features meet.
+    """
+    poly = ws[5]
+    n1, f1, c1 = _face_of(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, pa1, np1, nrm)
+    n2, f2, c2 = _face_of(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, pa2, np2,
+                          scl(nrm, -1.0))
+    if n1 > 0 and n2 > 0 and dot(f1, f2) < -FACE_TOL:
+        for q in range(n2):
+            for c in range(3):
+                poly[0, q, c] = poly[3, q, c]
+        src, m = _clip_polygon(poly, 0, n2, 2, n1, f1)
+        o = (poly[2, 0, 0], poly[2, 0, 1], poly[2, 0, 2])
+        cnt = 0
+        for q in range(m):
+            v = (poly[src, q, 0], poly[src, q, 1], poly[src, q, 2])
+            if dot(sub(v, o), f1) <= margin:
+                for c in range(3):
+                    poly[src, cnt, c] = poly[src, q, c]
+                cnt += 1
+        if cnt == 0:
+            return 0
+        keep = _quad(poly, src, cnt) if cnt > 4 else 0
+        out = 0
+        for q in range(cnt):
+            if cnt > 4 and not (keep & 255 == q or (keep >> 8) & 255 == q
+                                or (keep >> 16) & 255 == q or (keep >> 24) & 255 == q):
+                continue
+            v = (poly[src, q, 0], poly[src, q, 1], poly[src, q, 2])
+            d = dot(sub(v, o), f1)
+            put(buf, k + out, add_scl(v, f2, 0.5 * d), scl(f2, -1.0), d)
+            out += 1
+        return out
+    # an edge of geom 1 on the face of geom 2, or a face of geom 1 under an edge of geom 2
+    edge1 = n2 > 0 and c2 >= FACE_TOL
+    if edge1:
+        fn, ref, nref = f2, 3, n2
+        ok, a, b, r = _edge_of(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pvn, pv, nrm, f2)
+    elif n1 > 0 and c1 >= FACE_TOL:
+        fn, ref, nref = f1, 2, n1
+        ok, a, b, r = _edge_of(t2, p2, m2, s2, hv, va2, pa2, np2, pva, pvn, pv,
+                               scl(nrm, -1.0), f1)
+    else:
+        return 0
+    if not ok:
+        return 0
+    # a capsule's surface line: the segment moved by r times the face normal's component
+    # across the axis (MuJoCo's rule; the full radius when the capsule lies flat)
+    ax, _ = normalize(sub(b, a))
+    off = scl(add_scl(fn, ax, -dot(fn, ax)), -r)
+    ok, a, b = _clip_segment(add(a, off), add(b, off), poly, ref, nref, fn)
+    if not ok:
+        return 0
+    o = (poly[ref, 0, 0], poly[ref, 0, 1], poly[ref, 0, 2])
+    out = 0
+    for sp in (a, b):
+        dist = dot(sub(sp, o), fn)  # height of the surface point above the face
+        if dist > margin or (out == 1 and sp == a):
+            continue
+        put(buf, k + out, add_scl(sp, fn, -0.5 * dist), scl(fn, -1.0) if edge1 else fn, dist)
+        out += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# plane against ellipsoid or mesh
+
+
+@jit_sig(I8(BUF, I8, I8))
+def _quad_rows(buf, k, n):
+    """Keep (in rows k..k+3) the 4 of n contacts in polygon order spanning the largest area."""
+    best = -1.0
+    bi = (0, 1, 2, 3)
+    for i in range(n):
+        for j in range(i + 1, n):
+            for q in range(j + 1, n):
+                for r in range(q + 1, n):
+                    d1 = sub((buf[k + q, 0], buf[k + q, 1], buf[k + q, 2]),
+                             (buf[k + i, 0], buf[k + i, 1], buf[k + i, 2]))
+                    d2 = sub((buf[k + r, 0], buf[k + r, 1], buf[k + r, 2]),
+                             (buf[k + j, 0], buf[k + j, 1], buf[k + j, 2]))
+                    ar = norm(cross(d1, d2))
+                    if ar > best:
+                        best = ar
+                        bi = (i, j, q, r)
+    for c in range(4):
+        src = k + bi[c]
+        for col_ in range(10):
+            buf[k + c, col_] = buf[src, col_]
+    return 4
+
+
+@jit_sig(I8(BUF, I8, F8, V3, M9, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I1, I1, F2))
+def plane_convex(buf, k, margin, p1, m1, t2, p2, m2, s2, hv, va, nv_, pa, np_, pva, pvn, pv,
+                 pn):
+    """Plane and ellipsoid or mesh: the support point below the plane, or a mesh face's.
+
+    For a mesh, the contacts are the vertices within the margin of the hull face at the
+    deepest vertex that faces the plane most (MuJoCo 3.3+; at most 4, the largest
+    quadrilateral when more).
+    """
+    n = col(m1, 2)
+    down = scl(n, -1.0)
+    v = support(t2, p2, m2, s2, hv, va, nv_, down)
+    dist = dot(n, sub(v, p1))
+    if dist > margin:
+        return 0
+    put(buf, k, add_scl(v, n, -0.5 * dist), n, dist)
+    if t2 != GEOM_MESH or np_ == 0:
+        return 1
+    ld = mat_t_vec(m2, down)
+    bestp = -1e300
+    iv = va
+    for i in range(va, va + nv_):
+        p = ld[0] * hv[i, 0] + ld[1] * hv[i, 1] + ld[2] * hv[i, 2]
+        if p > bestp:
+            bestp = p
+            iv = i
+    best = -2.0
+    g = -1
+    for f in range(pa, pa + np_):
+        has = False
+        for q in range(pvn[f]):
+            if va + pv[pva[f] + q] == iv:
+                has = True
+        c = ld[0] * pn[f, 0] + ld[1] * pn[f, 1] + ld[2] * pn[f, 2]
+        if has and c > best:
+            best = c
+            g = f
+    if g < 0:
+        return 1
+    cnt = 0
+    for q in range(pvn[g]):
+        j = va + pv[pva[g] + q]
+        w = add(mat_vec(m2, (hv[j, 0], hv[j, 1], hv[j, 2])), p2)
+        dj = dot(n, sub(w, p1))
+        if dj <= margin and k + cnt < buf.shape[0]:
+            put(buf, k + cnt, add_scl(w, n, -0.5 * dj), n, dj)
+            cnt += 1
+    if cnt > 4:
+        cnt = _quad_rows(buf, k, cnt)
+    return cnt if cnt > 0 else 1
