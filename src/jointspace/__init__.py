@@ -10,6 +10,7 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
 """
 
 from jointspace import models
+from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
 from jointspace.dynamics.christoffel import (
@@ -47,10 +48,10 @@ __version__ = "0.1.0"
 __all__ = [
     "Data", "IKResult", "JointspaceError", "JointspaceWarning", "Model", "ModelError", "ModelSpec",
     "SingularMassError", "Target", "aba", "bias_forces", "christoffel", "christoffel_second_kind",
-    "com_vel", "compile_model", "coriolis_matrix", "crba", "diff_pos", "factor_m", "forward",
-    "gravity_forces", "hamiltonian", "ik", "inertia_derivative", "integrate_pos", "jacobian",
-    "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site",
+    "collision", "com_vel", "compile_model", "coriolis_matrix", "crba", "diff_pos", "factor_m",
+    "forward", "gravity_forces", "hamiltonian", "ik", "inertia_derivative", "integrate_pos",
+    "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site",
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
-    "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy",
-    "primal_cost", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
+    "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
 ]
