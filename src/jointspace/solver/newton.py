@@ -35,9 +35,36 @@ from jointspace.solver.cost import (
 
 
 @njit(cache=True)
-def _hessian(m, d, state, cdim, hcone, H, W):
+def _row_pattern(d, cdim, rnnz, rind):
+    """Column indices of the non-zeros of each row of efc_J (rows touch few dofs).
+
+    The rows of an elliptic contact all get the union of their patterns.
+    """
+    J = d.efc_J
+    nv = J.shape[1]
+    nefc = d.nefc[0]
+    i = 0
+    while i < nefc:
+        dim = max(cdim[i], 1)
+        n = 0
+        for k in range(nv):
+            for r in range(dim):
+                if J[i + r, k] != 0.0:
+                    rind[i, n] = k
+                    n += 1
+                    break
+        for r in range(dim):
+            rnnz[i + r] = n
+            for q in range(n):
+                rind[i + r, q] = rind[i, q]
+        i += dim
+
+
+@njit(cache=True)
+def _hessian(m, d, state, cdim, hcone, rnnz, rind, H, W):
     """H (lower triangle) = M + Jᵀ D_quad J + Σ_cones J_cᵀ H_c J_c, then its Cholesky factor.
 
+    Products run over each row's non-zero pattern (rnnz, rind from _row_pattern).
     Returns the number of cones in the middle zone.
     """
     nv = m.nv
@@ -51,13 +78,15 @@ def _hessian(m, d, state, cdim, hcone, H, W):
         if state[i] != STATE_QUADRATIC:
             continue
         row = J[i]
+        ind = rind[i]
         Di = D[i]
-        for a in range(nv):
-            ja = row[a]
-            if ja != 0.0:
-                t = Di * ja
-                for b in range(a + 1):
-                    H[a, b] += t * row[b]
+        # column indices are increasing, so ind[q] ≤ ind[p] for q ≤ p
+        for p in range(rnnz[i]):
+            a = ind[p]
+            t = Di * row[a]
+            for q in range(p + 1):
+                b = ind[q]
+                H[a, b] += t * row[b]
     ncone = 0
     i = 0
     while i < nefc:
@@ -67,21 +96,25 @@ def _hessian(m, d, state, cdim, hcone, H, W):
             continue
         if state[i] == STATE_CONE:
             ncone += 1
-            # W = H_c J_c, then H += J_cᵀ W
+            # the rows of one contact share their union pattern: W = H_c J_c, H += J_cᵀ W
             hc = hcone[i]
+            ind = rind[i]
+            nz = rnnz[i]
             for r in range(dim):
-                for k in range(nv):
+                for q in range(nz):
+                    k = ind[q]
                     s = 0.0
                     for c in range(dim):
                         s += hc[r * dim + c] * J[i + c, k]
                     W[r, k] = s
             for r in range(dim):
                 row = J[i + r]
-                for a in range(nv):
+                for p in range(nz):
+                    a = ind[p]
                     ja = row[a]
-                    if ja != 0.0:
-                        for b in range(a + 1):
-                            H[a, b] += ja * W[r, b]
+                    for q in range(p + 1):
+                        b = ind[q]
+                        H[a, b] += ja * W[r, b]
         i += dim
     madr = m.dof_Madr
     parent = m.dof_parentid
@@ -123,6 +156,9 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
     H = np.empty((nv, nv))
     W = np.empty((6, nv))
     res = np.empty(3)
+    rnnz = np.empty(nefc, dtype=np.int32)
+    rind = np.empty((nefc, nv), dtype=np.int32)
+    _row_pattern(d, cdim, rnnz, rind)
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
     _mul_m(m, d.qM, qacc, Ma)
@@ -142,7 +178,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
     gradient_ok = scale * gradnorm < tol
     done = gradient_ok and max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
     if not done:
-        _hessian(m, d, state, cdim, hcone, H, W)
+        _hessian(m, d, state, cdim, hcone, rnnz, rind, H, W)
         for k in range(nv):
             Mgrad[k] = grad[k]
         _chol_solve(H, nv, Mgrad)
@@ -175,7 +211,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
             if state[i] == STATE_CONE:
                 ncone += 1
         if nchange > 0 or ncone > 0:
-            _hessian(m, d, state, cdim, hcone, H, W)
+            _hessian(m, d, state, cdim, hcone, rnnz, rind, H, W)
             nupdate = nefc
         for k in range(nv):
             Mgrad[k] = grad[k]
