@@ -2,7 +2,11 @@
 
 Scenes without contacts (collidable geoms are off): a pendulum with friction loss and limits
 on hinge, slide and ball joints; four-bar loops closed with `connect` and with `weld`; joint
-couplings with a quartic polycoef; an inactive weld. Rows, softness and reference
+couplings with a quartic polycoef; an inactive weld. Scenes with contacts, reached by
+stepping MuJoCo: the humanoid lying on the floor, the quadruped standing, a stack of five
+boxes, a ball (condim 6) and a capsule (condim 4) rolling, each with pyramidal and elliptic
+cones; contacts are matched to MuJoCo's by geoms and position, since box-box contacts may
+come in another order. Rows, softness and reference
 accelerations must match MuJoCo field by field; with the Newton solver, qacc and efc_force
 must match to the solver tolerance, and our cost at our qacc may not exceed our cost at
 MuJoCo's qacc. Also: the (ε, κ) parameterization, the row capacity njmax, the paper's
@@ -365,3 +369,102 @@ def test_default_njmax_counts_rows():
     """The default capacity holds every equality, friction and limit row (no contacts)."""
     m = js.load_string(LIMITS)
     assert m.njmax == 5 + 2 * 3 + 1  # frictionloss dofs, hinge/slide sides, ball cone
+
+
+# ---------------------------------------------------------------------------------------------
+# contacts: scenes reached by stepping MuJoCo, then one mj_forward against ours
+
+BALL6 = """<mujoco model="ball6"><option timestep="0.002"/>
+<worldbody>
+ <geom name="floor" type="plane" size="5 5 0.1" friction="1 0.01 0.005"/>
+ <body name="ball" pos="0 0 0.1"><freejoint/>
+  <geom type="sphere" size="0.1" mass="1" condim="6" friction="0.8 0.02 0.01"/>
+ </body>
+ <body name="top" pos="0.5 0 0.2"><freejoint/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.2" size="0.05" condim="4" friction="0.6 0.05 0.001"/>
+ </body>
+</worldbody></mujoco>"""
+
+_BOXES = "\n".join(f'<body pos="{0.01 * k} 0 {0.1 + 0.2 * k}"><freejoint/>'
+                   f'<geom type="box" size="0.1 0.1 0.1" mass="{1 + k}"/></body>'
+                   for k in range(5))
+STACK = f"""<mujoco model="stack"><option timestep="0.002"/>
+<worldbody><geom name="floor" type="plane" size="5 5 0.1"/>
+{_BOXES}
+</worldbody></mujoco>"""
+
+CONTACT_SCENES = {
+    "humanoid_lying": (js.models.xml("humanoid"), 1500, None),
+    "quadruped_standing": (js.models.xml("quadruped"), 300, None),
+    "box_stack": (STACK, 300, None),
+    "ball_condim6": (BALL6, 100, (0.5, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0, 8.0)),
+}
+
+
+def _contact_scene(name, cone):
+    xml, steps, qvel = CONTACT_SCENES[name]
+    m, mjm, mjd = _pair(xml)
+    mjm.opt.cone = 0 if cone == "pyramidal" else 1
+    mjm.opt.tolerance = 1e-10
+    m.opt.cone = cone
+    m.opt.tolerance = 1e-10
+    if qvel is not None:
+        mjd.qvel[:] = qvel
+    for _ in range(steps):
+        mujoco.mj_step(mjm, mjd)
+    d = js.make_data(m)
+    d.qpos[:] = mjd.qpos
+    d.qvel[:] = mjd.qvel
+    d.qacc_warmstart[:] = mjd.qacc_warmstart
+    mujoco.mj_forward(mjm, mjd)
+    js.forward(m, d)
+    js.collision(m, d)
+    js.make_constraint(m, d)
+    js.solve(m, d)
+    return m, d, mjm, mjd
+
+
+def _row_map(d, mjd):
+    """Our row index for each of MuJoCo's rows; contacts are matched by geoms and position."""
+    n = mjd.nefc
+    rows = np.arange(n)
+    contact = mjd.efc_type >= C.CNSTR_CONTACT_FRICTIONLESS
+    first = int(np.argmax(contact)) if contact.any() else n
+    assert np.all(contact[first:])
+    ours = {}
+    for c in range(int(d.ncon[0])):
+        key = (tuple(d.contact_geom[c]), tuple(np.round(d.contact_pos[c], 9)))
+        ours[key] = c
+    start = {c: int(np.argmax(d.efc_id[first:n] == c)) + first for c in ours.values()}
+    for r in range(first, n):
+        c = mjd.efc_id[r]
+        key = (tuple(mjd.contact.geom[c]), tuple(np.round(mjd.contact.pos[c], 9)))
+        assert key in ours, f"MuJoCo contact {key} not found"
+        rows[r] = start[ours[key]] + r - mjd.contact.efc_address[c]
+    return rows
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("name", list(CONTACT_SCENES))
+def test_contact_rows_and_newton_match_mujoco(name, cone):
+    """Contact rows (frames, cones, condim 1-6), softness and the Newton solution vs MuJoCo."""
+    m, d, mjm, mjd = _contact_scene(name, cone)
+    n = mjd.nefc
+    assert d.ncon[0] == mjd.ncon > 0 and d.nefc[0] == n
+    rows = _row_map(d, mjd)
+    kind = C.CNSTR_CONTACT_PYRAMIDAL if cone == "pyramidal" else C.CNSTR_CONTACT_ELLIPTIC
+    assert kind in d.efc_type[:n]
+    np.testing.assert_array_equal(d.efc_type[rows], mjd.efc_type)
+    for ours, theirs in (("efc_J", "efc_J"), ("efc_pos", "efc_pos"), ("efc_margin", "efc_margin"),
+                         ("efc_R", "efc_R"), ("efc_D", "efc_D"), ("efc_KBIP", "efc_KBIP"),
+                         ("efc_aref", "efc_aref"), ("efc_diagApprox", "efc_diagA")):
+        _close(getattr(d, ours)[rows], getattr(mjd, theirs), ROW_TOL, ours)
+    scale = max(1.0, np.max(np.abs(mjd.qacc)))
+    assert np.max(np.abs(d.qacc - mjd.qacc)) < SOLVE_TOL * scale
+    fscale = max(1.0, np.max(np.abs(mjd.efc_force)))
+    assert np.max(np.abs(d.efc_force[rows] - mjd.efc_force)) < SOLVE_TOL * fscale
+    np.testing.assert_array_equal(d.efc_state[rows], mjd.efc_state)
+    ours = js.primal_cost(m, d, d.qacc)
+    assert ours <= js.primal_cost(m, d, mjd.qacc) * (1 + COST_TOL)
+    if name == "ball_condim6":
+        assert sorted(d.contact_dim[:d.ncon[0]]) == [4, 6]

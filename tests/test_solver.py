@@ -12,7 +12,14 @@ import pytest
 
 import jointspace as js
 from jointspace import constraint as C
-from tests.test_constraint import LIMITS, LOOPS, _forward_both, _pair, _random_state
+from tests.test_constraint import (
+    LIMITS,
+    LOOPS,
+    _contact_scene,
+    _forward_both,
+    _pair,
+    _random_state,
+)
 
 COST_TOL = 1e-8  # relative cost excess allowed over Newton's / MuJoCo's solution
 PGS_COST_TOL = 1e-6  # PGS converges linearly; on stiff loop closures it stops earlier
@@ -148,3 +155,28 @@ def test_matches_mujoco_solvers_by_cost():
         theirs = js.primal_cost(m, d, mjd.qacc)
         _, ours, _, _ = _solve(m, d, solver, 1000, 1e-12)
         assert ours <= theirs * (1 + COST_TOL), solver
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("name", ["humanoid_lying", "box_stack", "ball_condim6"])
+def test_contact_solvers_reach_the_newton_cost(name, cone):
+    """With contacts (both cones, condim 3, 4, 6) CG, PGS and IPM reach Newton's cost."""
+    m, d, _, mjd = _contact_scene(name, cone)
+    _, c_newton, _, f_newton = _solve(m, d, "Newton", 100, 1e-10)
+    assert c_newton <= js.primal_cost(m, d, mjd.qacc) * (1 + COST_TOL)
+    for solver, iters, tol in (("CG", 1000, 1e-12), ("PGS", 20000, 1e-14), ("IPM", 1000, 1e-10)):
+        it, c, _, f = _solve(m, d, solver, iters, tol)
+        assert c <= c_newton * (1 + COST_TOL), solver
+        assert it < iters, solver
+        # dual solvers keep every force in its cone
+        n = d.nefc[0]
+        el = d.efc_type[:n] == C.CNSTR_CONTACT_ELLIPTIC
+        if solver in ("PGS", "IPM") and el.any():
+            starts = [i for i in range(n) if el[i] and (i == 0 or d.efc_id[i - 1] != d.efc_id[i]
+                                                       or not el[i - 1])]
+            for i in starts:
+                c_id = d.efc_id[i]
+                dim = d.contact_dim[c_id]
+                mu = d.contact_friction[c_id, :dim - 1]
+                assert f[i] >= 0.0
+                assert np.sum((f[i + 1:i + dim] / mu) ** 2) <= f[i] ** 2 * (1 + 1e-9) + 1e-300

@@ -154,22 +154,26 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
         value = t * _dual_cost(d, AR, f) + phi
         # largest feasible fraction of the step, then Armijo backtracking
         a = 1.0
+        found = False
         for _ in range(60):
             for r in range(nefc):
                 trial[r] = f[r] + a * step[r]
             if _feasible(d, trial, cdim, cfr):
-                nv_ = t * _dual_cost(d, AR, trial) + _barrier(d, trial, cdim, cfr, g, H, False)
-                if nv_ <= value - 0.25 * a * dec:
+                vt = t * _dual_cost(d, AR, trial) + _barrier(d, trial, cdim, cfr, g, H, False)
+                if vt <= value - 0.25 * a * dec:
+                    found = True
                     break
             a *= 0.5
-        for r in range(nefc):
-            f[r] += a * step[r]
+        if found:
+            for r in range(nefc):
+                f[r] += a * step[r]
         ell = _dual_cost(d, AR, f)
-        _save_stats(d, it, 0.5 * dec / t, math.sqrt(max(dec, 0.0)) / t, a, ell, 0, 0, 0, 0)
+        _save_stats(d, it, 0.5 * dec / t, math.sqrt(max(dec, 0.0)) / t, a if found else 0.0,
+                    ell, 0, 0, 0, 0)
         it += 1
-        # centered when the Newton decrement (affine invariant) is negligible; the gap of a
-        # centered point is θ/t
-        if 0.5 * dec < 1e-10 or a * a * dec < 1e-30:
+        # centered when the Newton decrement (affine invariant) is negligible, or below the
+        # round-off of t ℓ + φ (no step decreases it any more); the gap there is θ/t
+        if 0.5 * dec < 1e-10 or dec <= 1e-13 * abs(value) or not found:
             if theta == 0.0 or theta / t < 1e-3 * tol * max(abs(ell), 1e-300):
                 break
             t *= 10.0
