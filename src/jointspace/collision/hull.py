@@ -111,14 +111,12 @@ def _drop_collinear(v, loop, normal):
     """Remove loop vertices that lie on the straight edge between their neighbours."""
     if len(loop) <= 3:
         return loop
-    out = []
-    m = len(loop)
-    for i in range(m):
-        a, b, c = v[loop[i - 1]], v[loop[i]], v[loop[(i + 1) % m]]
-        e1, e2 = b - a, c - b
-        turn = np.dot(np.cross(e1, e2), normal)
-        if turn > 1e-12 * max(np.dot(e1, e1), np.dot(e2, e2)):
-            out.append(loop[i])
+    p = v[np.asarray(loop)]
+    e1 = p - np.roll(p, 1, axis=0)
+    e2 = np.roll(p, -1, axis=0) - p
+    turn = np.cross(e1, e2) @ normal
+    keep = turn > 1e-12 * np.maximum(np.einsum("ij,ij->i", e1, e1), np.einsum("ij,ij->i", e2, e2))
+    out = [loop[i] for i in np.flatnonzero(keep)]
     return out if len(out) >= 3 else loop
 
 
