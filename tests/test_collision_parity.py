@@ -23,6 +23,7 @@ import pytest
 
 import jointspace as js
 from jointspace.collision import collision
+from tests._collision_cases import pair_xml, poses, random_quat
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -34,10 +35,6 @@ CONVEX_POS_TOL = 1e-4  # contact points follow the normal error over the geom si
 AGREE_FRACTION = 0.95  # multi-contact poses that must agree exactly where definitions coincide
 FEATURE_DEPTH_TOL = 0.01  # clipped points' depth is taken along a face normal up to 5° off
 
-TYPES = ("plane", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
-SIZE = {"sphere": "0.1", "capsule": "0.08 0.15", "ellipsoid": "0.1 0.15 0.07",
-        "cylinder": "0.1 0.12", "box": "0.1 0.15 0.07", "plane": "0 0 1"}
-
 ANALYTIC = [("plane", "sphere"), ("plane", "capsule"), ("plane", "cylinder"), ("plane", "box"),
             ("plane", "ellipsoid"), ("sphere", "sphere"), ("sphere", "capsule"),
             ("sphere", "cylinder"), ("sphere", "box"), ("capsule", "capsule"),
@@ -48,51 +45,6 @@ SINGLE = [("sphere", "ellipsoid"), ("sphere", "mesh"), ("capsule", "ellipsoid"),
 MULTI = [("capsule", "cylinder"), ("capsule", "mesh"), ("cylinder", "cylinder"),
          ("cylinder", "box"), ("cylinder", "mesh"), ("box", "mesh"), ("mesh", "mesh"),
          ("plane", "mesh")]
-
-
-def _mesh_asset(rng):
-    """A convex polyhedron: 14 random points on an ellipsoid."""
-    p = rng.normal(size=(14, 3))
-    p *= np.array([0.12, 0.09, 0.1]) / np.linalg.norm(p, axis=1, keepdims=True)
-    return '<asset><mesh name="m" vertex="%s"/></asset>' % " ".join(f"{x:.6f}" for x in p.ravel())
-
-
-def _geom(t, name, extra=""):
-    if t == "mesh":
-        return f'<geom name="{name}" type="mesh" mesh="m" {extra}/>'
-    return f'<geom name="{name}" type="{t}" size="{SIZE[t]}" {extra}/>'
-
-
-def pair_xml(t1, t2, rng, extra1="", extra2=""):
-    """MJCF of two geoms on free bodies (a plane in the world body)."""
-    asset = _mesh_asset(rng) if "mesh" in (t1, t2) else ""
-    body1 = (_geom("plane", "g1", extra1) if t1 == "plane"
-             else f'<body name="b1"><freejoint/>{_geom(t1, "g1", extra1)}</body>')
-    body2 = f'<body name="b2"><freejoint/>{_geom(t2, "g2", extra2)}</body>'
-    return f"<mujoco>{asset}<worldbody>{body1}{body2}</worldbody></mujoco>"
-
-
-def _quat(rng):
-    q = rng.normal(size=4)
-    return q / np.linalg.norm(q)
-
-
-def poses(qpos0, rng, n, plane):
-    """Joint positions that put the two geoms near contact."""
-    out = []
-    for _ in range(n):
-        q = qpos0.copy()
-        if plane:
-            q[0:3] = [rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-0.05, 0.25)]
-            q[3:7] = _quat(rng)
-        else:
-            q[0:3] = rng.uniform(-0.05, 0.05, 3)
-            q[3:7] = _quat(rng)
-            u = rng.normal(size=3)
-            q[7:10] = q[0:3] + u / np.linalg.norm(u) * rng.uniform(0.05, 0.35)
-            q[10:14] = _quat(rng)
-        out.append(q)
-    return out
 
 
 def models(t1, t2, seed, converged=False, single=False, extra1="", extra2=""):
@@ -228,7 +180,7 @@ def _humanoid_poses(mm, n, seed):
     for _ in range(n):
         q = mm.qpos0.copy()
         q[2] = rng.uniform(0.3, 1.4)
-        q[3:7] = _quat(rng)
+        q[3:7] = random_quat(rng)
         q[7:] += rng.normal(scale=0.8, size=mm.nq - 7)
         out.append(q)
     return out
