@@ -180,3 +180,23 @@ def test_contact_solvers_reach_the_newton_cost(name, cone):
                 mu = d.contact_friction[c_id, :dim - 1]
                 assert f[i] >= 0.0
                 assert np.sum((f[i + 1:i + dim] / mu) ** 2) <= f[i] ** 2 * (1 + 1e-9) + 1e-300
+
+
+@pytest.mark.parametrize("name", ["humanoid_lying", "box_stack", "ball_condim6"])
+def test_primal_iterations_match_mujoco(name):
+    """Newton and CG take MuJoCo's steps: same iteration counts and scaled improvements."""
+    for cone in ("pyramidal", "elliptic"):
+        m, d, mjm, mjd = _contact_scene(name, cone)
+        ws = d.qacc_warmstart.copy()
+        for solver, mj in (("Newton", mujoco.mjtSolver.mjSOL_NEWTON),
+                           ("CG", mujoco.mjtSolver.mjSOL_CG)):
+            m.opt.tolerance = mjm.opt.tolerance = 1e-8
+            mjm.opt.solver = mj
+            d.qacc_warmstart[:] = ws
+            mjd.qacc_warmstart[:] = ws
+            it = js.solve(m, d, solver)
+            mujoco.mj_forward(mjm, mjd)
+            assert it == mjd.solver_niter[0], (solver, cone)
+            theirs = [mjd.solver[k].improvement for k in range(min(it, 200))]
+            np.testing.assert_allclose(d.solver_improvement[:len(theirs)], theirs, rtol=1e-6,
+                                       atol=1e-12)

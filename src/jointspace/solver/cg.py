@@ -24,6 +24,7 @@ from jointspace.solver.cost import (
     _mul_j,
     _mul_jt,
     _mul_m,
+    _primal_scale,
     _save_stats,
     _solve_m,
 )
@@ -63,7 +64,7 @@ def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
         Mgrad[k] = grad[k]
     _solve_m(m, d, Mgrad)
-    scale = 1.0 / (m.stat_meaninertia[0] * max(1, nv))
+    scale = _primal_scale(m, d)
     # the cost is strongly convex in the M-norm: c(a) − c* ≤ ½ gᵀ M⁻¹ g
     done = max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
     for k in range(nv):

@@ -613,6 +613,19 @@ def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
 
 
 @njit(cache=True)
+def _primal_scale(m, d):
+    """1 / trace(M): the scale of improvements and gradients in the primal termination tests.
+
+    MuJoCo 4.0's binary divides by the trace of M at the current state (its per-island
+    inertia), not by stat.meaninertia · nv.
+    """
+    s = 0.0
+    for i in range(m.nv):
+        s += d.qM[m.dof_Madr[i]]
+    return 1.0 / max(s, _MINVAL)
+
+
+@njit(cache=True)
 def _save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neval, nupdate):
     """Per-iteration statistics (MuJoCo's d.solver) for iterations below 200."""
     if it >= d.solver_improvement.shape[0]:

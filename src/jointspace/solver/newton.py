@@ -29,6 +29,7 @@ from jointspace.solver.cost import (
     _mul_j,
     _mul_jt,
     _mul_m,
+    _primal_scale,
     _save_stats,
     _solve_m,
 )
@@ -170,7 +171,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
     _mul_jt(d, force, d.qfrc_constraint)
     for k in range(nv):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
-    scale = 1.0 / (m.stat_meaninertia[0] * max(1, nv))
+    scale = _primal_scale(m, d)
     for k in range(nv):
         Mgrad[k] = grad[k]
     _solve_m(m, d, Mgrad)
