@@ -198,5 +198,6 @@ def test_primal_iterations_match_mujoco(name):
             mujoco.mj_forward(mjm, mjd)
             assert it == mjd.solver_niter[0], (solver, cone)
             theirs = [mjd.solver[k].improvement for k in range(min(it, 200))]
+            # late improvements are differences of nearly equal costs: absolute tolerance
             np.testing.assert_allclose(d.solver_improvement[:len(theirs)], theirs, rtol=1e-6,
-                                       atol=1e-12)
+                                       atol=1e-9 * theirs[0])
