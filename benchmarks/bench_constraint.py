@@ -1,0 +1,140 @@
+"""Constraint stage: jointspace vs MuJoCo, same process, same run.
+
+Run: python benchmarks/bench_constraint.py [--quick]
+
+Scene: MuJoCo's 27-dof humanoid (`jointspace.models.humanoid`) lying on the floor after
+1500 MuJoCo steps (about 11 contacts plus joint limits), pyramidal and elliptic cones. Both
+libraries start from the same state, contacts and qacc_warmstart (MuJoCo's, from its last
+step), islands disabled in MuJoCo (one monolithic solve, as ours).
+
+Rows (median µs per call from Python, median over rounds of ours / MuJoCo, timed in
+alternation batch by batch):
+    rows       ours: make_constraint + reference (one compiled call);
+               MuJoCo: mj_makeConstraint + mj_referenceConstraint
+    Newton     ours: solve(m, d, "Newton") from the warm start;  MuJoCo: mj_fwdConstraint
+    CG, PGS    the same with the CG and PGS solvers (tolerance 1e-8, 100 iterations);
+               MuJoCo's PGS row includes mj_projectConstraint (its dual matrix AR)
+"Loop" is our per-call time inside a compiled loop (no Python crossing).
+"""
+
+import argparse
+import os
+import sys
+
+import mujoco
+import numpy as np
+from numba import njit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import per_call, table, us  # noqa: E402
+
+import jointspace as js  # noqa: E402
+from jointspace.collision import collision  # noqa: E402
+from jointspace.constraint import _make_constraint_reference  # noqa: E402
+from jointspace.solver import _solve  # noqa: E402
+
+_SOLVER = {"Newton": (2, mujoco.mjtSolver.mjSOL_NEWTON), "CG": (1, mujoco.mjtSolver.mjSOL_CG),
+           "PGS": (0, mujoco.mjtSolver.mjSOL_PGS)}
+
+
+@njit(cache=True)
+def _loop_rows(m, d, n):
+    for _ in range(n):
+        _make_constraint_reference(m, d)
+
+
+@njit(cache=True)
+def _loop_solve(m, d, ws, solver, n):
+    for _ in range(n):
+        d.qacc_warmstart[:] = ws
+        _solve(m, d, solver, 100)
+
+
+def scene(cone):
+    """(m, d, mjm, mjd): the humanoid lying on the floor, both libraries at one state."""
+    xml = js.models.xml("humanoid")
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
+    mjm.opt.cone = 0 if cone == "pyramidal" else 1
+    mjd = mujoco.MjData(mjm)
+    for _ in range(1500):
+        mujoco.mj_step(mjm, mjd)
+    m = js.load_string(xml)
+    m.opt.cone = cone
+    d = js.make_data(m)
+    d.qpos[:] = mjd.qpos
+    d.qvel[:] = mjd.qvel
+    d.qacc_warmstart[:] = mjd.qacc_warmstart
+    mujoco.mj_forward(mjm, mjd)
+    js.forward(m, d)
+    collision(m, d)
+    js.make_constraint(m, d)
+    return m, d, mjm, mjd
+
+
+def rounds(ours, theirs, nround, number):
+    """Median per-call times and the median per-round ratio, ours and theirs alternating."""
+    to, tt, ratio = [], [], []
+    for _ in range(nround):
+        a = per_call(ours, number=number, repeat=1)
+        b = per_call(theirs, number=number, repeat=1)
+        to.append(a)
+        tt.append(b)
+        ratio.append(a / b)
+    return np.median(to), np.median(tt), np.median(ratio)
+
+
+def main():
+    """Print the table."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    nround, number = (5, 200) if args.quick else (21, 1000)
+    rows = []
+    for cone in ("pyramidal", "elliptic"):
+        m, d, mjm, mjd = scene(cone)
+        ws = mjd.qacc_warmstart.copy()
+        ms, ds = m._s, d._s
+        _loop_rows(ms, ds, 1)
+
+        def ours_rows():
+            js.make_constraint(m, d)
+
+        def mj_rows():
+            mujoco.mj_makeConstraint(mjm, mjd)
+            mujoco.mj_referenceConstraint(mjm, mjd)
+
+        o, t, r = rounds(ours_rows, mj_rows, nround, number)
+        loop = per_call(lambda: _loop_rows(ms, ds, number), number=1) / number
+        rows.append([cone, "rows", str(d.nefc[0]), us(o), us(t), f"{r:.2f}", us(loop), "", ""])
+        for name, (sid, mjsid) in _SOLVER.items():
+            m.opt.tolerance = mjm.opt.tolerance = 1e-8
+            mjm.opt.solver = mjsid
+            mjm.opt.iterations = 100
+
+            mjd.qacc_warmstart[:] = ws
+            mujoco.mj_forward(mjm, mjd)  # rebuilds MuJoCo's efc arena (and AR for PGS)
+
+            def ours_solve():
+                d.qacc_warmstart[:] = ws
+                js.solve(m, d, name, iterations=100)
+
+            def mj_solve():
+                mjd.qacc_warmstart[:] = ws
+                if name == "PGS":  # AR = J M⁻¹ Jᵀ + R, which ours builds inside the solve
+                    mujoco.mj_projectConstraint(mjm, mjd)
+                mujoco.mj_fwdConstraint(mjm, mjd)
+
+            o, t, r = rounds(ours_solve, mj_solve, nround, max(1, number // 4))
+            _loop_solve(ms, ds, ws, sid, 1)
+            loop = per_call(lambda: _loop_solve(ms, ds, ws, sid, number), number=1) / number
+            ours_solve()
+            mj_solve()
+            rows.append([cone, name, str(d.nefc[0]), us(o), us(t), f"{r:.2f}", us(loop),
+                         str(d.solver_niter[0]), str(mjd.solver_niter[0])])
+    print(table(rows, ["cone", "stage", "nefc", "ours µs", "MuJoCo µs", "ours/MuJoCo",
+                       "ours in loop µs", "iters", "MuJoCo iters"]))
+
+
+if __name__ == "__main__":
+    main()
