@@ -10,14 +10,23 @@ from jointspace.collision.contact import ContactView
 __all__ = ["ContactView", "broadphase_count", "collision"]
 
 
+_impl = []
+
+
 def collision(m, d, kinematics=True):
     """Detect contacts between the geoms of `m` at the poses in `d` (MuJoCo's mj_collision).
 
-    See `jointspace.collision.driver.collision`.
-    """
-    from jointspace.collision.driver import collision as _collision
+    Fills d.ncon and the contact_* arrays (read them through `d.contact`); runs forward
+    kinematics first unless kinematics=False. See `jointspace.collision.driver.collision`.
 
-    return _collision(m, d, kinematics)
+    Returns:
+        The number of contacts.
+    """
+    if not _impl:
+        from jointspace.collision.driver import collision as _collision
+
+        _impl.append(_collision)
+    return _impl[0](m, d, kinematics, 3)
 
 
 def broadphase_count(m, d):

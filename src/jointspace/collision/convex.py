@@ -87,22 +87,25 @@ POLY_MAX = 32  # face clipping is skipped for hull polygons with more vertices
 
 
 @jit
-def make_workspace():
+def make_workspace(full):
     """Scratch arrays of the convex routines, allocated once per collision call.
 
     Returns (verts, faces, fplane, ffree, edges, poly, fbuf): EPA polytope vertices (rows
     w, a, b; the GJK simplex uses rows 0..3 and 4..8 as scratch), faces (3 vertices, 3
     neighbours across edges v0v1, v1v2, v2v0), face planes (normal, offset; offset = inf
     marks a dead face), free face slots, the horizon search stack and horizon edges
-    (rows EPA_NF…), polygon buffers for face clipping and a spare contact buffer.
+    (rows EPA_NF…), polygon buffers for face clipping and a spare contact buffer. With
+    full = False, a placeholder of the same type (allocated for real on first use).
     """
-    verts = np.zeros((EPA_NV, 9))
-    faces = np.zeros((EPA_NF, 6), dtype=np.int64)
-    fplane = np.zeros((EPA_NF, 4))
-    ffree = np.zeros(EPA_NF, dtype=np.int64)
-    edges = np.zeros((2 * EPA_NF, 4), dtype=np.int64)
-    poly = np.zeros((4, 2 * POLY_MAX + 2, 3))
-    fbuf = np.zeros((4, 10))
+    nv = EPA_NV if full else 1
+    nf = EPA_NF if full else 1
+    verts = np.empty((nv, 9))
+    faces = np.empty((nf, 6), dtype=np.int64)
+    fplane = np.empty((nf, 4))
+    ffree = np.empty(nf, dtype=np.int64)
+    edges = np.empty((2 * nf, 4), dtype=np.int64)
+    poly = np.empty((4, 2 * POLY_MAX + 2 if full else 1, 3))
+    fbuf = np.empty((4, 10))
     return verts, faces, fplane, ffree, edges, poly, fbuf
 
 

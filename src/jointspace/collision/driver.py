@@ -78,8 +78,8 @@ WARN_CONTACTFULL, WARN_BADGEOM = 0, 1
 
 
 @njit(cache=True, error_model="numpy")
-def _narrow(m, d, g1, g2, margin, buf, ws, boxpoly):
-    """Contacts of geoms g1, g2 (type(g1) <= type(g2)) into buf; returns the count."""
+def _narrow(m, d, g1, g2, margin, buf, boxpoly):
+    """Contacts of an analytic pair g1, g2 (type(g1) <= type(g2)) into buf; returns the count."""
     t1 = m.geom_type[g1]
     t2 = m.geom_type[g2]
     p1 = v3(d.geom_xpos[g1])
@@ -119,7 +119,20 @@ def _narrow(m, d, g1, g2, margin, buf, ws, boxpoly):
             return B.capsule_box(buf, 0, margin, p1, r1, s1, p2, r2, s2)
     elif t1 == GEOM_BOX and t2 == GEOM_BOX:
         return B.box_box(buf, 0, margin, p1, r1, s1, p2, r2, s2, boxpoly)
-    # general convex pair
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def _narrow_convex(m, d, g1, g2, margin, buf, ws):
+    """Contacts of a general convex pair (GJK/EPA, flat features) into buf; returns the count."""
+    t1 = m.geom_type[g1]
+    t2 = m.geom_type[g2]
+    p1 = v3(d.geom_xpos[g1])
+    p2 = v3(d.geom_xpos[g2])
+    r1 = m9(d.geom_xmat[g1])
+    r2 = m9(d.geom_xmat[g2])
+    s1 = v3(m.geom_size[g1])
+    s2 = v3(m.geom_size[g2])
     va1, nv1, pa1, np1 = _mesh_ranges(m, g1)
     va2, nv2, pa2, np2 = _mesh_ranges(m, g2)
     found, pos, nrm, dist, _ = C.contact(ws, margin, t1, p1, r1, s1, t2, p2, r2, s2,
@@ -136,6 +149,18 @@ def _narrow(m, d, g1, g2, margin, buf, ws, boxpoly):
         return n
     P.put(buf, 0, pos, nrm, dist)
     return 1
+
+
+@njit(cache=True)
+def _needs_workspace(t1, t2):
+    """True for the pairs handled by the general convex routines (type(t1) <= type(t2))."""
+    if t1 == GEOM_PLANE:
+        return False
+    if t1 == GEOM_SPHERE:
+        return t2 == GEOM_ELLIPSOID or t2 == GEOM_MESH
+    if t1 == GEOM_CAPSULE:
+        return t2 != GEOM_CAPSULE and t2 != GEOM_BOX
+    return not (t1 == GEOM_BOX and t2 == GEOM_BOX)
 
 
 @njit(cache=True)
@@ -204,138 +229,83 @@ def _mix(m, g1, g2, out_ref, out_imp, out_fric):
 
 
 @njit(cache=True)
-def _body_filter(m, b1, b2):
-    """True when MuJoCo never lets bodies b1 and b2 collide (welds, dofs, parent rule)."""
-    w1 = m.body_weldid[b1]
-    w2 = m.body_weldid[b2]
-    if w1 == w2:
-        return True
-    if m.body_dofnum[w1] == 0 and m.body_dofnum[w2] == 0:
-        return True
-    pw1 = m.body_weldid[m.body_parentid[w1]]
-    pw2 = m.body_weldid[m.body_parentid[w2]]
-    if w1 != 0 and w2 != 0 and (w1 == pw2 or w2 == pw1):
-        return True
-    return False
-
-
-@njit(cache=True)
-def _geom_filter(m, d, g1, g2):
-    """True when the automatic pair (g1, g2) is filtered out before the narrowphase."""
-    if not ((m.geom_contype[g1] & m.geom_conaffinity[g2])
-            or (m.geom_contype[g2] & m.geom_conaffinity[g1])):
-        return True
-    b1 = m.geom_bodyid[g1]
-    b2 = m.geom_bodyid[g2]
-    if _body_filter(m, b1, b2):
-        return True
-    if m.nexclude:
-        lo = min(b1, b2)
-        hi = max(b1, b2)
-        sig = (lo << 16) + hi
-        for i in range(m.nexclude):
-            if m.exclude_signature[i] == sig:
-                return True
-    for i in range(m.npair):
-        p1 = m.pair_geom1[i]
-        p2 = m.pair_geom2[i]
-        if (p1 == g1 and p2 == g2) or (p1 == g2 and p2 == g1):
-            return True
-    bound = m.geom_margin[g1] + m.geom_margin[g2] + m.geom_gap[g1] + m.geom_gap[g2]
-    return _sphere_filter(m, d, g1, g2, bound)
-
-
-@njit(cache=True)
-def _sphere_filter(m, d, g1, g2, bound):
+def _sphere_filter(g1, g2, bound, gtype, rbound, xpos, xmat):
     """MuJoCo's bounding-sphere test (planes: the other geom's sphere against the plane)."""
-    rb1 = m.geom_rbound[g1]
-    rb2 = m.geom_rbound[g2]
-    p1 = v3(d.geom_xpos[g1])
-    p2 = v3(d.geom_xpos[g2])
+    rb1 = rbound[g1]
+    rb2 = rbound[g2]
+    p1 = v3(xpos[g1])
+    p2 = v3(xpos[g2])
     if rb1 > 0 and rb2 > 0:
         dd = sub(p1, p2)
         lim = rb1 + rb2 + bound
         return dot(dd, dd) > lim * lim
-    if m.geom_type[g1] == GEOM_PLANE and rb2 > 0:
-        nrm = (d.geom_xmat[g1, 2], d.geom_xmat[g1, 5], d.geom_xmat[g1, 8])
+    if gtype[g1] == GEOM_PLANE and rb2 > 0:
+        nrm = (xmat[g1, 2], xmat[g1, 5], xmat[g1, 8])
         if dot(sub(p2, p1), nrm) > bound + rb2:
             return True
-    if m.geom_type[g2] == GEOM_PLANE and rb1 > 0:
-        nrm = (d.geom_xmat[g2, 2], d.geom_xmat[g2, 5], d.geom_xmat[g2, 8])
+    if gtype[g2] == GEOM_PLANE and rb1 > 0:
+        nrm = (xmat[g2, 2], xmat[g2, 5], xmat[g2, 8])
         if dot(sub(p1, p2), nrm) > bound + rb1:
             return True
     return False
 
 
 @njit(cache=True)
-def _order(m, g1, g2):
+def _order(gtype, g1, g2):
     """(lower-type geom, other); geoms of equal type keep their order."""
-    if m.geom_type[g1] > m.geom_type[g2]:
+    if gtype[g1] > gtype[g2]:
         return g2, g1
     return g1, g2
 
 
 @njit(cache=True)
-def _key(m, g1, g2, explicit, idx):
-    """Sort key in MuJoCo's contact order: body pair, explicit pairs first, geom ids."""
-    b1 = m.geom_bodyid[g1]
-    b2 = m.geom_bodyid[g2]
-    sig = (min(b1, b2) << 16) + max(b1, b2)
-    if explicit:
-        return (np.int64(sig) << 32) | np.int64(idx)
-    a, b = _order(m, g1, g2)
-    return (np.int64(sig) << 32) | (np.int64(1) << 31) | np.int64(a * m.ngeom + b)
+def _sort_pairs(bucket, sub, n, nbucket):
+    """Order of n items by (bucket, sub): counting sort on buckets, then each bucket by sub.
 
-
-@njit(["int64[::1](float64[::1], int64)", "int64[::1](int64[::1], int64)"], cache=True)
-def _argsort(x, n):
-    """Stable order of x[:n] (bottom-up merge sort)."""
-    idx = np.arange(n)
-    tmp = np.empty(n, dtype=np.int64)
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if x[idx[j]] < x[idx[i]]:
-                    tmp[k] = idx[j]
-                    j += 1
-                else:
-                    tmp[k] = idx[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                tmp[k] = idx[i]
-                i += 1
-                k += 1
-            while j < hi:
-                tmp[k] = idx[j]
-                j += 1
-                k += 1
-        idx, tmp = tmp, idx
-        width *= 2
-    return idx
+    Buckets are the lower body ids of the pairs: MuJoCo's contact order in O(n + nbody)
+    plus small per-body sorts.
+    """
+    start = np.zeros(nbucket + 1, dtype=np.int64)
+    for i in range(n):
+        start[bucket[i] + 1] += 1
+    for b in range(nbucket):
+        start[b + 1] += start[b]
+    fill = start[:nbucket].copy()
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[fill[bucket[i]]] = i
+        fill[bucket[i]] += 1
+    for b in range(nbucket):
+        lo = start[b]
+        hi = start[b + 1]
+        if hi - lo <= 32:  # insertion sort
+            for i in range(lo + 1, hi):
+                v = order[i]
+                j = i - 1
+                while j >= lo and sub[order[j]] > sub[v]:
+                    order[j + 1] = order[j]
+                    j -= 1
+                order[j + 1] = v
+        else:
+            keys = np.empty(hi - lo, dtype=np.int64)
+            for i in range(lo, hi):
+                keys[i - lo] = sub[order[i]]
+            srt = np.argsort(keys)
+            seg = order[lo:hi].copy()
+            for i in range(hi - lo):
+                order[lo + i] = seg[srt[i]]
+    return order
 
 
 @njit(cache=True)
-def _push(keys, pg, n, key, g1, g2, ip):
-    """Append a candidate, growing the buffers when full; returns (keys, pg)."""
-    if n == keys.shape[0]:
-        k2 = np.empty(2 * n, dtype=np.int64)
-        p2 = np.empty((2 * n, 3), dtype=np.int64)
-        for i in range(n):
-            k2[i] = keys[i]
-            for c in range(3):
-                p2[i, c] = pg[i, c]
-        keys = k2
-        pg = p2
-    keys[n] = key
-    pg[n, 0] = g1
-    pg[n, 1] = g2
-    pg[n, 2] = ip
-    return keys, pg
+def _grow(pg):
+    """The pair table with twice the rows (the first rows copied)."""
+    n = pg.shape[0]
+    out = np.empty((2 * n, pg.shape[1]), dtype=np.int64)
+    for i in range(n):
+        for c in range(pg.shape[1]):
+            out[i, c] = pg[i, c]
+    return out
 
 
 @njit(cache=True)
@@ -345,17 +315,24 @@ def _world_aabb(m, d, box):
     Returns the axis along which their centres spread most.
     """
     ngeom = m.ngeom
+    gtype = m.geom_type
+    gaabb = m.geom_aabb
+    rbound = m.geom_rbound
+    gmargin = m.geom_margin
+    ggap = m.geom_gap
+    gxpos = d.geom_xpos
+    gxmat = d.geom_xmat
     mean = np.zeros(3)
     sq = np.zeros(3)
     cnt = 0
     for g in range(ngeom):
-        if m.geom_type[g] == GEOM_PLANE:
+        if gtype[g] == GEOM_PLANE:
             continue
-        xp = d.geom_xpos[g]
-        xm = d.geom_xmat[g]
-        a = m.geom_aabb[g]
-        rb = m.geom_rbound[g]
-        grow = m.geom_margin[g] + m.geom_gap[g]
+        xp = gxpos[g]
+        xm = gxmat[g]
+        a = gaabb[g]
+        rb = rbound[g]
+        grow = gmargin[g] + ggap[g]
         for i in range(3):
             c = xp[i] + xm[3 * i] * a[0] + xm[3 * i + 1] * a[1] + xm[3 * i + 2] * a[2]
             h = (abs(xm[3 * i]) * a[3] + abs(xm[3 * i + 1]) * a[4]
@@ -378,36 +355,42 @@ def _world_aabb(m, d, box):
 
 @njit(cache=True)
 def _broadphase(m, d, box):
-    """Candidate pairs (g1, g2, explicit pair id or -1) in MuJoCo's order; returns (pg, n).
+    """Candidate pairs (g1, g2, explicit pair id or -1) in MuJoCo's order.
 
-    Also returns the number of automatic candidate pairs that passed the box overlap test
-    (before filtering), for diagnostics.
+    Returns (pairs, count, number of automatic pairs whose boxes overlapped, before the
+    filters; a diagnostic). The filters are MuJoCo's: contype/conaffinity, one weld group,
+    two dof-less bodies, a body and its parent's weld group (unless that is the world),
+    excluded body pairs, explicit pairs (which replace the automatic pair of their geoms),
+    and the bounding spheres. (Written out in the loop: Numba calls with many array
+    arguments cost more than the tests.)
     """
     ngeom = m.ngeom
-    cap = max(64, 4 * ngeom + m.npair)
-    keys = np.empty(cap, dtype=np.int64)
-    pg = np.empty((cap, 3), dtype=np.int64)
-    n = 0
-    noverlap = 0
-    # explicit pairs: bounding-sphere test only
-    for i in range(m.npair):
-        g1 = m.pair_geom1[i]
-        g2 = m.pair_geom2[i]
-        if m.geom_bodyid[g1] > m.geom_bodyid[g2]:
-            g1, g2 = g2, g1
-        if _sphere_filter(m, d, g1, g2, m.pair_margin[i] + m.pair_gap[i]):
-            continue
-        keys, pg = _push(keys, pg, n, _key(m, g1, g2, True, i), g1, g2, i)
-        n += 1
-    # collidable geoms: planes apart, the rest swept along the axis of largest spread
+    gtype = m.geom_type
+    bodyid = m.geom_bodyid
+    contype = m.geom_contype
+    conaff = m.geom_conaffinity
+    weldid = m.body_weldid
+    dofnum = m.body_dofnum
+    parent = m.body_parentid
+    excl = m.exclude_signature
+    pg1 = m.pair_geom1
+    pg2 = m.pair_geom2
+    gmargin = m.geom_margin
+    ggap = m.geom_gap
+    rbound = m.geom_rbound
+    gxpos = d.geom_xpos
+    gxmat = d.geom_xmat
+    # 1. candidates: box overlaps along the sweep axis, every plane with every other geom
+    cand = np.empty((max(64, 4 * ngeom), 2), dtype=np.int64)
+    ncand = 0
     order = np.empty(ngeom, dtype=np.int64)
     planes = np.empty(ngeom, dtype=np.int64)
     nsw = 0
     npl = 0
     for g in range(ngeom):
-        if m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0:
+        if contype[g] == 0 and conaff[g] == 0:
             continue
-        if m.geom_type[g] == GEOM_PLANE:
+        if gtype[g] == GEOM_PLANE:
             planes[npl] = g
             npl += 1
         else:
@@ -417,44 +400,121 @@ def _broadphase(m, d, box):
     lo = np.empty(nsw)
     for i in range(nsw):
         lo[i] = box[order[i], axis]
-    srt = _argsort(lo, nsw)
+    srt = np.argsort(lo)
+    # boxes in sweep order, the sweep axis first, for a sequential inner loop
+    sid = np.empty(nsw, dtype=np.int64)
+    sb = np.empty((nsw, 6))
+    ax1 = (axis + 1) % 3
+    ax2 = (axis + 2) % 3
     for ii in range(nsw):
-        ga = order[srt[ii]]
-        hi = box[ga, 3 + axis]
+        g = order[srt[ii]]
+        sid[ii] = g
+        sb[ii, 0] = box[g, axis]
+        sb[ii, 1] = box[g, 3 + axis]
+        sb[ii, 2] = box[g, ax1]
+        sb[ii, 3] = box[g, 3 + ax1]
+        sb[ii, 4] = box[g, ax2]
+        sb[ii, 5] = box[g, 3 + ax2]
+    for ii in range(nsw):
+        hi = sb[ii, 1]
+        lo1 = sb[ii, 2]
+        hi1 = sb[ii, 3]
+        lo2 = sb[ii, 4]
+        hi2 = sb[ii, 5]
         for jj in range(ii + 1, nsw):
-            gb = order[srt[jj]]
-            if box[gb, axis] > hi:
+            if sb[jj, 0] > hi:
                 break
-            overlap = True
-            for c in range(3):
-                if box[gb, c] > box[ga, 3 + c] or box[ga, c] > box[gb, 3 + c]:
-                    overlap = False
-            if not overlap:
+            if sb[jj, 2] > hi1 or lo1 > sb[jj, 3] or sb[jj, 4] > hi2 or lo2 > sb[jj, 5]:
                 continue
-            noverlap += 1
-            g1 = min(ga, gb)
-            g2 = max(ga, gb)
-            if _geom_filter(m, d, g1, g2):
-                continue
-            keys, pg = _push(keys, pg, n, _key(m, g1, g2, False, 0), g1, g2, -1)
-            n += 1
+            if ncand == cand.shape[0]:
+                cand = _grow(cand)
+            ga = sid[ii]
+            gb = sid[jj]
+            cand[ncand, 0] = min(ga, gb)
+            cand[ncand, 1] = max(ga, gb)
+            ncand += 1
     for ip in range(npl):
-        gp = planes[ip]
         for jj in range(nsw):
-            g = order[jj]
-            g1 = min(gp, g)
-            g2 = max(gp, g)
-            noverlap += 1
-            if _geom_filter(m, d, g1, g2):
+            if ncand == cand.shape[0]:
+                cand = _grow(cand)
+            cand[ncand, 0] = min(planes[ip], order[jj])
+            cand[ncand, 1] = max(planes[ip], order[jj])
+            ncand += 1
+    # 2. filters, and sort keys in MuJoCo's order: body pair, explicit pairs, geom ids
+    pg = np.empty((ncand + m.npair, 3), dtype=np.int64)
+    bucket = np.empty(ncand + m.npair, dtype=np.int64)  # lower body id
+    sub = np.empty(ncand + m.npair, dtype=np.int64)  # higher body, explicit first, geom ids
+    n = 0
+    for i in range(m.npair):
+        g1 = pg1[i]
+        g2 = pg2[i]
+        if bodyid[g1] > bodyid[g2]:  # geom 1 on the lower body
+            g1, g2 = g2, g1
+        if _sphere_filter(g1, g2, m.pair_margin[i] + m.pair_gap[i], gtype, rbound, gxpos,
+                          gxmat):
+            continue
+        bucket[n] = min(bodyid[g1], bodyid[g2])
+        sub[n] = (np.int64(max(bodyid[g1], bodyid[g2])) << 40) | np.int64(i)
+        pg[n, 0] = g1
+        pg[n, 1] = g2
+        pg[n, 2] = i
+        n += 1
+    for c in range(ncand):
+        g1 = cand[c, 0]
+        g2 = cand[c, 1]
+        if not ((contype[g1] & conaff[g2]) or (contype[g2] & conaff[g1])):
+            continue
+        b1 = bodyid[g1]
+        b2 = bodyid[g2]
+        w1 = weldid[b1]
+        w2 = weldid[b2]
+        if w1 == w2 or (dofnum[w1] == 0 and dofnum[w2] == 0):
+            continue
+        if w1 != 0 and w2 != 0 and (w1 == weldid[parent[w2]] or w2 == weldid[parent[w1]]):
+            continue
+        sig = np.int64((min(b1, b2) << 16) + max(b1, b2))
+        skip = False
+        for i in range(excl.shape[0]):
+            if excl[i] == sig:
+                skip = True
+        for i in range(pg1.shape[0]):
+            if (pg1[i] == g1 and pg2[i] == g2) or (pg1[i] == g2 and pg2[i] == g1):
+                skip = True
+        if skip:
+            continue
+        # bounding spheres grown by margin + gap (planes: the other sphere vs the plane)
+        bound = gmargin[g1] + gmargin[g2] + ggap[g1] + ggap[g2]
+        rb1 = rbound[g1]
+        rb2 = rbound[g2]
+        dx = gxpos[g2, 0] - gxpos[g1, 0]
+        dy = gxpos[g2, 1] - gxpos[g1, 1]
+        dz = gxpos[g2, 2] - gxpos[g1, 2]
+        if rb1 > 0 and rb2 > 0:
+            lim = rb1 + rb2 + bound
+            if dx * dx + dy * dy + dz * dz > lim * lim:
                 continue
-            keys, pg = _push(keys, pg, n, _key(m, g1, g2, False, 0), g1, g2, -1)
-            n += 1
-    srt = _argsort(keys, n)
+        elif gtype[g1] == GEOM_PLANE and rb2 > 0:
+            if dx * gxmat[g1, 2] + dy * gxmat[g1, 5] + dz * gxmat[g1, 8] > bound + rb2:
+                continue
+        elif gtype[g2] == GEOM_PLANE and rb1 > 0:
+            if -(dx * gxmat[g2, 2] + dy * gxmat[g2, 5] + dz * gxmat[g2, 8]) > bound + rb1:
+                continue
+        if gtype[g1] > gtype[g2]:
+            ga, gb = g2, g1
+        else:
+            ga, gb = g1, g2
+        bucket[n] = min(b1, b2)
+        sub[n] = (np.int64(max(b1, b2)) << 40) | (np.int64(1) << 39) | np.int64(ga * ngeom + gb)
+        pg[n, 0] = g1
+        pg[n, 1] = g2
+        pg[n, 2] = -1
+        n += 1
+    srt = _sort_pairs(bucket, sub, n, m.nbody)
     out = np.empty((n, 3), dtype=np.int64)
     for i in range(n):
         for c in range(3):
             out[i, c] = pg[srt[i], c]
-    return out, n, noverlap
+    return out, n, ncand
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,41 +539,64 @@ def _contact_frame(frame, nrm, tan):
 def _collision(m, d):
     """All contacts of the current poses into d.ncon, d.contact_* (mj_collision).
 
-    Returns the number of automatic pairs whose boxes overlapped (broadphase candidates).
+    Returns 4 · (automatic pairs whose boxes overlapped) + warning bits (1 << WARN_*).
     """
     d.ncon[0] = 0
+    gxpos = d.geom_xpos
+    gxmat = d.geom_xmat
     for g in range(m.ngeom):
         bad = False
         for i in range(3):
-            if not math.isfinite(d.geom_xpos[g, i]):
+            if not math.isfinite(gxpos[g, i]):
                 bad = True
         for i in range(9):
-            if not math.isfinite(d.geom_xmat[g, i]):
+            if not math.isfinite(gxmat[g, i]):
                 bad = True
         if bad:
             d.collision_warning[WARN_BADGEOM, 0] += 1
             d.collision_warning[WARN_BADGEOM, 1] = g
-            return 0
+            return 1 << WARN_BADGEOM
     box = np.empty((m.ngeom, 6))
     pg, npair, noverlap = _broadphase(m, d, box)
-    buf = np.zeros((MAXCONPAIR, 10))
-    boxpoly = np.zeros((2, B._MAXVERT, 3))
-    ws = C.make_workspace()
+    buf = np.empty((MAXCONPAIR, 10))
+    boxpoly = np.empty((2, B._MAXVERT, 3))
+    ws = C.make_workspace(False)
     ref = np.empty(2)
     imp = np.empty(5)
     fric = np.empty(5)
+    gtype = m.geom_type
+    gmargin = m.geom_margin
+    ggap = m.geom_gap
+    c_dist = d.contact_dist
+    c_pos = d.contact_pos
+    c_frame = d.contact_frame
+    c_geom = d.contact_geom
+    c_dim = d.contact_dim
+    c_fric = d.contact_friction
+    c_ref = d.contact_solref
+    c_reff = d.contact_solreffriction
+    c_imp = d.contact_solimp
+    c_imargin = d.contact_includemargin
+    c_gap = d.contact_gap
+    c_excl = d.contact_exclude
+    nconmax = m.nconmax
     ncon = 0
     dropped = 0
     for i in range(npair):
         ip = pg[i, 2]
-        g1, g2 = _order(m, pg[i, 0], pg[i, 1])
+        g1, g2 = _order(gtype, pg[i, 0], pg[i, 1])
         if ip >= 0:
             margin = m.pair_margin[ip]
             gap = m.pair_gap[ip]
         else:
-            margin = m.geom_margin[g1] + m.geom_margin[g2]
-            gap = m.geom_gap[g1] + m.geom_gap[g2]
-        n = _narrow(m, d, g1, g2, margin + gap, buf, ws, boxpoly)
+            margin = gmargin[g1] + gmargin[g2]
+            gap = ggap[g1] + ggap[g2]
+        if _needs_workspace(gtype[g1], gtype[g2]):
+            if ws[0].shape[0] == 1:
+                ws = C.make_workspace(True)
+            n = _narrow_convex(m, d, g1, g2, margin + gap, buf, ws)
+        else:
+            n = _narrow(m, d, g1, g2, margin + gap, buf, boxpoly)
         if n == 0:
             continue
         if ip >= 0:
@@ -530,35 +613,37 @@ def _collision(m, d):
             rf0 = 0.0
             rf1 = 0.0
         for j in range(n):
-            if ncon >= m.nconmax:
+            if ncon >= nconmax:
                 dropped += 1
                 continue
             r = buf[j]
             dist = r[9]
-            d.contact_dist[ncon] = dist
-            d.contact_pos[ncon, 0] = r[0]
-            d.contact_pos[ncon, 1] = r[1]
-            d.contact_pos[ncon, 2] = r[2]
-            _contact_frame(d.contact_frame[ncon], (r[3], r[4], r[5]), (r[6], r[7], r[8]))
-            d.contact_geom[ncon, 0] = g1
-            d.contact_geom[ncon, 1] = g2
-            d.contact_dim[ncon] = condim
+            c_dist[ncon] = dist
+            c_pos[ncon, 0] = r[0]
+            c_pos[ncon, 1] = r[1]
+            c_pos[ncon, 2] = r[2]
+            _contact_frame(c_frame[ncon], (r[3], r[4], r[5]), (r[6], r[7], r[8]))
+            c_geom[ncon, 0] = g1
+            c_geom[ncon, 1] = g2
+            c_dim[ncon] = condim
             for q in range(5):
-                d.contact_friction[ncon, q] = fric[q]
-                d.contact_solimp[ncon, q] = imp[q]
-            d.contact_solref[ncon, 0] = ref[0]
-            d.contact_solref[ncon, 1] = ref[1]
-            d.contact_solreffriction[ncon, 0] = rf0
-            d.contact_solreffriction[ncon, 1] = rf1
-            d.contact_includemargin[ncon] = margin
-            d.contact_gap[ncon] = gap
-            d.contact_exclude[ncon] = 1 if dist >= margin else 0
+                c_fric[ncon, q] = fric[q]
+                c_imp[ncon, q] = imp[q]
+            c_ref[ncon, 0] = ref[0]
+            c_ref[ncon, 1] = ref[1]
+            c_reff[ncon, 0] = rf0
+            c_reff[ncon, 1] = rf1
+            c_imargin[ncon] = margin
+            c_gap[ncon] = gap
+            c_excl[ncon] = 1 if dist >= margin else 0
             ncon += 1
     d.ncon[0] = ncon
+    flags = 0
     if dropped:
         d.collision_warning[WARN_CONTACTFULL, 0] += 1
         d.collision_warning[WARN_CONTACTFULL, 1] = dropped
-    return noverlap
+        flags = 1 << WARN_CONTACTFULL
+    return 4 * noverlap + flags
 
 
 @njit(cache=True)
@@ -572,7 +657,7 @@ def _collision_top(m, d, run_kinematics):
 _k_collision = _entry.Kernel(_collision_top)
 
 
-def collision(m, d, kinematics=True):
+def collision(m, d, kinematics=True, stacklevel=2):
     """Detect contacts between the geoms of `m` at the poses in `d` (mj_collision).
 
     Fills d.ncon and the first d.ncon rows of the contact_* arrays; read them through
@@ -584,6 +669,7 @@ def collision(m, d, kinematics=True):
         kinematics: run forward kinematics first (geom poses from d.qpos); pass False when
             d.geom_xpos / d.geom_xmat are already current (MuJoCo's mj_collision assumes
             this).
+        stacklevel: where warnings point (2: the caller of this function).
 
     Returns:
         The number of contacts, d.ncon[0].
@@ -593,18 +679,23 @@ def collision(m, d, kinematics=True):
             contacts did not fit in m.nconmax (the rest were dropped).
     """
     _entry.check_pair(m, d, "collision")
-    w0 = d.collision_warning[:, 0].copy()
-    _k_collision(m._s, d._s, bool(kinematics))
-    if d.collision_warning[WARN_BADGEOM, 0] != w0[WARN_BADGEOM]:
+    flags = _k_collision(m._s, d._s, bool(kinematics)) & 3
+    if flags:
+        _warn(m, d, flags, stacklevel)
+    return int(d.ncon[0])
+
+
+def _warn(m, d, flags, stacklevel):
+    if flags & (1 << WARN_BADGEOM):
         g = int(d.collision_warning[WARN_BADGEOM, 1])
         name = m.names["geom"][g] or f"#{g}"
         warnings.warn(f"collision: geom {name!r} has a non-finite pose (check d.qpos for NaN or "
-                      "inf); no contacts were computed", JointspaceWarning, stacklevel=2)
-    if d.collision_warning[WARN_CONTACTFULL, 0] != w0[WARN_CONTACTFULL]:
+                      "inf); no contacts were computed", JointspaceWarning,
+                      stacklevel=stacklevel + 1)
+    if flags & (1 << WARN_CONTACTFULL):
         warnings.warn(f"collision: {int(d.collision_warning[WARN_CONTACTFULL, 1])} contacts did "
                       f"not fit in nconmax = {m.nconmax} and were dropped; compile the model "
-                      "with a larger spec.nconmax", JointspaceWarning, stacklevel=2)
-    return int(d.ncon[0])
+                      "with a larger spec.nconmax", JointspaceWarning, stacklevel=stacklevel + 1)
 
 
 def broadphase_count(m, d):
@@ -614,4 +705,4 @@ def broadphase_count(m, d):
     collision stage.
     """
     _entry.check_pair(m, d, "broadphase_count")
-    return int(_k_collision(m._s, d._s, False))
+    return int(_k_collision(m._s, d._s, False)) >> 2
