@@ -127,7 +127,8 @@ def test_jacobian_dot_matches_finite_difference():
         jp, jr = js.jacobian(m, d, body, p)
         return np.r_[jp @ qvel, jr @ qvel]
 
-    fd = (jv(js.integrate_pos(m, qpos, qvel, h)) - jv(js.integrate_pos(m, qpos, qvel, -h))) / (2 * h)
+    fd = (jv(js.integrate_pos(m, qpos, qvel, h))
+          - jv(js.integrate_pos(m, qpos, qvel, -h))) / (2 * h)
     js.kinematics(m, d, qpos, qvel)
     p = d.xpos[body] + d.xmat[body].reshape(3, 3) @ local
     np.testing.assert_allclose(js.jacobian_dot_qvel(m, d, body, p), fd, atol=1e-7)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointspace import _entry
-from jointspace.kinematics import jacobian, kinematics
 from jointspace.io.frames import mat_to_quat, quat_mul
+from jointspace.kinematics import jacobian, kinematics
 from jointspace.types import JNT_BALL, JNT_FREE, Model, make_data
 
 
@@ -264,7 +264,6 @@ def ik(m: Model, targets, q_pref=None, q_init=None, weights=None, *, tol=1e-10,
     w = np.ones(m.nv) if weights is None else _entry.vec(weights, m.nv, "weights", "ik")
     if np.any(w <= 0) or not np.all(np.isfinite(w)):
         raise ValueError("ik: weights must be positive and finite")
-    winv = 1.0 / w
     lo, hi = _dof_limits(m) if respect_limits else (np.full(m.nv, -np.inf),) * 2
     if not respect_limits:
         hi = np.full(m.nv, np.inf)

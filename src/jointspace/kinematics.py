@@ -78,7 +78,8 @@ def _kinematics_bodies(m, d):
             p0 = qpos[qa]
             p1 = qpos[qa + 1]
             p2 = qpos[qa + 2]
-            q0, q1, q2, q3 = quat_normalize_s(qpos[qa + 3], qpos[qa + 4], qpos[qa + 5], qpos[qa + 6])
+            q0, q1, q2, q3 = quat_normalize_s(qpos[qa + 3], qpos[qa + 4], qpos[qa + 5],
+                                              qpos[qa + 6])
             xanchor[ja, 0] = p0
             xanchor[ja, 1] = p1
             xanchor[ja, 2] = p2
@@ -92,7 +93,8 @@ def _kinematics_bodies(m, d):
                 b0 = mocap_pos[mc, 0]
                 b1 = mocap_pos[mc, 1]
                 b2 = mocap_pos[mc, 2]
-                c0, c1, c2, c3 = quat_normalize_s(mocap_quat[mc, 0], mocap_quat[mc, 1], mocap_quat[mc, 2],
+                c0, c1, c2, c3 = quat_normalize_s(mocap_quat[mc, 0], mocap_quat[mc, 1],
+                                                  mocap_quat[mc, 2],
                                        mocap_quat[mc, 3])
             else:
                 b0 = body_pos[i, 0]
@@ -112,11 +114,13 @@ def _kinematics_bodies(m, d):
                 j = ja + uint64(jj)
                 qa = uint64(jnt_qposadr[j])
                 jt = jnt_type[j]
-                a0, a1, a2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_axis[j, 0], jnt_axis[j, 1], jnt_axis[j, 2])
+                a0, a1, a2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_axis[j, 0], jnt_axis[j, 1],
+                                            jnt_axis[j, 2])
                 xaxis[j, 0] = a0
                 xaxis[j, 1] = a1
                 xaxis[j, 2] = a2
-                r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1], jnt_pos[j, 2])
+                r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1],
+                                            jnt_pos[j, 2])
                 n0 = p0 + r0
                 n1 = p1 + r1
                 n2 = p2 + r2
@@ -130,7 +134,8 @@ def _kinematics_bodies(m, d):
                     p2 += a2 * dq
                 else:
                     if jt == JNT_BALL:
-                        l0, l1, l2, l3 = quat_normalize_s(qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3])
+                        l0, l1, l2, l3 = quat_normalize_s(qpos[qa], qpos[qa + 1], qpos[qa + 2],
+                                                          qpos[qa + 3])
                     else:
                         half = 0.5 * (qpos[qa] - qpos0[qa])
                         s = math.sin(half)
@@ -140,7 +145,8 @@ def _kinematics_bodies(m, d):
                         l3 = jnt_axis[j, 2] * s
                     q0, q1, q2, q3 = quat_mul_s(q0, q1, q2, q3, l0, l1, l2, l3)
                     q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
-                    r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1], jnt_pos[j, 2])
+                    r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1],
+                                                jnt_pos[j, 2])
                     p0 = n0 - r0
                     p1 = n1 - r1
                     p2 = n2 - r2
@@ -157,53 +163,38 @@ def _kinematics_bodies(m, d):
         w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, body_iquat[i, 0], body_iquat[i, 1],
                               body_iquat[i, 2], body_iquat[i, 3])
         quat_to_mat_row(ximat, i, w0, w1, w2, w3)
-        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, body_ipos[i, 0], body_ipos[i, 1], body_ipos[i, 2])
+        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, body_ipos[i, 0], body_ipos[i, 1],
+                                    body_ipos[i, 2])
         xipos[i, 0] = p0 + r0
         xipos[i, 1] = p1 + r1
         xipos[i, 2] = p2 + r2
 
 
+@njit(cache=True, inline="always")
+def _attached_frames(n, bodyid, pos, quat, xpos, xquat, out_pos, out_mat):
+    """Poses of n frames attached to bodies: x = x_b + R_b pos, R = R(q_b ⊗ quat)."""
+    for g in range(n):
+        b = uint64(bodyid[g])
+        q0 = xquat[b, 0]
+        q1 = xquat[b, 1]
+        q2 = xquat[b, 2]
+        q3 = xquat[b, 3]
+        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, quat[g, 0], quat[g, 1], quat[g, 2],
+                                    quat[g, 3])
+        quat_to_mat_row(out_mat, g, w0, w1, w2, w3)
+        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, pos[g, 0], pos[g, 1], pos[g, 2])
+        out_pos[g, 0] = xpos[b, 0] + r0
+        out_pos[g, 1] = xpos[b, 1] + r1
+        out_pos[g, 2] = xpos[b, 2] + r2
+
+
 @njit(cache=True)
 def _kinematics_frames(m, d):
     """World poses of geoms and sites from their bodies' poses (mj_kinematics, second part)."""
-    geom_bodyid = m.geom_bodyid
-    geom_pos = m.geom_pos
-    geom_quat = m.geom_quat
-    xpos = d.xpos
-    xquat = d.xquat
-    gx = d.geom_xpos
-    gm = d.geom_xmat
-    for g in range(m.ngeom):
-        b = uint64(geom_bodyid[g])
-        q0 = xquat[b, 0]
-        q1 = xquat[b, 1]
-        q2 = xquat[b, 2]
-        q3 = xquat[b, 3]
-        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, geom_quat[g, 0], geom_quat[g, 1], geom_quat[g, 2],
-                              geom_quat[g, 3])
-        quat_to_mat_row(gm, g, w0, w1, w2, w3)
-        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, geom_pos[g, 0], geom_pos[g, 1], geom_pos[g, 2])
-        gx[g, 0] = xpos[b, 0] + r0
-        gx[g, 1] = xpos[b, 1] + r1
-        gx[g, 2] = xpos[b, 2] + r2
-    site_bodyid = m.site_bodyid
-    site_pos = m.site_pos
-    site_quat = m.site_quat
-    sx = d.site_xpos
-    sm = d.site_xmat
-    for g in range(m.nsite):
-        b = uint64(site_bodyid[g])
-        q0 = xquat[b, 0]
-        q1 = xquat[b, 1]
-        q2 = xquat[b, 2]
-        q3 = xquat[b, 3]
-        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, site_quat[g, 0], site_quat[g, 1], site_quat[g, 2],
-                              site_quat[g, 3])
-        quat_to_mat_row(sm, g, w0, w1, w2, w3)
-        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, site_pos[g, 0], site_pos[g, 1], site_pos[g, 2])
-        sx[g, 0] = xpos[b, 0] + r0
-        sx[g, 1] = xpos[b, 1] + r1
-        sx[g, 2] = xpos[b, 2] + r2
+    _attached_frames(m.ngeom, m.geom_bodyid, m.geom_pos, m.geom_quat, d.xpos, d.xquat,
+                     d.geom_xpos, d.geom_xmat)
+    _attached_frames(m.nsite, m.site_bodyid, m.site_pos, m.site_quat, d.xpos, d.xquat,
+                     d.site_xpos, d.site_xmat)
 
 
 @njit(cache=True)

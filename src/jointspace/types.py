@@ -505,7 +505,7 @@ class Data:
 
     @property
     def efc(self):
-        """Read-only views of the constraint rows in use: d.efc.J is d.efc_J[:nefc], …"""
+        """Read-only views of the constraint rows in use: d.efc.J is d.efc_J[:nefc], etc."""
         from jointspace.constraint import efc_view
 
         return efc_view(self)

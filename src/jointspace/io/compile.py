@@ -37,8 +37,8 @@ from jointspace.io.spec import (
 )
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses and inertias below this count as zero
-_TRIANGLE_TOL = 1e-12
-_BODY_EIG_RELTOL = 4e-15  # MuJoCo's relative tolerance when diagonalizing body inertias  # relative slack on the triangle inequality (round-off in inputs)
+_TRIANGLE_TOL = 1e-12  # relative slack on the triangle inequality (round-off in inputs)
+_BODY_EIG_RELTOL = 4e-15  # MuJoCo's relative tolerance when diagonalizing body inertias
 
 _JNT = {"free": T.JNT_FREE, "ball": T.JNT_BALL, "slide": T.JNT_SLIDE, "hinge": T.JNT_HINGE}
 _GEOM = {name: i for i, name in enumerate(GEOM_TYPES)}
@@ -187,7 +187,8 @@ class _Compiler:
         parents[0] = 0
         self.bodies, self.parents = bodies, parents
         if self.spec.world.joints:
-            raise ModelError(f"the world body cannot have joints{_where(self.spec.world.joints[0])}")
+            raise ModelError("the world body cannot have joints"
+                             f"{_where(self.spec.world.joints[0])}")
 
     def process_meshes(self):
         for ms in self.spec.meshes:
@@ -341,7 +342,8 @@ class _Compiler:
                         raise ModelError(f"joint {name} must be non-negative, got {val}{_where(j)}")
                 jnt_rows.append(dict(type=jt, qposadr=nq, dofadr=nv, bodyid=i, group=j.group,
                                      limited=int(j.limited), solref=j.solref_limit,
-                                     solimp=j.solimp_limit, pos=_check_finite(j.pos, "joint pos", j),
+                                     solimp=j.solimp_limit,
+                                     pos=_check_finite(j.pos, "joint pos", j),
                                      axis=axis, stiffness=j.stiffness, range=rng,
                                      margin=j.margin))
                 jid = len(jnt_rows) - 1
