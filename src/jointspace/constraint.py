@@ -146,10 +146,10 @@ def _add_rows(m, d, jac, pos, margin, floss, size, ctype, cid, need):
     if n + size > m.njmax:
         need[1] += 1
         return -1
+    J = d.efc_J
     for r in range(size):
-        row = d.efc_J[n + r]
         for k in range(nv):
-            row[k] = jac[r, k]
+            J[n + r, k] = jac[r, k]
         d.efc_pos[n + r] = pos[r]
         d.efc_margin[n + r] = margin[r]
         d.efc_frictionloss[n + r] = floss
@@ -781,15 +781,20 @@ def _reference(m, d):
     """
     nefc = d.nefc[0]
     nv = m.nv
+    J = d.efc_J
+    qvel = d.qvel
+    vel = d.efc_vel
+    kb = d.efc_KBIP
     for i in range(nefc):
-        row = d.efc_J[i]
         s = 0.0
         for k in range(nv):
-            s += row[k] * d.qvel[k]
-        d.efc_vel[i] = s
+            s += J[i, k] * qvel[k]
+        vel[i] = s
+    pos = d.efc_pos
+    margin = d.efc_margin
+    aref = d.efc_aref
     for i in range(nefc):
-        kb = d.efc_KBIP[i]
-        d.efc_aref[i] = -kb[1] * d.efc_vel[i] - kb[0] * kb[2] * (d.efc_pos[i] - d.efc_margin[i])
+        aref[i] = -kb[i, 1] * vel[i] - kb[i, 0] * kb[i, 2] * (pos[i] - margin[i])
     if d.ne[0] > 0:
         _jdotv_equality(m, d)
 

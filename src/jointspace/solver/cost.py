@@ -250,23 +250,22 @@ def _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want_hess):
             if want_hess:
                 # in U: [[1, −μ Uᵀ/T], [−μ U/T, (μ² − μ N/T) I + μ N U Uᵀ/T³]] Dm,
                 # mapped back by diag(μ, μ_1, …) on both sides
-                H = hcone[i]
-                H[0] = 1.0
+                hcone[i, 0] = 1.0
                 for j in range(1, dim):
                     uj = jar[i + j] * cfr[i, j - 1]
-                    H[j] = -mu / T * uj
+                    hcone[i, j] = -mu / T * uj
                     for k in range(j, dim):
                         uk = jar[i + k] * cfr[i, k - 1]
-                        H[j * dim + k] = mu * N / (T * T * T) * uj * uk
-                    H[j * dim + j] += mu * mu - mu * N / T
+                        hcone[i, j * dim + k] = mu * N / (T * T * T) * uj * uk
+                    hcone[i, j * dim + j] += mu * mu - mu * N / T
                 for j in range(dim):
                     sj = mu if j == 0 else cfr[i, j - 1]
                     for k in range(j, dim):
                         sk = mu if k == 0 else cfr[i, k - 1]
-                        H[j * dim + k] *= Dm * sj * sk
+                        hcone[i, j * dim + k] *= Dm * sj * sk
                 for j in range(dim):
                     for k in range(j + 1, dim):
-                        H[k * dim + j] = H[j * dim + k]
+                        hcone[i, k * dim + j] = hcone[i, j * dim + k]
         for j in range(dim):
             state[i + j] = st
         i += dim
@@ -299,13 +298,12 @@ def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad):
     i = 0
     while i < nefc:
         dim = cdim[i]
-        q = quad[i]
         if dim == 0:
             x = jar[i]
             v = Jv[i]
-            q[0] = 0.5 * D[i] * x * x
-            q[1] = D[i] * x * v
-            q[2] = 0.5 * D[i] * v * v
+            quad[i, 0] = 0.5 * D[i] * x * x
+            quad[i, 1] = D[i] * x * v
+            quad[i, 2] = 0.5 * D[i] * v * v
             i += 1
             continue
         mu = cmu[i]
@@ -326,15 +324,15 @@ def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad):
                 UU += x * fr * x * fr
                 UV += x * fr * v * fr
                 VV += v * fr * v * fr
-        q[0] = q0
-        q[1] = q1
-        q[2] = q2
-        q[3] = jar[i] * mu
-        q[4] = Jv[i] * mu
-        q[5] = UU
-        q[6] = UV
-        q[7] = VV
-        q[8] = D[i] / (mu * mu * (1.0 + mu * mu))
+        quad[i, 0] = q0
+        quad[i, 1] = q1
+        quad[i, 2] = q2
+        quad[i, 3] = jar[i] * mu
+        quad[i, 4] = Jv[i] * mu
+        quad[i, 5] = UU
+        quad[i, 6] = UV
+        quad[i, 7] = VV
+        quad[i, 8] = D[i] / (mu * mu * (1.0 + mu * mu))
         i += dim
 
 
@@ -408,25 +406,24 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
             i += 1
             continue
         dim = cdim[i]
-        q = quad[i]
         if dim == 0:
             x = jar[i] + alpha * Jv[i]
-            base = q[0] if jar[i] < 0.0 else 0.0
+            base = quad[i, 0] if jar[i] < 0.0 else 0.0
             if x < 0.0:
-                c0 += q[0] - base
-                c1 += q[1]
-                c2 += q[2]
+                c0 += quad[i, 0] - base
+                c1 += quad[i, 1]
+                c2 += quad[i, 2]
             else:
                 cost -= base
             i += 1
             continue
         mu = cmu[i]
-        U0 = q[3]
-        V0 = q[4]
-        UU = q[5]
-        UV = q[6]
-        VV = q[7]
-        Dm = q[8]
+        U0 = quad[i, 3]
+        V0 = quad[i, 4]
+        UU = quad[i, 5]
+        UV = quad[i, 6]
+        VV = quad[i, 7]
+        Dm = quad[i, 8]
         N = U0 + alpha * V0
         T2 = UU + alpha * (2.0 * UV + alpha * VV)
         z0 = _zone(U0, UU, mu)
@@ -438,9 +435,9 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
         # bottom and middle costs meet on μN + T = 0, where (R_j μ_j² = R_1 μ_1²)
         # ½ Σ D_j x_j² − ½ Dm (N − μT)² = ½ Dm (μN + T)²; that form avoids cancellation
         if za == 2:
-            cost += alpha * (q[1] + alpha * q[2])
+            cost += alpha * (quad[i, 1] + alpha * quad[i, 2])
             if z0 == 1:
-                cost += q[0]
+                cost += quad[i, 0]
             elif z0 == 3:
                 cost += 0.5 * Dm * (mu * U0 + T0) * (mu * U0 + T0)
         elif za == 3:
@@ -449,18 +446,19 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
                 rd = alpha * V0 - mu * (alpha * (2.0 * UV + alpha * VV)) / (T + T0)
                 cost += 0.5 * Dm * rd * (2.0 * r0 + rd)
             elif z0 == 2:
-                cost += alpha * (q[1] + alpha * q[2]) - 0.5 * Dm * (mu * N + T) * (mu * N + T)
+                b = mu * N + T
+                cost += alpha * (quad[i, 1] + alpha * quad[i, 2]) - 0.5 * Dm * b * b
             else:
                 r = N - mu * T
                 cost += 0.5 * Dm * r * r
         else:
             if z0 == 2:
-                cost -= q[0]
+                cost -= quad[i, 0]
             elif z0 == 3:
                 cost -= 0.5 * Dm * r0 * r0
         if za == 2:
-            d1 += q[1] + 2.0 * alpha * q[2]
-            d2 += 2.0 * q[2]
+            d1 += quad[i, 1] + 2.0 * alpha * quad[i, 2]
+            d2 += 2.0 * quad[i, 2]
         elif za == 3:
             dT = (UV + alpha * VV) / T
             ddT = VV / T - (UV + alpha * VV) * dT / (T * T)

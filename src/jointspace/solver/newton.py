@@ -36,94 +36,101 @@ from jointspace.solver.cost import (
 
 
 @njit(cache=True)
-def _row_pattern(d, cdim, rnnz, rind):
-    """Column indices of the non-zeros of each row of efc_J (rows touch few dofs).
+def _row_pattern(d, gstart, gnnz, gind):
+    """Groups of rows with one non-zero pattern, and that pattern (the union over the group).
 
-    The rows of an elliptic contact all get the union of their patterns.
+    A group is a run of rows of one constraint (same efc_type and efc_id: a contact's rows,
+    a connect's or weld's rows); returns the number of groups, the group of row i spanning
+    rows gstart[g] … gstart[g + 1] − 1 with gnnz[g] columns gind[g, :gnnz[g]] (increasing).
     """
     J = d.efc_J
     nv = J.shape[1]
     nefc = d.nefc[0]
+    ng = 0
     i = 0
     while i < nefc:
-        dim = max(cdim[i], 1)
+        e = i + 1
+        while e < nefc and d.efc_id[e] == d.efc_id[i] and d.efc_type[e] == d.efc_type[i]:
+            e += 1
         n = 0
         for k in range(nv):
-            for r in range(dim):
-                if J[i + r, k] != 0.0:
-                    rind[i, n] = k
+            for r in range(i, e):
+                if J[r, k] != 0.0:
+                    gind[ng, n] = k
                     n += 1
                     break
-        for r in range(dim):
-            rnnz[i + r] = n
-            for q in range(n):
-                rind[i + r, q] = rind[i, q]
-        i += dim
+        gstart[ng] = i
+        gnnz[ng] = n
+        ng += 1
+        i = e
+    gstart[ng] = nefc
+    return ng
 
 
 @njit(cache=True)
-def _hessian(m, d, state, cdim, hcone, rnnz, rind, H, W):
+def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
     """H (lower triangle) = M + Jᵀ D_quad J + Σ_cones J_cᵀ H_c J_c, then its Cholesky factor.
 
-    Products run over each row's non-zero pattern (rnnz, rind from _row_pattern).
-    Returns the number of cones in the middle zone.
+    Each group of rows (see _row_pattern) is summed in a compact block G on its pattern,
+    then added to H once. Returns the number of cones in the middle zone.
     """
     nv = m.nv
-    nefc = d.nefc[0]
     J = d.efc_J
     D = d.efc_D
+    qM = d.qM
     for a in range(nv):
         for b in range(a + 1):
             H[a, b] = 0.0
-    for i in range(nefc):
-        if state[i] != STATE_QUADRATIC:
-            continue
-        row = J[i]
-        ind = rind[i]
-        Di = D[i]
-        # column indices are increasing, so ind[q] ≤ ind[p] for q ≤ p
-        for p in range(rnnz[i]):
-            a = ind[p]
-            t = Di * row[a]
-            for q in range(p + 1):
-                b = ind[q]
-                H[a, b] += t * row[b]
     ncone = 0
-    i = 0
-    while i < nefc:
-        dim = cdim[i]
-        if dim == 0:
-            i += 1
-            continue
-        if state[i] == STATE_CONE:
+    for g in range(ng):
+        i0 = gstart[g]
+        i1 = gstart[g + 1]
+        nz = gnnz[g]
+        used = False
+        for p in range(nz):
+            for q in range(p + 1):
+                G[p, q] = 0.0
+        for r in range(i0, i1):
+            if state[r] != STATE_QUADRATIC:
+                continue
+            used = True
+            for q in range(nz):
+                vals[q] = J[r, gind[g, q]]
+            Dr = D[r]
+            # G += D_r v vᵀ (lower triangle)
+            for p in range(nz):
+                t = Dr * vals[p]
+                for q in range(p + 1):
+                    G[p, q] += t * vals[q]
+        dim = cdim[i0]
+        if dim > 0 and state[i0] == STATE_CONE:
             ncone += 1
-            # the rows of one contact share their union pattern: W = H_c J_c, H += J_cᵀ W
-            hc = hcone[i]
-            ind = rind[i]
-            nz = rnnz[i]
+            used = True
+            # W = H_c J_c on the pattern, G += J_cᵀ W
             for r in range(dim):
                 for q in range(nz):
-                    k = ind[q]
+                    k = gind[g, q]
                     s = 0.0
                     for c in range(dim):
-                        s += hc[r * dim + c] * J[i + c, k]
-                    W[r, k] = s
+                        s += hcone[i0, r * dim + c] * J[i0 + c, k]
+                    W[r, q] = s
             for r in range(dim):
-                row = J[i + r]
                 for p in range(nz):
-                    a = ind[p]
-                    ja = row[a]
+                    ja = J[i0 + r, gind[g, p]]
                     for q in range(p + 1):
-                        b = ind[q]
-                        H[a, b] += ja * W[r, b]
-        i += dim
+                        G[p, q] += ja * W[r, q]
+        if used:
+            for p in range(nz):
+                a = gind[g, p]
+                for q in range(p + 1):
+                    H[a, gind[g, q]] += G[p, q]
     madr = m.dof_Madr
     parent = m.dof_parentid
     for a in range(nv):
         adr = madr[a]
         b = a
         while b >= 0:
-            H[a, b] += d.qM[adr]
+            H[a, b] += qM[adr]
             adr += 1
             b = parent[b]
     _chol_factor(H, nv, _MINVAL)
@@ -157,9 +164,12 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
     H = np.empty((nv, nv))
     W = np.empty((6, nv))
     res = np.empty(3)
-    rnnz = np.empty(nefc, dtype=np.int32)
-    rind = np.empty((nefc, nv), dtype=np.int32)
-    _row_pattern(d, cdim, rnnz, rind)
+    gstart = np.empty(nefc + 1, dtype=np.int32)
+    gnnz = np.empty(nefc, dtype=np.int32)
+    gind = np.empty((nefc, nv), dtype=np.int32)
+    ng = _row_pattern(d, gstart, gnnz, gind)
+    G = np.empty((nv, nv))
+    vals = np.empty(nv)
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
     _mul_m(m, d.qM, qacc, Ma)
@@ -179,7 +189,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
     gradient_ok = scale * gradnorm < tol
     done = gradient_ok and max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
     if not done:
-        _hessian(m, d, state, cdim, hcone, rnnz, rind, H, W)
+        _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W)
         for k in range(nv):
             Mgrad[k] = grad[k]
         _chol_solve(H, nv, Mgrad)
@@ -212,7 +222,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
             if state[i] == STATE_CONE:
                 ncone += 1
         if nchange > 0 or ncone > 0:
-            _hessian(m, d, state, cdim, hcone, rnnz, rind, H, W)
+            _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W)
             nupdate = nefc
         for k in range(nv):
             Mgrad[k] = grad[k]
