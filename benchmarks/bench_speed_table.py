@@ -269,16 +269,13 @@ def main(argv=None):
           "per-round ratios, contenders timed in alternation)")
     if args.quick:
         return
+    print("\nStart-up of a fresh interpreter: import jointspace, load the humanoid, one forward "
+          "(seconds)\n")
     with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:
-        cold = startup(cache)
-        warm = startup(cache)
-    rows = [[name, f"{wall:.2f}", f"{parts[0]:.2f}", f"{parts[1]:.2f}", f"{parts[2]:.2f}"]
-            for name, (wall, parts) in (("empty Numba cache (compile)", cold),
-                                        ("warm Numba cache", warm))]
-    print("\nStart-up of a fresh interpreter: import jointspace, load the humanoid, one forward\n")
-    print(table(rows, ["NUMBA_CACHE_DIR", "wall s", "import s", "load + make_data s",
-                       "first forward s"]))
-
+        for name in ("empty Numba cache (compile)", "warm Numba cache (same dir)"):
+            wall, (imp, load, first) = startup(cache)
+            print(f"{name:29s} wall {wall:7.2f}   import {imp:7.2f}   load + make_data "
+                  f"{load:7.2f}   first forward {first:7.2f}", flush=True)
 
 if __name__ == "__main__":
     main()
