@@ -277,5 +277,6 @@ def main(argv=None):
             print(f"{name:29s} wall {wall:7.2f}   import {imp:7.2f}   load + make_data "
                   f"{load:7.2f}   first forward {first:7.2f}", flush=True)
 
+
 if __name__ == "__main__":
     main()
