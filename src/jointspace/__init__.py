@@ -9,6 +9,10 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
     jacp, jacr = js.jacobian_site(m, d, "left_foot")
 """
 
+from jointspace import _cache
+
+_cache.install()  # before any kernel module is imported: see _cache's docstring
+
 from jointspace import models
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa

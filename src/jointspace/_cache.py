@@ -1,0 +1,75 @@
+"""Numba cache invalidation for the whole package.
+
+Numba keys a cached function on its own source file's timestamp only. Compiled kernels inline
+helpers and read constants from other files (rotation.py, types.py, …), so a change there
+would leave stale machine code in the cache. This module registers cache locators for
+jointspace's files whose source stamp is a hash of every .py file in the package (and the
+Numba version): any change anywhere recompiles every kernel once, and nothing stale is ever
+loaded. Caches live where Numba would put them (`__pycache__` beside the sources, or the
+user-wide cache directory when the installation is read-only).
+"""
+
+import hashlib
+import pathlib
+
+import numba
+from numba.core import caching
+
+_ROOT = pathlib.Path(__file__).resolve().parent
+
+
+def _package_stamp(root=_ROOT):
+    """Hash of every .py file under root (names and contents) and of the Numba version."""
+    h = hashlib.sha1(numba.__version__.encode())
+    for p in sorted(root.rglob("*.py")):
+        h.update(p.relative_to(root).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+_STAMP = _package_stamp()
+
+
+def _ours(py_file):
+    try:
+        return pathlib.Path(py_file).resolve().is_relative_to(_ROOT)
+    except (OSError, ValueError):
+        return False
+
+
+class _InTree(caching.InTreeCacheLocator):
+    def get_source_stamp(self):
+        return _STAMP
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return super().from_function(py_func, py_file) if _ours(py_file) else None
+
+
+class _UserWide(caching.UserWideCacheLocator):
+    def get_source_stamp(self):
+        return _STAMP
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return super().from_function(py_func, py_file) if _ours(py_file) else None
+
+
+class _UserProvided(caching.UserProvidedCacheLocator):
+    def get_source_stamp(self):
+        return _STAMP
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return super().from_function(py_func, py_file) if _ours(py_file) else None
+
+
+def install():
+    """Put the package-wide locators ahead of Numba's own (idempotent).
+
+    Order as Numba's: NUMBA_CACHE_DIR if set, else beside the sources, else user-wide.
+    """
+    locs = caching.CacheImpl._locator_classes
+    for cls in (_UserWide, _InTree, _UserProvided):
+        if cls not in locs:
+            locs.insert(0, cls)

@@ -1,0 +1,31 @@
+"""The package-wide Numba cache key: any source change anywhere invalidates every kernel."""
+
+import shutil
+
+from numba.core import caching
+
+import jointspace  # noqa: F401  (installs the locators)
+from jointspace import _cache
+
+
+def test_locators_are_installed_first():
+    locs = caching.CacheImpl._locator_classes
+    assert locs[:3] == [_cache._UserProvided, _cache._InTree, _cache._UserWide]
+
+
+def test_stamp_changes_when_any_source_file_changes(tmp_path):
+    pkg = tmp_path / "pkg"
+    shutil.copytree(_cache._ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = _cache._package_stamp(pkg)
+    assert _cache._package_stamp(pkg) == before
+    f = pkg / "rotation.py"  # an inlined helper: callers in other files must recompile
+    f.write_text(f.read_text() + "\n# edited\n")
+    assert _cache._package_stamp(pkg) != before
+
+
+def test_kernels_in_the_package_use_the_package_stamp():
+    from jointspace.kinematics import _kinematics
+
+    impl = _kinematics._cache._impl
+    assert isinstance(impl.locator, (_cache._InTree, _cache._UserWide, _cache._UserProvided))
+    assert impl.locator.get_source_stamp() == _cache._STAMP
