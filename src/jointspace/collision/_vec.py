@@ -14,6 +14,11 @@ MINVAL = 1e-15  # MuJoCo's mjMINVAL: smallest meaningful denominator
 jit = njit(cache=True, error_model="numpy")
 
 
+# helpers with one call site: inlined into the caller's Numba IR, so they add no library of
+# their own (each compiled library re-optimizes everything it links: compile time)
+jit_inline = njit(cache=True, error_model="numpy", inline="always")
+
+
 def jit_sig(sig):
     """`jit` with an explicit signature: one compiled version whatever the callers pass.
 

@@ -30,7 +30,7 @@ from jointspace.collision._vec import (
     add_scl,
     clip,
     dot,
-    jit,
+    jit_inline,
     jit_sig,
     mat_t_vec,
     mat_vec,
@@ -71,7 +71,7 @@ def sphere_box(buf, k, margin, p1, r1, p2, m2, s2):
     return 1
 
 
-@jit
+@jit_inline
 def _segment_edge(p, h, corner, j, sj, hl):
     """Nearest points of segment p + x2 h and box edge corner + x1 sj e_j, x1, x2 ∈ [-1, 1].
 
@@ -281,7 +281,7 @@ def _edge_axis(r, code):
     return axis
 
 
-@jit_sig(I8(BUF, I8, V3, M9, V3, V3, M9, V3, I8, F8))
+@jit_inline
 def _box_edge_contact(buf, k, p1, m1, s1, s2, r, c21, code, tol):
     """Edge-edge contact at the midpoint of the nearest points of the supporting edges."""
     i = (code - 6) // 3
@@ -376,7 +376,7 @@ def _clip(poly, src, n, coord, sgn, lim):
     return dst, m
 
 
-@jit_sig(I8(BUF, I8, F8, V3, M9, V3, V3, M9, V3, M9, V3, V3, I8, F3))
+@jit_inline
 def _box_face_contact(buf, k, margin, p1, m1, s1, p2, m2, s2, r, c21, c12, code, poly):
     """Face contact: the incident face clipped by the side planes of the reference face."""
     ref1 = code < 3

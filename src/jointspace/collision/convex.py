@@ -50,6 +50,7 @@ from jointspace.collision._vec import (
     cross,
     dot,
     jit,
+    jit_inline,
     jit_sig,
     mat_t_vec,
     mat_vec,
@@ -371,7 +372,7 @@ def _face(verts, faces, fplane, f, i, j, k, cen):
     fplane[f, 3] = dot(nrm, a)
 
 
-@jit
+@jit_inline
 def _perp(u):
     """A unit vector perpendicular to the unit vector u."""
     ax = abs(u[0])
@@ -387,7 +388,7 @@ def _perp(u):
     return p
 
 
-@jit
+@jit_inline
 def _bary(p, a, b, c):
     """Barycentric coordinates of p (in the plane of abc) in triangle abc."""
     v0 = sub(b, a)
@@ -406,7 +407,7 @@ def _bary(p, a, b, c):
     return 1.0 - v - w, v, w
 
 
-@jit_sig(VOID(I2, I8))
+@jit_inline
 def _link(faces, nf):
     """Neighbour columns of the first nf faces from their shared edges."""
     for f in range(nf):
@@ -422,7 +423,7 @@ def _link(faces, nf):
                         faces[f, 3 + e] = g
 
 
-@jit_sig(types.UniTuple(I8, 2)(I2, F2, I2, I8, V3))
+@jit_inline
 def _horizon(faces, fplane, edges, start, w):
     """Kill the faces visible from w (connected to `start`).
 
@@ -687,7 +688,7 @@ def contact(ws, margin, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2):
 # cylinder's side line at its support point, a capsule's segment (with the capsule radius).
 
 
-@jit_sig(I8(M9, V3))
+@jit_inline
 def _box_face_index(mat, u):
     """Face of a box (2 axis + (0 if + else 1)) whose outward normal is nearest u (world)."""
     ld = mat_t_vec(mat, u)
@@ -820,7 +821,7 @@ def _edge_of(t, pos, mat, size, hv, va, pa, np_, pva, pvn, pv, u, fn):
     return best < EDGE_TOL, a, bb, 0.0
 
 
-@jit_sig(types.UniTuple(I8, 2)(F3, I8, I8, I8, I8, V3))
+@jit_inline
 def _clip_polygon(poly, src, n, ref, nref, nrm):
     """Clip polygon poly[src] (n vertices) by the prism of the reference face poly[ref].
 
@@ -855,7 +856,7 @@ def _clip_polygon(poly, src, n, ref, nref, nrm):
     return src, n
 
 
-@jit_sig(types.Tuple((B1, V3, V3))(V3, V3, F3, I8, I8, V3))
+@jit_inline
 def _clip_segment(a, b, poly, ref, nref, nrm):
     """Clip segment ab by the prism of the reference face; returns (ok, a', b')."""
     t0 = 0.0
@@ -892,7 +893,7 @@ def _quad_area(poly, s, i, j, k, q):
     return 0.5 * norm(cross(sub(c, a), sub(d, b)))
 
 
-@jit_sig(I8(F3, I8, I8))
+@jit_inline
 def _quad(poly, s, n):
     """The largest-area quadrilateral of n > 4 polygon vertices, indices packed 8 bits each."""
     best = -1.0
@@ -985,7 +986,7 @@ def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, v
 # plane against ellipsoid or mesh
 
 
-@jit_sig(I8(BUF, I8, I8))
+@jit_inline
 def _quad_rows(buf, k, n):
     """Keep (in rows k..k+3) the 4 of n contacts in polygon order spanning the largest area."""
     best = -1.0

@@ -77,7 +77,7 @@ WARN_CONTACTFULL, WARN_BADGEOM = 0, 1
 # narrowphase dispatch
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _narrow(m, d, g1, g2, margin, buf, boxpoly):
     """Contacts of an analytic pair g1, g2 (type(g1) <= type(g2)) into buf; returns the count."""
     t1 = m.geom_type[g1]
@@ -122,7 +122,7 @@ def _narrow(m, d, g1, g2, margin, buf, boxpoly):
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _narrow_convex(m, d, g1, g2, margin, buf, ws):
     """Contacts of a general convex pair (GJK/EPA, flat features) into buf; returns the count."""
     t1 = m.geom_type[g1]
@@ -151,7 +151,7 @@ def _narrow_convex(m, d, g1, g2, margin, buf, ws):
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _needs_workspace(t1, t2):
     """True for the pairs handled by the general convex routines (type(t1) <= type(t2))."""
     if t1 == GEOM_PLANE:
@@ -177,7 +177,7 @@ def _mesh_ranges(m, g):
 # contact parameters
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mix(m, g1, g2, out_ref, out_imp, out_fric):
     """Contact parameters of an automatic pair (mj_contactParam); returns condim."""
     pr1 = m.geom_priority[g1]
@@ -228,7 +228,7 @@ def _mix(m, g1, g2, out_ref, out_imp, out_fric):
 # broadphase
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sphere_filter(g1, g2, bound, gtype, rbound, xpos, xmat):
     """MuJoCo's bounding-sphere test (planes: the other geom's sphere against the plane)."""
     rb1 = rbound[g1]
@@ -258,7 +258,7 @@ def _order(gtype, g1, g2):
     return g1, g2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sort_pairs(bucket, sub, n, nbucket):
     """Order of n items by (bucket, sub): counting sort on buckets, then each bucket by sub.
 
@@ -308,7 +308,7 @@ def _grow(pg):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _world_aabb(m, d, box):
     """World AABBs (min, max) of the non-plane geoms, grown by margin + gap.
 
@@ -353,7 +353,7 @@ def _world_aabb(m, d, box):
     return axis
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _broadphase(m, d, box):
     """Candidate pairs (g1, g2, explicit pair id or -1) in MuJoCo's order.
 
@@ -521,7 +521,7 @@ def _broadphase(m, d, box):
 # the stage
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _contact_frame(frame, nrm, tan):
     """Contact frame rows: normal, tangent (the hint if given, else MuJoCo's default), n × t."""
     n, _ = normalize(nrm)
@@ -539,7 +539,8 @@ def _contact_frame(frame, nrm, tan):
 def _collision(m, d):
     """All contacts of the current poses into d.ncon, d.contact_* (mj_collision).
 
-    Returns 4 · (automatic pairs whose boxes overlapped) + warning bits (1 << WARN_*).
+    The compiled stage; geom poses must be current (forward kinematics). Returns
+    4 · (automatic pairs whose boxes overlapped) + warning bits (1 << WARN_*).
     """
     d.ncon[0] = 0
     gxpos = d.geom_xpos
@@ -646,15 +647,8 @@ def _collision(m, d):
     return 4 * noverlap + flags
 
 
-@njit(cache=True)
-def _collision_top(m, d, run_kinematics):
-    """Entry point: optionally forward kinematics, then the collision stage."""
-    if run_kinematics:
-        _kinematics(m, d)
-    return _collision(m, d)
-
-
-_k_collision = _entry.Kernel(_collision_top)
+_k_collision = _entry.Kernel(_collision)
+_k_kinematics = _entry.Kernel(_kinematics)
 
 
 def collision(m, d, kinematics=True, stacklevel=2):
@@ -679,7 +673,9 @@ def collision(m, d, kinematics=True, stacklevel=2):
             contacts did not fit in m.nconmax (the rest were dropped).
     """
     _entry.check_pair(m, d, "collision")
-    flags = _k_collision(m._s, d._s, bool(kinematics)) & 3
+    if kinematics:
+        _k_kinematics(m._s, d._s)
+    flags = _k_collision(m._s, d._s) & 3
     if flags:
         _warn(m, d, flags, stacklevel)
     return int(d.ncon[0])
@@ -705,4 +701,4 @@ def broadphase_count(m, d):
     collision stage.
     """
     _entry.check_pair(m, d, "broadphase_count")
-    return int(_k_collision(m._s, d._s, False)) >> 2
+    return int(_k_collision(m._s, d._s)) >> 2
