@@ -417,9 +417,8 @@ def _contact_scene(name, cone):
     d.qvel[:] = mjd.qvel
     d.qacc_warmstart[:] = mjd.qacc_warmstart
     mujoco.mj_forward(mjm, mjd)
-    js.forward(m, d)
-    js.collision(m, d)
-    js.make_constraint(m, d)
+    js.forward(m, d)  # runs collision and the solver, then saves qacc as the warm start
+    d.qacc_warmstart[:] = mjd.qacc_warmstart
     js.solve(m, d)
     return m, d, mjm, mjd
 

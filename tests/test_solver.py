@@ -187,7 +187,7 @@ def test_primal_iterations_match_mujoco(name):
     """Newton and CG take MuJoCo's steps: same iteration counts and scaled improvements."""
     for cone in ("pyramidal", "elliptic"):
         m, d, mjm, mjd = _contact_scene(name, cone)
-        ws = d.qacc_warmstart.copy()
+        ws = np.zeros(m.nv)  # a cold start, so that both take several iterations
         for solver, mj in (("Newton", mujoco.mjtSolver.mjSOL_NEWTON),
                            ("CG", mujoco.mjtSolver.mjSOL_CG)):
             m.opt.tolerance = mjm.opt.tolerance = 1e-8
@@ -196,9 +196,9 @@ def test_primal_iterations_match_mujoco(name):
             mjd.qacc_warmstart[:] = ws
             it = js.solve(m, d, solver)
             mujoco.mj_forward(mjm, mjd)
-            assert it == mjd.solver_niter[0], (solver, cone)
+            assert it == mjd.solver_niter[0] > 0, (solver, cone)
             theirs = [mjd.solver[k].improvement for k in range(min(it, 200))]
             # late CG improvements carry the round-off of many line searches: absolute
-            # tolerance relative to the first
+            # tolerance relative to the largest
             np.testing.assert_allclose(d.solver_improvement[:len(theirs)], theirs, rtol=1e-6,
-                                       atol=1e-4 * theirs[0])
+                                       atol=1e-4 * max(theirs))

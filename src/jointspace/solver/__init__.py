@@ -12,14 +12,15 @@ d.qacc_warmstart when that beats qacc_smooth (primal cost) or f = 0 (dual cost),
 dual solvers finish with qfrc_constraint = Jᵀ f and qacc = qacc_smooth + M⁻¹ qfrc_constraint.
 Statistics per iteration go to d.solver_improvement, _gradient, _lineslope, _cost,
 _nactive, _nchange, _neval, _nupdate (the first 200 iterations), the count to
-d.solver_niter. Inside `forward`, the stage also builds the rows and saves qacc to
-d.qacc_warmstart for the next call.
+d.solver_niter. Inside `forward`, the stage also runs the collision detection, builds the
+rows and saves qacc to d.qacc_warmstart for the next call.
 """
 
 import numpy as np
 from numba import njit
 
 from jointspace import _entry
+from jointspace.collision.driver import _collision
 from jointspace.constraint import (
     _cone_info,
     _make_constraint,
@@ -38,7 +39,15 @@ from jointspace.solver.cost import (
 from jointspace.solver.ipm import _sol_ipm
 from jointspace.solver.newton import _sol_newton
 from jointspace.solver.pgs import _sol_pgs
-from jointspace.types import DSBL_WARMSTART, SOLVER_CG, SOLVER_IPM, SOLVER_NEWTON, SOLVER_PGS
+from jointspace.types import (
+    DSBL_CONSTRAINT,
+    DSBL_CONTACT,
+    DSBL_WARMSTART,
+    SOLVER_CG,
+    SOLVER_IPM,
+    SOLVER_NEWTON,
+    SOLVER_PGS,
+)
 
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 
@@ -110,10 +119,17 @@ def _solve(m, d, solver, maxiter):
 
 @njit(cache=True)
 def _constraint_stage(m, d):
-    """Rows, reference accelerations, the solve with m.opt.solver, then qacc_warmstart = qacc.
+    """Collision, rows, reference accelerations, the solve, then qacc_warmstart = qacc.
 
-    Returns the rows requested (negative when some did not fit into njmax).
+    The collision stage (MuJoCo runs it at the end of its position stage; nothing between
+    there and here reads contacts) is skipped, with ncon = 0, when the "constraint" or
+    "contact" flag is disabled. Returns the rows requested (negative when some did not fit
+    into njmax).
     """
+    if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
+        d.ncon[0] = 0
+    else:
+        _collision(m, d)
     need = _make_constraint(m, d)
     _reference(m, d)
     _solve(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))

@@ -1,12 +1,13 @@
-"""Preconditioned nonlinear conjugate gradient on the primal cost (Polak–Ribière+).
+"""Preconditioned nonlinear conjugate gradient on the primal cost.
 
 Same cost, gradient, line search and termination as `newton` (MuJoCo mj_solCG), with the
 mass matrix as preconditioner instead of the Hessian: g = ∇c(a), z = M⁻¹ g (sparse LᵀDL
-solve), direction s = −z + β s_prev with the Polak–Ribière+ coefficient
-    β = max(0, gᵀ(z − z_prev) / (g_prevᵀ z_prev)).
-(MuJoCo ≥ 3.2 uses the Hager–Zhang β by default; both reach the same minimum.) Each
-iteration costs O(nefc nv) and no factorization, so CG wins on large sparse problems and
-needs more iterations than Newton.
+solve), direction s = −z + β s_prev. β is Hager and Zhang's (SIAM J. Optim. 2005), in the
+M⁻¹ metric and with their lower bound, as MuJoCo 4.0 uses it: with y = g − g_prev,
+    β = (yᵀz − 2 (yᵀ(z − z_prev) / sᵀy) sᵀg) / sᵀy,
+which keeps MuJoCo's iterates step for step (the Polak–Ribière+ β of older MuJoCo reaches
+the same minimum in a few more or fewer iterations). Each iteration costs O(nefc nv) and
+no factorization, so CG wins on large sparse problems and needs more iterations than Newton.
 """
 
 import math
@@ -100,13 +101,25 @@ def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
         it += 1
         if (improvement > 0.0 and improvement < tol) or gradient < tol:
             break
-        # Polak–Ribière+: β = max(0, gᵀ(z − z_old) / (g_oldᵀ z_old))
-        num = 0.0
+        # Hager–Zhang: y = g − g_old, z_y = z − z_old,
+        # β = (yᵀz − 2 (yᵀz_y / sᵀy) sᵀg) / sᵀy, bounded below by −1/(|s| min(0.01, |g|))
+        sy = 0.0
+        yz = 0.0
+        yzy = 0.0
+        sg = 0.0
         for k in range(nv):
-            num += grad[k] * (Mgrad[k] - Mgradold[k])
-        beta = num / max(_MINVAL, _dot(gradold, Mgradold, nv))
-        if beta < 0.0:
+            y = grad[k] - gradold[k]
+            sy += search[k] * y
+            yz += y * Mgrad[k]
+            yzy += y * (Mgrad[k] - Mgradold[k])
+            sg += search[k] * grad[k]
+        if sy < _MINVAL:
             beta = 0.0
+        else:
+            snorm = math.sqrt(_dot(search, search, nv))
+            gnorm = math.sqrt(_dot(grad, grad, nv))
+            beta = max((yz - 2.0 * yzy / sy * sg) / sy,
+                       -1.0 / max(_MINVAL, snorm * min(0.01, gnorm)))
         for k in range(nv):
             search[k] = -Mgrad[k] + beta * search[k]
     d.solver_niter[0] = it
