@@ -851,7 +851,7 @@ def _make_constraint_reference(m, d):
     return need
 
 
-_k_make = _entry.Kernel(_make_constraint_reference)
+_k_make = _entry.Kernel(_make_constraint_reference, globals())
 
 
 def warn_cnstrfull(m, d, need, fname, stacklevel=3):

@@ -319,8 +319,8 @@ def _forward_checked(m, d):
     return _first_bad(d.qacc)
 
 
-_k_forward = _entry.Kernel(_forward_checked)
-_k_step = _entry.Kernel(_step)
+_k_forward = _entry.Kernel(_forward_checked, globals())
+_k_step = _entry.Kernel(_step, globals())
 
 
 def _joint_label(m, j):

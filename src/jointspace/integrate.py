@@ -367,8 +367,8 @@ def _implicit(m, d):
     _advance(m, d, qacc)
 
 
-_k_integrate_pos = _entry.Kernel(_integrate_pos)
-_k_diff_pos = _entry.Kernel(_diff_pos)
+_k_integrate_pos = _entry.Kernel(_integrate_pos, globals())
+_k_diff_pos = _entry.Kernel(_diff_pos, globals())
 
 
 def _check_model(m, fname):
