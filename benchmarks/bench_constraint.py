@@ -12,8 +12,10 @@ alternation batch by batch):
     rows       ours: make_constraint + reference (one compiled call);
                MuJoCo: mj_makeConstraint + mj_referenceConstraint
     Newton     ours: solve(m, d, "Newton") from the warm start;  MuJoCo: mj_fwdConstraint
-    CG, PGS    the same with the CG and PGS solvers (tolerance 1e-8, 100 iterations);
-               MuJoCo's PGS row includes mj_projectConstraint (its dual matrix AR)
+    CG         the same with the CG solver (tolerance 1e-8, 100 iterations)
+    rows+PGS   rows, then PGS: ours make_constraint + solve(m, d, "PGS") (which builds the
+               dual matrix AR inside); MuJoCo mj_makeConstraint + mj_referenceConstraint +
+               mj_projectConstraint (AR) + mj_fwdConstraint
 "Loop" is our per-call time inside a compiled loop (no Python crossing).
 
 Second table, the whole step (collision, constraints, Newton, Euler) on the same lying
@@ -117,11 +119,17 @@ def main():
 
             def ours_solve():
                 d.qacc_warmstart[:] = ws
+                if name == "PGS":
+                    js.make_constraint(m, d)
                 js.solve(m, d, name, iterations=100)
 
             def mj_solve():
                 mjd.qacc_warmstart[:] = ws
-                if name == "PGS":  # AR = J M⁻¹ Jᵀ + R, which ours builds inside the solve
+                if name == "PGS":
+                    # AR = J M⁻¹ Jᵀ + R lives in MuJoCo's arena, which only mj_makeConstraint
+                    # resets: repeated mj_projectConstraint calls alone would overflow it
+                    mujoco.mj_makeConstraint(mjm, mjd)
+                    mujoco.mj_referenceConstraint(mjm, mjd)
                     mujoco.mj_projectConstraint(mjm, mjd)
                 mujoco.mj_fwdConstraint(mjm, mjd)
 
@@ -130,7 +138,8 @@ def main():
             loop = per_call(lambda: _loop_solve(ms, ds, ws, sid, number), number=1) / number
             ours_solve()
             mj_solve()
-            rows.append([cone, name, str(d.nefc[0]), us(o), us(t), f"{r:.2f}", us(loop),
+            label = "rows+PGS" if name == "PGS" else name
+            rows.append([cone, label, str(d.nefc[0]), us(o), us(t), f"{r:.2f}", us(loop),
                          str(d.solver_niter[0]), str(mjd.solver_niter[0])])
     print(table(rows, ["cone", "stage", "nefc", "ours µs", "MuJoCo µs", "ours/MuJoCo",
                        "ours in loop µs", "iters", "MuJoCo iters"]))
