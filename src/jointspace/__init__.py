@@ -32,6 +32,14 @@ from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, Si
 from jointspace.forward import forward, step
 from jointspace.ik import IKResult, Target, ik
 from jointspace.integrate import diff_pos, integrate_pos
+from jointspace.inverse import (
+    InverseTrajectory,
+    compare_fwd_inv,
+    cone_project,
+    inverse,
+    inverse_step,
+    inverse_trajectory,
+)
 from jointspace.io import compile_model, load, load_string
 from jointspace.io.spec import ModelSpec
 from jointspace.kinematics import (
@@ -58,4 +66,6 @@ __all__ = [
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
+    "inverse_trajectory",
 ]
