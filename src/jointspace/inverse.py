@@ -38,6 +38,7 @@ and recovers controls, constraint and contact forces. `cone_project` is Algorith
 batches of vectors.
 """
 
+import importlib
 import math
 
 import numpy as np
@@ -420,7 +421,9 @@ def _inverse(m, d, discrete):
 
 @njit(cache=True)
 def _inverse_step(m, d, qvel_next):
-    """qacc = (qvel_next − qvel)/h, then the discrete inverse."""
+    """qacc = (qvel_next − qvel)/h, then the discrete inverse (d untouched for RK4)."""
+    if m.opt_integrator[0] == INT_RK4:
+        return RK4_DISCRETE, 0
     h = m.opt_timestep[0]
     for k in range(m.nv):
         d.qacc[k] = (qvel_next[k] - d.qvel[k]) / h
@@ -711,8 +714,7 @@ def compare_fwd_inv(m, d):
     Returns:
         (float, float): d.solver_fwdinv.
     """
-    from jointspace import forward as fwd
-
+    fwd = importlib.import_module("jointspace.forward")
     _entry.check_pair(m, d, "compare_fwd_inv")
     bad = fwd._k_forward_compare(m._s, d._s)
     if bad != -1:
