@@ -14,6 +14,7 @@ from jointspace import _cache
 _cache.install()  # before any kernel module is imported: see _cache's docstring
 
 from jointspace import models
+from jointspace.barrier import barrier_forward, barrier_inverse
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
@@ -32,6 +33,14 @@ from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, Si
 from jointspace.forward import forward, step
 from jointspace.ik import IKResult, Target, ik
 from jointspace.integrate import diff_pos, integrate_pos
+from jointspace.inverse import (
+    InverseTrajectory,
+    compare_fwd_inv,
+    cone_project,
+    inverse,
+    inverse_step,
+    inverse_trajectory,
+)
 from jointspace.io import compile_model, load, load_string
 from jointspace.io.spec import ModelSpec
 from jointspace.kinematics import (
@@ -58,4 +67,6 @@ __all__ = [
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
+    "inverse_trajectory", "barrier_forward", "barrier_inverse",
 ]
