@@ -13,7 +13,7 @@ from jointspace import _cache
 
 _cache.install()  # before any kernel module is imported: see _cache's docstring
 
-from jointspace import models
+from jointspace import lcp, models, rigid
 from jointspace.barrier import barrier_forward, barrier_inverse
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
@@ -64,9 +64,9 @@ __all__ = [
     "collision", "com_vel", "compile_model", "coriolis_matrix", "crba", "diff_pos", "factor_m",
     "forward", "gravity_forces", "hamiltonian", "ik", "inertia_derivative", "integrate_pos",
     "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site",
-    "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
+    "jacobian_subtree_com", "kinematics", "kinetic_energy", "lcp", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
-    "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse",
 ]

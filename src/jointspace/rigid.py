@@ -1,0 +1,948 @@
+"""Inverse dynamics with rigid contact and Coulomb friction (Zapolsky & Drumwright, paper 002).
+
+Given the state (qpos, qvel) and desired accelerations of the actuated dofs, predict the
+actuator forces τ *and* the contact forces together, over one control period h at the
+velocity level (§3: v⁺ = v + h q̈, contact impulses z = h f):
+
+  M (v⁺ − v) = h f + Jᵀ z + h Sᵀ τ      f = qfrc_passive − qfrc_bias + qfrc_applied + Σ Jᵀ xfrc
+  S v⁺ = S (v + h q̈_des)                S selects the dofs driven by the model's actuators
+
+Eliminating τ and the actuated velocities leaves the unactuated velocities (the floating
+base, a free object) affine in the impulses: v⁺_u = v⁰_u + Q J_uᵀ z with Q = M_uu⁻¹, so every
+contact row r has the velocity r v⁺ = r v⁰ + r_u Q J_uᵀ z. Contacts come from our collision
+stage (d.contact_*: normal from geom 1 to geom 2, two tangents), rows from `_jac` as in the
+simulator, and the gap φ = dist − margin enters as N v⁺ + gain φ/h ≥ 0 (§3.2; gain = 1 is the
+paper's choice, closing the gap in one period). Formulations:
+
+  "noslip"       §4: c_n ⊥ N v⁺ + gain φ/h ≥ 0 and T v⁺ = 0 (both tangents, impulses free).
+                 Algorithm 1 (Find-Indices) keeps the tangent rows with a nonsingular Gram
+                 matrix, the MLCP becomes a symmetric PSD LCP in c_n, solved by the
+                 warm-started principal pivoting method (Algorithm 2, §4.6) without forming
+                 its matrix (§4.7).
+  "coulomb"      §5: the Stewart–Trinkle/Anitescu–Potra LCP with a k-edge linearized cone,
+                 variables (c_n, β, λ), copositive, solved by Lemke's algorithm.
+  "coulomb_enum" §5.3, Algorithm 3: every solution of that LCP (2ⁿ principal systems, n =
+                 nc(k + 2) ≤ enum_max), keeping the one whose τ is nearest the previous τ.
+  "cfree"        §6: the complementarity-free (Anitescu 2006; Todorov 2014) model, the rigid
+                 limit of jointspace's own contact solver: edge impulses f ≥ 0 on the k edges
+                 n + μ d_e of the cone, min ½ fᵀ(E_u Q E_uᵀ)f + (E v⁰ + gain φ/h)ᵀ f, a convex
+                 QP solved as a symmetric PSD LCP by the same warm-started pivoting; then
+                 the second stage (§6, torque chatter): among the optimal impulses (a face of
+                 the QP, where v⁺ is fixed) the ones whose τ is nearest the previous τ.
+
+The paper writes §6's objective as the post-impact kinetic energy; with the actuated
+velocities prescribed that differs from the forward model's, and we use the forward model's
+(its KKT conditions are exactly the simulator's rigid-limit contact conditions), so that
+predicted and simulated forces agree — the paper's stated goal that forward and inverse
+models match. For k = 4 the edges are MuJoCo's pyramidal cone.
+
+Inconsistent desired accelerations (§4.5): when the LCP has no solution, or the no-slip
+constraints cannot hold, the accelerations are projected onto those the contacts admit,
+min ½ ‖q̈ − q̈_des‖²_M s.t. N v⁺ + gain max(φ, 0)/h ≥ 0 [, T v⁺ = 0], always feasible (v⁺ = 0),
+whose dual is a no-slip contact problem of the whole system; then the formulation is solved
+again (reported in diagnostics["projected"]).
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.collision.driver import _collision
+from jointspace.constraint import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+)
+from jointspace.dynamics.crba import _dense_from_sparse
+from jointspace.errors import JointspaceError
+from jointspace.forward import _fwd_position, _fwd_velocity, _xfrc_accumulate
+from jointspace.kinematics import _jac
+from jointspace.lcp import (
+    LCP_MAXITER,
+    LCP_SINGULAR,
+    LCP_SOLVED,
+    STATUS_NAMES,
+    _chol_solve,
+    _enumerate,
+    _find_indices,
+    _lemke,
+    _ppm,
+    _qp_eq_nonneg,
+)
+from jointspace.types import JNT_HINGE, JNT_SLIDE, TRN_JOINT
+
+NOSLIP = 0
+COULOMB = 1
+COULOMB_ENUM = 2
+CFREE = 3
+
+# fprm entries
+FP_H, FP_GAIN, FP_MU, FP_EPS, FP_TOL = 0, 1, 2, 3, 4
+# iprm entries
+IP_FORM, IP_K, IP_MAXITER, IP_PROJECT, IP_ENUMCAP = 0, 1, 2, 3, 4
+# diag entries
+(DG_STATUS, DG_PIVOTS, DG_NACTIVE, DG_NLCP, DG_PROJECTED, DG_DACC, DG_SLIP, DG_PENETRATION,
+ DG_COMPL, DG_CONE, DG_NSOL, DG_STAGE2, DG_FALLBACK, DG_KEPT, DG_STATUS0, DG_STAGE2OK) = range(16)
+NDIAG = 16
+
+
+@njit(cache=True)
+def _cholesky(A, L):
+    """L Lᵀ = A (A symmetric PD, n × n); returns False if a pivot is not positive."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if not (s > 0.0):
+                    return False
+                L[i, i] = math.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+        for j in range(i + 1, n):
+            L[i, j] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _contact_rows(m, d, mu_override, rows, phi, mu, cid, occ):
+    """Normal and tangent rows of the active contacts: rows[3c + r] = frame_r (J₂ − J₁).
+
+    Writes phi (signed distance minus the contact's margin, the gap the simulator closes),
+    mu (friction; 0 for condim 1), cid (index in d.contact_*)
+    and occ (how many earlier active contacts share the geom pair). Returns the count.
+    """
+    nv = m.nv
+    j1p = np.empty((3, nv))
+    j1r = np.empty((3, nv))
+    j2p = np.empty((3, nv))
+    j2r = np.empty((3, nv))
+    nc = 0
+    for c in range(d.ncon[0]):
+        if d.contact_exclude[c]:
+            continue
+        b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+        b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+        p = d.contact_pos[c]
+        _jac(m, d, b1, p, j1p, j1r)
+        _jac(m, d, b2, p, j2p, j2r)
+        fr = d.contact_frame[c]
+        for r in range(3):
+            for k in range(nv):
+                rows[3 * nc + r, k] = (fr[3 * r] * (j2p[0, k] - j1p[0, k])
+                                       + fr[3 * r + 1] * (j2p[1, k] - j1p[1, k])
+                                       + fr[3 * r + 2] * (j2p[2, k] - j1p[2, k]))
+        phi[nc] = d.contact_dist[c] - d.contact_includemargin[c]
+        if d.contact_dim[c] == 1:
+            mu[nc] = 0.0
+        elif math.isnan(mu_override):
+            mu[nc] = d.contact_friction[c, 0]
+        else:
+            mu[nc] = mu_override
+        cid[nc] = c
+        o = 0
+        for e in range(nc):
+            ce = cid[e]
+            if (d.contact_geom[ce, 0] == d.contact_geom[c, 0]
+                    and d.contact_geom[ce, 1] == d.contact_geom[c, 1]):
+                o += 1
+        occ[nc] = o
+        nc += 1
+    return nc
+
+
+@njit(cache=True)
+def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, info):
+    """No-slip contact impulses: c_n ⊥ N v⁺ + gap ≥ 0 with T v⁺ = 0 on independent rows.
+
+    Velocities are affine in the impulses: N v⁺ = qn + Nu Q (Nuᵀ c_n + Tuᵀ c_t), likewise
+    for T. Algorithm 1 keeps the tangent rows K whose Gram matrix A_K = Tu_K Q Tu_Kᵀ is PD;
+    eliminating c_K = −A_K⁻¹ (qt_K + Tu_K Q Nuᵀ c_n) leaves the symmetric PSD LCP
+        w = Nu Q' Nuᵀ c_n + qn',  Q' = Q − Q Tu_Kᵀ A_K⁻¹ Tu_K Q,  qn' = qn − Nu Q Tu_Kᵀ A_K⁻¹ qt_K
+    solved by `ppm` from the warm active set (never forming the nc × nc matrix).
+    info: [status, pivots, nactive, kept rows]. ct gets 0 on the dropped rows.
+    """
+    nc = Nu.shape[0]
+    nt = Tu.shape[0]
+    p = Q.shape[0]
+    order = np.arange(nt)
+    kept = np.empty(max(nt, 1), dtype=np.int64)
+    nk = _find_indices(Tu, Q, order, nt, kept, 1e-9) if p > 0 else 0
+    TK = np.empty((nk, p))
+    for a in range(nk):
+        TK[a, :] = Tu[kept[a]]
+    QT = Q @ TK.T                       # p × nk
+    AK = TK @ QT
+    LK = np.zeros((nk, nk))
+    _cholesky(AK, LK)
+    # X = A_K⁻¹ (QT)ᵀ  (nk × p), y = A_K⁻¹ qt_K
+    X = np.empty((nk, p))
+    colb = np.empty(nk)
+    colx = np.empty(nk)
+    for j in range(p):
+        for a in range(nk):
+            colb[a] = QT[j, a]
+        _chol_solve(LK, nk, colb, colx)
+        for a in range(nk):
+            X[a, j] = colx[a]
+    qtK = np.empty(nk)
+    for a in range(nk):
+        qtK[a] = qt[kept[a]]
+    y = np.empty(nk)
+    _chol_solve(LK, nk, qtK, y)
+    Qp = Q - QT @ X
+    for i in range(p):
+        for j in range(i):
+            s = 0.5 * (Qp[i, j] + Qp[j, i])
+            Qp[i, j] = s
+            Qp[j, i] = s
+    qtv = QT @ y                        # p
+    qnp = qn - Nu @ qtv
+    status, piv, na = _ppm(Nu, Qp, qnp, warm, nwarm, cn, active, max_iter, tol)
+    if status == LCP_MAXITER:
+        # fall back on Lemke with the dense matrix
+        Md = Nu @ Qp @ Nu.T
+        st2, piv2 = _lemke(Md, qnp, cn, 50 * (nc + 1), tol)
+        piv += piv2
+        status = st2
+        na = 0
+        for i in range(nc):
+            if cn[i] > 0.0:
+                active[na] = i
+                na += 1
+        info[4] = 1.0
+    # c_K = −(y + X Nuᵀ c_n)
+    u = Nu.T @ cn
+    cK = -(y + X @ u)
+    ct[:] = 0.0
+    for a in range(nk):
+        ct[kept[a]] = cK[a]
+    info[0] = status
+    info[1] = piv
+    info[2] = na
+    info[3] = nk
+    return na
+
+
+@njit(cache=True)
+def _edges(k):
+    """Unit directions of the k edges of the linearized cone in the tangent plane."""
+    c = np.empty(k)
+    s = np.empty(k)
+    for e in range(k):
+        th = 2.0 * math.pi * e / k
+        c[e] = math.cos(th)
+        s[e] = math.sin(th)
+    if k % 4 == 0:
+        # exact zeros and ones for the axis-aligned edges
+        for e in range(k):
+            c[e] = round(c[e] * 1e15) / 1e15
+            s[e] = round(s[e] * 1e15) / 1e15
+    return c, s
+
+
+@njit(cache=True)
+def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwarm, tau_prev,
+                out_tau, out_qacc, out_force, out_active, diag):
+    """The inverse dynamics of one control period for the chosen formulation.
+
+    Returns the number of entries written to out_active (LCP indices).
+    """
+    nv = M.shape[0]
+    h = fprm[FP_H]
+    gain = fprm[FP_GAIN]
+    tol = fprm[FP_TOL]
+    form = iprm[IP_FORM]
+    k = iprm[IP_K]
+    max_iter = iprm[IP_MAXITER]
+    na_ = act.shape[0]
+    isact = np.zeros(nv, dtype=np.bool_)
+    for i in range(na_):
+        isact[act[i]] = True
+    un = np.empty(nv - na_, dtype=np.int64)
+    nu_ = 0
+    for i in range(nv):
+        if not isact[i]:
+            un[nu_] = i
+            nu_ += 1
+    # Q = M_uu⁻¹ and the velocities at zero contact impulse
+    Muu = np.empty((nu_, nu_))
+    for a in range(nu_):
+        for b in range(nu_):
+            Muu[a, b] = M[un[a], un[b]]
+    Lu = np.zeros((nu_, nu_))
+    if not _cholesky(Muu, Lu):
+        # M restricted to the unactuated dofs is singular (a dof moving no mass)
+        diag[DG_STATUS] = LCP_SINGULAR
+        out_tau[:] = np.nan
+        out_qacc[:] = np.nan
+        out_force[:nc, :] = np.nan
+        return 0
+    Q = np.empty((nu_, nu_))
+    e_ = np.zeros(nu_)
+    x_ = np.empty(nu_)
+    for j in range(nu_):
+        e_[:] = 0.0
+        e_[j] = 1.0
+        _chol_solve(Lu, nu_, e_, x_)
+        Q[:, j] = x_
+    v0 = np.empty(nv)
+    for i in range(nv):
+        v0[i] = v[i] + h * qacc_des[i]
+    Mvf = M @ v + h * f
+    rhs = np.empty(nu_)
+    for a in range(nu_):
+        s = Mvf[un[a]]
+        for i in range(na_):
+            s -= M[un[a], act[i]] * v0[act[i]]
+        rhs[a] = s
+    v0u = Q @ rhs
+    for a in range(nu_):
+        v0[un[a]] = v0u[a]
+    # rows restricted to the unactuated dofs, and their velocities at zero impulse
+    nrow = 3 * nc
+    Ru = np.empty((nrow, nu_))
+    rv = np.empty(nrow)
+    for r in range(nrow):
+        for a in range(nu_):
+            Ru[r, a] = rows[r, un[a]]
+        s = 0.0
+        for i in range(nv):
+            s += rows[r, i] * v0[i]
+        rv[r] = s
+    pimp = np.zeros(nv)               # generalized contact impulse Jᵀ z
+    out_force[:nc, :] = 0.0
+    nact = 0
+    status = LCP_SOLVED
+    if form == NOSLIP:
+        Nu = np.empty((nc, nu_))
+        Tu = np.empty((2 * nc, nu_))
+        qn = np.empty(nc)
+        qt = np.empty(2 * nc)
+        for c in range(nc):
+            Nu[c, :] = Ru[3 * c]
+            qn[c] = rv[3 * c] + gain * phi[c] / h
+            for t in range(2):
+                Tu[2 * c + t, :] = Ru[3 * c + 1 + t]
+                qt[2 * c + t] = rv[3 * c + 1 + t]
+        cn = np.zeros(nc)
+        ct = np.zeros(2 * nc)
+        info = np.zeros(5)
+        nact = _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, out_active,
+                            info)
+        status = int(info[0])
+        diag[DG_PIVOTS] = info[1]
+        diag[DG_KEPT] = info[3]
+        diag[DG_FALLBACK] = info[4]
+        diag[DG_NLCP] = nc
+        for c in range(nc):
+            out_force[c, 0] = cn[c] / h
+            out_force[c, 1] = ct[2 * c] / h
+            out_force[c, 2] = ct[2 * c + 1] / h
+            for i in range(nv):
+                pimp[i] += (rows[3 * c, i] * cn[c] + rows[3 * c + 1, i] * ct[2 * c]
+                            + rows[3 * c + 2, i] * ct[2 * c + 1])
+    elif form == COULOMB or form == COULOMB_ENUM:
+        cs, sn = _edges(k)
+        nd = nc * k
+        n = nc + nd + nc
+        # rows of N and D on the unactuated dofs, and their free velocities
+        JU = np.empty((nc + nd, nu_))
+        jv = np.empty(nc + nd)
+        for c in range(nc):
+            JU[c, :] = Ru[3 * c]
+            jv[c] = rv[3 * c] + gain * phi[c] / h
+            for e in range(k):
+                r = nc + c * k + e
+                for a in range(nu_):
+                    JU[r, a] = cs[e] * Ru[3 * c + 1, a] + sn[e] * Ru[3 * c + 2, a]
+                jv[r] = cs[e] * rv[3 * c + 1] + sn[e] * rv[3 * c + 2]
+        A = JU @ Q @ JU.T
+        Ml = np.zeros((n, n))
+        ql = np.zeros(n)
+        for i in range(nc + nd):
+            ql[i] = jv[i]
+            for j in range(nc + nd):
+                Ml[i, j] = A[i, j]
+        for c in range(nc):
+            for e in range(k):
+                r = nc + c * k + e
+                Ml[r, nc + nd + c] = 1.0          # E
+                Ml[nc + nd + c, r] = -1.0         # −Eᵀ
+            Ml[nc + nd + c, c] = mu[c]            # U
+        diag[DG_NLCP] = n
+        x = np.zeros(n)
+        st, piv = _lemke(Ml, ql, x, 50 * (n + 1), tol)
+        status = st
+        diag[DG_PIVOTS] = piv
+        if form == COULOMB_ENUM and n <= iprm[IP_ENUMCAP]:
+            sols = np.empty((512, n))
+            ns = _enumerate(Ml, ql, sols, tol)
+            diag[DG_NSOL] = ns
+            ns = min(ns, 512)
+            best = np.inf
+            if status == LCP_SOLVED:
+                best = _coulomb_tau_dist(x, M, f, v, v0, Q, un, act, rows, nc, k, cs, sn, h,
+                                         tau_prev)
+            for s_ in range(ns):
+                dist = _coulomb_tau_dist(sols[s_], M, f, v, v0, Q, un, act, rows, nc, k, cs, sn,
+                                         h, tau_prev)
+                if dist < best:
+                    best = dist
+                    x[:] = sols[s_]
+                    status = LCP_SOLVED
+        for c in range(nc):
+            cn = x[c]
+            f1 = 0.0
+            f2 = 0.0
+            for e in range(k):
+                b = x[nc + c * k + e]
+                f1 += cs[e] * b
+                f2 += sn[e] * b
+            out_force[c, 0] = cn / h
+            out_force[c, 1] = f1 / h
+            out_force[c, 2] = f2 / h
+            for i in range(nv):
+                pimp[i] += rows[3 * c, i] * cn + rows[3 * c + 1, i] * f1 + rows[3 * c + 2, i] * f2
+    else:
+        cs, sn = _edges(k)
+        ne = nc * k
+        EU = np.empty((ne, nu_))
+        ev = np.empty(ne)
+        EF = np.empty((ne, nv))
+        for c in range(nc):
+            for e in range(k):
+                r = c * k + e
+                a1 = mu[c] * cs[e]
+                a2 = mu[c] * sn[e]
+                for a in range(nu_):
+                    EU[r, a] = Ru[3 * c, a] + a1 * Ru[3 * c + 1, a] + a2 * Ru[3 * c + 2, a]
+                for i in range(nv):
+                    EF[r, i] = rows[3 * c, i] + a1 * rows[3 * c + 1, i] + a2 * rows[3 * c + 2, i]
+                ev[r] = rv[3 * c] + a1 * rv[3 * c + 1] + a2 * rv[3 * c + 2] + gain * phi[c] / h
+        fe = np.zeros(ne)
+        st, piv, nact = _ppm(EU, Q, ev, warm, nwarm, fe, out_active, max_iter, tol)
+        if st == LCP_MAXITER:
+            st, piv2 = _lemke(EU @ Q @ EU.T, ev, fe, 50 * (ne + 1), tol)
+            piv += piv2
+            nact = 0
+            for i in range(ne):
+                if fe[i] > 0.0:
+                    out_active[nact] = i
+                    nact += 1
+            diag[DG_FALLBACK] = 1.0
+        status = st
+        diag[DG_PIVOTS] = piv
+        diag[DG_NLCP] = ne
+        if status == LCP_SOLVED and ne > 0:
+            diag[DG_STAGE2] = _cfree_stage2(fe, EU, ev, EF, Q, Lu, M, f, v, v0, un, act, h,
+                                            tau_prev, fprm[FP_EPS], max_iter, tol, diag)
+        for c in range(nc):
+            fn = 0.0
+            f1 = 0.0
+            f2 = 0.0
+            for e in range(k):
+                b = fe[c * k + e]
+                fn += b
+                f1 += mu[c] * cs[e] * b
+                f2 += mu[c] * sn[e] * b
+            out_force[c, 0] = fn / h
+            out_force[c, 1] = f1 / h
+            out_force[c, 2] = f2 / h
+        for r in range(ne):
+            if fe[r] != 0.0:
+                for i in range(nv):
+                    pimp[i] += EF[r, i] * fe[r]
+    diag[DG_STATUS] = status
+    diag[DG_NACTIVE] = nact
+    _finish(M, f, v, v0, Q, un, act, pimp, h, out_tau, out_qacc)
+    return nact
+
+
+@njit(cache=True)
+def _finish(M, f, v, v0, Q, un, act, pimp, h, out_tau, out_qacc):
+    """v⁺_u = v0_u + Q p_u, v⁺_a = ν; qacc = (v⁺ − v)/h; τ = (M qacc − f − p/h)_a."""
+    nv = M.shape[0]
+    nu_ = un.shape[0]
+    vp = v0.copy()
+    for a in range(nu_):
+        s = 0.0
+        for b in range(nu_):
+            s += Q[a, b] * pimp[un[b]]
+        vp[un[a]] += s
+    for i in range(nv):
+        out_qacc[i] = (vp[i] - v[i]) / h
+    for j in range(act.shape[0]):
+        i = act[j]
+        s = -f[i] - pimp[i] / h
+        for c in range(nv):
+            s += M[i, c] * out_qacc[c]
+        out_tau[j] = s
+
+
+@njit(cache=True)
+def _coulomb_tau_dist(x, M, f, v, v0, Q, un, act, rows, nc, k, cs, sn, h, tau_prev):
+    """‖τ(x) − τ_prev‖² for a solution x = (c_n, β, λ) of the Coulomb LCP."""
+    nv = M.shape[0]
+    pimp = np.zeros(nv)
+    for c in range(nc):
+        cn = x[c]
+        f1 = 0.0
+        f2 = 0.0
+        for e in range(k):
+            b = x[nc + c * k + e]
+            f1 += cs[e] * b
+            f2 += sn[e] * b
+        for i in range(nv):
+            pimp[i] += rows[3 * c, i] * cn + rows[3 * c + 1, i] * f1 + rows[3 * c + 2, i] * f2
+    tau = np.empty(act.shape[0])
+    qacc = np.empty(nv)
+    _finish(M, f, v, v0, Q, un, act, pimp, h, tau, qacc)
+    s = 0.0
+    for j in range(act.shape[0]):
+        s += (tau[j] - tau_prev[j]) ** 2
+    return s
+
+
+@njit(cache=True)
+def _cfree_stage2(fe, EU, ev, EF, Q, Lu, M, f, v, v0, un, act, h, tau_prev, eps, max_iter, tol,
+                  diag):
+    """Second stage of §6: among the QP's optimal impulses, those closest to τ_prev.
+
+    The optimal set of  min ½ fᵀ(EU Q EUᵀ)f + evᵀf, f ≥ 0  is {f ≥ 0 : Luᵀ EUᵀ f = Luᵀ EUᵀ f*,
+    evᵀ f = evᵀ f*} (the objective is constant there and its Hessian B Bᵀ, B = EU Lu, has the
+    null space of Bᵀ). On it v⁺ is fixed and τ(f) = τ* − (1/h) EF_aᵀ (f − f*), so
+        min ½‖τ(f) − τ_prev‖² + ½ ε ‖f‖²
+    over that set picks the torques nearest the last ones (ε > 0, tiny, makes the solution
+    unique and spreads the force evenly). Solved by `qp_eq_nonneg` from f*.
+    """
+    ne = fe.shape[0]
+    nu_ = Q.shape[0]
+    na_ = act.shape[0]
+    B = EU @ Lu                          # ne × nu_
+    E = np.empty((nu_ + 1, ne))
+    for a in range(nu_):
+        for r in range(ne):
+            E[a, r] = B[r, a]
+    for r in range(ne):
+        E[nu_, r] = ev[r]
+    # τ(f) = c0 − (1/h) Ja f,  Ja[j, r] = EF[r, act[j]]
+    Ja = np.empty((na_, ne))
+    for j in range(na_):
+        for r in range(ne):
+            Ja[j, r] = EF[r, act[j]] / h
+    tau_star = np.empty(na_)
+    qacc = np.empty(M.shape[0])
+    pimp = EF.T @ fe
+    _finish(M, f, v, v0, Q, un, act, pimp, h, tau_star, qacc)
+    c0 = tau_star + Ja @ fe
+    H = Ja.T @ Ja
+    sc = 0.0
+    for r in range(ne):
+        sc = max(sc, H[r, r])
+    for r in range(ne):
+        H[r, r] += eps * max(sc, 1.0)
+    g = -(Ja.T @ (c0 - tau_prev))
+    x = fe.copy()
+    it, ok = _qp_eq_nonneg(H, g, E, x, max_iter, tol)
+    diag[DG_STAGE2OK] = 1.0 if ok else 0.0
+    # accept only if the first-stage optimality still holds
+    r0 = E @ fe
+    r1 = E @ x
+    err = 0.0
+    for a in range(nu_ + 1):
+        err = max(err, abs(r1[a] - r0[a]))
+    if ok and err <= 1e-7 * (1.0 + np.max(np.abs(r0))):
+        fe[:] = x
+    else:
+        diag[DG_STAGE2OK] = 0.0
+    return it
+
+
+@njit(cache=True)
+def _project(M, v, a_ref, rows, phi, nc, gain, h, noslip, max_iter, tol, a_out):
+    """§4.5: the accelerations nearest a_ref (in M's metric) that the contacts admit.
+
+        min ½ (a − a_ref)ᵀ M (a − a_ref)  s.t.  N v⁺ + gain max(φ, 0)/h ≥ 0  [, T v⁺ = 0]
+    with v⁺ = v + h a. a = −v/h (v⁺ = 0) is feasible, so the QP always has a solution; its
+    dual is the no-slip contact problem of the whole system (G = M⁻¹), solved by
+    `_noslip_core`: a = a_ref + M⁻¹ (Nᵀ c_n + Tᵀ c_t)/h.
+    """
+    nv = M.shape[0]
+    L = np.zeros((nv, nv))
+    _cholesky(M, L)
+    Minv = np.empty((nv, nv))
+    e_ = np.zeros(nv)
+    x_ = np.empty(nv)
+    for j in range(nv):
+        e_[:] = 0.0
+        e_[j] = 1.0
+        _chol_solve(L, nv, e_, x_)
+        Minv[:, j] = x_
+    nt = 2 * nc if noslip else 0
+    Nf = np.empty((nc, nv))
+    Tf = np.empty((nt, nv))
+    qn = np.empty(nc)
+    qt = np.empty(nt)
+    v0 = v + h * a_ref
+    for c in range(nc):
+        Nf[c, :] = rows[3 * c]
+        qn[c] = rows[3 * c] @ v0 + gain * max(phi[c], 0.0) / h
+        if noslip:
+            for t in range(2):
+                Tf[2 * c + t, :] = rows[3 * c + 1 + t]
+                qt[2 * c + t] = rows[3 * c + 1 + t] @ v0
+    cn = np.zeros(nc)
+    ct = np.zeros(nt)
+    act = np.empty(max(nc, 1), dtype=np.int64)
+    info = np.zeros(5)
+    _noslip_core(Nf, qn, Tf, qt, Minv, act, 0, max_iter, tol, cn, ct, act, info)
+    p = Nf.T @ cn + Tf.T @ ct
+    a_out[:] = a_ref + (Minv @ p) / h
+    return int(info[0])
+
+
+@njit(cache=True)
+def _residuals(rows, phi, mu, nc, v, qacc, force, gain, h, diag):
+    """Residuals of the prediction: slip, penetration, complementarity, cone violation.
+
+    slip = max |T v⁺|, penetration = max(0, −(N v⁺ + gain φ/h)) (m/s), complementarity =
+    max |c_n (N v⁺ + gain φ/h)|, cone = max(−f_n, ‖f_t‖ − μ f_n) (N).
+    """
+    vp = v + h * qacc
+    slip = 0.0
+    pen = 0.0
+    comp = 0.0
+    cone = 0.0
+    for c in range(nc):
+        vn = rows[3 * c] @ vp + gain * phi[c] / h
+        pen = max(pen, -vn)
+        comp = max(comp, abs(force[c, 0] * h * vn))
+        for t in range(2):
+            slip = max(slip, abs(rows[3 * c + 1 + t] @ vp))
+        ft = math.sqrt(force[c, 1] ** 2 + force[c, 2] ** 2)
+        cone = max(cone, -force[c, 0], ft - mu[c] * force[c, 0])
+    diag[DG_SLIP] = slip
+    diag[DG_PENETRATION] = pen
+    diag[DG_COMPL] = comp
+    diag[DG_CONE] = cone
+
+
+@njit(cache=True)
+def _rigid_solve(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwarm, tau_prev,
+                 out_tau, out_qacc, out_force, out_active, diag):
+    """`_solve_once`, then the §4.5 projection and a second solve when needed.
+
+    Needed when the LCP has no solution or, for no-slip, the contacts cannot follow the
+    desired motion (slip or penetration above 1000 tol).
+    """
+    h = fprm[FP_H]
+    gain = fprm[FP_GAIN]
+    tol = fprm[FP_TOL]
+    form = iprm[IP_FORM]
+    diag[:] = 0.0
+    nact = _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwarm,
+                       tau_prev, out_tau, out_qacc, out_force, out_active, diag)
+    _residuals(rows, phi, mu, nc, v, out_qacc, out_force, gain, h, diag)
+    diag[DG_STATUS0] = diag[DG_STATUS]
+    if diag[DG_STATUS] == LCP_SINGULAR:
+        return nact
+    bad = diag[DG_STATUS] != LCP_SOLVED or diag[DG_PENETRATION] > 1e3 * tol
+    if form == NOSLIP and diag[DG_SLIP] > 1e3 * tol:
+        bad = True
+    if iprm[IP_PROJECT] and bad and nc > 0:
+        a_c = np.empty(M.shape[0])
+        _project(M, v, qacc_des, rows, phi, nc, gain, h, form == NOSLIP, iprm[IP_MAXITER], tol,
+                 a_c)
+        dacc = 0.0
+        for j in range(act.shape[0]):
+            dacc = max(dacc, abs(a_c[act[j]] - qacc_des[act[j]]))
+        nact = _solve_once(M, f, v, a_c, act, rows, phi, mu, nc, fprm, iprm, warm, nwarm,
+                           tau_prev, out_tau, out_qacc, out_force, out_active, diag)
+        _residuals(rows, phi, mu, nc, v, out_qacc, out_force, gain, h, diag)
+        diag[DG_PROJECTED] = 1.0
+        diag[DG_DACC] = dacc
+    return nact
+
+
+@njit(cache=True)
+def _rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, out_tau,
+                  out_qacc, out_force, out_cid, out_keys, diag):
+    """One compiled call: the state's dynamics and contacts, then `_rigid_solve`.
+
+    Returns (contacts, entries of out_keys).
+    """
+    _fwd_position(m, d)
+    _fwd_velocity(m, d)
+    _collision(m, d)
+    nv = m.nv
+    M = np.empty((nv, nv))
+    _dense_from_sparse(m, d.qM, M)
+    f = np.empty(nv)
+    for i in range(nv):
+        f[i] = d.qfrc_passive[i] - d.qfrc_bias[i] + d.qfrc_applied[i]
+    _xfrc_accumulate(m, d, f)
+    ncmax = d.ncon[0]
+    rows = np.empty((3 * max(ncmax, 1), nv))
+    phi = np.empty(max(ncmax, 1))
+    mu = np.empty(max(ncmax, 1))
+    cid = np.empty(max(ncmax, 1), dtype=np.int64)
+    occ = np.empty(max(ncmax, 1), dtype=np.int64)
+    nc = _contact_rows(m, d, fprm[FP_MU], rows, phi, mu, cid, occ)
+    # previous active set → LCP indices of the current contacts (same geom pair, occurrence)
+    form = iprm[IP_FORM]
+    per = 1 if form == NOSLIP else iprm[IP_K]
+    warm = np.empty(max(nwarm, 1), dtype=np.int64)
+    nw = 0
+    for a in range(nwarm):
+        for c in range(nc):
+            ci = cid[c]
+            if (d.contact_geom[ci, 0] == warm_keys[a, 0]
+                    and d.contact_geom[ci, 1] == warm_keys[a, 1]
+                    and occ[c] == warm_keys[a, 2] and warm_keys[a, 3] < per):
+                warm[nw] = c * per + warm_keys[a, 3]
+                nw += 1
+                break
+    active = np.empty(max(nc * per, 1), dtype=np.int64)
+    nact = _rigid_solve(M, f, d.qvel, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nw,
+                        tau_prev, out_tau, out_qacc, out_force, active, diag)
+    for c in range(nc):
+        out_cid[c] = cid[c]
+    for a in range(nact):
+        c = active[a] // per
+        ci = cid[c]
+        out_keys[a, 0] = d.contact_geom[ci, 0]
+        out_keys[a, 1] = d.contact_geom[ci, 1]
+        out_keys[a, 2] = occ[c]
+        out_keys[a, 3] = active[a] - c * per
+    return nc, nact
+
+
+@njit(cache=True)
+def _contact_forces(m, d, out):
+    """Contact forces of the last constraint solve in each contact's frame (mj_contactForce).
+
+    out[c] = (normal, tangent 1, tangent 2) in newtons for c < ncon (zero for excluded
+    contacts). Pyramidal edges f_e on J_n ± μ_k J_k give normal Σ f_e and tangent k
+    μ_k (f_{k+} − f_{k−}); elliptic rows are the frame components themselves.
+    """
+    for c in range(d.ncon[0]):
+        out[c, 0] = 0.0
+        out[c, 1] = 0.0
+        out[c, 2] = 0.0
+    i = 0
+    nefc = d.nefc[0]
+    while i < nefc:
+        t = d.efc_type[i]
+        if t == CNSTR_CONTACT_FRICTIONLESS:
+            out[d.efc_id[i], 0] = d.efc_force[i]
+            i += 1
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            c = d.efc_id[i]
+            dim = d.contact_dim[c]
+            for k in range(dim - 1):
+                fp = d.efc_force[i + 2 * k]
+                fm = d.efc_force[i + 2 * k + 1]
+                out[c, 0] += fp + fm
+                if k < 2:
+                    out[c, 1 + k] = d.contact_friction[c, k] * (fp - fm)
+            i += 2 * (dim - 1)
+        elif t == CNSTR_CONTACT_ELLIPTIC:
+            c = d.efc_id[i]
+            dim = d.contact_dim[c]
+            for k in range(3):
+                out[c, k] = d.efc_force[i + k]
+            i += dim
+        else:
+            i += 1
+
+
+_k_rigid = _entry.Kernel(_rigid_kernel)
+_k_forces = _entry.Kernel(_contact_forces)
+
+FORMULATIONS = {"noslip": NOSLIP, "coulomb": COULOMB, "coulomb_enum": COULOMB_ENUM,
+                "cfree": CFREE}
+_DIAG_NAMES = ("status", "pivots", "nactive", "lcp_size", "projected", "projection_change",
+               "slip", "penetration", "complementarity", "cone_violation", "nsolutions",
+               "stage2_iterations", "fallback_lemke", "tangent_rows_kept", "status_first",
+               "stage2_converged")
+
+
+@dataclass
+class RigidIDResult:
+    """Torques and contact forces predicted by `inverse_dynamics` for one control period.
+
+    Attributes:
+        formulation: the formulation used.
+        tau: (nact,) generalized force on each actuated dof (dofs in `dofs`), N or N m.
+        dofs: (nact,) the actuated dofs, ascending.
+        qfrc_actuator: (nv,) tau scattered on the dofs (zero elsewhere): apply it as
+            qfrc_applied (with actuation disabled) or divide by the gear of motor actuators.
+        qacc: (nv,) the accelerations these forces realize under the contact model: the
+            desired ones on actuated dofs (or their §4.5 projection), the predicted ones on
+            the others (floating base, free objects).
+        contact_id: (nc,) index in d.contact_* of each contact used (excluded ones skipped).
+        contact_force: (nc, 3) predicted force on geom 2 from geom 1 in the contact frame
+            (normal, tangent 1, tangent 2), N (impulse / h).
+        active: (k, 4) int keys (geom 1, geom 2, occurrence of the pair, LCP row within the
+            contact) of the final active set; passed back through `previous` it warm-starts
+            the next call even when the contacts are listed in another order.
+        status: "solved", "infeasible", "iteration limit" or "singular" (see jointspace.lcp).
+        pivots: LCP pivots of this call.
+        diagnostics: dict of floats: status, pivots, nactive, lcp_size, projected (1 if
+            §4.5 changed the accelerations), projection_change (max change of an actuated
+            acceleration), slip (max |T v⁺|, m/s), penetration (max violation of
+            N v⁺ + gain φ/h ≥ 0, m/s), complementarity (max |c_n (N v⁺ + gain φ/h)|),
+            cone_violation (max of −f_n and ‖f_t‖ − μ f_n, N; meaningless for "noslip"),
+            nsolutions (Algorithm 3), stage2_iterations, fallback_lemke (1 if pivoting
+            gave up and Lemke finished), tangent_rows_kept (Algorithm 1), status_first (the
+            LCP's status before any projection), stage2_converged.
+    """
+
+    formulation: str
+    tau: np.ndarray
+    dofs: np.ndarray
+    qfrc_actuator: np.ndarray
+    qacc: np.ndarray
+    contact_id: np.ndarray
+    contact_force: np.ndarray
+    active: np.ndarray
+    status: str
+    pivots: int
+    diagnostics: dict = field(default_factory=dict)
+
+
+def actuated_dofs(m):
+    """The dofs driven by the model's actuators (joint transmissions), ascending.
+
+    Raises:
+        JointspaceError: an actuator acts through a site, body or tendon, or on a ball or
+            free joint (the selection matrix S of §2.2 needs one dof per actuator).
+    """
+    dofs = []
+    for a in range(m.nu):
+        name = m.names["actuator"][a] or str(a)
+        if m.actuator_trntype[a] != TRN_JOINT:
+            raise JointspaceError(f"rigid inverse dynamics: actuator {name!r} does not act on "
+                                  "a joint; only joint transmissions can be selected")
+        j = m.actuator_trnid[a, 0]
+        if m.jnt_type[j] not in (JNT_HINGE, JNT_SLIDE):
+            raise JointspaceError(f"rigid inverse dynamics: actuator {name!r} drives a ball or "
+                                  "free joint; use hinge or slide joints for actuated dofs")
+        dofs.append(int(m.jnt_dofadr[j]))
+    return np.array(sorted(set(dofs)), dtype=np.int64)
+
+
+def _actuated(m):
+    cache = getattr(m, "_rigid_dofs", None)
+    if cache is None:
+        cache = actuated_dofs(m)
+        m._rigid_dofs = cache
+    return cache
+
+
+def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=None, h=None,
+                     edges=4, gap_gain=1.0, project=True, enum_max=16, max_iter=200,
+                     tol=1e-12, regularization=1e-9):
+    """Actuator forces and contact forces that realize desired accelerations (paper 002).
+
+    One compiled call: the position and velocity stages at (d.qpos, d.qvel) (M, bias and
+    passive forces), collision, the formulation's LCP/QP, the torques. Fills the same Data
+    fields as `forward`'s first stages (xpos, qM, qfrc_bias, qfrc_passive, contact_*, …).
+
+    Args:
+        m: the Model; its actuators (joint transmissions) define the actuated dofs.
+        d: a Data for m holding the state; qfrc_applied and xfrc_applied count as known
+            external forces.
+        qacc_desired: (nv,) desired accelerations; only the actuated dofs' entries are
+            imposed (the rest serve as the reference of the §4.5 projection).
+        formulation: "cfree" (default), "noslip", "coulomb" or "coulomb_enum".
+        mu: friction coefficient for every contact; None uses each contact's own
+            (d.contact_friction[:, 0]). Ignored by "noslip".
+        previous: the `RigidIDResult` of the last control step: its active set warm-starts
+            the pivoting and its τ is the target of the anti-chatter stages.
+        h: control period (s); default m.opt.timestep.
+        edges: k, the number of edges of the linearized friction cone (≥ 3; 4 = MuJoCo's
+            pyramid).
+        gap_gain: fraction of the gap φ closed per period (§3.2 uses 1).
+        project: apply §4.5 when the desired accelerations are inconsistent.
+        enum_max: largest LCP that "coulomb_enum" enumerates (2ⁿ systems); larger ones keep
+            Lemke's solution.
+        max_iter: pivot cap of the pivoting method and of the second-stage QP.
+        tol: LCP tolerance on velocities (m/s).
+        regularization: ε of the second stage (relative), which makes its solution unique.
+
+    Returns:
+        `RigidIDResult`.
+
+    Raises:
+        JointspaceError: unknown formulation, bad shapes or non-finite values, mu ≤ 0 or
+            not finite, edges < 3, h ≤ 0, an actuator that is not a hinge/slide joint
+            transmission, or a state with NaN.
+    """
+    fname = "rigid.inverse_dynamics"
+    _entry.check_pair(m, d, fname)
+    if formulation not in FORMULATIONS:
+        raise JointspaceError(f"{fname}: formulation must be one of {tuple(FORMULATIONS)}, "
+                              f"got {formulation!r}")
+    form = FORMULATIONS[formulation]
+    qacc_desired = _entry.vec(qacc_desired, m.nv, "qacc_desired", fname)
+    for name, x in (("qacc_desired", qacc_desired), ("d.qpos", d.qpos), ("d.qvel", d.qvel)):
+        if not np.all(np.isfinite(x)):
+            i = int(np.flatnonzero(~np.isfinite(x))[0])
+            raise JointspaceError(f"{fname}: {name}[{i}] is not finite; pass finite values")
+    if mu is not None and not (math.isfinite(mu) and mu > 0.0):
+        raise JointspaceError(f"{fname}: mu must be a finite positive number or None, got "
+                              f"{mu!r}; for infinite friction use formulation='noslip'")
+    if int(edges) != edges or edges < 3:
+        raise JointspaceError(f"{fname}: edges must be an integer ≥ 3 (the cone's polygon), "
+                              f"got {edges!r}")
+    h = float(m.opt.timestep if h is None else h)
+    if not (h > 0.0 and math.isfinite(h)):
+        raise JointspaceError(f"{fname}: h must be a positive control period, got {h!r}")
+    act = _actuated(m)
+    if previous is not None and not isinstance(previous, RigidIDResult):
+        raise JointspaceError(f"{fname}: previous must be the RigidIDResult of the last call "
+                              f"or None, got {type(previous).__name__}")
+    if previous is not None and previous.formulation == formulation:
+        warm = np.ascontiguousarray(previous.active, dtype=np.int64).reshape(-1, 4)
+    else:
+        warm = np.zeros((0, 4), dtype=np.int64)
+    tau_prev = previous.tau if previous is not None else np.zeros(act.size)
+    fprm = np.array([h, float(gap_gain), np.nan if mu is None else float(mu),
+                     float(regularization), float(tol)])
+    iprm = np.array([form, int(edges), int(max_iter), int(bool(project)), int(enum_max)],
+                    dtype=np.int64)
+    ncmax = m.nconmax
+    per = 1 if form == NOSLIP else int(edges)
+    out_tau = np.empty(act.size)
+    out_qacc = np.empty(m.nv)
+    out_force = np.empty((ncmax, 3))
+    out_cid = np.empty(ncmax, dtype=np.int64)
+    out_keys = np.empty((ncmax * per, 4), dtype=np.int64)
+    diag = np.zeros(NDIAG)
+    nc, na = _k_rigid(m._s, d._s, qacc_desired, fprm, iprm, act, warm, warm.shape[0], tau_prev,
+                      out_tau, out_qacc, out_force, out_cid, out_keys, diag)
+    qfrc = np.zeros(m.nv)
+    qfrc[act] = out_tau
+    return RigidIDResult(formulation, out_tau, act.copy(), qfrc, out_qacc,
+                         out_cid[:nc].copy(), out_force[:nc].copy(), out_keys[:na].copy(),
+                         STATUS_NAMES[int(diag[DG_STATUS])], int(diag[DG_PIVOTS]),
+                         dict(zip(_DIAG_NAMES, diag.tolist())))
+
+
+def contact_forces(m, d):
+    """(ncon, 3) forces of the last `forward`/`step` at each contact, in its frame.
+
+    (normal, tangent 1, tangent 2), N, on geom 2 from geom 1: the "sensed" contact forces of
+    the paper's virtual force sensors.
+    """
+    _entry.check_pair(m, d, "rigid.contact_forces")
+    out = np.empty((max(d.ncon[0], 1), 3))
+    _k_forces(m._s, d._s, out)
+    return out[:d.ncon[0]].copy()
