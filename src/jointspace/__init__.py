@@ -13,7 +13,7 @@ from jointspace import _cache
 
 _cache.install()  # before any kernel module is imported: see _cache's docstring
 
-from jointspace import models
+from jointspace import control, models
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
@@ -58,4 +58,5 @@ __all__ = [
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "control",
 ]
