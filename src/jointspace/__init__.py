@@ -13,7 +13,7 @@ from jointspace import _cache
 
 _cache.install()  # before any kernel module is imported: see _cache's docstring
 
-from jointspace import lcp, models, rigid
+from jointspace import control, lcp, models, rigid
 from jointspace.barrier import barrier_forward, barrier_inverse
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
@@ -68,5 +68,5 @@ __all__ = [
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
-    "inverse_trajectory", "barrier_forward", "barrier_inverse",
+    "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
 ]
