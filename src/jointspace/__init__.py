@@ -45,6 +45,7 @@ from jointspace.kinematics import (
     kinematics,
 )
 from jointspace.solver import primal_cost, solve
+from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
 
 __version__ = "0.1.0"
@@ -58,4 +59,5 @@ __all__ = [
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "Trajectory", "simulate",
 ]
