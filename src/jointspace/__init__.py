@@ -47,6 +47,8 @@ from jointspace.kinematics import (
 from jointspace.solver import primal_cost, solve
 from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
+from jointspace.viz import render
+from jointspace.viz.viewer import Viewer, view
 
 __version__ = "0.1.0"
 
@@ -59,5 +61,5 @@ __all__ = [
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
-    "Trajectory", "simulate",
+    "Trajectory", "Viewer", "render", "simulate", "view",
 ]

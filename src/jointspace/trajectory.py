@@ -33,6 +33,8 @@ from jointspace.constraint import (
 from jointspace.errors import JointspaceError
 
 _ARRAYS = ("time", "qpos", "qvel", "ctrl", "energy", "ncon", "contact_force")
+_META = ("model", "joint_names", "qpos_labels", "qvel_labels", "timestep", "record_every",
+         "steps", "contacts_total", "wall", "interrupted")
 
 
 def contact_normal_forces(m, d):
@@ -63,13 +65,28 @@ def contact_normal_forces(m, d):
     return out
 
 
+def coordinate_labels(m):
+    """Names of the qpos and qvel coordinates: the joint's name, with a suffix for free and
+    ball joints (x y z qw qx qy qz; vx vy vz wx wy wz)."""
+    qpos, qvel = [], []
+    suffix_q = {0: ("x", "y", "z", "qw", "qx", "qy", "qz"), 1: ("qw", "qx", "qy", "qz")}
+    suffix_v = {0: ("vx", "vy", "vz", "wx", "wy", "wz"), 1: ("wx", "wy", "wz")}
+    for j in range(m.njnt):
+        name = m.names["joint"][j] or f"joint {j}"
+        t = int(m.jnt_type[j])
+        qpos += [f"{name}.{s}" for s in suffix_q[t]] if t in suffix_q else [name]
+        qvel += [f"{name}.{s}" for s in suffix_v[t]] if t in suffix_v else [name]
+    return qpos, qvel
+
+
 class Trajectory:
     """States of a recorded simulation, one row per frame (see the module docstring).
 
     Attributes:
         time, qpos, qvel, ctrl, energy, ncon, contact_force: the per-frame arrays.
         model: what the model was loaded from (an embedded name or a path), or "".
-        joint_names: names of the model's joints (for plot labels).
+        joint_names: names of the model's joints.
+        qpos_labels, qvel_labels: names of the coordinates (see `coordinate_labels`).
         timestep: the model's time step (s).
         record_every: steps between frames.
         steps: steps taken in all.
@@ -79,7 +96,7 @@ class Trajectory:
     """
 
     def __init__(self, *, time, qpos, qvel, ctrl, energy, ncon, contact_force, model="",
-                 joint_names=(), timestep=0.0, record_every=1, steps=0, contacts_total=0,
+                 joint_names=(), qpos_labels=(), qvel_labels=(), timestep=0.0, record_every=1, steps=0, contacts_total=0,
                  wall=0.0, interrupted=False):
         self.time = np.asarray(time, dtype=float)
         self.qpos = np.asarray(qpos, dtype=float)
@@ -90,6 +107,8 @@ class Trajectory:
         self.contact_force = np.asarray(contact_force, dtype=float)
         self.model = str(model)
         self.joint_names = [str(n) for n in joint_names]
+        self.qpos_labels = [str(n) for n in qpos_labels]
+        self.qvel_labels = [str(n) for n in qvel_labels]
         self.timestep = float(timestep)
         self.record_every = int(record_every)
         self.steps = int(steps)
@@ -123,6 +142,8 @@ class Trajectory:
             with os.fdopen(fd, "wb") as f:
                 np.savez(f, **{k: getattr(self, k) for k in _ARRAYS},
                          model=np.array(self.model), joint_names=np.array(self.joint_names),
+                         qpos_labels=np.array(self.qpos_labels),
+                         qvel_labels=np.array(self.qvel_labels),
                          timestep=self.timestep, record_every=self.record_every,
                          steps=self.steps, contacts_total=self.contacts_total, wall=self.wall,
                          interrupted=self.interrupted)
@@ -144,13 +165,14 @@ class Trajectory:
             raise JointspaceError(f"trajectory file not found: {path}")
         try:
             with np.load(path, allow_pickle=False) as z:
-                missing = [k for k in _ARRAYS if k not in z.files]
+                missing = [k for k in _ARRAYS + _META if k not in z.files]
                 if missing:
                     raise JointspaceError(
                         f"{path}: not a jointspace trajectory (no {', '.join(missing)}); "
                         f"write one with `jointspace simulate MODEL --out FILE.npz`")
                 kw = {k: z[k] for k in _ARRAYS}
                 kw.update(model=str(z["model"]), joint_names=list(z["joint_names"]),
+                          qpos_labels=list(z["qpos_labels"]), qvel_labels=list(z["qvel_labels"]),
                           timestep=float(z["timestep"]), record_every=int(z["record_every"]),
                           steps=int(z["steps"]), contacts_total=int(z["contacts_total"]),
                           wall=float(z["wall"]), interrupted=bool(z["interrupted"]))
@@ -268,6 +290,8 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
     wall = time.perf_counter() - t0
     if progress is not None:
         progress(done, nstep, wall)
+    qlabels, vlabels = coordinate_labels(m)
     return Trajectory(**{k: v[:nrec] for k, v in rec.items()}, model=model_name,
-                      joint_names=m.names["joint"], timestep=dt, record_every=record_every,
+                      joint_names=m.names["joint"], qpos_labels=qlabels, qvel_labels=vlabels,
+                      timestep=dt, record_every=record_every,
                       steps=done, contacts_total=contacts, wall=wall, interrupted=interrupted)
