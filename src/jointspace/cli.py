@@ -170,8 +170,11 @@ def cmd_models(args):
 
 
 def parse_ctrl(m, spec):
-    """Controls from a --ctrl SPEC: a number, nu comma-separated numbers, name=value pairs,
-    or a .npy/.csv/.txt file holding (nu,) or (steps, nu) values."""
+    """Controls from a --ctrl SPEC (None: leave d.ctrl alone).
+
+    SPEC is a number (every actuator), nu comma-separated numbers, name=value pairs, or a
+    .npy/.csv/.txt file holding (nu,) or (steps, nu) values.
+    """
     if spec is None:
         return None
     if os.path.isfile(spec):

@@ -66,8 +66,11 @@ def contact_normal_forces(m, d):
 
 
 def coordinate_labels(m):
-    """Names of the qpos and qvel coordinates: the joint's name, with a suffix for free and
-    ball joints (x y z qw qx qy qz; vx vy vz wx wy wz)."""
+    """Names of the qpos and qvel coordinates.
+
+    Each is its joint's name, with a suffix for free and ball joints (x y z qw qx qy qz;
+    vx vy vz wx wy wz).
+    """
     qpos, qvel = [], []
     suffix_q = {0: ("x", "y", "z", "qw", "qx", "qy", "qz"), 1: ("qw", "qx", "qy", "qz")}
     suffix_v = {0: ("vx", "vy", "vz", "wx", "wy", "wz"), 1: ("wx", "wy", "wz")}
@@ -96,8 +99,8 @@ class Trajectory:
     """
 
     def __init__(self, *, time, qpos, qvel, ctrl, energy, ncon, contact_force, model="",
-                 joint_names=(), qpos_labels=(), qvel_labels=(), timestep=0.0, record_every=1, steps=0, contacts_total=0,
-                 wall=0.0, interrupted=False):
+                 joint_names=(), qpos_labels=(), qvel_labels=(), timestep=0.0,
+                 record_every=1, steps=0, contacts_total=0, wall=0.0, interrupted=False):
         self.time = np.asarray(time, dtype=float)
         self.qpos = np.asarray(qpos, dtype=float)
         self.qvel = np.asarray(qvel, dtype=float)
@@ -147,6 +150,9 @@ class Trajectory:
                          timestep=self.timestep, record_every=self.record_every,
                          steps=self.steps, contacts_total=self.contacts_total, wall=self.wall,
                          interrupted=self.interrupted)
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -172,7 +178,8 @@ class Trajectory:
                         f"write one with `jointspace simulate MODEL --out FILE.npz`")
                 kw = {k: z[k] for k in _ARRAYS}
                 kw.update(model=str(z["model"]), joint_names=list(z["joint_names"]),
-                          qpos_labels=list(z["qpos_labels"]), qvel_labels=list(z["qvel_labels"]),
+                          qpos_labels=list(z["qpos_labels"]),
+                          qvel_labels=list(z["qvel_labels"]),
                           timestep=float(z["timestep"]), record_every=int(z["record_every"]),
                           steps=int(z["steps"]), contacts_total=int(z["contacts_total"]),
                           wall=float(z["wall"]), interrupted=bool(z["interrupted"]))

@@ -1,10 +1,11 @@
 """Seeing a model: offscreen images and videos, the browser viewer, trajectory plots.
 
+Example:
     img = js.render(m, d)                       # (h, w, 3) uint8, CPU only
     js.viz.write_png("pose.png", img)
     js.viz.render_trajectory(m, "fall.mp4", seconds=3)   # also .gif, .png
     v = js.view(m, d)                           # browser viewer; v.sync() after each step
-    js.viz.plot_trajectory(traj, "plot.png")    # needs matplotlib (the `viewer` extra)
+    js.viz.plot.plot_trajectory(traj, "plot.png")   # matplotlib (the `viewer` extra)
 """
 
 from __future__ import annotations
@@ -77,7 +78,12 @@ def render_trajectory(m, out, *, seconds=0.0, traj=None, ctrl=None, fps=30.0, wi
             recorded frame nearest in time).
         ctrl: controls, as for `jointspace.simulate` (a scalar, (nu,) or (steps, nu)).
         fps: video frames per second of simulated time.
-        width, height, camera, contacts, com, frames: as for `render`.
+        width: image width in pixels.
+        height: image height in pixels.
+        camera: a `Camera` (default: tracking the center of mass).
+        contacts: draw contact points and normal forces.
+        com: draw the center of mass.
+        frames: draw the body frames.
         progress: optional callable progress(done_frames, total_frames, wall_seconds).
         d: the Data to simulate from (default: a new one at qpos0).
 
@@ -101,7 +107,6 @@ def render_trajectory(m, out, *, seconds=0.0, traj=None, ctrl=None, fps=30.0, wi
             times = [t for t in times if t <= t0 + seconds + 1e-9] if writer else \
                 [min(t0 + seconds, t1)]
     else:
-        spf = max(1, int(round(1.0 / (fps * dt))))         # steps per video frame
         nframes = int(np.floor(seconds * fps + 1e-9)) + 1 if writer is not None else 1
         nsteps = int(round(seconds / dt))
         table = _ctrl_table(m, ctrl, max(nsteps, 1))
@@ -129,8 +134,10 @@ def render_trajectory(m, out, *, seconds=0.0, traj=None, ctrl=None, fps=30.0, wi
                 else:
                     kinematics(m, d)
             else:
-                # advance to the frame's step count (the whole run for a single .png)
-                target = min(k * spf, nsteps) if writer is not None else nsteps
+                # advance to the step nearest the frame's time k / fps (a single .png: the
+                # whole run)
+                target = min(int(round(k / (fps * dt))), nsteps) if writer is not None \
+                    else nsteps
                 while stepped < target:
                     n = target - stepped if table is None or table.shape[0] == 1 else 1
                     if table is not None:

@@ -48,7 +48,8 @@ def plot_trajectory(traj, path, *, what=("qpos", "energy", "contacts"), width=90
         what: panels among "qpos", "qvel" (the coordinates that move most, at most 12),
             "energy" (V, T and V + T), "contacts" (number of contacts and the sum of their
             normal forces), "ctrl".
-        width, height: image size in pixels.
+        width: image width in pixels.
+        height: image height in pixels.
         dpi: resolution (text scales with it).
     """
     bad = [w for w in what if w not in PANELS]

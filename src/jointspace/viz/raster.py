@@ -160,7 +160,8 @@ def render(m, d, *, width=640, height=480, camera=None, scene=None, contacts=Fal
         m: the Model.
         d: a Data for m after `kinematics` (or `forward`/`step`), whose geom poses are drawn;
             contacts need `forward` or `step` (they read d.contact_* and d.efc_force).
-        width, height: image size in pixels.
+        width: image width in pixels.
+        height: image height in pixels.
         camera: a `Camera` (default: orbit camera tracking the center of mass).
         scene: a `Scene` of m, to reuse its tessellation across frames.
         contacts: draw contact points and their normal forces (length ∝ force, the model's

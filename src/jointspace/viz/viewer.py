@@ -7,10 +7,10 @@ it loads nothing from the internet. A standard-library HTTP server on 127.0.0.1 
     /            the page            /scene.json      geoms' triangles and colors (once)
     /viewer.js   its code            /state?after=N   the latest pose, or 204 if still N
 
-The page asks for the pose about 60 times a second (plain requests, so a headless browser's
-virtual clock can run through them), and `Viewer.sync()` publishes d's current pose (geom poses, contacts with their normal
-forces, body frames, center of mass) to every open page: the passive mode of MuJoCo's
-viewer, where the simulation loop stays yours.
+The page asks for the pose about 60 times a second (plain requests, so a headless
+browser's virtual clock can run through them), and `Viewer.sync()` publishes d's current
+pose (geom poses, contacts with their normal forces, body frames, center of mass) to every
+open page: the passive mode of MuJoCo's viewer, where the simulation loop stays yours.
 
     v = js.view(m, d)             # opens the default browser (open_browser=False: don't)
     for _ in range(2000):
@@ -193,9 +193,10 @@ def view(m, d=None, *, port=0, open_browser=True, show_contacts=False, show_fram
             `Viewer.sync()` after stepping it to update the page.
         port: port on 127.0.0.1 (0: a free one).
         open_browser: open the page in the default browser.
-        show_contacts, show_frames, show_com: what the page shows at first (the page has
-            checkboxes for each): contact points and normal forces, body frames, the
-            center of mass.
+        show_contacts: show contact points and normal forces at first (the page has a
+            checkbox for each of these three).
+        show_frames: show the body frames at first.
+        show_com: show the center of mass at first.
 
     Returns:
         The `Viewer` (`.url`, `.sync()`, `.close()`; also a context manager).
