@@ -113,6 +113,32 @@ def test_render_writes_png_and_gif(tmp_path):
     assert Image.open(gif).n_frames == 3
 
 
+def test_ctrl_c_leaves_a_valid_partial_gif(tmp_path):
+    out = tmp_path / "long.gif"
+    p = subprocess.Popen([sys.executable, "-m", "jointspace", "render", "pendulum", "--out",
+                          str(out), "--seconds", "100000", "--width", "64", "--height", "48",
+                          "--progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        reports = 0
+        while reports < 2:                            # progress twice: a few frames written
+            line = p.stderr.readline()
+            assert line or p.poll() is None, "render ended before it was interrupted"
+            reports += "%" in line
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    n = int(stdout.split("with the ")[1].split()[0])
+    gif = Image.open(out)
+    assert gif.n_frames == n >= 2
+    gif.seek(n - 1)
+    assert np.asarray(gif.convert("RGB")).std() > 5
+
+
 def test_plot_of_a_saved_trajectory(tmp_path):
     traj_file, png = tmp_path / "t.npz", tmp_path / "plot.png"
     _ok(_run("simulate", "hinge_friction", "--seconds", 0.1, "--out", traj_file))

@@ -115,6 +115,27 @@ def test_mp4_has_the_frames_written(tmp_path, humanoid):
     assert imageio_ffmpeg.count_frames_and_secs(str(tmp_path / "odd.mp4"))[0] == 3
 
 
+def test_replay_and_png_sequence(tmp_path):
+    m = js.models.load("pendulum", n=2)
+    d = js.make_data(m)
+    d.qpos[:] = [1.0, -0.5]
+    traj = js.simulate(m, d, 0.3)
+    pattern = str(tmp_path / "f_%03d.png")
+    res = js.viz.render_trajectory(m, pattern, traj=traj, fps=10, width=48, height=40)
+    assert res.frames == 4 and res.t_end == pytest.approx(0.3)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == [f"f_{k:03d}.png" for k in range(4)]
+    # each replayed frame is the picture of the recorded state nearest its time
+    for k in (0, 3):
+        i = int(np.argmin(np.abs(traj.time - k / 10)))
+        dk = js.make_data(m)
+        dk.qpos[:] = traj.qpos[i]
+        js.kinematics(m, dk)
+        want = js.render(m, dk, width=48, height=40)
+        got = np.asarray(Image.open(tmp_path / f"f_{k:03d}.png").convert("RGB"))
+        np.testing.assert_array_equal(got, want)
+
+
 def test_bad_arguments_are_named(humanoid):
     m, d = humanoid
     with pytest.raises(ValueError, match="width"):
