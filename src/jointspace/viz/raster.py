@@ -69,6 +69,33 @@ def _rasterize(xy, invz, color, img, zbuf):
                     img[i, j, 2] = color[t, 2]
 
 
+@njit(cache=True)
+def _resolve(img, ss, out):
+    """out (h, w, 3) uint8 = the mean of each ss × ss block of img (h·ss, w·ss, 3) in [0, 1]."""
+    h, w = out.shape[0], out.shape[1]
+    scale = 255.0 / (ss * ss)
+    for i in range(h):
+        for j in range(w):
+            for c in range(3):
+                s = 0.0
+                for a in range(ss):
+                    for b in range(ss):
+                        s += img[i * ss + a, j * ss + b, c]
+                out[i, j, c] = np.uint8(min(max(s * scale + 0.5, 0.0), 255.0))
+
+
+@njit(cache=True)
+def _fill_sky(img, top, bottom):
+    """Vertical gradient from top (first row) to bottom (last row)."""
+    h = img.shape[0]
+    for i in range(h):
+        t = i / max(h - 1, 1)
+        for c in range(3):
+            v = top[c] + t * (bottom[c] - top[c])
+            for j in range(img.shape[1]):
+                img[i, j, c] = v
+
+
 def _instances(template, poses, colors):
     """Copies of a template mesh: poses are (R (3, 3), p (3,), scale (3,)) per copy."""
     tv, tf = template
@@ -205,14 +232,14 @@ def render(m, d, *, width=640, height=480, camera=None, scene=None, contacts=Fal
     xy[..., 1] = 0.5 * h - f * tri[..., 1] / tri[..., 2]
     invz = 1.0 / tri[..., 2]
 
-    sky = np.linspace(0.0, 1.0, h)[:, None] * (SKY_BOTTOM - SKY_TOP) + SKY_TOP
-    img = np.ascontiguousarray(np.broadcast_to(sky[:, None, :], (h, w, 3)))
+    img = np.empty((h, w, 3))
+    _fill_sky(img, SKY_TOP, SKY_BOTTOM)
     zbuf = np.zeros((h, w))
     _rasterize(np.ascontiguousarray(xy), np.ascontiguousarray(invz),
                np.ascontiguousarray(color), img, zbuf)
-    if supersample > 1:
-        img = img.reshape(height, supersample, width, supersample, 3).mean(axis=(1, 3))
-    return np.round(img * 255).astype(np.uint8)
+    out = np.empty((height, width, 3), dtype=np.uint8)
+    _resolve(img, supersample, out)
+    return out
 
 
 def _check_size(width, height, supersample):
