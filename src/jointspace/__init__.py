@@ -54,7 +54,10 @@ from jointspace.kinematics import (
     kinematics,
 )
 from jointspace.solver import primal_cost, solve
+from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
+from jointspace.viz import render
+from jointspace.viz.viewer import Viewer, view
 
 __version__ = "0.1.0"
 
@@ -69,4 +72,5 @@ __all__ = [
     "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
+    "Trajectory", "Viewer", "render", "simulate", "view",
 ]
