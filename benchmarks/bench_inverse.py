@@ -2,16 +2,22 @@
 
 Run: python benchmarks/bench_inverse.py [--quick]
 
-Table 1 (004 §VI: the inverse is an order of magnitude faster than the forward): MuJoCo's
-27-dof humanoid (`jointspace.models.humanoid`) in the air (no contact), lying on the floor
-after 1500 MuJoCo steps (11 contacts), and lying with a 0.2 m floor margin (21 contacts),
-elliptic and pyramidal cones. Median µs per call from Python:
-    forward     js.forward (collision, rows, Newton from the previous step's warm start)
-    inverse     js.inverse at forward's qacc (collision, rows, analytical forces)
+Scenes: MuJoCo's 27-dof humanoid (`jointspace.models.humanoid`) in the air (no contact),
+lying on the floor after 1500 MuJoCo steps (11 contacts), and lying with a 0.2 m floor
+margin (21 contacts), elliptic and pyramidal cones; forward warm-starts from MuJoCo's last
+step (as inside a simulation).
+
+Table 1, whole calls from Python (median µs, batches of each call timed in alternation):
+    forward     js.forward (kinematics, M, collision, rows, Newton)
+    inverse     js.inverse at forward's qacc (kinematics, collision, rows, analytical forces)
     mj_forward, mj_inverse   MuJoCo from Python on the same state and warm start
-    stage       the constraint stage alone inside a compiled loop: forward's solve
-                (Newton, warm start) vs the inverse's analytical forces and qfrc_inverse
-Ratios: forward / inverse (ours), ours inverse / mj_inverse, and solve / inverse forces.
+Ratios: forward / inverse (ours) and ours inverse / mj_inverse.
+
+Table 2, the dynamics the 2014 paper compares (004 §IV–VI: "an order of magnitude"):
+everything after the contacts and their Jacobian rows, which forward and inverse share, in
+a compiled loop (no Python crossing). Forward: M and its factor, velocity stage, actuation,
+qacc_smooth, aref and the Newton solve, from the warm start and from qacc_smooth (the
+first step); inverse: velocity stage, aref, the analytical forces and qfrc_inverse.
 
 Table 2 (the slides' "inverse evaluations per second" vs number of contacts, 000): n spheres
 (condim 3, elliptic cones) resting on a plane, n = 2, 5, 10, 20; evaluations per second of
@@ -31,22 +37,38 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from jointspace.inverse import _inv_acceleration  # noqa: E402
+from jointspace.actuation import _actuation  # noqa: E402
+from jointspace.constraint import _reference  # noqa: E402
+from jointspace.dynamics.crba import _crb  # noqa: E402
+from jointspace.dynamics.factor import _factor_m  # noqa: E402
+from jointspace.forward import _fwd_acceleration, _fwd_velocity  # noqa: E402
+from jointspace.inverse import _inv_acceleration, _inv_velocity  # noqa: E402
 from jointspace.solver import _solve  # noqa: E402
 
 SLIDES = {2: 241774, 5: 54190, 10: 12991, 20: 2361}
 
 
 @njit(cache=True)
-def _loop_solve(m, d, ws, n):
+def _loop_forward_dynamics(m, d, ws, warm, n):
     for _ in range(n):
-        d.qacc_warmstart[:] = ws
+        if warm:
+            d.qacc_warmstart[:] = ws
+        else:
+            d.qacc_warmstart[:] = d.qacc_smooth
+        _crb(m, d)
+        _factor_m(m, d)
+        _fwd_velocity(m, d)
+        _actuation(m, d)
+        _fwd_acceleration(m, d)
+        _reference(m, d)
         _solve(m, d, 2, 100)
 
 
 @njit(cache=True)
-def _loop_inverse_forces(m, d, n):
+def _loop_inverse_dynamics(m, d, qacc, n):
     for _ in range(n):
+        d.qacc[:] = qacc
+        _inv_velocity(m, d)
         _inv_acceleration(m, d, False)
 
 
@@ -105,8 +127,8 @@ def alternate(fns, nround, number):
 
 
 def bench_humanoid(nround, number):
-    """Table 1 rows."""
-    rows = []
+    """Tables 1 and 2."""
+    rows1, rows2 = [], []
     for kind in ("air", "lying", "margin"):
         for cone in ("elliptic", "pyramidal"):
             m, d, mjm, mjd, ws = humanoid(kind, cone)
@@ -129,20 +151,24 @@ def bench_humanoid(nround, number):
                 mujoco.mj_inverse(mjm, mjd)
 
             tf, ti, mf, mi = alternate([fwd, inv, mj_fwd, mj_inv], nround, number)
-            inv()
+            label = [kind, cone, str(d.ncon[0]), str(d.nefc[0])]
+            rows1.append(label + [us(tf), us(ti), f"{tf / ti:.1f}", us(mf), us(mi),
+                                  f"{ti / mi:.2f}"])
             ms, ds = m._s, d._s
-            _loop_solve(ms, ds, ws, 1)
-            d.qacc[:] = qacc
-            _loop_inverse_forces(ms, ds, 1)
-            ts = per_call(lambda: _loop_solve(ms, ds, ws, number), number=1) / number
-            d.qacc[:] = qacc
-            tc = per_call(lambda: _loop_inverse_forces(ms, ds, number), number=1) / number
-            rows.append([kind, cone, str(d.ncon[0]), str(d.nefc[0]), us(tf), us(ti),
-                         f"{tf / ti:.1f}", us(mf), us(mi), f"{ti / mi:.2f}", us(ts), us(tc),
-                         f"{ts / tc:.0f}"])
-    print(table(rows, ["humanoid", "cone", "ncon", "nefc", "forward µs", "inverse µs",
-                       "fwd/inv", "mj_forward µs", "mj_inverse µs", "inv/mj_inv",
-                       "solve µs", "inv forces µs", "solve/forces"]))
+            fwd()
+            _loop_forward_dynamics(ms, ds, ws, True, 1)
+            _loop_inverse_dynamics(ms, ds, qacc, 1)
+            loops = [lambda: _loop_forward_dynamics(ms, ds, ws, True, number),
+                     lambda: _loop_forward_dynamics(ms, ds, ws, False, number),
+                     lambda: _loop_inverse_dynamics(ms, ds, qacc, number)]
+            warm, cold, invd = (t / number for t in alternate(loops, nround, 1))
+            rows2.append(label + [us(warm), us(cold), us(invd), f"{warm / invd:.1f}",
+                                  f"{cold / invd:.1f}"])
+    print(table(rows1, ["humanoid", "cone", "ncon", "nefc", "forward µs", "inverse µs",
+                        "fwd/inv", "mj_forward µs", "mj_inverse µs", "inv/mj_inv"]))
+    print()
+    print(table(rows2, ["humanoid", "cone", "ncon", "nefc", "fwd dyn warm µs",
+                        "fwd dyn cold µs", "inv dyn µs", "warm/inv", "cold/inv"]))
 
 
 def bench_spheres(nround, number):

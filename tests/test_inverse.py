@@ -322,6 +322,22 @@ def test_trajectory_recovers_controls_and_contact_forces(cone):
     np.testing.assert_allclose(res2.ctrl, ctrl[:-1], atol=1e-5 * _scale(ctrl))
 
 
+def test_enable_flags_from_mjcf():
+    """<flag fwdinv="enable" invdiscrete="enable"/> sets MuJoCo's enable bits.
+
+    step then records fwdinv at forward's continuous qacc (invdiscrete does not apply to
+    the comparison, unlike MuJoCo's), so the converged gap is round-off.
+    """
+    xml = MIXED.replace('<option timestep="0.002"/>', '<option timestep="0.002"><flag '
+                        'fwdinv="enable" invdiscrete="enable"/></option>')
+    m = js.load_string(xml)
+    assert m.opt.enableflags == ENBL_FWDINV | ENBL_INVDISCRETE
+    assert m.opt.enableflags == int(mujoco.MjModel.from_xml_string(xml).opt.enableflags)
+    d = js.make_data(m)
+    js.step(m, d, 5)
+    assert 0.0 < d.solver_fwdinv[1] < 1e-6 * _scale(d.qfrc_bias, d.qfrc_constraint)
+
+
 def test_bad_input_errors():
     m, d, _, _ = _scene("box_stack", "elliptic")
     d.qacc[3] = np.nan
