@@ -318,9 +318,10 @@ def test_osc_pose_error_follows_the_commanded_spring_damper():
         axis = np.array([1.0, 2.0, -1.0]) / np.sqrt(6.0)
         rot = np.r_[np.cos(0.15), np.sin(0.15) * axis]  # 0.3 rad about axis
         quat = np.empty(4)
-        mujoco.mju_mulQuat(quat, rot, task._f[3:7].copy())
-        task.set_target(pos=task._f[0:3] + [0.05, -0.04, 0.03], quat=quat)
-        n = int(round(1.0 / h))
+        held = task.target
+        mujoco.mju_mulQuat(quat, rot, held["quat"])
+        task.set_target(pos=held["pos"] + [0.05, -0.04, 0.03], quat=quat)
+        n = int(round(0.6 / h))
         got = _osc_loop_errors(m, osc, task, q0, h, n)
         A = np.block([[np.zeros((6, 6)), np.eye(6)], [-np.diag(kp), -np.diag(kd)]])
         exact = _exact(A, got[0], h * np.arange(n + 1))
@@ -492,7 +493,7 @@ def test_whole_body_id_torque_produces_the_commanded_acceleration():
     m, d, _ = _standing(2)
     wb = _wbid(m)
     wb.hold(d)
-    wb.tasks[2].set_target(pos=wb.tasks[2]._f[0:3] + [0.01, -0.01, 0.0])
+    wb.tasks[2].set_target(pos=wb.tasks[2].target["pos"] + [0.01, -0.01, 0.0])
     tau = wb(d)
     assert wb.residual <= wb.tol and d.nefc[0] > 0
     assert np.all(tau[:6] == 0)

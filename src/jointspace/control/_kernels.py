@@ -88,27 +88,26 @@ def _minv_solve(m, d, x):
 def _sym_eig(A, n, w, V):
     """Eigenvalues w and eigenvectors (columns of V) of the symmetric n × n A, cyclic Jacobi.
 
-    A is destroyed. Rotations are applied until every off-diagonal element is below
-    1e-15 relative to the diagonal (a few sweeps for n ≤ 20).
+    A is destroyed. Sweeps of rotations go on until every off-diagonal element is at
+    round-off (1e-15) against its two diagonal elements or the largest one; convergence is
+    quadratic, a few sweeps for n ≤ 20.
     """
+    floor = 0.0
     for i in range(n):
         for j in range(n):
             V[i, j] = 0.0
         V[i, i] = 1.0
+        floor = max(floor, abs(A[i, i]))
+    floor *= 1e-15
     for _ in range(50):
-        off = 0.0
-        scale = 0.0
-        for i in range(n):
-            scale += A[i, i] * A[i, i]
-            for j in range(i + 1, n):
-                off += A[i, j] * A[i, j]
-        if off <= 1e-30 * scale or off == 0.0:
-            break
+        rotated = False
         for p in range(n - 1):
             for q in range(p + 1, n):
                 apq = A[p, q]
-                if apq == 0.0:
+                # at round-off against the diagonal (or the matrix): rotating is pointless
+                if abs(apq) <= 1e-15 * (math.sqrt(abs(A[p, p] * A[q, q])) + floor):
                     continue
+                rotated = True
                 # rotation angle that zeroes A[p, q]
                 theta = (A[q, q] - A[p, p]) / (2.0 * apq)
                 t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
@@ -131,6 +130,8 @@ def _sym_eig(A, n, w, V):
                     vkq = V[k, q]
                     V[k, p] = c * vkp - s * vkq
                     V[k, q] = s * vkp + c * vkq
+        if not rotated:
+            break
     for i in range(n):
         w[i] = A[i, i]
 

@@ -142,6 +142,14 @@ class Task:
             f[F_QUAT:F_QUAT + 4] /= nrm
 
     @property
+    def target(self):
+        """The current target: dict of pos, quat, vel, angvel, acc, angacc (copies)."""
+        f = self._f
+        return {"pos": f[F_POS:F_POS + 3].copy(), "quat": f[F_QUAT:F_QUAT + 4].copy(),
+                "vel": f[F_VEL:F_VEL + 3].copy(), "angvel": f[F_VEL + 3:F_VEL + 6].copy(),
+                "acc": f[F_ACC:F_ACC + 3].copy(), "angacc": f[F_ACC + 3:F_ACC + 6].copy()}
+
+    @property
     def error(self):
         """(nrow,) task error e (x_des − x, log(R_des Rᵀ)) at the last control step."""
         return self._o[self.rows].copy()
