@@ -180,6 +180,33 @@ def test_view_serves_the_page_until_interrupted():
     assert p.returncode == 0, p.stderr.read()
 
 
+def test_view_replays_a_trajectory(tmp_path):
+    traj_file = tmp_path / "p.npz"
+    _ok(_run("simulate", "pendulum", "--seconds", 2.0, "--out", traj_file))
+    traj = js.Trajectory.load(traj_file)
+    p = subprocess.Popen([sys.executable, "-m", "jointspace", "view", "--traj", str(traj_file),
+                          "--no-browser", "--for-seconds", "300"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        assert line.startswith("viewer     http://127.0.0.1:"), line + p.stderr.read()
+        url = line.split()[1]
+        seen = set()
+        for _ in range(4):
+            s = _json(url + "state")
+            k = int(np.argmin(np.abs(traj.time - s["time"])))
+            assert traj.time[k] == pytest.approx(s["time"], abs=1e-12)   # a recorded frame
+            seen.add(k)
+            time.sleep(0.3)
+        assert len(seen) >= 3                                  # it plays them in time
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, p.stderr.read()
+
+
 def _json(url):
     import json
 

@@ -5,7 +5,8 @@
     jointspace simulate MODEL --seconds T      step it, show progress, print a summary
                           [--out traj.npz] [--ctrl SPEC]
     jointspace render MODEL --out FILE         offscreen image (.png) or video (.gif, .mp4)
-    jointspace view MODEL                      interactive viewer in the browser
+    jointspace view MODEL [--simulate]         interactive viewer in the browser
+    jointspace view --traj TRAJ.npz            … replaying a saved trajectory
     jointspace plot TRAJ.npz --out FILE.png    joint positions, energy, contact forces
     jointspace bench [NAME ...] [--quick]      the benchmark scripts (same-run peer ratios)
 
@@ -184,15 +185,11 @@ def parse_ctrl(m, spec):
         except (OSError, ValueError) as e:
             raise CommandError(f"--ctrl: cannot read {spec}: {e}") from None
         c = np.asarray(c, dtype=float)
-        if c.ndim == 1 and m.nu != 1 and c.size != m.nu:
-            raise CommandError(f"--ctrl: {spec} holds {c.size} values; the model has "
-                               f"nu = {m.nu} actuators (give one row of {m.nu} per step)")
         if c.ndim == 1 and m.nu == 1:
-            c = c[:, None]
-        if c.ndim != 2 and not (c.ndim == 1 and c.size == m.nu) or \
-                (c.ndim == 2 and c.shape[1] != m.nu):
-            raise CommandError(f"--ctrl: {spec} has shape {c.shape}; expected ({m.nu},) or "
-                               f"(steps, {m.nu})")
+            c = c[:, None]                  # one actuator: a column of values, one per step
+        if not ((c.ndim == 1 and c.size == m.nu) or (c.ndim == 2 and c.shape[1] == m.nu)):
+            raise CommandError(f"--ctrl: {spec} has shape {c.shape}; the model has nu = "
+                               f"{m.nu} actuators: give ({m.nu},) or (steps, {m.nu}) values")
         return c
     if m.nu == 0:
         raise CommandError("--ctrl: the model has no actuators")
@@ -391,7 +388,6 @@ def _camera(args):
 
 def cmd_render(args):
     """Render the model offscreen to an image or a video."""
-    import jointspace as js
     from jointspace.viz import render_trajectory
 
     _check_out(args.out, (".png", ".gif", ".mp4"), "the output")
@@ -405,11 +401,7 @@ def cmd_render(args):
     video = Path(args.out).suffix.lower() != ".png"
     if video and args.seconds == 0 and not args.traj:
         raise CommandError("a video needs --seconds T > 0 (or --traj FILE.npz)")
-    traj = js.Trajectory.load(args.traj) if args.traj else None
-    m = load_model(args.model if args.model else (traj.model if traj else "humanoid"))
-    if traj is not None and traj.qpos.shape[1] != m.nq:
-        raise CommandError(f"--traj {args.traj} has nq = {traj.qpos.shape[1]}, the model "
-                           f"has nq = {m.nq}: render it with the model it was recorded with")
+    traj, m = _model_and_trajectory(args)
     _apply_options(m, args)
     ctrl = parse_ctrl(m, args.ctrl)
     bar = ProgressBar("render  ", args.seconds or (traj.time[-1] if traj else 0.0),
@@ -428,11 +420,45 @@ def cmd_render(args):
     return 0
 
 
-def cmd_view(args):
-    """Serve the browser viewer; optionally simulate live."""
+def _model_and_trajectory(args):
+    """The --traj trajectory (or None) and MODEL, by default the one it was recorded with."""
     import jointspace as js
 
-    m = load_model(args.model)
+    traj = js.Trajectory.load(args.traj) if args.traj else None
+    if not args.model and traj is None:
+        raise CommandError("give a MODEL (or --traj FILE.npz)")
+    if traj is not None and len(traj) == 0:
+        raise CommandError(f"--traj {args.traj} holds no frames")
+    m = load_model(args.model if args.model else traj.model)
+    if traj is not None and traj.qpos.shape[1] != m.nq:
+        raise CommandError(f"--traj {args.traj} has nq = {traj.qpos.shape[1]}, the model "
+                           f"has nq = {m.nq}: use the model it was recorded with")
+    return traj, m
+
+
+def _replay(m, d, v, traj, t_stop):
+    """Show a trajectory's frames in real time, looping, until t_stop (wall clock)."""
+    import jointspace as js
+
+    duration = max(float(traj.time[-1] - traj.time[0]), 1e-9)
+    t0 = time.perf_counter()
+    while time.perf_counter() < t_stop:
+        t = traj.time[0] + (time.perf_counter() - t0) % duration
+        i = int(np.searchsorted(traj.time, t, side="right")) - 1
+        d.qpos[:], d.qvel[:], d.ctrl[:] = traj.qpos[i], traj.qvel[i], traj.ctrl[i]
+        d.time = traj.time[i]
+        js.forward(m, d)
+        v.sync()
+        time.sleep(1 / 60)
+
+
+def cmd_view(args):
+    """Serve the browser viewer; simulate live or replay a trajectory on request."""
+    import jointspace as js
+
+    traj, m = _model_and_trajectory(args)
+    if traj is not None and args.simulate:
+        raise CommandError("--simulate and --traj exclude each other: replay or simulate")
     _apply_options(m, args)
     ctrl = parse_ctrl(m, args.ctrl)
     d = js.make_data(m)
@@ -444,7 +470,9 @@ def cmd_view(args):
     print(f"viewer     {v.url}  (Ctrl-C to stop)", flush=True)
     t_stop = time.perf_counter() + args.for_seconds if args.for_seconds else np.inf
     try:
-        if args.simulate:
+        if traj is not None:
+            _replay(m, d, v, traj, t_stop)
+        elif args.simulate:
             dt = m.opt.timestep
             t0 = time.perf_counter()
             sim0 = float(d.time)
@@ -542,8 +570,10 @@ def _parser():
     p.set_defaults(fn=cmd_render)
 
     p = sub.add_parser("view", help="interactive viewer in the browser")
-    model_arg(p)
+    p.add_argument("model", metavar="MODEL", nargs="?",
+                   help="embedded model name or file (default: the --traj file's model)")
     p.add_argument("--simulate", action="store_true", help="simulate live in real time")
+    p.add_argument("--traj", metavar="FILE.npz", help="replay a saved trajectory, looping")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
     p.add_argument("--no-browser", action="store_true", help="only print the address")
     p.add_argument("--for-seconds", type=float, default=0.0, metavar="T",

@@ -136,7 +136,8 @@ def overlays(m, d, extent, *, contacts=False, com=False, frames=False):
         parts.append(_instances(_SPHERE, [(eye3, p, np.full(3, r)) for p in pos],
                                 [CONTACT_RGBA] * n))
         f = contact_normal_forces(m, d)
-        weight = max(float(m.body_mass.sum() * np.linalg.norm(m.opt.gravity)), 1e-9)
+        # forces are drawn relative to the model's weight (1 N without gravity)
+        weight = float(m.body_mass.sum() * np.linalg.norm(m.opt.gravity)) or 1.0
         rods = []
         for i in range(n):
             if f[i] <= 0:
