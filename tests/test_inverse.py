@@ -27,6 +27,7 @@ from tests.test_constraint import (
     _random_state,
     _row_map,
 )
+from tests.test_dynamics import SINGULAR_XML
 
 PARITY_TOL = 1e-8  # vs mj_inverse, relative to the forces' scale: the same closed forms
 ROUND_TOL = 1e-6  # forward → inverse with converged solvers (the issue's bound)
@@ -336,6 +337,23 @@ def test_enable_flags_from_mjcf():
     d = js.make_data(m)
     js.step(m, d, 5)
     assert 0.0 < d.solver_fwdinv[1] < 1e-6 * _scale(d.qfrc_bias, d.qfrc_constraint)
+
+
+def test_singular_mass_continuous_works_discrete_refused():
+    """A massless dof: the continuous inverse needs no M⁻¹ (it equals rnea here).
+
+    The discrete inverse does, and names the joint.
+    """
+    with pytest.warns(js.JointspaceWarning, match="singular"):
+        m = js.load_string(SINGULAR_XML)
+    d = js.make_data(m)
+    d.qvel[:] = [0.3, -0.2]
+    d.qacc[:] = [1.0, 2.0]
+    js.inverse(m, d)
+    tau = js.rnea(m, js.make_data(m), d.qpos, d.qvel, d.qacc)
+    np.testing.assert_allclose(d.qfrc_inverse, tau, rtol=1e-12, atol=1e-12)
+    with pytest.raises(js.SingularMassError, match="'massless'"):
+        js.inverse_step(m, d, d.qvel)
 
 
 def test_bad_input_errors():

@@ -63,7 +63,7 @@ from jointspace.constraint import (
 from jointspace.dynamics.crba import _crb
 from jointspace.dynamics.factor import _factor_m
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, _rne
-from jointspace.errors import JointspaceError
+from jointspace.errors import JointspaceError, SingularMassError
 from jointspace.integrate import (
     _damping,
     _euler_damped,
@@ -90,7 +90,6 @@ from jointspace.types import (
 _MAXVAL = 1e10
 # return codes of the compiled drivers (≥ 1: 1 + 3 · index + kind, a bad qpos/qvel/qacc element)
 OK, RK4_DISCRETE = 0, -1  # −2 − dof: M is singular at that dof (discrete inverse only)
-_FIELDS = ("qpos", "qvel", "qacc")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -626,7 +625,7 @@ def _raise_for(m, d, code, need, fname, stacklevel=3):
         warn_cnstrfull(m, d, need, fname, stacklevel=stacklevel + 1)
     if code == OK:
         return
-    from jointspace.forward import _element_name
+    from jointspace.forward import _element_name, _joint_label
 
     if code == RK4_DISCRETE:
         raise JointspaceError(
@@ -636,10 +635,10 @@ def _raise_for(m, d, code, need, fname, stacklevel=3):
             f"'invdiscrete' enable flag) with the acceleration d.qacc from forward")
     if code <= -2:
         dof = -2 - code
-        raise JointspaceError(
+        raise SingularMassError(
             f"{fname}: the discrete-time inverse needs M⁻¹, but M is singular at dof {dof} "
-            f"({_element_name(m, 1, dof).split(' ', 1)[1][1:-1]}); give the bodies this dof "
-            f"moves mass and inertia, or add armature")
+            f"({_joint_label(m, int(m.dof_jntid[dof]))}); give the bodies this dof moves "
+            f"mass and inertia, or add armature (the continuous inverse needs no M⁻¹)")
     kind = (code - 1) % 3
     index = (code - 1) // 3
     raise JointspaceError(
@@ -687,7 +686,8 @@ def inverse_step(m, d, qvel_next):
         qvel_next: (nv,) the velocity after the step.
 
     Raises:
-        JointspaceError: RK4 (no discrete inverse), a bad state, or a singular M.
+        JointspaceError: RK4 (no discrete inverse) or a bad state.
+        SingularMassError: M is singular (the discrete inverse needs M⁻¹).
     """
     _entry.check_pair(m, d, "inverse_step")
     qvel_next = _entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
