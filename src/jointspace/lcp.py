@@ -20,7 +20,7 @@ three kinds:
                     systems), the exhaustive search of Algorithm 3.
 
 `_qp_eq_nonneg` is the small convex QP (equality constraints, nonnegative variables) of the
-second stage of §6, a primal active-set method.
+second stage of §6, solved through its dual LCP by the same pivoting.
 
 `_find_indices` is Algorithm 1 (Find-Indices): a greedy, incremental-Cholesky choice of rows
 of J whose Gram matrix J G Jᵀ stays positive definite.
@@ -650,109 +650,89 @@ def _enumerate(M, q, sols, tol):
 def _qp_eq_nonneg(H, g, E, x, max_iter, tol):
     """min ½ xᵀHx + gᵀx  s.t.  E x = E x₀,  x ≥ 0, from a feasible start x₀ (overwritten).
 
-    Primal active-set method (Nocedal & Wright §16.5) for positive definite H: the working
-    set W holds the bounds x_i = 0 in force. Each iteration solves the equality-constrained
-    subproblem on the free variables F in the null space of E_F (from an SVD, so that
-    redundant rows of E are harmless), steps toward its minimizer until a bound blocks (the
-    bound joins W), and when the step is zero releases the bound with the most negative
-    multiplier λ_W = (Hx + g)_W − E_Wᵀ μ, μ the least-squares multipliers of E_F. Stops when
-    every multiplier is ≥ −tol.
+    H positive definite. The equalities are eliminated on their null space (an SVD, so
+    redundant rows of E are harmless): x = x₀ + Z y. The remaining problem,
+    min ½ yᵀH_r y + g_rᵀy s.t. x₀ + Z y ≥ 0 with H_r = ZᵀHZ, g_r = Zᵀ(Hx₀ + g), has for dual
+    the symmetric PSD LCP  s = Z H_r⁻¹ Zᵀ λ + (x₀ − Z H_r⁻¹ g_r) ⊥ λ ≥ 0  (s the slack of
+    x ≥ 0), solved by `_ppm` in factored form (Lemke if pivoting gives up); then
+    y = H_r⁻¹ (Zᵀλ − g_r). x₀ feasible makes the dual bounded, so it always has a solution.
 
     Returns:
-        (iterations, converged).
+        (pivots, converged).
     """
     n = x.shape[0]
     m = E.shape[0]
-    W = np.zeros(n, dtype=np.bool_)
+    if m > 0:
+        _, S, Vt = np.linalg.svd(E, full_matrices=True)
+        smax = S[0] if S.shape[0] > 0 else 0.0
+        rank = 0
+        for s in S:
+            if s > 1e-10 * max(smax, 1e-300):
+                rank += 1
+        Z = np.ascontiguousarray(Vt[rank:, :].T)
+    else:
+        Z = np.eye(n)
+    k = Z.shape[1]
+    if k == 0:
+        return 0, True
+    e0 = E @ x
+    Hr = Z.T @ H @ Z
+    gr = Z.T @ (H @ x + g)
+    L = np.zeros((k, k))
+    for i in range(k):
+        col = np.empty(max(i, 1))
+        for j in range(i):
+            col[j] = Hr[j, i]
+        if not _chol_append(L, i, col, Hr[i, i], 1e-14):
+            return 0, False
+    Hinv = np.empty((k, k))
+    e_ = np.zeros(k)
+    c_ = np.empty(k)
+    for j in range(k):
+        e_[:] = 0.0
+        e_[j] = 1.0
+        _chol_solve(L, k, e_, c_)
+        Hinv[:, j] = c_
+    y0 = Hinv @ gr
+    qv = x - Z @ y0
+    lam = np.zeros(n)
+    act = np.empty(n, dtype=np.int64)
+    warm = np.empty(1, dtype=np.int64)
+    st, piv, _ = _ppm(Z, Hinv, qv, warm, 0, lam, act, max_iter, tol)
+    if st == LCP_MAXITER:
+        st, piv2 = _lemke(Z @ Hinv @ Z.T, qv, lam, 50 * (n + 1), tol)
+        piv += piv2
+    if st != LCP_SOLVED:
+        return piv, False
+    y = Hinv @ (Z.T @ lam) - y0
+    xn = x + Z @ y
+    # round-off of H_r⁻¹ (conditioned like H) may leave tiny negatives: clip them
+    lim = tol
     for i in range(n):
-        if x[i] <= 0.0:
-            x[i] = 0.0
-            W[i] = True
-    idx = np.empty(n, dtype=np.int64)
-    scale = 1.0
+        lim = max(lim, 1e-7 * abs(x[i]))
     for i in range(n):
-        scale = max(scale, abs(H[i, i]))
-    for it in range(max_iter):
-        nf = 0
-        for i in range(n):
-            if not W[i]:
-                idx[nf] = i
-                nf += 1
-        grad = H @ x + g
-        p = np.zeros(n)
-        if nf > 0:
-            EF = np.empty((m, nf))
-            for r in range(m):
-                for a in range(nf):
-                    EF[r, a] = E[r, idx[a]]
-            if m > 0:
-                _, S, Vt = np.linalg.svd(EF, full_matrices=True)
-                smax = S[0] if S.shape[0] > 0 else 0.0
-                rank = 0
-                for s in S:
-                    if s > 1e-10 * max(smax, 1e-300):
-                        rank += 1
-                Z = np.ascontiguousarray(Vt[rank:, :].T)
-            else:
-                Z = np.eye(nf)
-            k = Z.shape[1]
-            if k > 0:
-                HF = np.empty((nf, nf))
-                gF = np.empty(nf)
-                for a in range(nf):
-                    gF[a] = grad[idx[a]]
-                    for b in range(nf):
-                        HF[a, b] = H[idx[a], idx[b]]
-                Hr = Z.T @ HF @ Z
-                u = np.linalg.solve(Hr, -(Z.T @ gF))
-                pF = Z @ u
-                for a in range(nf):
-                    p[idx[a]] = pF[a]
-        pn = 0.0
-        xn = 1.0
-        for i in range(n):
-            pn = max(pn, abs(p[i]))
-            xn = max(xn, abs(x[i]))
-        if pn <= 1e-12 * xn:
-            # multipliers of the bounds in W
-            if m > 0 and nf > 0:
-                EFt = np.empty((nf, m))
-                gF = np.empty(nf)
-                for a in range(nf):
-                    gF[a] = grad[idx[a]]
-                    for r in range(m):
-                        EFt[a, r] = E[r, idx[a]]
-                mu = np.linalg.lstsq(EFt, gF)[0]
-            else:
-                mu = np.zeros(m)
-            j = -1
-            lmin = -tol * scale
+        if xn[i] < -lim:
+            return piv, False
+        x[i] = max(xn[i], 0.0)
+    # restore E x = e on the support (the elimination's round-off), keeping zeros at zero
+    if m > 0:
+        idx = np.empty(n, dtype=np.int64)
+        for _ in range(2):
+            k = 0
             for i in range(n):
-                if W[i]:
-                    lam = grad[i]
-                    for r in range(m):
-                        lam -= E[r, i] * mu[r]
-                    if lam < lmin:
-                        lmin = lam
-                        j = i
-            if j < 0:
-                return it, True
-            W[j] = False
-            continue
-        alpha = 1.0
-        blk = -1
-        for i in range(n):
-            if not W[i] and p[i] < 0.0:
-                t = -x[i] / p[i]
-                if t < alpha:
-                    alpha = t
-                    blk = i
-        for i in range(n):
-            x[i] += alpha * p[i]
-        if blk >= 0:
-            x[blk] = 0.0
-            W[blk] = True
-    return max_iter, False
+                if x[i] > 0.0:
+                    idx[k] = i
+                    k += 1
+            if k == 0:
+                break
+            ES = np.empty((m, k))
+            for r in range(m):
+                for a in range(k):
+                    ES[r, a] = E[r, idx[a]]
+            dx = np.linalg.lstsq(ES, E @ x - e0, rcond=1e-10)[0]
+            for a in range(k):
+                x[idx[a]] = max(x[idx[a]] - dx[a], 0.0)
+    return piv, True
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ paper's choice, closing the gap in one period). Formulations:
                  Algorithm 1 (Find-Indices) keeps the tangent rows with a nonsingular Gram
                  matrix, the MLCP becomes a symmetric PSD LCP in c_n, solved by the
                  warm-started principal pivoting method (Algorithm 2, §4.6) without forming
-                 its matrix (§4.7).
+                 its matrix (§4.7). Its impulses are indeterminate (internal forces between
+                 feet); with second_stage the §6 selection below picks among them (our
+                 extension; the paper relies on warm starting alone).
   "coulomb"      §5: the Stewart–Trinkle/Anitescu–Potra LCP with a k-edge linearized cone,
                  variables (c_n, β, λ), copositive, solved by Lemke's algorithm.
   "coulomb_enum" §5.3, Algorithm 3: every solution of that LCP (2ⁿ principal systems, n =
@@ -82,7 +84,7 @@ CFREE = 3
 # fprm entries
 FP_H, FP_GAIN, FP_MU, FP_EPS, FP_TOL = 0, 1, 2, 3, 4
 # iprm entries
-IP_FORM, IP_K, IP_MAXITER, IP_PROJECT, IP_ENUMCAP = 0, 1, 2, 3, 4
+IP_FORM, IP_K, IP_MAXITER, IP_PROJECT, IP_ENUMCAP, IP_STAGE2 = 0, 1, 2, 3, 4, 5
 # diag entries
 (DG_STATUS, DG_PIVOTS, DG_NACTIVE, DG_NLCP, DG_PROJECTED, DG_DACC, DG_SLIP, DG_PENETRATION,
  DG_COMPL, DG_CONE, DG_NSOL, DG_STAGE2, DG_FALLBACK, DG_KEPT, DG_STATUS0, DG_STAGE2OK) = range(16)
@@ -340,6 +342,9 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
         diag[DG_KEPT] = info[3]
         diag[DG_FALLBACK] = info[4]
         diag[DG_NLCP] = nc
+        if status == LCP_SOLVED and nc > 0 and iprm[IP_STAGE2]:
+            diag[DG_STAGE2] = _noslip_stage2(rows, phi, nc, cn, ct, M, f, v, v0, Q, un, act, h,
+                                             gain, tau_prev, fprm[FP_EPS], max_iter, tol, diag)
         for c in range(nc):
             out_force[c, 0] = cn[c] / h
             out_force[c, 1] = ct[2 * c] / h
@@ -439,9 +444,9 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
         status = st
         diag[DG_PIVOTS] = piv
         diag[DG_NLCP] = ne
-        if status == LCP_SOLVED and ne > 0:
-            diag[DG_STAGE2] = _cfree_stage2(fe, EU, ev, EF, Q, Lu, M, f, v, v0, un, act, h,
-                                            tau_prev, fprm[FP_EPS], max_iter, tol, diag)
+        if status == LCP_SOLVED and ne > 0 and iprm[IP_STAGE2]:
+            diag[DG_STAGE2] = _stage2(EF, fe, ev, True, M, f, v, v0, Q, un, act, h, tau_prev,
+                                      fprm[FP_EPS], max_iter, tol, diag)
         for c in range(nc):
             fn = 0.0
             f1 = 0.0
@@ -510,57 +515,103 @@ def _coulomb_tau_dist(x, M, f, v, v0, Q, un, act, rows, nc, k, cs, sn, h, tau_pr
 
 
 @njit(cache=True)
-def _cfree_stage2(fe, EU, ev, EF, Q, Lu, M, f, v, v0, un, act, h, tau_prev, eps, max_iter, tol,
-                  diag):
-    """Second stage of §6: among the QP's optimal impulses, those closest to τ_prev.
+def _stage2(V, x0, extra, use_extra, M, f, v, v0, Q, un, act, h, tau_prev, eps, max_iter, tol,
+            diag):
+    """Second stage: among impulses with the same effect on the motion, τ nearest τ_prev.
 
-    The optimal set of  min ½ fᵀ(EU Q EUᵀ)f + evᵀf, f ≥ 0  is {f ≥ 0 : Luᵀ EUᵀ f = Luᵀ EUᵀ f*,
-    evᵀ f = evᵀ f*} (the objective is constant there and its Hessian B Bᵀ, B = EU Lu, has the
-    null space of Bᵀ). On it v⁺ is fixed and τ(f) = τ* − (1/h) EF_aᵀ (f − f*), so
-        min ½‖τ(f) − τ_prev‖² + ½ ε ‖f‖²
-    over that set picks the torques nearest the last ones (ε > 0, tiny, makes the solution
-    unique and spreads the force evenly). Solved by `qp_eq_nonneg` from f*.
+    x (nvar,) ≥ 0 are impulse magnitudes along generalized directions V (nvar, nv). Every x
+    with the same unactuated impulse Σ x_r V[r, u] gives the same v⁺, so the same
+    accelerations; τ(x) = τ* − (1/h) V_aᵀ (x − x*) varies with the internal forces. Solve
+        min ½‖τ(x) − τ_prev‖² + ½ ε s ‖x‖²   s.t.  V_uᵀ x = V_uᵀ x* [, extraᵀ x = extraᵀ x*], x ≥ 0
+    (s = the largest diagonal of the first term; ε > 0 makes the solution unique and spreads
+    the force evenly) by `_qp_eq_nonneg` from x*. For §6 the extra row keeps the QP's linear
+    term constant, so the set is exactly the first stage's optimal face. x0 is overwritten
+    when the solve converges and keeps the constraints. Returns the iterations.
     """
-    ne = fe.shape[0]
-    nu_ = Q.shape[0]
+    nx = x0.shape[0]
+    nu_ = un.shape[0]
     na_ = act.shape[0]
-    B = EU @ Lu                          # ne × nu_
-    E = np.empty((nu_ + 1, ne))
+    ne = nu_ + (1 if use_extra else 0)
+    E = np.empty((ne, nx))
     for a in range(nu_):
-        for r in range(ne):
-            E[a, r] = B[r, a]
-    for r in range(ne):
-        E[nu_, r] = ev[r]
-    # τ(f) = c0 − (1/h) Ja f,  Ja[j, r] = EF[r, act[j]]
-    Ja = np.empty((na_, ne))
+        for r in range(nx):
+            E[a, r] = V[r, un[a]]
+    if use_extra:
+        for r in range(nx):
+            E[nu_, r] = extra[r]
+    # τ(x) = c0 − Ja x,  Ja[j, r] = V[r, act[j]] / h
+    Ja = np.empty((na_, nx))
     for j in range(na_):
-        for r in range(ne):
-            Ja[j, r] = EF[r, act[j]] / h
+        for r in range(nx):
+            Ja[j, r] = V[r, act[j]] / h
     tau_star = np.empty(na_)
     qacc = np.empty(M.shape[0])
-    pimp = EF.T @ fe
-    _finish(M, f, v, v0, Q, un, act, pimp, h, tau_star, qacc)
-    c0 = tau_star + Ja @ fe
+    _finish(M, f, v, v0, Q, un, act, V.T @ x0, h, tau_star, qacc)
+    c0 = tau_star + Ja @ x0
     H = Ja.T @ Ja
-    sc = 0.0
-    for r in range(ne):
+    sc = 1.0
+    for r in range(nx):
         sc = max(sc, H[r, r])
-    for r in range(ne):
-        H[r, r] += eps * max(sc, 1.0)
+    for r in range(nx):
+        H[r, r] += eps * sc
     g = -(Ja.T @ (c0 - tau_prev))
-    x = fe.copy()
+    x = x0.copy()
     it, ok = _qp_eq_nonneg(H, g, E, x, max_iter, tol)
-    diag[DG_STAGE2OK] = 1.0 if ok else 0.0
-    # accept only if the first-stage optimality still holds
-    r0 = E @ fe
+    # accept only if the motion (and, for §6, the first-stage objective) is unchanged
+    r0 = E @ x0
     r1 = E @ x
     err = 0.0
-    for a in range(nu_ + 1):
+    for a in range(ne):
         err = max(err, abs(r1[a] - r0[a]))
     if ok and err <= 1e-7 * (1.0 + np.max(np.abs(r0))):
-        fe[:] = x
+        x0[:] = x
+        diag[DG_STAGE2OK] = 1.0
     else:
         diag[DG_STAGE2OK] = 0.0
+    return it
+
+
+@njit(cache=True)
+def _noslip_stage2(rows, phi, nc, cn, ct, M, f, v, v0, Q, un, act, h, gain, tau_prev, eps,
+                   max_iter, tol, diag):
+    """`_stage2` for no-slip: normals of the contacts that stay closed, tangents free.
+
+    The no-slip model's impulses are indeterminate (4 feet, 6 base dofs): keeping the
+    generalized impulse on the unactuated dofs keeps v⁺, and with c_n only where
+    N v⁺ + gain φ/h = 0 the complementarity holds too. Tangent impulses, free in sign, are
+    split as c⁺ − c⁻.
+    """
+    nv = M.shape[0]
+    qacc = np.empty(nv)
+    tau = np.empty(act.shape[0])
+    pimp = np.zeros(nv)
+    for c in range(nc):
+        pimp += rows[3 * c] * cn[c] + rows[3 * c + 1] * ct[2 * c] + rows[3 * c + 2] * ct[2 * c + 1]
+    _finish(M, f, v, v0, Q, un, act, pimp, h, tau, qacc)
+    vp = v + h * qacc
+    closed = np.empty(nc, dtype=np.int64)
+    ncl = 0
+    for c in range(nc):
+        if rows[3 * c] @ vp + gain * phi[c] / h <= 1e3 * tol:
+            closed[ncl] = c
+            ncl += 1
+    nx = ncl + 4 * nc
+    V = np.empty((nx, nv))
+    x = np.empty(nx)
+    for a in range(ncl):
+        V[a, :] = rows[3 * closed[a]]
+        x[a] = cn[closed[a]]
+    for r in range(2 * nc):
+        c = r // 2
+        V[ncl + r, :] = rows[3 * c + 1 + r % 2]
+        V[ncl + 2 * nc + r, :] = -rows[3 * c + 1 + r % 2]
+        x[ncl + r] = max(ct[r], 0.0)
+        x[ncl + 2 * nc + r] = max(-ct[r], 0.0)
+    it = _stage2(V, x, x, False, M, f, v, v0, Q, un, act, h, tau_prev, eps, max_iter, tol, diag)
+    for a in range(ncl):
+        cn[closed[a]] = x[a]
+    for r in range(2 * nc):
+        ct[r] = x[ncl + r] - x[ncl + 2 * nc + r]
     return it
 
 
@@ -847,8 +898,8 @@ def _actuated(m):
 
 
 def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=None, h=None,
-                     edges=4, gap_gain=1.0, project=True, enum_max=16, max_iter=200,
-                     tol=1e-12, regularization=1e-9):
+                     edges=4, gap_gain=1.0, project=True, second_stage=None, enum_max=16,
+                     max_iter=200, tol=1e-12, regularization=1e-7):
     """Actuator forces and contact forces that realize desired accelerations (paper 002).
 
     One compiled call: the position and velocity stages at (d.qpos, d.qvel) (M, bias and
@@ -871,6 +922,10 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
             pyramid).
         gap_gain: fraction of the gap φ closed per period (§3.2 uses 1).
         project: apply §4.5 when the desired accelerations are inconsistent.
+        second_stage: the anti-chatter stage (τ nearest the previous τ, forces spread
+            evenly). None: on for "cfree" (§6), off for "noslip" (the paper relies on warm
+            starting alone there; True applies the same selection to its indeterminate
+            impulses, but the no-slip model then trades torque for unbounded friction).
         enum_max: largest LCP that "coulomb_enum" enumerates (2ⁿ systems); larger ones keep
             Lemke's solution.
         max_iter: pivot cap of the pivoting method and of the second-stage QP.
@@ -916,7 +971,8 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
     tau_prev = previous.tau if previous is not None else np.zeros(act.size)
     fprm = np.array([h, float(gap_gain), np.nan if mu is None else float(mu),
                      float(regularization), float(tol)])
-    iprm = np.array([form, int(edges), int(max_iter), int(bool(project)), int(enum_max)],
+    iprm = np.array([form, int(edges), int(max_iter), int(bool(project)), int(enum_max),
+                     int(form == CFREE if second_stage is None else bool(second_stage))],
                     dtype=np.int64)
     ncmax = m.nconmax
     per = 1 if form == NOSLIP else int(edges)
