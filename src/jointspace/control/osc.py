@@ -293,6 +293,7 @@ class _TaskController:
         self.tau_null = self.out[3 * nv:4 * nv]
         self.level_eig = self.out[dg0:to0].reshape(nlevel, 3)
         self.singular = np.zeros(nlevel, dtype=bool)
+        self._any_singular = False
         self.saturated = 0
         self._who = who
         self._nlevel = nlevel
@@ -312,10 +313,13 @@ class _TaskController:
                          acc=np.zeros(3), angacc=np.zeros(3))
 
     def _after(self, info):
-        m = self.m
-        _common.check_pivot(m, info[0], self._who)
-        self.saturated = int(info[2])
-        if info[1] > 0 or self.singular.any():
+        """Raise on a singular M, count saturations, warn when a level turns singular."""
+        bad, damped, saturated = info[:3].tolist()
+        if bad >= 0:
+            _common.check_pivot(self.m, bad, self._who)
+        self.saturated = int(saturated)
+        # (plain Python flags: ndarray.any() costs microseconds here)
+        if damped > 0 or self._any_singular:
             eig = self.level_eig
             now = (eig[:, 2] > 0) | ~(eig[:, 1] > 0)
             for lev in np.flatnonzero(now & ~self.singular):
@@ -327,6 +331,7 @@ class _TaskController:
                     f"(singular_threshold = {self.fbuf[0]:g}), so that level is tracked "
                     f"only approximately", JointspaceWarning, stacklevel=3)
             self.singular = now
+            self._any_singular = damped > 0
 
 
 class OperationalSpace(_TaskController):

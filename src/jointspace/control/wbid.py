@@ -30,6 +30,7 @@ reading d.qacc and writing d.qfrc_inverse.
 import numpy as np
 
 from jointspace import _entry
+from jointspace.constraint import warn_cnstrfull
 from jointspace.control import _common
 from jointspace.control._kernels import (
     _consistency_step,
@@ -167,8 +168,10 @@ class WholeBodyID(_TaskController):
         if self.predictor is None:
             _k_wbid(m._s, d._s, self.ibuf, self.fbuf, self.out)
             self._after(self.out[4 * nv:4 * nv + 4])
-            self.residual = float(self.out[o + nv])
-            self.iterations = int(self.out[o + nv + 1])
+            self.residual, self.iterations, need = self.out[o + nv:o + nv + 3].tolist()
+            self.iterations = int(self.iterations)
+            if need < 0:
+                warn_cnstrfull(m, d, int(need), "WholeBodyID")
         else:
             self._predicted(d)
         feasible = self.residual <= self.tol
@@ -189,6 +192,8 @@ class WholeBodyID(_TaskController):
         bad = _k_prepare(m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * nv:4 * nv + 4])
         _common.check_pivot(m, bad, "WholeBodyID")
+        if self.out[self._o + nv + 2] < 0:
+            warn_cnstrfull(m, d, int(self.out[self._o + nv + 2]), "WholeBodyID", stacklevel=4)
         qacc = self.qacc
         unact = self._unact
 
