@@ -174,14 +174,19 @@ def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, 
     p = Q.shape[0]
     order = np.arange(nt)
     kept = np.empty(max(nt, 1), dtype=np.int64)
-    nk = _find_indices(Tu, Q, order, nt, kept, 1e-9) if p > 0 else 0
+    nk = _find_indices(Tu, Q, order, nt, kept, 1e-8) if p > 0 else 0
     TK = np.empty((nk, p))
     for a in range(nk):
         TK[a, :] = Tu[kept[a]]
     QT = Q @ TK.T                       # p × nk
     AK = TK @ QT
     LK = np.zeros((nk, nk))
-    _cholesky(AK, LK)
+    while nk > 0 and not _cholesky(AK[:nk, :nk], LK[:nk, :nk]):
+        nk -= 1                         # round-off at Algorithm 1's threshold: drop the last
+    TK = TK[:nk]
+    QT = QT[:, :nk]
+    AK = AK[:nk, :nk]
+    LK = np.ascontiguousarray(LK[:nk, :nk])
     # X = A_K⁻¹ (QT)ᵀ  (nk × p), y = A_K⁻¹ qt_K
     X = np.empty((nk, p))
     colb = np.empty(nk)
@@ -465,6 +470,11 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
                     pimp[i] += EF[r, i] * fe[r]
     diag[DG_STATUS] = status
     diag[DG_NACTIVE] = nact
+    if status != LCP_SOLVED:
+        # no prediction: report the contact-free inverse dynamics, flagged by the status
+        pimp[:] = 0.0
+        out_force[:nc, :] = 0.0
+        nact = 0
     _finish(M, f, v, v0, Q, un, act, pimp, h, out_tau, out_qacc)
     return nact
 
@@ -616,13 +626,15 @@ def _noslip_stage2(rows, phi, nc, cn, ct, M, f, v, v0, Q, un, act, h, gain, tau_
 
 
 @njit(cache=True)
-def _project(M, v, a_ref, rows, phi, nc, gain, h, noslip, max_iter, tol, a_out):
+def _project(M, v, a_ref, rows, phi, mu, nc, gain, h, form, k, max_iter, tol, a_out):
     """§4.5: the accelerations nearest a_ref (in M's metric) that the contacts admit.
 
-        min ½ (a − a_ref)ᵀ M (a − a_ref)  s.t.  N v⁺ + gain max(φ, 0)/h ≥ 0  [, T v⁺ = 0]
-    with v⁺ = v + h a. a = −v/h (v⁺ = 0) is feasible, so the QP always has a solution; its
-    dual is the no-slip contact problem of the whole system (G = M⁻¹), solved by
-    `_noslip_core`: a = a_ref + M⁻¹ (Nᵀ c_n + Tᵀ c_t)/h.
+        min ½ (a − a_ref)ᵀ M (a − a_ref)  s.t.  G v⁺ + gain max(φ, 0)/h ≥ 0  [, T v⁺ = 0]
+    with v⁺ = v + h a and the formulation's kinematic constraints: G = N (Coulomb, whose
+    contacts may slide), N with T v⁺ = 0 (no-slip), the cone's edges N + μ D_e (cfree, whose
+    contacts separate when they slide). a = −v/h (v⁺ = 0) is feasible, so the QP always has a
+    solution; its dual is a no-slip-type contact problem of the whole system (G = M⁻¹),
+    solved by `_noslip_core`: a = a_ref + M⁻¹ (Gᵀ c + Tᵀ c_t)/h.
     """
     nv = M.shape[0]
     L = np.zeros((nv, nv))
@@ -635,25 +647,32 @@ def _project(M, v, a_ref, rows, phi, nc, gain, h, noslip, max_iter, tol, a_out):
         e_[j] = 1.0
         _chol_solve(L, nv, e_, x_)
         Minv[:, j] = x_
-    nt = 2 * nc if noslip else 0
-    Nf = np.empty((nc, nv))
+    per = k if form == CFREE else 1
+    nt = 2 * nc if form == NOSLIP else 0
+    Gf = np.empty((nc * per, nv))
     Tf = np.empty((nt, nv))
-    qn = np.empty(nc)
+    qn = np.empty(nc * per)
     qt = np.empty(nt)
     v0 = v + h * a_ref
+    cs, sn = _edges(k)
     for c in range(nc):
-        Nf[c, :] = rows[3 * c]
-        qn[c] = rows[3 * c] @ v0 + gain * max(phi[c], 0.0) / h
-        if noslip:
+        for e in range(per):
+            r = c * per + e
+            if form == CFREE:
+                Gf[r, :] = rows[3 * c] + mu[c] * (cs[e] * rows[3 * c + 1] + sn[e] * rows[3 * c + 2])
+            else:
+                Gf[r, :] = rows[3 * c]
+            qn[r] = Gf[r] @ v0 + gain * max(phi[c], 0.0) / h
+        if form == NOSLIP:
             for t in range(2):
                 Tf[2 * c + t, :] = rows[3 * c + 1 + t]
                 qt[2 * c + t] = rows[3 * c + 1 + t] @ v0
-    cn = np.zeros(nc)
+    cn = np.zeros(nc * per)
     ct = np.zeros(nt)
-    act = np.empty(max(nc, 1), dtype=np.int64)
+    act = np.empty(max(nc * per, 1), dtype=np.int64)
     info = np.zeros(5)
-    _noslip_core(Nf, qn, Tf, qt, Minv, act, 0, max_iter, tol, cn, ct, act, info)
-    p = Nf.T @ cn + Tf.T @ ct
+    _noslip_core(Gf, qn, Tf, qt, Minv, act, 0, max_iter, tol, cn, ct, act, info)
+    p = Gf.T @ cn + Tf.T @ ct
     a_out[:] = a_ref + (Minv @ p) / h
     return int(info[0])
 
@@ -708,8 +727,8 @@ def _rigid_solve(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nw
         bad = True
     if iprm[IP_PROJECT] and bad and nc > 0:
         a_c = np.empty(M.shape[0])
-        _project(M, v, qacc_des, rows, phi, nc, gain, h, form == NOSLIP, iprm[IP_MAXITER], tol,
-                 a_c)
+        _project(M, v, qacc_des, rows, phi, mu, nc, gain, h, form, iprm[IP_K],
+                 iprm[IP_MAXITER], tol, a_c)
         dacc = 0.0
         for j in range(act.shape[0]):
             dacc = max(dacc, abs(a_c[act[j]] - qacc_des[act[j]]))
@@ -843,7 +862,9 @@ class RigidIDResult:
         active: (k, 4) int keys (geom 1, geom 2, occurrence of the pair, LCP row within the
             contact) of the final active set; passed back through `previous` it warm-starts
             the next call even when the contacts are listed in another order.
-        status: "solved", "infeasible", "iteration limit" or "singular" (see jointspace.lcp).
+        status: "solved", "infeasible", "iteration limit" or "singular" (see jointspace.lcp);
+            when not "solved" (even after the §4.5 projection), tau and qacc are the
+            contact-free inverse dynamics and contact_force is zero.
         pivots: LCP pivots of this call.
         diagnostics: dict of floats: status, pivots, nactive, lcp_size, projected (1 if
             §4.5 changed the accelerations), projection_change (max change of an actuated
