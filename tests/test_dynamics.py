@@ -235,6 +235,32 @@ def test_lists_and_integer_arrays_are_accepted():
                                   js.gravity_forces(m, d, q))
 
 
+def test_strided_views_match_contiguous_arrays():
+    """Vector arguments compiled for any stride: every-other-element and reversed views."""
+    m, d, _, _ = _load("tree1")
+    q, v, a, _ = next(_states(m, 9, n=1))
+
+    def every_other(x):
+        return np.repeat(x, 2)[::2]
+
+    def reversed_view(x):
+        return x[::-1].copy()[::-1]
+
+    for view in (every_other, reversed_view):
+        qs, vs, as_ = view(q), view(v), view(a)
+        assert not qs.flags.c_contiguous
+        np.testing.assert_array_equal(js.rnea(m, d, qs, vs, as_), js.rnea(m, d, q, v, a))
+        np.testing.assert_array_equal(js.bias_forces(m, d, qs, vs), js.bias_forces(m, d, q, v))
+        np.testing.assert_array_equal(js.gravity_forces(m, d, qs), js.gravity_forces(m, d, q))
+        np.testing.assert_array_equal(js.crba(m, d, qs), js.crba(m, d, q))
+        np.testing.assert_array_equal(js.aba(m, d, qs, vs, as_), js.aba(m, d, q, v, a))
+        np.testing.assert_array_equal(js.minv(m, d, qs), js.minv(m, d, q))
+        js.factor_m(m, d, qs)
+        x1 = js.solve_m(m, d, vs)
+        js.factor_m(m, d, q)
+        np.testing.assert_array_equal(x1, js.solve_m(m, d, v))
+
+
 def test_solve_m_needs_a_factorization():
     """solve_m on a Data that factor_m never ran on refuses instead of returning zeros."""
     m, d, _, _ = _load("tree1")

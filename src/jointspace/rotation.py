@@ -130,6 +130,19 @@ def quat_mul_s(a0, a1, a2, a3, b0, b1, b2, b3):
 
 
 @njit(cache=True, inline="always")
+def row6(a, i):
+    """The six entries of row i of an (n, 6) array, as scalars."""
+    return a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5]
+
+
+@njit(cache=True, inline="always")
+def add_scaled6(v0, v1, v2, v3, v4, v5, a, i, s):
+    """(v0, …, v5) + s · a[i, :6], as scalars."""
+    return (v0 + a[i, 0] * s, v1 + a[i, 1] * s, v2 + a[i, 2] * s, v3 + a[i, 3] * s,
+            v4 + a[i, 4] * s, v5 + a[i, 5] * s)
+
+
+@njit(cache=True, inline="always")
 def quat_normalize_s(q0, q1, q2, q3):
     """q / |q|, scalar form; a zero quaternion becomes the identity."""
     n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)

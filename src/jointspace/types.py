@@ -421,6 +421,8 @@ class Model:
         self.source = source
         self.opt = Option(self)
         self._sizes = tuple(self.sizes.values())
+        self._shq = (self.nq,)
+        self._shv = (self.nv,)
         from jointspace import _structs
 
         self._s = _structs.make_model_struct(self)

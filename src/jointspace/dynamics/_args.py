@@ -11,6 +11,8 @@ from jointspace.errors import SingularMassError
 check_pair = _entry.check_pair
 vec = _entry.vec
 mat = _entry.mat
+is_vec = _entry.is_vec
+state_vecs = _entry.state_vecs
 
 
 def dof_label(m, i):

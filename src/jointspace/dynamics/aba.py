@@ -26,7 +26,13 @@ scratch_nv[k] holds U (6), 1/D, u.
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_not_singular, check_pair, mat, raise_pivot, vec
+from jointspace.dynamics._args import (
+    check_not_singular,
+    check_pair,
+    mat,
+    raise_pivot,
+    state_vecs,
+)
 from jointspace.dynamics._spatial import (
     cross_force6,
     inert_mul,
@@ -203,7 +209,7 @@ def _aba_driver(m, d, q, v, tau, use_fext, fext):
     return _aba(m, d, tau, use_fext, fext, d.qacc)
 
 
-_k_aba = _entry.Kernel(_aba_driver, globals())
+_k_aba = _entry.Kernel(_aba_driver, globals(), strided=(2, 3, 4))
 
 
 def aba(m, d, q, v, tau, f_ext=None):
@@ -231,9 +237,7 @@ def aba(m, d, q, v, tau, f_ext=None):
     """
     check_pair(m, d, "aba")
     check_not_singular(m, "aba")
-    q = vec(q, m.nq, "q", "aba")
-    v = vec(v, m.nv, "v", "aba")
-    tau = vec(tau, m.nv, "tau", "aba")
+    q, v, tau = state_vecs(m, q, v, tau, ("q", "v", "tau"), "aba")
     if f_ext is None:
         bad = _k_aba(m._s, d._s, q, v, tau, False, d.cfrc_ext)
     else:

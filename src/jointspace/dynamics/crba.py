@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_pair, vec
+from jointspace.dynamics._args import check_pair, is_vec, vec
 from jointspace.dynamics._spatial import inert_mul
 from jointspace.kinematics import _com_pos, _kinematics_bodies
 
@@ -88,7 +88,7 @@ def _crba_driver(m, d, q, out):
     _dense_from_sparse(m, d.qM, out)
 
 
-_k_crba = _entry.Kernel(_crba_driver, globals())
+_k_crba = _entry.Kernel(_crba_driver, globals(), strided=(2,))
 
 
 def crba(m, d, q):
@@ -108,7 +108,8 @@ def crba(m, d, q):
         (nv, nv) dense symmetric M.
     """
     check_pair(m, d, "crba")
-    q = vec(q, m.nq, "q", "crba")
+    if not is_vec(q, m._shq):
+        q = vec(q, m.nq, "q", "crba")
     out = np.empty((m.nv, m.nv))
     _k_crba(m._s, d._s, q, out)
     return out

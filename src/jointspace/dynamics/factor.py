@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
+from jointspace.dynamics._args import check_not_singular, check_pair, is_vec, raise_pivot, vec
 from jointspace.dynamics.crba import _crb
 from jointspace.kinematics import _com_pos, _kinematics_bodies
 
@@ -131,7 +131,7 @@ def _solve_driver_vec(m, d, x):
     _solve_ld(m, d.qLD, d.qLDiagInv, x.reshape(1, x.shape[0]))
 
 
-_k_factor = _entry.Kernel(_factor_driver, globals())
+_k_factor = _entry.Kernel(_factor_driver, globals(), strided=(2,))
 _k_solve = _entry.Kernel(_solve_driver, globals())
 _k_solve_vec = _entry.Kernel(_solve_driver_vec, globals())
 
@@ -157,7 +157,9 @@ def factor_m(m, d, q=None):
     if q is None:
         bad = _k_factor(m._s, d._s, d.qpos, False)
     else:
-        bad = _k_factor(m._s, d._s, vec(q, m.nq, "q", "factor_m"), True)
+        if not is_vec(q, m._shq):
+            q = vec(q, m.nq, "q", "factor_m")
+        bad = _k_factor(m._s, d._s, q, True)
     if bad >= 0:
         raise_pivot(m, bad, "factor_m", "LᵀDL")
 
@@ -178,8 +180,8 @@ def solve_m(m, d, x):
     if nv and not d.qLDiagInv[0] > 0.0:
         raise RuntimeError("solve_m: d holds no valid factorization of M; call "
                            "factor_m(m, d) (after crba) or factor_m(m, d, q) first")
-    if x.__class__ is np.ndarray and x.dtype is _F8 and x.flags.c_contiguous:
-        y = x.copy()
+    if x.__class__ is np.ndarray and x.dtype is _F8:
+        y = x.copy()  # C order, whatever x's layout
     else:
         y = np.array(x, dtype=np.float64, order="C")
     if y.shape == (nv,):

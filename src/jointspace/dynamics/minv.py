@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot, vec
+from jointspace.dynamics._args import check_not_singular, check_pair, is_vec, raise_pivot, vec
 from jointspace.dynamics._spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
 from jointspace.kinematics import _com_pos, _kinematics_bodies
 
@@ -189,7 +189,7 @@ def _minv_driver(m, d, q, out):
     return _minv(m, d, out)
 
 
-_k_minv = _entry.Kernel(_minv_driver, globals())
+_k_minv = _entry.Kernel(_minv_driver, globals(), strided=(2,))
 
 
 def minv(m, d, q):
@@ -212,7 +212,8 @@ def minv(m, d, q):
     """
     check_pair(m, d, "minv")
     check_not_singular(m, "minv")
-    q = vec(q, m.nq, "q", "minv")
+    if not is_vec(q, m._shq):
+        q = vec(q, m.nq, "q", "minv")
     out = np.empty((m.nv, m.nv))
     bad = _k_minv(m._s, d._s, q, out)
     if bad >= 0:

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_pair, mat, vec
+from jointspace.dynamics._args import check_pair, is_vec, mat, state_vecs, vec
 from jointspace.dynamics._spatial import cross_force6, inert_mul, world_wrench_to_com
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
 
@@ -183,8 +183,9 @@ def _rnea_driver(m, d, q, v, a, flags, fext, tau):
     _rne(m, d, flags, fext, tau)
 
 
-_k_rnea = _entry.Kernel(_rnea_driver, globals())
+_k_rnea = _entry.Kernel(_rnea_driver, globals(), strided=(2, 3, 4))
 _ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
+_QVA = ("q", "v", "a")
 def _fext_arg(m, d, f_ext, fname):
     if f_ext is None:
         return 0, d.cfrc_ext
@@ -213,14 +214,12 @@ def rnea(m, d, q, v, a, f_ext=None):
         (nv,) generalized forces tau.
     """
     check_pair(m, d, "rnea")
-    q = vec(q, m.nq, "q", "rnea")
-    v = vec(v, m.nv, "v", "rnea")
-    a = vec(a, m.nv, "a", "rnea")
+    q, v, a = state_vecs(m, q, v, a, _QVA, "rnea")
     if f_ext is None:
         flag, fext = 0, d.cfrc_ext
     else:
         flag, fext = _fext_arg(m, d, f_ext, "rnea")
-    tau = np.empty(m.nv)
+    tau = np.empty(m._shv)
     _k_rnea(m._s, d._s, q, v, a, _ALL | flag, fext, tau)
     return tau
 
@@ -241,8 +240,9 @@ def bias_forces(m, d, q, v):
         (nv,) a copy of d.qfrc_bias.
     """
     check_pair(m, d, "bias_forces")
-    q = vec(q, m.nq, "q", "bias_forces")
-    v = vec(v, m.nv, "v", "bias_forces")
+    if not (is_vec(q, m._shq) and is_vec(v, m._shv)):
+        q = vec(q, m.nq, "q", "bias_forces")
+        v = vec(v, m.nv, "v", "bias_forces")
     _k_rnea(m._s, d._s, q, v, v, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias)
     return d.qfrc_bias.copy()
 
@@ -262,7 +262,8 @@ def gravity_forces(m, d, q):
         (nv,) generalized gravity force.
     """
     check_pair(m, d, "gravity_forces")
-    q = vec(q, m.nq, "q", "gravity_forces")
+    if not is_vec(q, m._shq):
+        q = vec(q, m.nq, "q", "gravity_forces")
     g = np.empty(m.nv)
     _k_rnea(m._s, d._s, q, g, g, RNE_GRAVITY, d.cfrc_ext, g)
     return g
