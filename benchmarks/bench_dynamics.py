@@ -53,38 +53,38 @@ _ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
 @njit(cache=True)
 def _loop_rnea(m, d, q, v, a, tau, n):
     for _ in range(n):
-        _rnea_driver(m, d, q, v, a, _ALL, d.cfrc_ext, tau)
+        _rnea_driver(d, q, v, a, _ALL, d.cfrc_ext, tau)
 
 
 @njit(cache=True)
 def _loop_crba(m, d, q, out, n):
     for _ in range(n):
-        _crba_driver(m, d, q, out)
+        _crba_driver(d, q, out)
 
 
 @njit(cache=True)
 def _loop_factor(m, d, q, n):
     for _ in range(n):
-        _factor_driver(m, d, q, False)
+        _factor_driver(d, q, False)
 
 
 @njit(cache=True)
 def _loop_solve(m, d, src, x, n):
     for _ in range(n):
         x[0, :] = src[0]
-        _solve_driver(m, d, x)
+        _solve_driver(d, x)
 
 
 @njit(cache=True)
 def _loop_aba(m, d, q, v, tau, n):
     for _ in range(n):
-        _aba_driver(m, d, q, v, tau, False, d.cfrc_ext)
+        _aba_driver(d, q, v, tau, False, d.cfrc_ext)
 
 
 @njit(cache=True)
 def _loop_minv(m, d, q, out, n):
     for _ in range(n):
-        _minv_driver(m, d, q, out)
+        _minv_driver(d, q, out)
 
 
 

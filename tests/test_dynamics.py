@@ -261,6 +261,22 @@ def test_strided_views_match_contiguous_arrays():
         np.testing.assert_array_equal(x1, js.solve_m(m, d, v))
 
 
+def test_data_used_with_another_model_of_its_sizes_follows_that_model():
+    """d carries its model into compiled code; handed another model it computes with that one."""
+    m1, d1, _, _ = _load("tree1")
+    m2 = js.load_string(MODELS["tree1"])
+    m2.dof_armature[:] += 0.5
+    q, v, a, _ = next(_states(m1, 10, n=1))
+    own = js.rnea(m1, d1, q, v, a)
+    other = js.rnea(m2, d1, q, v, a)
+    np.testing.assert_array_equal(other, js.rnea(m2, js.make_data(m2), q, v, a))
+    # armature adds armature · a to each joint's torque
+    np.testing.assert_allclose(other - own, 0.5 * a, rtol=0, atol=TOL)
+    js.factor_m(m2, d1, q)
+    np.testing.assert_allclose(js.solve_m(m2, d1, js.crba(m2, d1, q) @ a), a, rtol=0, atol=TOL)
+    np.testing.assert_array_equal(js.rnea(m1, d1, q, v, a), own)
+
+
 def test_solve_m_needs_a_factorization():
     """solve_m on a Data that factor_m never ran on refuses instead of returning zeros."""
     m, d, _, _ = _load("tree1")

@@ -61,8 +61,12 @@ class Kernel:
 
 
 def check_pair(m, d, fname):
-    """Raise a clear error unless m is a Model and d a Data made for it."""
-    if m.__class__ is Model and d.__class__ is Data and d._msig is m._sizes:
+    """Raise a clear error unless m is a Model and d a Data made for a model of its sizes.
+
+    d's struct carries its model's struct (kernels that take the Data struct alone read the
+    model from it); a d used with another model of the same sizes is rebound to that model.
+    """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
         return
     if type(m) is not Model:
         raise TypeError(f"{fname}: first argument must be a jointspace Model, "
@@ -73,6 +77,11 @@ def check_pair(m, d, fname):
     if d._msig is not m._sizes and d._msig != m._sizes:
         raise ValueError(f"{fname}: this Data was made for a different model "
                          "(sizes differ); create one with jointspace.make_data(model)")
+    from jointspace import _structs
+
+    d._msig = m._sizes
+    d._ms = m._s
+    d._s = _structs.make_data_struct(d, m._s)
 
 
 _F64 = np.dtype(np.float64)

@@ -492,9 +492,10 @@ class Data:
         self.xquat[:, 0] = 1.0
         self.mocap_quat[:, 0] = 1.0
         self._msig = model._sizes
+        self._ms = model._s
         from jointspace import _structs
 
-        self._s = _structs.make_data_struct(self)
+        self._s = _structs.make_data_struct(self, model._s)
 
     @property
     def time(self):

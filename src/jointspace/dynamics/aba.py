@@ -195,8 +195,9 @@ def _aba(m, d, tau, use_fext, fext, qacc):
 
 
 @njit(cache=True)
-def _aba_driver(m, d, q, v, tau, use_fext, fext):
+def _aba_driver(d, q, v, tau, use_fext, fext):
     """Set qpos, qvel = q, v; run kinematics → com_pos → com_vel → ABA into d.qacc."""
+    m = d.model
     qpos = d.qpos
     qvel = d.qvel
     for k in range(q.shape[0]):
@@ -209,7 +210,7 @@ def _aba_driver(m, d, q, v, tau, use_fext, fext):
     return _aba(m, d, tau, use_fext, fext, d.qacc)
 
 
-_k_aba = _entry.Kernel(_aba_driver, globals(), strided=(2, 3, 4))
+_k_aba = _entry.Kernel(_aba_driver, globals(), strided=(1, 2, 3))
 
 
 def aba(m, d, q, v, tau, f_ext=None):
@@ -239,10 +240,10 @@ def aba(m, d, q, v, tau, f_ext=None):
     check_not_singular(m, "aba")
     q, v, tau = state_vecs(m, q, v, tau, ("q", "v", "tau"), "aba")
     if f_ext is None:
-        bad = _k_aba(m._s, d._s, q, v, tau, False, d.cfrc_ext)
+        bad = _k_aba(d._s, q, v, tau, False, d.cfrc_ext)
     else:
         fext = mat(f_ext, (m.nbody, 6), "f_ext", "aba")
-        bad = _k_aba(m._s, d._s, q, v, tau, True, fext)
+        bad = _k_aba(d._s, q, v, tau, True, fext)
     if bad >= 0:
         raise_pivot(m, bad, "aba", "articulated-inertia")
     return d.qacc.copy()

@@ -77,8 +77,9 @@ def _dense_from_sparse(m, qM, out):
 
 
 @njit(cache=True)
-def _crba_driver(m, d, q, out):
+def _crba_driver(d, q, out):
     """Set qpos = q; run kinematics → com_pos → crb; fill out with the dense M."""
+    m = d.model
     qpos = d.qpos
     for k in range(q.shape[0]):
         qpos[k] = q[k]
@@ -88,7 +89,7 @@ def _crba_driver(m, d, q, out):
     _dense_from_sparse(m, d.qM, out)
 
 
-_k_crba = _entry.Kernel(_crba_driver, globals(), strided=(2,))
+_k_crba = _entry.Kernel(_crba_driver, globals(), strided=(1,))
 
 
 def crba(m, d, q):
@@ -111,5 +112,5 @@ def crba(m, d, q):
     if not is_vec(q, m._shq):
         q = vec(q, m.nq, "q", "crba")
     out = np.empty((m.nv, m.nv))
-    _k_crba(m._s, d._s, q, out)
+    _k_crba(d._s, q, out)
     return out

@@ -107,8 +107,9 @@ def _factor_m(m, d):
 
 
 @njit(cache=True)
-def _factor_driver(m, d, q, position):
+def _factor_driver(d, q, position):
     """Optionally (position) qpos = q, kinematics → com_pos → crb; then factor qM."""
+    m = d.model
     if position:
         qpos = d.qpos
         for k in range(q.shape[0]):
@@ -120,18 +121,26 @@ def _factor_driver(m, d, q, position):
 
 
 @njit(cache=True)
-def _solve_driver(m, d, x):
-    """Solve with d's factor for each row of x (k, nv), in place."""
+def _solve_driver(d, x):
+    """Solve with d's factor for each row of x (k, nv), in place; False if d has none."""
+    m = d.model
+    if m.nv > 0 and not d.qLDiagInv[0] > 0.0:
+        return False
     _solve_ld(m, d.qLD, d.qLDiagInv, x)
+    return True
 
 
 @njit(cache=True)
-def _solve_driver_vec(m, d, x):
-    """Solve with d's factor for one right-hand side x (nv,), in place."""
+def _solve_driver_vec(d, x):
+    """Solve with d's factor for one right-hand side x (nv,), in place; False if d has none."""
+    m = d.model
+    if m.nv > 0 and not d.qLDiagInv[0] > 0.0:
+        return False
     _solve_ld(m, d.qLD, d.qLDiagInv, x.reshape(1, x.shape[0]))
+    return True
 
 
-_k_factor = _entry.Kernel(_factor_driver, globals(), strided=(2,))
+_k_factor = _entry.Kernel(_factor_driver, globals(), strided=(1,))
 _k_solve = _entry.Kernel(_solve_driver, globals())
 _k_solve_vec = _entry.Kernel(_solve_driver_vec, globals())
 
@@ -155,11 +164,11 @@ def factor_m(m, d, q=None):
     check_pair(m, d, "factor_m")
     check_not_singular(m, "factor_m")
     if q is None:
-        bad = _k_factor(m._s, d._s, d.qpos, False)
+        bad = _k_factor(d._s, d.qpos, False)
     else:
         if not is_vec(q, m._shq):
             q = vec(q, m.nq, "q", "factor_m")
-        bad = _k_factor(m._s, d._s, q, True)
+        bad = _k_factor(d._s, q, True)
     if bad >= 0:
         raise_pivot(m, bad, "factor_m", "LᵀDL")
 
@@ -176,19 +185,18 @@ def solve_m(m, d, x):
         y, a new array of the shape of x.
     """
     check_pair(m, d, "solve_m")
-    nv = m.nv
-    if nv and not d.qLDiagInv[0] > 0.0:
-        raise RuntimeError("solve_m: d holds no valid factorization of M; call "
-                           "factor_m(m, d) (after crba) or factor_m(m, d, q) first")
     if x.__class__ is np.ndarray and x.dtype is _F8:
         y = x.copy()  # C order, whatever x's layout
     else:
         y = np.array(x, dtype=np.float64, order="C")
-    if y.shape == (nv,):
-        _k_solve_vec(m._s, d._s, y)
-    elif y.ndim == 2 and y.shape[1] == nv:
-        _k_solve(m._s, d._s, y)
+    if y.shape == m._shv:
+        factored = _k_solve_vec(d._s, y)
+    elif y.ndim == 2 and y.shape[1] == m.nv:
+        factored = _k_solve(d._s, y)
     else:
-        raise ValueError(f"solve_m: argument x must have shape ({nv},) or (k, {nv}), "
+        raise ValueError(f"solve_m: argument x must have shape ({m.nv},) or (k, {m.nv}), "
                          f"got {y.shape}")
+    if not factored:
+        raise RuntimeError("solve_m: d holds no valid factorization of M; call "
+                           "factor_m(m, d) (after crba) or factor_m(m, d, q) first")
     return y

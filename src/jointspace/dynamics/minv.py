@@ -179,8 +179,9 @@ def _minv(m, d, out):
 
 
 @njit(cache=True)
-def _minv_driver(m, d, q, out):
+def _minv_driver(d, q, out):
     """Set qpos = q; run kinematics → com_pos → minv into out."""
+    m = d.model
     qpos = d.qpos
     for k in range(q.shape[0]):
         qpos[k] = q[k]
@@ -189,7 +190,7 @@ def _minv_driver(m, d, q, out):
     return _minv(m, d, out)
 
 
-_k_minv = _entry.Kernel(_minv_driver, globals(), strided=(2,))
+_k_minv = _entry.Kernel(_minv_driver, globals(), strided=(1,))
 
 
 def minv(m, d, q):
@@ -215,7 +216,7 @@ def minv(m, d, q):
     if not is_vec(q, m._shq):
         q = vec(q, m.nq, "q", "minv")
     out = np.empty((m.nv, m.nv))
-    bad = _k_minv(m._s, d._s, q, out)
+    bad = _k_minv(d._s, q, out)
     if bad >= 0:
         raise_pivot(m, bad, "minv", "articulated-inertia")
     if bad == -2:

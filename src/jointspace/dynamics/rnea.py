@@ -169,8 +169,9 @@ def _copy(dst, src):
 
 
 @njit(cache=True)
-def _rnea_driver(m, d, q, v, a, flags, fext, tau):
+def _rnea_driver(d, q, v, a, flags, fext, tau):
     """Set qpos, qvel, qacc = q, v, a; run kinematics → com_pos → (com_vel) → RNEA."""
+    m = d.model
     _copy(d.qpos, q)
     if (flags & RNE_VEL) != 0:
         _copy(d.qvel, v)
@@ -183,7 +184,7 @@ def _rnea_driver(m, d, q, v, a, flags, fext, tau):
     _rne(m, d, flags, fext, tau)
 
 
-_k_rnea = _entry.Kernel(_rnea_driver, globals(), strided=(2, 3, 4))
+_k_rnea = _entry.Kernel(_rnea_driver, globals(), strided=(1, 2, 3))
 _ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
 _QVA = ("q", "v", "a")
 def _fext_arg(m, d, f_ext, fname):
@@ -220,7 +221,7 @@ def rnea(m, d, q, v, a, f_ext=None):
     else:
         flag, fext = _fext_arg(m, d, f_ext, "rnea")
     tau = np.empty(m._shv)
-    _k_rnea(m._s, d._s, q, v, a, _ALL | flag, fext, tau)
+    _k_rnea(d._s, q, v, a, _ALL | flag, fext, tau)
     return tau
 
 
@@ -243,7 +244,7 @@ def bias_forces(m, d, q, v):
     if not (is_vec(q, m._shq) and is_vec(v, m._shv)):
         q = vec(q, m.nq, "q", "bias_forces")
         v = vec(v, m.nv, "v", "bias_forces")
-    _k_rnea(m._s, d._s, q, v, v, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias)
+    _k_rnea(d._s, q, v, v, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias)
     return d.qfrc_bias.copy()
 
 
@@ -265,5 +266,5 @@ def gravity_forces(m, d, q):
     if not is_vec(q, m._shq):
         q = vec(q, m.nq, "q", "gravity_forces")
     g = np.empty(m.nv)
-    _k_rnea(m._s, d._s, q, g, g, RNE_GRAVITY, d.cfrc_ext, g)
+    _k_rnea(d._s, q, g, g, RNE_GRAVITY, d.cfrc_ext, g)
     return g
