@@ -277,6 +277,22 @@ def test_data_used_with_another_model_of_its_sizes_follows_that_model():
     np.testing.assert_array_equal(js.rnea(m1, d1, q, v, a), own)
 
 
+@pytest.mark.parametrize("name", ["tree1", "humanoid"])
+def test_M_col_names_the_column_of_every_qM_entry(name):
+    """Scattering qM by M_col rebuilds crba's dense M (built by walking dof_parentid)."""
+    m, d, _, _ = _load(name)
+    q, _, _, _ = next(_states(m, 11, n=1))
+    dense = js.crba(m, d, q)
+    rebuilt = np.zeros((m.nv, m.nv))
+    ends = list(m.dof_Madr[1:]) + [m.nM]
+    for i in range(m.nv):
+        assert m.M_col[m.dof_Madr[i]] == i
+        for adr in range(m.dof_Madr[i], ends[i]):
+            j = m.M_col[adr]
+            rebuilt[i, j] = rebuilt[j, i] = d.qM[adr]
+    np.testing.assert_array_equal(rebuilt, dense)
+
+
 def test_solve_m_needs_a_factorization():
     """solve_m on a Data that factor_m never ran on refuses instead of returning zeros."""
     m, d, _, _ = _load("tree1")

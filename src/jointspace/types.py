@@ -123,6 +123,7 @@ MODEL_FIELDS = (
     ("dof_jntid", "i", ("nv",), "id of the joint the dof belongs to"),
     ("dof_parentid", "i", ("nv",), "id of the dof's parent dof, -1 if none (tree sparsity)"),
     ("dof_Madr", "i", ("nv",), "address of the diagonal element in qM"),
+    ("M_col", "i", ("nM",), "column (dof) of each qM entry: i at dof_Madr[i], then i's ancestors"),
     ("dof_solref", "f", ("nv", 2), "friction-loss constraint solref"),
     ("dof_solimp", "f", ("nv", 5), "friction-loss constraint solimp"),
     ("dof_frictionloss", "f", ("nv",), "dry friction loss (N or N·m)"),

@@ -67,32 +67,29 @@ def _factor_ld(m, mat, diaginv):
 def _solve_ld(m, mat, diaginv, x):
     """Overwrite each row r of x (k, nv) with (LᵀDL)⁻¹ x[r], for a factor from _factor_ld.
 
-    Lᵀ y = x (leaves first), z = D⁻¹ y, L x = z (root first).
+    Lᵀ y = x (leaves first), z = D⁻¹ y, L x = z (root first). Row k's off-diagonal
+    entries are read with their columns from M_col rather than by walking dof_parentid, so
+    the loads do not wait on one another.
     """
     nv = m.nv
     madr = m.dof_Madr
-    parentid = m.dof_parentid
+    col = m.M_col
+    nM = uint64(mat.shape[0])
     for r in range(x.shape[0]):
         xr = x[r]
         for k in range(nv - 1, -1, -1):
             xk = xr[k]
             if xk != 0.0:
-                adr = uint64(madr[k]) + uint64(1)
-                i = parentid[k]
-                while i >= 0:
-                    xr[uint64(i)] -= mat[adr] * xk
-                    adr += uint64(1)
-                    i = parentid[i]
+                end = uint64(madr[k + 1]) if k + 1 < nv else nM
+                for adr in range(uint64(madr[k]) + uint64(1), end):
+                    xr[uint64(col[adr])] -= mat[adr] * xk
         for k in range(nv):
             xr[k] *= diaginv[k]
         for k in range(nv):
-            adr = uint64(madr[k]) + uint64(1)
-            i = parentid[k]
+            end = uint64(madr[k + 1]) if k + 1 < nv else nM
             s = xr[k]
-            while i >= 0:
-                s -= mat[adr] * xr[uint64(i)]
-                adr += uint64(1)
-                i = parentid[i]
+            for adr in range(uint64(madr[k]) + uint64(1), end):
+                s -= mat[adr] * xr[uint64(col[adr])]
             xr[k] = s
 
 

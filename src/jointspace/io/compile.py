@@ -465,14 +465,16 @@ class _Compiler:
               dict(size=(3,), pos=(3,), quat=(4,)))
 
         # sparse M layout (MuJoCo): row i stores M[i, i], M[i, parent(i)], M[i, parent²(i)], …
-        madr, nM = [], 0
+        madr, mcol = [], []
         for i in range(nv):
-            madr.append(nM)
+            madr.append(len(mcol))
             k = i
             while k >= 0:
-                nM += 1
+                mcol.append(k)
                 k = dof_rows[k]["parentid"]
+        nM = len(mcol)
         A["dof_Madr"] = madr
+        A["M_col"] = mcol
         A["dof_invweight0"] = np.zeros(nv)
         A["dof_M0"] = np.zeros(nv)
         A["qpos0"], A["qpos_spring"] = qpos0, qpos_spring
