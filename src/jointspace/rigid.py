@@ -183,9 +183,8 @@ def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, 
     LK = np.zeros((nk, nk))
     while nk > 0 and not _cholesky(AK[:nk, :nk], LK[:nk, :nk]):
         nk -= 1                         # round-off at Algorithm 1's threshold: drop the last
-    TK = TK[:nk]
-    QT = QT[:, :nk]
-    AK = AK[:nk, :nk]
+    TK = np.ascontiguousarray(TK[:nk])
+    QT = np.ascontiguousarray(QT[:, :nk])
     LK = np.ascontiguousarray(LK[:nk, :nk])
     # X = A_K⁻¹ (QT)ᵀ  (nk × p), y = A_K⁻¹ qt_K
     X = np.empty((nk, p))
