@@ -38,7 +38,7 @@ import pinocchio as pin
 from numba import njit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import table  # noqa: E402
+from _timing import interleaved, table  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace.dynamics.aba import _aba_driver  # noqa: E402
@@ -86,27 +86,6 @@ def _loop_minv(m, d, q, out, n):
     for _ in range(n):
         _minv_driver(m, d, q, out)
 
-
-def _interleaved(fns, repeat, budget=0.02):
-    """Median seconds per call of each fn, timed in alternation (batch by batch).
-
-    On a shared, noisy machine, alternating the contenders exposes them to the same load;
-    the median of the per-round ratios is reported next to the median times.
-    """
-    numbers = []
-    for fn in fns:
-        fn()
-        t = time.perf_counter()
-        fn()
-        numbers.append(max(1, int(budget / max(time.perf_counter() - t, 1e-8))))
-    times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, n, ts in zip(fns, numbers, times):
-            t = time.perf_counter()
-            for _ in range(n):
-                fn()
-            ts.append((time.perf_counter() - t) / n)
-    return [np.array(ts) for ts in times]
 
 
 def _random_q(nq, qpos0, free, rng):
@@ -189,7 +168,7 @@ def bench_model(label, xml, repeat, n_loop):
         ("minv", lambda: js.minv(m, d, q), lambda: pin.computeMinverse(pm, pd, qp), mj_minv),
     ]
     # binding overheads, for the peers' compute-time estimates of table 2
-    mj_over, pin_over = (float(np.median(t)) for t in _interleaved(
+    mj_over, pin_over = (float(np.median(t)) for t in interleaved(
         [lambda: mujoco.mj_getTotalmass(mm), lambda: pin.computeTotalMass(pm)], repeat))
     nmj = {"rnea": 4, "crba": 4, "factor_m": 1, "solve_m": 1, "aba": 7, "minv": 5}
     tau_out = np.empty(m.nv)
@@ -205,7 +184,7 @@ def bench_model(label, xml, repeat, n_loop):
     rows1, rows2 = [], []
     for name, ours, theirs_pin, theirs_mj in ops:
         loop, largs = loops[name]
-        o, p, j, t = _interleaved([ours, theirs_pin, theirs_mj,
+        o, p, j, t = interleaved([ours, theirs_pin, theirs_mj,
                                    lambda: loop(*largs, n_loop)], repeat)
         t = t / n_loop
         rows1.append([f"{label} {name}", f"{np.median(o) * 1e6:.2f}", f"{np.median(p) * 1e6:.2f}",

@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import table  # noqa: E402
+from _timing import interleaved, table  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace.forward import _forward  # noqa: E402
@@ -163,23 +163,6 @@ def _random_state(mm, rng):
     return q, 0.5 * rng.normal(size=mm.nv)
 
 
-def _interleaved(fns, repeat, budget):
-    """Seconds per call of each fn in every round, the contenders timed in alternation."""
-    numbers = []
-    for fn in fns:
-        fn()
-        t = time.perf_counter()
-        fn()
-        numbers.append(max(1, int(budget / max(time.perf_counter() - t, 1e-8))))
-    times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, n, ts in zip(fns, numbers, times):
-            t = time.perf_counter()
-            for _ in range(n):
-                fn()
-            ts.append((time.perf_counter() - t) / n)
-    return [np.array(ts) for ts in times]
-
 
 def bench_model(label, xml, repeat, n_loop, n_step, budget):
     """One row of the speed table."""
@@ -207,7 +190,7 @@ def bench_model(label, xml, repeat, n_loop, n_step, budget):
         mujoco.mj_step(mm, sdata, n_step)
 
     ms, ds = m._s, d._s
-    ours_py, ours_loop, theirs_py, theirs_step = _interleaved(
+    ours_py, ours_loop, theirs_py, theirs_step = interleaved(
         [lambda: js.forward(m, d), lambda: _loop_forward(ms, ds, n_loop),
          lambda: mujoco.mj_forward(mm, md), steps], repeat, budget)
     if sdata.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:

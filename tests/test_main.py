@@ -1,4 +1,4 @@
-"""The README's main job, run as a user would: `python -m jointspace humanoid`."""
+"""The README's main job, run as a user would: `python -m jointspace simulate humanoid`."""
 
 import subprocess
 import sys
@@ -16,6 +16,16 @@ def test_main_job_summarizes_the_humanoid():
     assert "nq=28 nv=27" in out
     assert "joints     1 free, 21 hinge" in out
     assert out.count("foot") >= 2  # where its feet are
+
+
+def test_main_job_simulates_the_humanoid_with_contacts():
+    r = _run("simulate", "humanoid", "--seconds", "2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("simulated  2.000 s in 400 steps")
+    contacts = float(lines[1].split()[1])
+    assert contacts > 1.0  # it falls and lies on the floor
+    assert lines[2].startswith("energy ")
 
 
 def test_unknown_model_is_a_one_line_error():

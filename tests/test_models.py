@@ -30,6 +30,7 @@ SIZES = {
     "humanoid": (28, 27, 17, 22, 20, 21, 4),
     "quadruped": (19, 18, 10, 13, 14, 12, 5),
     "arm_box": (16, 15, 11, 10, 14, 9, 2),
+    "arm7": (7, 7, 8, 7, 9, 7, 1),
     "hinge_friction": (1, 1, 2, 1, 4, 1, 1),
     "painleve": (7, 6, 2, 1, 2, 0, 2),
 }
@@ -96,7 +97,8 @@ def test_forward_is_finite_at_qpos0_and_random_states(name):
         assert np.all(np.isfinite(d.qacc)) and np.all(np.isfinite(d.qfrc_bias))
 
 
-@pytest.mark.parametrize("name", ["humanoid", "quadruped", "arm_box", "hinge_friction"])
+@pytest.mark.parametrize("name", ["humanoid", "quadruped", "arm_box", "arm7",
+                                  "hinge_friction"])
 def test_shipped_files_load_from_package_path(name):
     from importlib import resources
 

@@ -77,6 +77,29 @@ def test_solution_is_optimal(solver):
     assert np.all(d.efc_force[:n][lim] >= 0.0)
 
 
+FRICTION_ONLY = """<mujoco><option timestep="0.002"/><worldbody>
+<body pos="0 0 1"><joint type="hinge" axis="0 1 0" frictionloss="0.3"/>
+ <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.04" mass="1"/>
+ <body pos="0.5 0 0"><joint type="hinge" axis="0 1 0" frictionloss="0.1"/>
+  <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03" mass="0.5"/>
+ </body></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_friction_loss_as_the_only_rows(solver):
+    """Sliding friction loss alone (the dual cost is 0 at the interior-point start f = 0)."""
+    m = js.load_string(FRICTION_ONLY)
+    d = js.make_data(m)
+    d.qvel[:] = (3.0, -2.0)
+    js.forward(m, d)
+    assert list(d.efc_type[:d.nefc[0]]) == [C.CNSTR_FRICTION_DOF] * 2
+    _, c_newton, a_newton, _ = _solve(m, d, "Newton", 100, 1e-12)
+    _, c, a, f = _solve(m, d, solver, 20000, 1e-12)
+    assert c <= c_newton * (1 + COST_TOL) + 1e-12
+    assert np.max(np.abs(a - a_newton)) < 1e-5 * max(1.0, np.max(np.abs(a_newton)))
+    assert np.all(np.abs(f) <= d.efc_frictionloss[:2] * (1 + 1e-12))
+
+
 def test_cg_cost_decreases_and_statistics():
     """CG's recorded costs decrease; improvement, gradient and evaluations are recorded."""
     m, d, _, _ = _setup(LOOPS, 4)

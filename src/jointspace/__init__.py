@@ -13,7 +13,8 @@ from jointspace import _cache
 
 _cache.install()  # before any kernel module is imported: see _cache's docstring
 
-from jointspace import lcp, models, rigid
+from jointspace import control, lcp, models, rigid
+from jointspace.barrier import barrier_forward, barrier_inverse
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
@@ -32,6 +33,14 @@ from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, Si
 from jointspace.forward import forward, step
 from jointspace.ik import IKResult, Target, ik
 from jointspace.integrate import diff_pos, integrate_pos
+from jointspace.inverse import (
+    InverseTrajectory,
+    compare_fwd_inv,
+    cone_project,
+    inverse,
+    inverse_step,
+    inverse_trajectory,
+)
 from jointspace.io import compile_model, load, load_string
 from jointspace.io.spec import ModelSpec
 from jointspace.kinematics import (
@@ -45,7 +54,10 @@ from jointspace.kinematics import (
     kinematics,
 )
 from jointspace.solver import primal_cost, solve
+from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
+from jointspace.viz import render
+from jointspace.viz.viewer import Viewer, view
 
 __version__ = "0.1.0"
 
@@ -58,4 +70,7 @@ __all__ = [
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "lcp", "load", "load_string",
     "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
     "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
+    "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
+    "Trajectory", "Viewer", "render", "simulate", "view",
 ]

@@ -5,6 +5,9 @@ several microseconds. `Kernel` calls the dispatcher once (compiling, or loading 
 cache), then keeps the compiled overload's `entry_point` and calls it directly. This is safe
 because public wrappers validate their arguments, so every later call has the same types.
 Measured here (numba 0.68): dispatcher with Model + Data structs ≈ 4.4 µs, entry point ≈ 0.8 µs.
+Given its module's globals, a `Kernel` also rebinds its own module-level name to the entry
+point after that first call, so the public wrappers then call compiled code with no Python
+frame in between (≈ 0.2 µs less per call).
 """
 
 import numpy as np
@@ -16,11 +19,13 @@ from jointspace.types import Data, Model
 class Kernel:
     """A compiled function called through its cached entry point after the first call."""
 
-    __slots__ = ("disp", "ep")
+    __slots__ = ("disp", "ep", "home")
 
-    def __init__(self, disp):
+    def __init__(self, disp, home=None):
+        """Wrap the dispatcher disp; home: the globals() of the module that names the kernel."""
         self.disp = disp
         self.ep = None
+        self.home = home
 
     def __call__(self, *args):
         ep = self.ep
@@ -31,11 +36,17 @@ class Kernel:
         cres = self.disp.overloads.get(sig)
         if cres is not None:
             self.ep = cres.entry_point
+            if self.home is not None:
+                for name, value in list(self.home.items()):
+                    if value is self:
+                        self.home[name] = self.ep
         return result
 
 
 def check_pair(m, d, fname):
     """Raise a clear error unless m is a Model and d a Data made for it."""
+    if m.__class__ is Model and d.__class__ is Data and d._msig is m._sizes:
+        return
     if type(m) is not Model:
         raise TypeError(f"{fname}: first argument must be a jointspace Model, "
                         f"got {type(m).__name__}")

@@ -414,16 +414,23 @@ def _solparams(m, d, i, solref, solreffriction, solimp):
     solreffriction[0] = 0.0
     solreffriction[1] = 0.0
     if t == CNSTR_EQUALITY:
-        solref[:] = m.eq_solref[cid]
-        solimp[:] = m.eq_solimp[cid]
+        src_ref = m.eq_solref
+        src_imp = m.eq_solimp
     elif t == CNSTR_LIMIT_JOINT:
-        solref[:] = m.jnt_solref[cid]
-        solimp[:] = m.jnt_solimp[cid]
+        src_ref = m.jnt_solref
+        src_imp = m.jnt_solimp
     elif t == CNSTR_FRICTION_DOF:
-        solref[:] = m.dof_solref[cid]
-        solimp[:] = m.dof_solimp[cid]
+        src_ref = m.dof_solref
+        src_imp = m.dof_solimp
     else:
-        _contact_solparams(d, cid, solref, solreffriction, solimp)
+        src_ref = d.contact_solref
+        src_imp = d.contact_solimp
+        solreffriction[0] = d.contact_solreffriction[cid, 0]
+        solreffriction[1] = d.contact_solreffriction[cid, 1]
+    solref[0] = src_ref[cid, 0]
+    solref[1] = src_ref[cid, 1]
+    for k in range(5):
+        solimp[k] = src_imp[cid, k]
     # standard (both > 0) or direct (both ≤ 0), not mixed
     if (solref[0] > 0) != (solref[1] > 0):
         solref[0] = _SOLREF_DEFAULT[0]
@@ -527,6 +534,7 @@ def _instantiate_contact(m, d, jac, j1p, j1r, j2p, j2r, need):
     pos = np.empty(10)
     margin = np.empty(10)
     rows = np.empty((6, nv))
+    pt = np.empty(3)
     pyramidal = m.opt_cone[0] == 0
     for c in range(d.ncon[0]):
         if d.contact_exclude[c]:
@@ -534,22 +542,23 @@ def _instantiate_contact(m, d, jac, j1p, j1r, j2p, j2r, need):
         dim = d.contact_dim[c]
         b1 = m.geom_bodyid[d.contact_geom[c, 0]]
         b2 = m.geom_bodyid[d.contact_geom[c, 1]]
-        p = d.contact_pos[c]
-        _jac(m, d, b1, p, j1p, j1r)
-        _jac(m, d, b2, p, j2p, j2r)
-        fr = d.contact_frame[c]
+        for k in range(3):
+            pt[k] = d.contact_pos[c, k]
+        _jac(m, d, b1, pt, j1p, j1r)
+        _jac(m, d, b2, pt, j2p, j2r)
+        fr = d.contact_frame
         # rows = frame (J2 − J1): translation rows, then rotation rows for condim > 3
         ntran = 3 if dim > 1 else 1
         for r in range(ntran):
             for k in range(nv):
-                rows[r, k] = (fr[3 * r] * (j2p[0, k] - j1p[0, k])
-                              + fr[3 * r + 1] * (j2p[1, k] - j1p[1, k])
-                              + fr[3 * r + 2] * (j2p[2, k] - j1p[2, k]))
+                rows[r, k] = (fr[c, 3 * r] * (j2p[0, k] - j1p[0, k])
+                              + fr[c, 3 * r + 1] * (j2p[1, k] - j1p[1, k])
+                              + fr[c, 3 * r + 2] * (j2p[2, k] - j1p[2, k]))
         for r in range(dim - 3):
             for k in range(nv):
-                rows[3 + r, k] = (fr[3 * r] * (j2r[0, k] - j1r[0, k])
-                                  + fr[3 * r + 1] * (j2r[1, k] - j1r[1, k])
-                                  + fr[3 * r + 2] * (j2r[2, k] - j1r[2, k]))
+                rows[3 + r, k] = (fr[c, 3 * r] * (j2r[0, k] - j1r[0, k])
+                                  + fr[c, 3 * r + 1] * (j2r[1, k] - j1r[1, k])
+                                  + fr[c, 3 * r + 2] * (j2r[2, k] - j1r[2, k]))
         dist = d.contact_dist[c]
         imargin = d.contact_includemargin[c]
         if dim == 1:
@@ -619,14 +628,6 @@ def _diag_approx_contact(m, d, i):
 
 
 @njit(cache=True)
-def _contact_solparams(d, cid, solref, solreffriction, solimp):
-    """solref, solreffriction, solimp of contact cid."""
-    solref[:] = d.contact_solref[cid]
-    solreffriction[:] = d.contact_solreffriction[cid]
-    solimp[:] = d.contact_solimp[cid]
-
-
-@njit(cache=True)
 def _contact_friction_r(m, d, i):
     """Friction-dimension R of the contact starting at row i; returns its number of rows.
 
@@ -636,13 +637,13 @@ def _contact_friction_r(m, d, i):
     """
     c = d.efc_id[i]
     dim = d.contact_dim[c]
-    fr = d.contact_friction[c]
+    fr = d.contact_friction
     R = d.efc_R
     R[i + 1] = R[i] / max(_MINVAL, m.opt_impratio[0])
-    mu = fr[0] * math.sqrt(R[i + 1] / R[i])
+    mu = fr[c, 0] * math.sqrt(R[i + 1] / R[i])
     if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
         for j in range(1, dim - 1):
-            R[i + j + 1] = R[i + 1] * fr[0] * fr[0] / (fr[j] * fr[j])
+            R[i + j + 1] = R[i + 1] * fr[c, 0] * fr[c, 0] / (fr[c, j] * fr[c, j])
         return dim
     rpy = 2.0 * mu * mu * R[i]
     n = 2 * (dim - 1)
@@ -850,7 +851,7 @@ def _make_constraint_reference(m, d):
     return need
 
 
-_k_make = _entry.Kernel(_make_constraint_reference)
+_k_make = _entry.Kernel(_make_constraint_reference, globals())
 
 
 def warn_cnstrfull(m, d, need, fname, stacklevel=3):

@@ -11,7 +11,8 @@ forward(m, d), one compiled call (MuJoCo's mj_forward, engine_forward.c):
                 inserts make_constraint and the solver)
 
 step(m, d, nstep), one compiled call for all steps (mj_step):
-  check qpos, qvel → forward → check qacc → integrate with m.opt.integrator:
+  check qpos, qvel → forward → check qacc → (the "fwdinv" enable flag: compare with the
+  inverse into d.solver_fwdinv, see `jointspace.inverse`) → integrate with m.opt.integrator:
   Euler (semi-implicit, implicit dof damping), RK4, implicit, implicitfast
   (see `jointspace.integrate`). A NaN, inf or |x| > 1e10 in qpos, qvel or qacc resets the
   state to qpos0 (as mj_checkPos/Vel/Acc do), is counted in d.warning and reported as a
@@ -38,11 +39,13 @@ from jointspace.integrate import (
     _implicitfast,
     _integrate_pos,
 )
+from jointspace.inverse import _compare_fwd_inv
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics
 from jointspace.passive import _passive
 from jointspace.solver import _constraint_stage
 from jointspace.types import (
     DSBL_GRAVITY,
+    ENBL_FWDINV,
     INT_EULER,
     INT_IMPLICIT,
     INT_IMPLICITFAST,
@@ -294,6 +297,8 @@ def _step(m, d, nstep):
         if _check(m, d, d.qacc, WARN_BADQACC):
             bad |= 1 << WARN_BADQACC
             _forward(m, d)
+        if m.opt_enableflags[0] & ENBL_FWDINV:
+            _compare_fwd_inv(m, d)
         integrator = m.opt_integrator[0]
         if integrator == INT_EULER:
             _euler(m, d)
@@ -319,8 +324,17 @@ def _forward_checked(m, d):
     return _first_bad(d.qacc)
 
 
-_k_forward = _entry.Kernel(_forward_checked)
-_k_step = _entry.Kernel(_step)
+@njit(cache=True)
+def _forward_compare(m, d):
+    """_forward_checked, then the fwdinv comparison (jointspace.inverse.compare_fwd_inv)."""
+    bad = _forward_checked(m, d)
+    _compare_fwd_inv(m, d)
+    return bad
+
+
+_k_forward = _entry.Kernel(_forward_checked, globals())
+_k_forward_compare = _entry.Kernel(_forward_compare, globals())
+_k_step = _entry.Kernel(_step, globals())
 
 
 def _joint_label(m, j):

@@ -125,17 +125,24 @@ def _damping(m, i):
 
 
 @njit(cache=True)
+def _euler_damped(m):
+    """True when the Euler step integrates dof damping implicitly (some damping > 0).
+
+    Implicit damping is on unless disabled (eulerdamp) or damping itself is off (damper).
+    """
+    if m.opt_disableflags[0] & (DSBL_EULERDAMP | DSBL_DAMPER):
+        return False
+    for i in range(m.nv):
+        if m.dof_damping[i] > 0.0:
+            return True
+    return False
+
+
+@njit(cache=True)
 def _euler(m, d):
     """Semi-implicit Euler step with implicit dof damping: (M + h B) qacc = qfrc (mj_Euler)."""
     nv = m.nv
-    damped = False
-    # implicit damping unless disabled (eulerdamp) or damping itself is off (damper)
-    implicit = (m.opt_disableflags[0] & (DSBL_EULERDAMP | DSBL_DAMPER)) == 0
-    for i in range(nv if implicit else 0):
-        if m.dof_damping[i] > 0.0:
-            damped = True
-            break
-    if not damped:
+    if not _euler_damped(m):
         _advance(m, d, d.qacc)
         return
     h = m.opt_timestep[0]
@@ -258,19 +265,18 @@ def _lu_solve_dense(A, x):
 
 
 @njit(cache=True)
-def _implicitfast(m, d):
-    """Implicit-in-velocity step without Coriolis derivatives (mj_implicit, implicitfast)."""
+def _implicitfast_matrix(m, d):
+    """qH = M − h D of the implicitfast step, standalone free bodies' blocks left at M.
+
+    D = −B + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
+    blocks are then given by `_free_block`.
+    """
     nv = m.nv
     h = m.opt_timestep[0]
-    # qH = M − h D,  D = −B + Σ (∂f/∂v) momentᵀ moment
     d.qH[:] = d.qM
     for i in range(nv):
         d.qH[m.dof_Madr[i]] += h * _damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
-    qfrc = np.empty(nv)
-    for i in range(nv):
-        qfrc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
-    # standalone free bodies: their block of qH is reset to M and solved separately below
     nfree = 0
     for j in range(m.njnt):
         if m.jnt_type[j] == JNT_FREE and _is_free_body(m, m.jnt_bodyid[j]):
@@ -280,6 +286,44 @@ def _implicitfast(m, d):
                 adr = m.dof_Madr[i]
                 for k in range(i - a + 1):
                     d.qH[adr + k] = d.qM[adr + k]
+    return nfree
+
+
+@njit(cache=True)
+def _free_block(m, d, j, A, B):
+    """A = M_block − h (D_block − ∂bias/∂v) of the standalone free joint j (6×6, unsymmetric).
+
+    B is 6×6 scratch.
+    """
+    h = m.opt_timestep[0]
+    a = m.jnt_dofadr[j]
+    for r in range(6):
+        adr = m.dof_Madr[a + r]
+        for k in range(r + 1):
+            A[r, r - k] = d.qM[adr + k]
+            A[r - k, r] = d.qM[adr + k]
+        A[r, r] += h * _damping(m, a + r)
+    for u in range(m.nu):
+        dfdv = _actuator_damping(m, d, u)
+        if dfdv != 0.0:
+            mom = d.actuator_moment[u, a:a + 6]
+            for r in range(6):
+                for c in range(6):
+                    A[r, c] -= h * dfdv * mom[r] * mom[c]
+    _free_bias_vel(m, d, m.jnt_bodyid[j], d.qvel[a + 3:a + 6], B)
+    for r in range(6):
+        for c in range(6):
+            A[r, c] += h * B[r, c]
+
+
+@njit(cache=True)
+def _implicitfast(m, d):
+    """Implicit-in-velocity step without Coriolis derivatives (mj_implicit, implicitfast)."""
+    nv = m.nv
+    nfree = _implicitfast_matrix(m, d)
+    qfrc = np.empty(nv)
+    for i in range(nv):
+        qfrc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
     _factor_ld(m, d.qH, d.qHDiagInv)
     qacc = qfrc.copy()
     _solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
@@ -291,24 +335,7 @@ def _implicitfast(m, d):
             if m.jnt_type[j] != JNT_FREE or not _is_free_body(m, m.jnt_bodyid[j]):
                 continue
             a = m.jnt_dofadr[j]
-            # A = M_block − h (D_block − ∂bias/∂v)
-            for r in range(6):
-                adr = m.dof_Madr[a + r]
-                for k in range(r + 1):
-                    A[r, r - k] = d.qM[adr + k]
-                    A[r - k, r] = d.qM[adr + k]
-                A[r, r] += h * _damping(m, a + r)
-            for u in range(m.nu):
-                dfdv = _actuator_damping(m, d, u)
-                if dfdv != 0.0:
-                    mom = d.actuator_moment[u, a:a + 6]
-                    for r in range(6):
-                        for c in range(6):
-                            A[r, c] -= h * dfdv * mom[r] * mom[c]
-            _free_bias_vel(m, d, m.jnt_bodyid[j], d.qvel[a + 3:a + 6], B)
-            for r in range(6):
-                for c in range(6):
-                    A[r, c] += h * B[r, c]
+            _free_block(m, d, j, A, B)
             x[:] = qfrc[a:a + 6]
             _lu_solve_dense(A, x)
             qacc[a:a + 6] = x
@@ -339,11 +366,10 @@ def _bias_vel_deriv(m, d, out):
 
 
 @njit(cache=True)
-def _implicit(m, d):
-    """Implicit-in-velocity step with the full D = ∂(passive + actuator − bias)/∂v (mj_implicit)."""
+def _implicit_matrix(m, d, A):
+    """A (nv×nv, dense) = M − h D, D = ∂(qfrc_passive + qfrc_actuator − qfrc_bias)/∂v."""
     nv = m.nv
     h = m.opt_timestep[0]
-    A = d.scratch_vv
     # A = h ∂bias/∂v, then A += M + h B − h Σ (∂f/∂v) momentᵀ moment
     _bias_vel_deriv(m, d, A)
     for i in range(nv):
@@ -360,6 +386,14 @@ def _implicit(m, d):
             j = m.dof_parentid[j]
         A[i, i] += h * _damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
+
+
+@njit(cache=True)
+def _implicit(m, d):
+    """Implicit-in-velocity step with the full D = ∂(passive + actuator − bias)/∂v (mj_implicit)."""
+    nv = m.nv
+    A = d.scratch_vv
+    _implicit_matrix(m, d, A)
     qacc = np.empty(nv)
     for i in range(nv):
         qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
@@ -367,8 +401,8 @@ def _implicit(m, d):
     _advance(m, d, qacc)
 
 
-_k_integrate_pos = _entry.Kernel(_integrate_pos)
-_k_diff_pos = _entry.Kernel(_diff_pos)
+_k_integrate_pos = _entry.Kernel(_integrate_pos, globals())
+_k_diff_pos = _entry.Kernel(_diff_pos, globals())
 
 
 def _check_model(m, fname):

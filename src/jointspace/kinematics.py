@@ -421,13 +421,13 @@ def _jac_body_com(m, d, b, jacp, jacr):
     _jac(m, d, b, d.xipos[b], jacp, jacr)
 
 
-_k_position_velocity = _entry.Kernel(_position_velocity)
-_k_com_vel = _entry.Kernel(_com_vel)
-_k_jac = _entry.Kernel(_jac)
-_k_jac_site = _entry.Kernel(_jac_site)
-_k_jac_body = _entry.Kernel(_jac_body)
-_k_jac_body_com = _entry.Kernel(_jac_body_com)
-_k_jac_dot = _entry.Kernel(_jac_dot_qvel)
+_k_position_velocity = _entry.Kernel(_position_velocity, globals())
+_k_com_vel = _entry.Kernel(_com_vel, globals())
+_k_jac = _entry.Kernel(_jac, globals())
+_k_jac_site = _entry.Kernel(_jac_site, globals())
+_k_jac_body = _entry.Kernel(_jac_body, globals())
+_k_jac_body_com = _entry.Kernel(_jac_body_com, globals())
+_k_jac_dot = _entry.Kernel(_jac_dot_qvel, globals())
 
 
 def kinematics(m, d, qpos=None, qvel=None):

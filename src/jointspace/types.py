@@ -34,6 +34,10 @@ DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "
 (DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_CONTACT, DSBL_SPRING,
  DSBL_DAMPER, DSBL_GRAVITY, DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION,
  DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP) = (1 << k for k in range(16))
+# option enable flags: bit k is set when ENABLE_FLAGS[k] is enabled (MuJoCo's mjtEnableBit)
+ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
+                "speculative")
+ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 2, 1 << 3
 TRN_JOINT, TRN_SITE, TRN_BODY = 0, 4, 5
 DYN_NONE = 0
 GAIN_FIXED = 0
@@ -78,6 +82,7 @@ MODEL_FIELDS = (
     ("opt_ls_iterations", "i", (1,), "maximum line-search evaluations (Newton, CG)"),
     ("opt_ls_tolerance", "f", (1,), "line-search tolerance, relative to opt_tolerance"),
     ("opt_disableflags", "i", (1,), "bit mask of disabled features (see DISABLE_FLAGS)"),
+    ("opt_enableflags", "i", (1,), "bit mask of enabled optional features (see ENABLE_FLAGS)"),
     ("stat_meaninertia", "f", (1,), "mean diagonal of M at qpos0 (solver scaling)"),
     # bodies
     ("body_parentid", "i", ("nbody",), "id of the parent body (world: 0)"),
@@ -302,6 +307,8 @@ DATA_FIELDS = (
     ("solver_nchange", "i", (200,), "per iteration: number of rows that changed state"),
     ("solver_neval", "i", (200,), "per iteration: line-search evaluations"),
     ("solver_nupdate", "i", (200,), "per iteration: rows in the Hessian update (Newton)"),
+    ("solver_fwdinv", "f", (2,),
+     "forward vs inverse: |Δ qfrc_constraint|, |qfrc_applied + actuator + Jᵀxfrc − qfrc_inverse|"),
     # acceleration dependent (RNEA)
     ("cacc", "f", ("nbody", 6), "com-based acceleration (rot : lin)"),
     ("cfrc_int", "f", ("nbody", 6), "com-based interaction force with the parent"),

@@ -664,8 +664,8 @@ def _collision(m, d):
     return 4 * noverlap + flags
 
 
-_k_collision = _entry.Kernel(_collision)
-_k_kinematics = _entry.Kernel(_kinematics)
+_k_collision = _entry.Kernel(_collision, globals())
+_k_kinematics = _entry.Kernel(_kinematics, globals())
 
 
 def collision(m, d, kinematics=True, stacklevel=2):

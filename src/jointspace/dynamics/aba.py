@@ -203,7 +203,7 @@ def _aba_driver(m, d, q, v, tau, use_fext, fext):
     return _aba(m, d, tau, use_fext, fext, d.qacc)
 
 
-_k_aba = _entry.Kernel(_aba_driver)
+_k_aba = _entry.Kernel(_aba_driver, globals())
 
 
 def aba(m, d, q, v, tau, f_ext=None):

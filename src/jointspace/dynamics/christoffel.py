@@ -293,9 +293,9 @@ def _inertia_derivative_driver(m, d, dM):
     _inertia_derivative(m, d, dM)
 
 
-_k_coriolis = _entry.Kernel(_coriolis_driver)
-_k_christoffel = _entry.Kernel(_christoffel_driver)
-_k_inertia_derivative = _entry.Kernel(_inertia_derivative_driver)
+_k_coriolis = _entry.Kernel(_coriolis_driver, globals())
+_k_christoffel = _entry.Kernel(_christoffel_driver, globals())
+_k_inertia_derivative = _entry.Kernel(_inertia_derivative_driver, globals())
 
 
 def _set_state(m, d, q, v, fname):

@@ -88,7 +88,7 @@ def _crba_driver(m, d, q, out):
     _dense_from_sparse(m, d.qM, out)
 
 
-_k_crba = _entry.Kernel(_crba_driver)
+_k_crba = _entry.Kernel(_crba_driver, globals())
 
 
 def crba(m, d, q):

@@ -88,7 +88,7 @@ def _lagrangian(m, d, p):
     d.energy[1] = 0.5 * t
 
 
-_k_lagrangian = _entry.Kernel(_lagrangian)
+_k_lagrangian = _entry.Kernel(_lagrangian, globals())
 
 
 def _evaluate(m, d, q, v, fname):

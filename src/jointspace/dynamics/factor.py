@@ -131,9 +131,9 @@ def _solve_driver_vec(m, d, x):
     _solve_ld(m, d.qLD, d.qLDiagInv, x.reshape(1, x.shape[0]))
 
 
-_k_factor = _entry.Kernel(_factor_driver)
-_k_solve = _entry.Kernel(_solve_driver)
-_k_solve_vec = _entry.Kernel(_solve_driver_vec)
+_k_factor = _entry.Kernel(_factor_driver, globals())
+_k_solve = _entry.Kernel(_solve_driver, globals())
+_k_solve_vec = _entry.Kernel(_solve_driver_vec, globals())
 
 
 def factor_m(m, d, q=None):

@@ -189,7 +189,7 @@ def _minv_driver(m, d, q, out):
     return _minv(m, d, out)
 
 
-_k_minv = _entry.Kernel(_minv_driver)
+_k_minv = _entry.Kernel(_minv_driver, globals())
 
 
 def minv(m, d, q):

@@ -183,7 +183,7 @@ def _rnea_driver(m, d, q, v, a, flags, fext, tau):
     _rne(m, d, flags, fext, tau)
 
 
-_k_rnea = _entry.Kernel(_rnea_driver)
+_k_rnea = _entry.Kernel(_rnea_driver, globals())
 _ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
 def _fext_arg(m, d, f_ext, fname):
     if f_ext is None:
@@ -216,7 +216,10 @@ def rnea(m, d, q, v, a, f_ext=None):
     q = vec(q, m.nq, "q", "rnea")
     v = vec(v, m.nv, "v", "rnea")
     a = vec(a, m.nv, "a", "rnea")
-    flag, fext = _fext_arg(m, d, f_ext, "rnea")
+    if f_ext is None:
+        flag, fext = 0, d.cfrc_ext
+    else:
+        flag, fext = _fext_arg(m, d, f_ext, "rnea")
     tau = np.empty(m.nv)
     _k_rnea(m._s, d._s, q, v, a, _ALL | flag, fext, tau)
     return tau

@@ -647,6 +647,13 @@ class _Compiler:
                                  f"{T.DISABLE_FLAGS}{_where(self.spec)}")
             mask |= 1 << T.DISABLE_FLAGS.index(flag)
         A["opt_disableflags"] = [mask]
+        mask = 0
+        for flag in o.enable_flags:
+            if flag not in T.ENABLE_FLAGS:
+                raise ModelError(f"unknown enable flag {flag!r}; use one of "
+                                 f"{T.ENABLE_FLAGS}{_where(self.spec)}")
+            mask |= 1 << T.ENABLE_FLAGS.index(flag)
+        A["opt_enableflags"] = [mask]
         A["stat_meaninertia"] = [1.0]
 
     # -- 5. constants at qpos0 ------------------------------------------------------------------

@@ -290,7 +290,8 @@ _DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", 
                   "damper", "gravity", "clampctrl", "warmstart", "filterparent", "actuation",
                   "refsafe", "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd",
                   "island", "multiccd")
-_ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc")
+_ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
+                 "speculative")
 _BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
                *_ORIENT_KEYS}
 _FRAME_ATTRS = {"name", "childclass", "pos", *_ORIENT_KEYS}

@@ -18,6 +18,7 @@ functions return the compiled jointspace `Model`.
 | humanoid       | 27-dof humanoid (free joint + 21 hinges, 21 motors) on a floor    | 28  | 27  |
 | quadruped      | floating-base quadruped, 12 hinges with position servos           | 19  | 18  |
 | arm_box        | 7-dof arm with a 2-finger gripper, a table, a free box on it      | 16  | 15  |
+| arm7           | 7-dof torque-driven arm without contacts (control examples)      | 7   | 7   |
 | hinge_friction | ICRA 2014 Fig. 1 left: one hinge, dry friction, ground contact    | 1   | 1   |
 | painleve       | Painlevé's problem: a tilted rod with friction on a table         | 7   | 6   |
 """
@@ -58,6 +59,10 @@ def _arm_box_xml():
     return _read("arm_box.xml")
 
 
+def _arm7_xml():
+    return _read("arm7.xml")
+
+
 def _hinge_friction_xml():
     return _read("hinge_friction.xml")
 
@@ -80,6 +85,8 @@ _REGISTRY = {
                                   "standing on straight legs"),
     "arm_box": (_arm_box_xml, "7-dof arm with a two-finger gripper, a table and a free box "
                               "on it"),
+    "arm7": (_arm7_xml, "7-dof arm on torque motors, no contacts, for control (KUKA iiwa-like "
+                        "layout)"),
     "hinge_friction": (_hinge_friction_xml, "one hinge with dry friction whose link rests on "
                                             "the ground (ICRA 2014 Fig. 1 left)"),
     "painleve": (painleve_xml, "Painleve's problem: a tilted rod with friction mu = 2 on a "
@@ -246,6 +253,23 @@ def arm_box():
     return load("arm_box")
 
 
+ARM7_READY = (0.0, 0.3, 0.0, -1.6, 0.0, math.pi - 1.9, 0.0)
+"""A pose of `arm7` for work in front of the base: elbow bent, tool pointing down.
+
+The tool site `ee` is then at about (0.50, 0, 0.44) m, away from singular configurations.
+"""
+
+
+def arm7():
+    """Fixed-base 7-dof arm on seven torque motors (gear 1), without contacts.
+
+    The arm of `arm_box` (hinge axes z/y/z/y/z/y/z, KUKA iiwa-like) with a tool instead of the
+    gripper; joints have limits, armature 0.1 and damping 0.5. qpos0 points the arm straight
+    up; `ARM7_READY` is a working pose. Site: ee (tool point).
+    """
+    return load("arm7")
+
+
 def hinge_friction():
     """Single hinge with dry friction whose link rests on the ground (ICRA 2014, Fig. 1 left).
 
@@ -278,7 +302,7 @@ def painleve(mu=2.0, theta=math.atan(2.0), length=1.0, mass=1.0, radius=0.01):
 
 
 __all__ = [
-    "ARM2_LINKS", "POINT_INERTIA", "arm2", "arm2_mass_matrix", "arm_box", "chain",
-    "hinge_friction", "humanoid", "list", "load", "painleve", "painleve_coefficient",
+    "ARM2_LINKS", "ARM7_READY", "POINT_INERTIA", "arm2", "arm2_mass_matrix", "arm7", "arm_box",
+    "chain", "hinge_friction", "humanoid", "list", "load", "painleve", "painleve_coefficient",
     "pendulum", "quadruped", "xml",
 ]

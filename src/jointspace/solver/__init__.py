@@ -169,8 +169,8 @@ def _constraint_force(m, d, qacc, force, qfrc):
     _mul_jt(d, force, qfrc)
 
 
-_k_solve = _entry.Kernel(_solve)
-_k_cost = _entry.Kernel(_primal_cost)
+_k_solve = _entry.Kernel(_solve, globals())
+_k_cost = _entry.Kernel(_primal_cost, globals())
 
 
 def solver_id(solver, fname="solve"):

@@ -132,8 +132,13 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
         theta += 1.0 if dim == 0 else 2.0
         i += dim if dim > 0 else 1
     theta += 2.0 * nf
+    # t0 = θ / (cost scale): |ℓ| at the start, or, where that vanishes (only friction-loss
+    # rows start at f = 0), the unconstrained optimum's scale ½ Σ b_i² / AR_ii
+    scale = 0.0
+    for i in range(nefc):
+        scale += 0.5 * b[i] * b[i] / AR[i, i]
     ell = _dual_cost(d, AR, f)
-    t = theta / max(abs(ell), 1e-300) if theta > 0.0 else 1.0
+    t = theta / max(abs(ell), scale, 1e-300) if theta > 0.0 else 1.0
     it = 0
     while it < maxiter:
         # Newton step on t ℓ(f) + φ(f)

@@ -1,0 +1,861 @@
+"""Inverse dynamics with contacts and constraints: the analytical inverse of the soft model.
+
+From qpos, qvel and qacc, `inverse(m, d)` computes the generalized force that caused the
+motion, d.qfrc_inverse, and every constraint force, d.efc_force, with no factorization of M
+and no iterative solve (Todorov 2014, 004 §III; MuJoCo's mj_inverse, engine_inverse.c):
+
+  position      kinematics → com_pos → collision → make_constraint → transmission
+  velocity      actuator_velocity → com_vel → passive → rne (qfrc_bias) → reference (aref)
+  acceleration  jar = J qacc − aref,   y = −R⁻¹ jar   (004 eq. 15: y = R⁻¹(v* − v⁺))
+                efc_force, one closed form per constraint:
+                  equality                      f = y                  (Theorem 2, eq. 13)
+                  friction loss η               f = max(−η, min(η, y)) (Theorem 4)
+                  limit, frictionless contact,  f = max(0, y)          (Theorem 4)
+                  pyramidal edge
+                  elliptic contact              f = ConeProject(y)     (Algorithm 5)
+                qfrc_constraint = Jᵀ f
+                qfrc_inverse = RNE(q, v, qacc) − qfrc_passive − qfrc_constraint
+where RNE includes armature (M qacc + c(q, v), 004 eq. 12). So qfrc_inverse equals
+qfrc_applied + qfrc_actuator + Σ J_bᵀ xfrc_applied_b whenever qacc came from `forward`.
+Each projection is the unique minimizer of ½ (f − y)ᵀ R (f − y) over its constraint set,
+which by Theorem 3 is the force the forward solver found: the forward and inverse
+dynamics of the soft model are exact inverses of each other.
+
+Discrete time. With the "invdiscrete" enable flag (MuJoCo's mjENBL_INVDISCRETE), and always
+in `inverse_step` (the paper's (q, v) → v' form), qacc is the acceleration (v' − v)/h that
+m.opt.integrator realized over one step; it is first mapped to the continuous acceleration
+the forward solve produced (mj_discreteAcc), which needs M and its factor:
+  Euler         a = M⁻¹ (M + h B) a_h   (implicit dof damping; a = a_h without damping)
+  implicitfast  a = M⁻¹ (M − h D) a_h   (D = ∂(passive + actuator)/∂v, free-body blocks
+                                          with their gyroscopic derivative)
+  implicit      a = M⁻¹ (M − h D) a_h   (D also has −∂qfrc_bias/∂v)
+  RK4           refused: its step is no single linear map of one acceleration.
+
+fwdinv. With the "fwdinv" enable flag, `step` compares forward and inverse after each
+forward pass (mj_compareFwdInv) into d.solver_fwdinv; `compare_fwd_inv` does it on any
+state. `inverse_trajectory` runs the inverse along arrays of states in one compiled call
+and recovers controls, constraint and contact forces. `cone_project` is Algorithm 5 on
+batches of vectors.
+"""
+
+import importlib
+import math
+
+import numpy as np
+from numba import njit
+
+from jointspace import _entry
+from jointspace.actuation import _actuation, _actuator_velocity, _transmission
+from jointspace.collision.driver import _collision
+from jointspace.constraint import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+    STATE_CONE,
+    STATE_LINEARNEG,
+    STATE_LINEARPOS,
+    STATE_QUADRATIC,
+    STATE_SATISFIED,
+    _make_constraint,
+    _reference,
+    warn_cnstrfull,
+)
+from jointspace.dynamics.crba import _crb
+from jointspace.dynamics.factor import _factor_m
+from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, _rne
+from jointspace.errors import JointspaceError, SingularMassError
+from jointspace.integrate import (
+    _damping,
+    _euler_damped,
+    _free_block,
+    _implicit_matrix,
+    _implicitfast_matrix,
+    _is_free_body,
+)
+from jointspace.kinematics import _com_pos, _com_vel, _kinematics
+from jointspace.passive import _passive
+from jointspace.solver.cost import _mul_j, _mul_jt, _mul_m, _solve_m
+from jointspace.types import (
+    DSBL_ACTUATION,
+    DSBL_CONSTRAINT,
+    DSBL_CONTACT,
+    DSBL_GRAVITY,
+    ENBL_INVDISCRETE,
+    INT_EULER,
+    INT_IMPLICITFAST,
+    INT_RK4,
+    JNT_FREE,
+)
+
+_MAXVAL = 1e10
+# return codes of the compiled drivers (≥ 1: 1 + 3 · index + kind, a bad qpos/qvel/qacc element)
+OK, RK4_DISCRETE = 0, -1  # −2 − dof: M is singular at that dof (discrete inverse only)
+
+
+# ---------------------------------------------------------------------------------------------
+# Algorithm 5: projection on the elliptic friction cone in the R-weighted metric
+
+
+@njit(cache=True)
+def _cone_project(y, mu, n, r0, rF, x):
+    """Nearest point x of the friction cone to y in the metric Σ r_k (x_k − y_k)² (Algorithm 5).
+
+    Cone C = {x0 ≥ 0, x0² ≥ Σ_j (x_j/μ_j)²} in R^n (n = d + 1, j = 1 … d). The weights are the
+    paper's contact parameters (21): normal weight r0 and mean friction weight rF, with
+    r_j = rF μ_j⁻² / ⟨μ⁻²⟩ and μ̂² = rF / (r0 ⟨μ⁻²⟩) (eq. 22), so that μ_j² r_j = μ̂² r0
+    (eq. 17) and the cone is circular, μ̂ x̂0 ≥ |x̂_T|, in x̂_k = r_k^½ x_k (eq. 16).
+    Reads y[:n], mu[:n − 1]; writes x[:n]. Returns STATE_QUADRATIC (y in C, x = y),
+    STATE_SATISFIED (x = 0, the tip) or STATE_CONE (x on the surface).
+    """
+    # 1) y inside the cone: x = y
+    s = 0.0
+    for j in range(1, n):
+        t = y[j] / mu[j - 1]
+        s += t * t
+    if y[0] >= 0.0 and y[0] * y[0] >= s:
+        for k in range(n):
+            x[k] = y[k]
+        return STATE_QUADRATIC
+    # 2) no tangential component (so y0 < 0): the tip
+    if s == 0.0:
+        for k in range(n):
+            x[k] = 0.0
+        return STATE_SATISFIED
+    # 3) ⟨μ⁻²⟩, μ̂² = rF / (r0 ⟨μ⁻²⟩), r_j = rF μ_j⁻² / ⟨μ⁻²⟩   (eq. 22)
+    minv2 = 0.0
+    for j in range(1, n):
+        minv2 += 1.0 / (mu[j - 1] * mu[j - 1])
+    minv2 /= n - 1
+    muh2 = rF / (r0 * minv2)
+    muh = math.sqrt(muh2)
+    # 4) ŷ0 = r0^½ y0, T = |ŷ_T| = (Σ r_j y_j²)^½   (eq. 16)
+    sr0 = math.sqrt(r0)
+    yh0 = sr0 * y[0]
+    T2 = 0.0
+    for j in range(1, n):
+        T2 += rF / (mu[j - 1] * mu[j - 1] * minv2) * y[j] * y[j]
+    T = math.sqrt(T2)
+    c = 1.0 / (1.0 + muh2)
+    # x̂_T = a ŷ_T for a scalar a, so x_j = x̂_j / r_j^½ = a y_j
+    if yh0 == 0.0:
+        # 5) ŷ0 = 0: x̂0 = μ̂ |ŷ_T| / (1 + μ̂²), x̂_T = μ̂² ŷ_T / (1 + μ̂²)   (eq. 20)
+        xh0 = muh * T * c
+        a = muh2 * c
+    else:
+        # 6) x̂0 = ŷ0 / (1 + μ̂² λ±), x̂_T = ŷ_T / (1 − λ±), λ± = (1 ∓ β)/(1 ± μ̂² β),
+        #    β = |ŷ_T| / (μ̂ |ŷ0|)   (eq. 18–19), evaluated without cancellation as
+        #    1 + μ̂² λ± = (1 + μ̂²)/(1 ± μ̂² β),  1 − λ± = ±β (1 + μ̂²)/(1 ± μ̂² β)
+        sgn = 1.0 if yh0 > 0.0 else -1.0
+        q = muh * abs(yh0) / T  # = 1/β
+        xp0 = (yh0 + sgn * muh * T) * c
+        ap = (muh2 + q) * c
+        xm0 = (yh0 - sgn * muh * T) * c
+        am = (muh2 - q) * c
+        # 7) among x̂⁺, x̂⁻ with x̂0 ≥ 0 the one nearer ŷ; if neither, the tip
+        dp = (xp0 - yh0) * (xp0 - yh0) + (ap - 1.0) * (ap - 1.0) * T2
+        dm = (xm0 - yh0) * (xm0 - yh0) + (am - 1.0) * (am - 1.0) * T2
+        if xp0 >= 0.0 and (xm0 < 0.0 or dp <= dm):
+            xh0 = xp0
+            a = ap
+        elif xm0 >= 0.0:
+            xh0 = xm0
+            a = am
+        else:
+            for k in range(n):
+                x[k] = 0.0
+            return STATE_SATISFIED
+    # 8) back from x̂ (eq. 16)
+    x[0] = xh0 / sr0
+    for j in range(1, n):
+        x[j] = a * y[j]
+    if x[0] == 0.0:
+        return STATE_SATISFIED
+    return STATE_CONE
+
+
+@njit(cache=True)
+def _cone_project_batch(y, mu, r0, rF, x, state):
+    """_cone_project on each row of y (N, n), mu (N, n − 1), r0 (N,), rF (N,)."""
+    n = y.shape[1]
+    for p in range(y.shape[0]):
+        state[p] = _cone_project(y[p], mu[p], n, r0[p], rF[p], x[p])
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorems 2 and 4: constraint forces from jar = J qacc − aref
+
+
+@njit(cache=True)
+def _constraint_forces(d, jar, force, state):
+    """efc_force and efc_state at jar by the analytical inverse (004 Theorems 2, 4, Alg. 5).
+
+    y = −D jar; each constraint's force is the R-weighted projection of its y on the
+    constraint's force set (the whole space for equality rows).
+    """
+    ne = d.ne[0]
+    nf = d.nf[0]
+    nefc = d.nefc[0]
+    D = d.efc_D
+    R = d.efc_R
+    yb = np.empty(6)
+    xb = np.empty(6)
+    mub = np.empty(5)
+    i = 0
+    while i < nefc:
+        y = -D[i] * jar[i]
+        if i < ne:
+            # f_E = R_E⁻¹ (v*_E − J_E v')
+            force[i] = y
+            state[i] = STATE_QUADRATIC
+            i += 1
+            continue
+        if i < ne + nf:
+            eta = d.efc_frictionloss[i]
+            if y >= eta:
+                force[i] = eta
+                state[i] = STATE_LINEARNEG
+            elif y <= -eta:
+                force[i] = -eta
+                state[i] = STATE_LINEARPOS
+            else:
+                force[i] = y
+                state[i] = STATE_QUADRATIC
+            i += 1
+            continue
+        if d.efc_type[i] != CNSTR_CONTACT_ELLIPTIC:
+            if y > 0.0:
+                force[i] = y
+                state[i] = STATE_QUADRATIC
+            else:
+                force[i] = 0.0
+                state[i] = STATE_SATISFIED
+            i += 1
+            continue
+        c = d.efc_id[i]
+        dim = d.contact_dim[c]
+        rF = 0.0
+        for k in range(dim):
+            yb[k] = -D[i + k] * jar[i + k]
+            if k > 0:
+                mub[k - 1] = d.contact_friction[c, k - 1]
+                rF += R[i + k]
+        st = _cone_project(yb, mub, dim, R[i], rF / (dim - 1), xb)
+        for k in range(dim):
+            force[i + k] = xb[k]
+            state[i + k] = st
+        i += dim
+
+
+# ---------------------------------------------------------------------------------------------
+# the pipeline
+
+
+@njit(cache=True)
+def _bad_element(x):
+    """Index of the first NaN, inf or |x| > 1e10 in x, −1 if none."""
+    for i in range(x.shape[0]):
+        if not (abs(x[i]) <= _MAXVAL):
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _check_state(d):
+    """0, or 1 + 3 · index + kind for the first bad qpos (0), qvel (1), qacc (2) element."""
+    i = _bad_element(d.qpos)
+    if i >= 0:
+        return 1 + 3 * i
+    i = _bad_element(d.qvel)
+    if i >= 0:
+        return 2 + 3 * i
+    i = _bad_element(d.qacc)
+    if i >= 0:
+        return 3 + 3 * i
+    return OK
+
+
+@njit(cache=True)
+def _inv_position(m, d, factor):
+    """Poses, com quantities, (M and its factor), contacts, rows, actuator moments.
+
+    Returns (rows requested by make_constraint, −1 or the dof of a non-positive pivot).
+    """
+    _kinematics(m, d)
+    _com_pos(m, d)
+    bad_pivot = -1
+    if factor:
+        _crb(m, d)
+        bad_pivot = _factor_m(m, d)
+    if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
+        d.ncon[0] = 0
+    else:
+        _collision(m, d)
+    need = _make_constraint(m, d)
+    _transmission(m, d)
+    return need, bad_pivot
+
+
+@njit(cache=True)
+def _inv_velocity(m, d):
+    """Actuator velocities, cvel, passive and bias forces, efc_vel and efc_aref."""
+    _actuator_velocity(m, d)
+    _com_vel(m, d)
+    _passive(m, d)
+    gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
+    _rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
+    _reference(m, d)
+
+
+@njit(cache=True)
+def _discrete_acc(m, d, qacc):
+    """In place: the step's acceleration a_h → the continuous a of the forward solve.
+
+    Needs qM and its factor. Returns False (qacc untouched) for RK4.
+    """
+    nv = m.nv
+    integrator = m.opt_integrator[0]
+    if integrator == INT_RK4:
+        return False
+    qfrc = np.empty(nv)
+    if integrator == INT_EULER:
+        if not _euler_damped(m):
+            return True
+        # qfrc = (M + h B) a_h
+        h = m.opt_timestep[0]
+        _mul_m(m, d.qM, qacc, qfrc)
+        for i in range(nv):
+            qfrc[i] += h * _damping(m, i) * qacc[i]
+    elif integrator == INT_IMPLICITFAST:
+        # qfrc = (M − h D) a_h, standalone free bodies by their unsymmetric 6×6 block
+        _actuation(m, d)
+        nfree = _implicitfast_matrix(m, d)
+        _mul_m(m, d.qH, qacc, qfrc)
+        if nfree > 0:
+            A = np.empty((6, 6))
+            B = np.empty((6, 6))
+            for j in range(m.njnt):
+                if m.jnt_type[j] != JNT_FREE or not _is_free_body(m, m.jnt_bodyid[j]):
+                    continue
+                _free_block(m, d, j, A, B)
+                a = m.jnt_dofadr[j]
+                for r in range(6):
+                    s = 0.0
+                    for k in range(6):
+                        s += A[r, k] * qacc[a + k]
+                    qfrc[a + r] = s
+    else:
+        # qfrc = (M − h D) a_h with the full D (dense)
+        _actuation(m, d)
+        A = d.scratch_vv
+        _implicit_matrix(m, d, A)
+        for i in range(nv):
+            s = 0.0
+            for k in range(nv):
+                s += A[i, k] * qacc[k]
+            qfrc[i] = s
+    # a = M⁻¹ qfrc
+    for i in range(nv):
+        qacc[i] = qfrc[i]
+    _solve_m(m, d, qacc)
+    return True
+
+
+@njit(cache=True)
+def _inv_acceleration(m, d, discrete):
+    """efc_force, qfrc_constraint and qfrc_inverse at d.qacc (mj_invConstraint and the rest).
+
+    With `discrete`, d.qacc is first mapped to the continuous acceleration (and restored
+    afterwards).
+    """
+    nv = m.nv
+    saved = d.qacc.copy() if discrete else d.qacc
+    if discrete:
+        _discrete_acc(m, d, d.qacc)
+    nefc = d.nefc[0]
+    if nefc == 0:
+        for k in range(nv):
+            d.qfrc_constraint[k] = 0.0
+    else:
+        # jar = J qacc − aref
+        jar = np.empty(nefc)
+        _mul_j(d, d.qacc, jar)
+        for i in range(nefc):
+            jar[i] -= d.efc_aref[i]
+        _constraint_forces(d, jar, d.efc_force, d.efc_state)
+        _mul_jt(d, d.efc_force, d.qfrc_constraint)
+    # qfrc_inverse = M qacc + c(q, v) − qfrc_passive − qfrc_constraint
+    gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
+    _rne(m, d, RNE_VEL | RNE_ACC | gravity, d.cfrc_ext, d.qfrc_inverse)
+    for k in range(nv):
+        d.qfrc_inverse[k] -= d.qfrc_passive[k] + d.qfrc_constraint[k]
+    if discrete:
+        for k in range(nv):
+            d.qacc[k] = saved[k]
+
+
+@njit(cache=True)
+def _discrete_flag(m, discrete):
+    """discrete < 0: the model's "invdiscrete" flag; else discrete itself."""
+    if discrete < 0:
+        return (m.opt_enableflags[0] & ENBL_INVDISCRETE) != 0
+    return discrete != 0
+
+
+@njit(cache=True)
+def _inverse(m, d, discrete):
+    """The whole inverse (mj_inverse). Returns (code, rows requested); see OK, RK4_DISCRETE."""
+    code = _check_state(d)
+    if code != OK:
+        return code, 0
+    disc = _discrete_flag(m, discrete)
+    if disc and m.opt_integrator[0] == INT_RK4:
+        return RK4_DISCRETE, 0
+    need, bad_pivot = _inv_position(m, d, disc)
+    if bad_pivot >= 0:
+        return -2 - bad_pivot, need
+    _inv_velocity(m, d)
+    _inv_acceleration(m, d, disc)
+    return OK, need
+
+
+@njit(cache=True)
+def _inverse_step(m, d, qvel_next):
+    """qacc = (qvel_next − qvel)/h, then the discrete inverse (d untouched for RK4)."""
+    if m.opt_integrator[0] == INT_RK4:
+        return RK4_DISCRETE, 0
+    h = m.opt_timestep[0]
+    for k in range(m.nv):
+        d.qacc[k] = (qvel_next[k] - d.qvel[k]) / h
+    return _inverse(m, d, 1)
+
+
+@njit(cache=True)
+def _xfrc_qfrc(m, d, out):
+    """out = Σ_b J_bᵀ xfrc_applied_b (overwrites cacc, cfrc_int, cfrc_ext)."""
+    nonzero = False
+    for b in range(m.nbody):
+        for k in range(6):
+            if d.xfrc_applied[b, k] != 0.0:
+                nonzero = True
+    if not nonzero:
+        for k in range(m.nv):
+            out[k] = 0.0
+        return
+    # RNE with only the external forces gives −Jᵀ xfrc
+    _rne(m, d, RNE_FEXT, d.xfrc_applied, out)
+    for k in range(m.nv):
+        out[k] = -out[k]
+
+
+@njit(cache=True)
+def _compare_fwd_inv(m, d):
+    """d.solver_fwdinv after a forward pass, leaving forward's results (mj_compareFwdInv).
+
+    fwdinv[0] = |qfrc_constraint(forward) − qfrc_constraint(inverse)|,
+    fwdinv[1] = |qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse|;
+    both 0 without constraint rows. The inverse runs from its acceleration stage on the
+    rows forward built, at forward's (continuous) qacc whatever the "invdiscrete" flag
+    says: MuJoCo would map that qacc as a step's acceleration, which compares the solver
+    with a different motion when joints are damped (and errs for RK4).
+    """
+    nv = m.nv
+    nefc = d.nefc[0]
+    d.solver_fwdinv[0] = 0.0
+    d.solver_fwdinv[1] = 0.0
+    if nefc == 0:
+        return
+    qforce = np.empty(nv)
+    _xfrc_qfrc(m, d, qforce)
+    for k in range(nv):
+        qforce[k] += d.qfrc_applied[k] + d.qfrc_actuator[k]
+    save_qfrc = d.qfrc_constraint.copy()
+    save_force = d.efc_force[:nefc].copy()
+    save_state = d.efc_state[:nefc].copy()
+    _inv_acceleration(m, d, False)
+    s0 = 0.0
+    s1 = 0.0
+    for k in range(nv):
+        e0 = save_qfrc[k] - d.qfrc_constraint[k]
+        e1 = qforce[k] - d.qfrc_inverse[k]
+        s0 += e0 * e0
+        s1 += e1 * e1
+    d.solver_fwdinv[0] = math.sqrt(s0)
+    d.solver_fwdinv[1] = math.sqrt(s1)
+    for k in range(nv):
+        d.qfrc_constraint[k] = save_qfrc[k]
+    for i in range(nefc):
+        d.efc_force[i] = save_force[i]
+        d.efc_state[i] = save_state[i]
+
+
+# ---------------------------------------------------------------------------------------------
+# trajectories: controls and contact forces along arrays of states
+
+
+@njit(cache=True)
+def _actuator_ctrl(m, d, target, ctrl, resid):
+    """Least-squares controls: momentᵀ (gain ctrl + bias) ≈ target; resid = the rest.
+
+    Fixed gains and affine biases (as `actuation`), at the current actuator length and
+    velocity; ctrlrange and forcerange are not applied (the controls the motion needs).
+    Minimum-norm ctrl where actuators are redundant.
+    """
+    nv = m.nv
+    nu = m.nu
+    rhs = target.copy()
+    if nu == 0 or (m.opt_disableflags[0] & DSBL_ACTUATION) != 0:
+        for u in range(nu):
+            ctrl[u] = 0.0
+        for k in range(nv):
+            resid[k] = rhs[k]
+        return
+    B = np.empty((nv, nu))
+    for u in range(nu):
+        g = m.actuator_gainprm[u, 0]
+        bias = 0.0
+        if m.actuator_biastype[u] != 0:
+            bp = m.actuator_biasprm[u]
+            bias = bp[0] + bp[1] * d.actuator_length[u] + bp[2] * d.actuator_velocity[u]
+        for k in range(nv):
+            mom = d.actuator_moment[u, k]
+            B[k, u] = mom * g
+            rhs[k] -= mom * bias
+    sol = np.linalg.lstsq(B, rhs, -1.0)[0]
+    for u in range(nu):
+        ctrl[u] = sol[u]
+    for k in range(nv):
+        s = rhs[k]
+        for u in range(nu):
+            s -= B[k, u] * sol[u]
+        resid[k] = s
+
+
+@njit(cache=True)
+def _contact_frame_forces(m, d, out):
+    """out[c, :6] = force of contact c in its frame (normal, tangents, torsion, rolling).
+
+    mj_contactForce: elliptic rows as they are; pyramidal edges decoded as normal = Σ f,
+    f_k = μ_k (f₊ − f₋); excluded contacts get zeros.
+    """
+    ncon = d.ncon[0]
+    for c in range(ncon):
+        for k in range(6):
+            out[c, k] = 0.0
+    i = d.ne[0] + d.nf[0] + d.nl[0]
+    nefc = d.nefc[0]
+    f = d.efc_force
+    while i < nefc:
+        c = d.efc_id[i]
+        dim = d.contact_dim[c]
+        t = d.efc_type[i]
+        if t == CNSTR_CONTACT_FRICTIONLESS:
+            out[c, 0] = f[i]
+            i += 1
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            for k in range(2 * (dim - 1)):
+                out[c, 0] += f[i + k]
+            for k in range(dim - 1):
+                out[c, k + 1] = d.contact_friction[c, k] * (f[i + 2 * k] - f[i + 2 * k + 1])
+            i += 2 * (dim - 1)
+        else:
+            for k in range(dim):
+                out[c, k] = f[i + k]
+            i += dim
+
+
+@njit(cache=True)
+def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_constraint,
+                        ctrl, ctrl_residual, efc_force, nefc, contact):
+    """The inverse at each time of the arrays, with controls and contact forces.
+
+    Returns (−1, OK, 0), or (t, code, need) at the first time t whose inverse failed or
+    whose rows overflowed njmax. contact[t, c] = (geom1, geom2, pos (3), force in the
+    contact frame (6)).
+    """
+    T = qpos.shape[0]
+    nv = m.nv
+    target = np.empty(nv)
+    xq = np.empty(nv)
+    cf = np.empty((max(d.contact_dim.shape[0], 1), 6))
+    for t in range(T):
+        for k in range(m.nq):
+            d.qpos[k] = qpos[t, k]
+        for k in range(nv):
+            d.qvel[k] = qvel[t, k]
+            d.qacc[k] = qacc[t, k]
+        code, need = _inverse(m, d, discrete)
+        if code != OK or need < 0:
+            return t, code, need
+        n = d.nefc[0]
+        nefc[t] = n
+        for i in range(n):
+            efc_force[t, i] = d.efc_force[i]
+        for k in range(nv):
+            qfrc_inverse[t, k] = d.qfrc_inverse[k]
+            qfrc_constraint[t, k] = d.qfrc_constraint[k]
+        _contact_frame_forces(m, d, cf)
+        for c in range(d.ncon[0]):
+            contact[t, c, 0] = d.contact_geom[c, 0]
+            contact[t, c, 1] = d.contact_geom[c, 1]
+            for k in range(3):
+                contact[t, c, 2 + k] = d.contact_pos[c, k]
+            for k in range(6):
+                contact[t, c, 5 + k] = cf[c, k]
+        # actuators must supply qfrc_inverse − qfrc_applied − Jᵀ xfrc_applied
+        _xfrc_qfrc(m, d, xq)
+        for k in range(nv):
+            target[k] = d.qfrc_inverse[k] - d.qfrc_applied[k] - xq[k]
+        _actuator_ctrl(m, d, target, ctrl[t], ctrl_residual[t])
+    return -1, OK, 0
+
+
+_k_inverse = _entry.Kernel(_inverse)
+_k_inverse_step = _entry.Kernel(_inverse_step)
+_k_trajectory = _entry.Kernel(_inverse_trajectory)
+_k_cone = _entry.Kernel(_cone_project_batch)
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+
+def _raise_for(m, d, code, need, fname, stacklevel=3):
+    """Turn a driver's return code into a clear exception (and the njmax warning)."""
+    if need < 0:
+        warn_cnstrfull(m, d, need, fname, stacklevel=stacklevel + 1)
+    if code == OK:
+        return
+    from jointspace.forward import _element_name, _joint_label
+
+    if code == RK4_DISCRETE:
+        raise JointspaceError(
+            f"{fname}: the discrete-time inverse is not defined for the RK4 integrator (its step "
+            f"is no single linear map of one acceleration). Use m.opt.integrator = 'Euler', "
+            f"'implicit' or 'implicitfast', or the continuous inverse (clear the "
+            f"'invdiscrete' enable flag) with the acceleration d.qacc from forward")
+    if code <= -2:
+        dof = -2 - code
+        raise SingularMassError(
+            f"{fname}: the discrete-time inverse needs M⁻¹, but M is singular at dof {dof} "
+            f"({_joint_label(m, int(m.dof_jntid[dof]))}); give the bodies this dof moves "
+            f"mass and inertia, or add armature (the continuous inverse needs no M⁻¹)")
+    kind = (code - 1) % 3
+    index = (code - 1) // 3
+    raise JointspaceError(
+        f"{fname}: {_element_name(m, kind, index)} is NaN, inf or larger than 1e10; the "
+        f"inverse needs a finite state (qpos, qvel) and acceleration (qacc)")
+
+
+def inverse(m, d):
+    """Inverse dynamics with contacts and constraints at (qpos, qvel, qacc), in one compiled call.
+
+    Writes d.qfrc_inverse, the force that produces qacc (it equals qfrc_applied +
+    qfrc_actuator + Σ J_bᵀ xfrc_applied_b for the qacc of `forward`), d.efc_force,
+    d.efc_state and d.qfrc_constraint (the constraint forces, analytical: no factorization
+    of M, no iterative solve; see the module docstring), and the position and velocity
+    stages (poses, contacts, efc rows, qfrc_bias, qfrc_passive) as MuJoCo's mj_inverse.
+    With the "invdiscrete" enable flag (`m.opt_enableflags`), qacc is read as the step's
+    acceleration (qvel_next − qvel)/h of m.opt.integrator (RK4 is refused).
+
+    Args:
+        m: the Model.
+        d: a Data for m (reads qpos, qvel, qacc, and eq_active, mocap_pos, mocap_quat).
+
+    Raises:
+        JointspaceError: a NaN, inf or |x| > 1e10 in qpos, qvel or qacc (named), or the
+            discrete inverse with RK4.
+    """
+    _entry.check_pair(m, d, "inverse")
+    code, need = _k_inverse(m._s, d._s, -1)
+    if code != OK or need < 0:
+        _raise_for(m, d, code, need, "inverse")
+
+
+def inverse_step(m, d, qvel_next):
+    """The force that took d.qvel to qvel_next in one step of m.opt.integrator (004 §III.A).
+
+    The paper's inverse from (q, v, v'): qacc = (qvel_next − qvel)/h is the step's
+    acceleration, mapped to the continuous acceleration of the forward solve as the
+    "invdiscrete" flag does (see the module docstring), whatever that flag's value. Writes
+    what `inverse` writes; d.qacc holds (qvel_next − qvel)/h. The impulses of the paper are
+    h · d.efc_force and h · d.qfrc_inverse.
+
+    Args:
+        m: the Model.
+        d: a Data for m at the state (qpos, qvel) the step started from.
+        qvel_next: (nv,) the velocity after the step.
+
+    Raises:
+        JointspaceError: RK4 (no discrete inverse) or a bad state.
+        SingularMassError: M is singular (the discrete inverse needs M⁻¹).
+    """
+    _entry.check_pair(m, d, "inverse_step")
+    qvel_next = _entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
+    code, need = _k_inverse_step(m._s, d._s, qvel_next)
+    if code != OK or need < 0:
+        _raise_for(m, d, code, need, "inverse_step")
+
+
+def compare_fwd_inv(m, d):
+    """Run forward at d's state, then the inverse at its qacc: how far apart they are.
+
+    MuJoCo's fwdinv diagnostic (mj_compareFwdInv) on any state: writes d.solver_fwdinv =
+    (|qfrc_constraint(forward) − qfrc_constraint(inverse)|,
+    |qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse|), both 0 when there are
+    no constraint rows; d keeps forward's results (qacc, efc_force, qfrc_constraint) and
+    holds the inverse's qfrc_inverse. The gap measures how far the forward solver is from
+    convergence (the soft model's inverse is exact). `step` records the same after each
+    forward pass when the "fwdinv" enable flag is set.
+
+    Args:
+        m: the Model.
+        d: a Data for m.
+
+    Returns:
+        (float, float): d.solver_fwdinv.
+    """
+    fwd = importlib.import_module("jointspace.forward")
+    _entry.check_pair(m, d, "compare_fwd_inv")
+    bad = fwd._k_forward_compare(m._s, d._s)
+    if bad != -1:
+        fwd.forward(m, d)  # the same state again, for its warning
+    return float(d.solver_fwdinv[0]), float(d.solver_fwdinv[1])
+
+
+class InverseTrajectory:
+    """Inverse dynamics along a trajectory (the result of `inverse_trajectory`).
+
+    Attributes (T = number of time points, C = most contacts at any time, E = most rows):
+        qfrc_inverse: (T, nv) generalized force that produced each acceleration.
+        qfrc_constraint: (T, nv) constraint force Jᵀ f.
+        ctrl: (T, nu) least-squares controls that make the actuators produce
+            qfrc_inverse − qfrc_applied − Jᵀ xfrc_applied (unclamped; minimum norm if the
+            actuators are redundant).
+        ctrl_residual: (T, nv) what those controls cannot produce, e.g. the force on an
+            unactuated floating base ("residual forces").
+        efc_force: (T, E) constraint forces, rows beyond nefc[t] are zero.
+        nefc: (T,) number of constraint rows at each time.
+        ncon: (T,) number of contacts at each time.
+        contact_geom: (T, C, 2) geom ids of each contact (−1 beyond ncon[t]).
+        contact_pos: (T, C, 3) contact points.
+        contact_force: (T, C, 6) force of each contact in its frame (normal first), as
+            MuJoCo's mj_contactForce; pyramidal cones are decoded.
+    """
+
+    __slots__ = ("qfrc_inverse", "qfrc_constraint", "ctrl", "ctrl_residual", "efc_force",
+                 "nefc", "ncon", "contact_geom", "contact_pos", "contact_force")
+
+    def __init__(self, **fields):
+        """Hold the arrays given by name."""
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+    def __repr__(self):
+        """Short description with the sizes."""
+        return (f"InverseTrajectory(T={self.qfrc_inverse.shape[0]}, "
+                f"max contacts={self.contact_force.shape[1]}, max rows={self.efc_force.shape[1]})")
+
+
+def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
+    """Controls, constraint and contact forces along a trajectory, in one compiled call.
+
+    Runs `inverse` at each (qpos[t], qvel[t], qacc[t]) and recovers the controls that
+    produce the motion: the estimation and optimal-control use of 004 §VI. qfrc_applied,
+    xfrc_applied, eq_active and the mocap poses are taken from d and held fixed; d ends at
+    the last time point. To invert a simulated or measured sequence of positions, take
+    qvel[t] = diff_pos(qpos[t − 1], qpos[t], h) and qacc[t] = (qvel[t + 1] − qvel[t]) / h
+    with discrete=True.
+
+    Args:
+        m: the Model.
+        d: a Data for m, used as workspace.
+        qpos: (T, nq) positions.
+        qvel: (T, nv) velocities.
+        qacc: (T, nv) accelerations (continuous, or per step when discrete).
+        discrete: True reads qacc as each step's (qvel_next − qvel)/h of m.opt.integrator
+            (as `inverse_step`), False as continuous accelerations; None follows the
+            "invdiscrete" enable flag.
+
+    Returns:
+        InverseTrajectory.
+
+    Raises:
+        JointspaceError: a bad value (named with its time index), or RK4 with discrete.
+    """
+    fname = "inverse_trajectory"
+    _entry.check_pair(m, d, fname)
+    qpos = np.ascontiguousarray(qpos, dtype=np.float64)
+    if qpos.ndim != 2 or qpos.shape[1] != m.nq:
+        raise ValueError(f"{fname}: argument qpos must have shape (T, {m.nq}), "
+                         f"got {qpos.shape}")
+    T = qpos.shape[0]
+    qvel = _entry.mat(qvel, (T, m.nv), "qvel", fname)
+    qacc = _entry.mat(qacc, (T, m.nv), "qacc", fname)
+    flag = -1 if discrete is None else int(bool(discrete))
+    nv, nu = m.nv, m.nu
+    out = dict(qfrc_inverse=np.zeros((T, nv)), qfrc_constraint=np.zeros((T, nv)),
+               ctrl=np.zeros((T, nu)), ctrl_residual=np.zeros((T, nv)))
+    efc = np.zeros((T, max(m.njmax, 1)))
+    nefc = np.zeros(T, dtype=np.int64)
+    contact = np.zeros((T, max(m.nconmax, 1), 11))
+    contact[:, :, :2] = -1.0
+    ncon = np.zeros(T, dtype=np.int64)
+    t, code, need = _k_trajectory(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
+                                  out["qfrc_constraint"], out["ctrl"], out["ctrl_residual"],
+                                  efc, nefc, contact)
+    if t >= 0:
+        _raise_for(m, d, code, need, f"{fname} (time index {t})")
+    for k in range(T):
+        ncon[k] = np.count_nonzero(contact[k, :, 0] >= 0)
+    E = int(nefc.max(initial=0))
+    C = int(ncon.max(initial=0))
+    return InverseTrajectory(
+        **out, efc_force=efc[:, :E].copy(), nefc=nefc, ncon=ncon,
+        contact_geom=contact[:, :C, :2].astype(np.int64), contact_pos=contact[:, :C, 2:5].copy(),
+        contact_force=contact[:, :C, 5:11].copy())
+
+
+def cone_project(y, mu, r0, r_f):
+    """Algorithm 5 (004 §III.E): nearest point of the elliptic friction cone in the R metric.
+
+    Minimizes Σ_k r_k (x_k − y_k)² over x0 ≥ 0, x0² ≥ Σ_j (x_j/μ_j)², with the weights of
+    the paper's contact parameters (21): r_j = r_f μ_j⁻² / ⟨μ⁻²⟩ and normal weight r0, for
+    which the cone is circular in r^½-scaled coordinates (eq. 17, 22). Closed form; the
+    inverse applies it to each elliptic contact with y = −R⁻¹ jar.
+
+    Args:
+        y: (..., d + 1) vectors to project (normal first), d = 1 … 5.
+        mu: (..., d) friction coefficients μ_j > 0.
+        r0: (...) positive normal weights.
+        r_f: (...) positive mean friction weights ⟨r_j⟩.
+
+    Returns:
+        (x, state): x like y; state (...) is 1 where y was inside the cone (x = y), 0 where
+        x is the tip 0, 4 where x is on the surface (jointspace.constraint.STATE_*).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim < 1 or not 2 <= y.shape[-1] <= 6:
+        raise ValueError(f"cone_project: argument y must have shape (..., d + 1) with "
+                         f"d = 1 … 5, got {y.shape}")
+    lead = y.shape[:-1]
+    n = y.shape[-1]
+    try:
+        mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), lead + (n - 1,))
+        r0 = np.broadcast_to(np.asarray(r0, dtype=np.float64), lead)
+        r_f = np.broadcast_to(np.asarray(r_f, dtype=np.float64), lead)
+    except ValueError:
+        raise ValueError(f"cone_project: mu must broadcast to {lead + (n - 1,)} and r0, r_f "
+                         f"to {lead}") from None
+    for name, a in (("mu", mu), ("r0", r0), ("r_f", r_f)):
+        if not np.all(a > 0) or not np.all(np.isfinite(a)):
+            raise ValueError(f"cone_project: argument {name} must be positive and finite")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("cone_project: argument y must be finite")
+    N = int(np.prod(lead, dtype=np.int64))
+    yf = np.ascontiguousarray(y.reshape(N, n))
+    x = np.empty_like(yf)
+    state = np.empty(N, dtype=np.int64)
+    _k_cone(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
+            np.ascontiguousarray(r_f.reshape(N)), x, state)
+    return x.reshape(y.shape), state.reshape(lead)
+

@@ -1,0 +1,147 @@
+"""The browser viewer in a real headless browser (Debian's chromium), offline.
+
+The page's status element reports what it drew (data-geoms, data-contacts, data-objects);
+the scene's expected counts come from the model and from d.ncon. Live updates: while the
+browser runs, a thread steps the model and publishes poses, and the page must fetch them.
+"""
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import threading
+import urllib.request
+from importlib import resources
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import jointspace as js
+from jointspace.viz.scene import Scene
+
+ROUND = 1e-5  # the server sends poses rounded to 5 decimals
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# flags for a root user in a container with no GPU and no network (see the env notes):
+# software WebGL through SwiftShader, nothing fetched in the background
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--window-size=800,600",
+         "--virtual-time-budget=3000"]
+
+
+def _chromium(url, tmp_path, *extra):
+    assert CHROMIUM, ("the viewer test needs Debian's chromium: apt-get install chromium "
+                      "(.ci/run installs it)")
+    cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *extra, url]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+def _status(dom):
+    m = re.search(r'<div id="status"([^>]*)>', dom)
+    assert m, dom[:2000]
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', m.group(1)))
+
+
+@pytest.fixture(scope="module")
+def standing():
+    m = js.models.humanoid()
+    d = js.make_data(m)
+    js.step(m, d, 20)
+    js.forward(m, d)
+    return m, d
+
+
+def test_page_is_self_contained():
+    for name in ("viewer.html", "viewer.js"):
+        text = resources.files("jointspace.viz").joinpath(name).read_text()
+        assert "://" not in text, f"{name} refers to an outside address"
+
+
+def test_page_draws_the_scene_in_headless_chromium(standing, tmp_path):
+    m, d = standing
+    ncon = int(d.ncon[0])
+    assert ncon > 0
+    forces = js.trajectory.contact_normal_forces(m, d)
+    with js.view(m, d, open_browser=False, show_contacts=True) as v:
+        r = _chromium(v.url, tmp_path, "--dump-dom")
+        status = _status(r.stdout)
+        assert "error" not in status, status
+        assert int(status["geoms"]) == len(Scene(m).geoms) == m.ngeom
+        assert int(status["contacts"]) == ncon
+        # every geom, a marker per contact, an arrow per contact pushing with a force
+        assert int(status["objects"]) == m.ngeom + ncon + int(np.sum(forces > 0))
+        assert int(status["draws"]) >= 1
+
+        # the screenshot run doubles as the live test: once the new page has fetched the
+        # pose, a thread steps a copy and publishes it once; the page must fetch it too
+        # (one update only: each one costs the software WebGL a redraw)
+        d2 = js.make_data(m)
+        d2.qpos[:] = d.qpos
+        published = v._version
+        v.page_version = 0
+        stop = threading.Event()
+
+        def publish_once():
+            while v.page_version < published and not stop.wait(0.01):
+                pass
+            js.step(m, d2, 5)
+            v.sync(d2, force=True)
+
+        worker = threading.Thread(target=publish_once)
+        worker.start()
+        shot = tmp_path / "shot.png"
+        try:
+            _chromium(v.url, tmp_path, f"--screenshot={shot}")
+        finally:
+            stop.set()
+            worker.join()
+        assert v.page_version == published + 1   # the page fetched the pose published live
+        img = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    assert img.shape[:2] == (600, 800)
+    assert len(np.unique(img.reshape(-1, 3), axis=0)) > 50
+    assert img.std() > 10
+    # the humanoid's gray is on the picture, and the contact markers' red
+    gray = (np.abs(img - img[..., :1]).max(axis=2) < 12) & (img[..., 0] > 60)
+    assert gray.mean() > 0.01
+    red = (img[..., 0] > 150) & (img[..., 1] < 120) & (img[..., 2] < 100)
+    assert red.sum() > 10
+
+
+def test_sync_publishes_the_new_pose(standing):
+    m, d = standing
+    d2 = js.make_data(m)
+    d2.qpos[:] = d.qpos
+    js.kinematics(m, d2)
+    with js.view(m, d2, open_browser=False) as v:
+        first = _get(v.url + "state")
+        assert _get(v.url + f"state?after={first['version']}") is None    # no news: 204
+        js.step(m, d2, 10)
+        js.kinematics(m, d2)
+        v.sync(force=True)
+        second = _get(v.url + f"state?after={first['version']}")
+        scene = _get(v.url + "scene.json")
+    assert second["version"] == first["version"] + 1
+    assert second["time"] == pytest.approx(float(d2.time))
+    np.testing.assert_allclose(np.reshape(second["geom_xpos"], (-1, 3)), d2.geom_xpos,
+                               atol=ROUND)
+    np.testing.assert_allclose(np.reshape(second["geom_xmat"], (-1, 9)), d2.geom_xmat,
+                               atol=ROUND)
+    assert not math.isclose(first["geom_xpos"][5], second["geom_xpos"][5], abs_tol=1e-9)
+    assert len(scene["geoms"]) == m.ngeom
+    # each geom's triangles are those of the offscreen renderer's scene
+    sc = Scene(m)
+    g = scene["geoms"][3]
+    assert len(g["pos"]) == 9 * int(np.sum(sc.vert_geom[sc.face[:, 0]] == g["id"]))
+
+
+def _get(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return json.loads(r.read()) if r.status == 200 else None
+
+
+def test_bad_port_is_named():
+    m = js.models.load("pendulum")
+    with pytest.raises(ValueError, match="port"):
+        js.view(m, open_browser=False, port=-1)
