@@ -9,7 +9,18 @@ each controller makes the joints follow them while jointspace simulates the robo
   ID (sensed contact)     computed torque with the simulator's last contact forces
   ID (rigid, noslip|coulomb|coulomb_enum|cfree)
                           computed torque with contact forces predicted by jointspace.rigid
+  ID (soft inverse)       computed torque with the soft-contact analytical inverse
+                          (jointspace.inverse on the simulator's own contact model; the
+                          base acceleration solved so that the base needs no force)
   ID (no contact)         computed torque ignoring contact (a baseline)
+
+Every inverse-dynamics controller also balances the torso, as the paper's controller does:
+a task-space PD on the base (height 100/s², 20/s; roll, pitch and yaw 100/s², 20/s;
+forward speed 5/s towards the gait's) gives the desired base acceleration, which is the
+unactuated part of q̈_des and is mapped onto each stance leg's joints as the leg
+acceleration that keeps its foot still while the base accelerates (J_leg q̈_leg = −J_base
+q̈_base; the J̇v term is left out). `--no-balance` runs the open-loop joint tracking of
+the first version.
 
 on flat ground with friction μ ∈ {0.1, 0.5, 1, ∞} (∞: μ = 100 on an elliptic cone; the
 predictors then use μ = 100, the no-slip model needs none) and two contact models:
@@ -25,7 +36,7 @@ above 0.25 m at the end: the robot did not fall), the distance walked and the co
 median compute time per step. Writes a
 Markdown table (and plots if matplotlib is installed) with --out.
 
-    python examples/rigid_quadruped_trot.py [--quick] [--out docs/rigid_quadruped.md]
+    python examples/rigid_quadruped_trot.py [--quick] [--no-balance] [--out FILE.md]
 """
 
 import argparse
@@ -90,6 +101,42 @@ def ref_derivatives(m, t, dt=1e-4):
     return q0, (qp - qm) / (2 * dt), (qp - 2 * q0 + qm) / dt**2
 
 
+KP_BASE, KD_BASE, KD_SPEED = 100.0, 20.0, 5.0
+
+
+def stance(leg, t):
+    """Whether the gait schedule has the leg on the ground at time t."""
+    return t < 0.2 or (t / PERIOD + PHASE[leg]) % 1.0 < 0.5
+
+
+def torso_task(m, d, t, a_ref):
+    """Base task: (nv,) desired q̈ with the base's PD acceleration; a_ref gets the legs'.
+
+    The free joint's qvel is (linear velocity in world axes, angular in the torso frame);
+    the attitude error is the rotation vector of q⁻¹ (upright, heading +x), in the torso
+    frame. Stance legs get the joint accelerations that keep their feet still.
+    """
+    ramp = min(1.0, max(0.0, (t - 0.2) / 0.5))
+    z_ref = body_height()
+    qw, qv = d.qpos[3], d.qpos[4:7]
+    att = -2.0 * math.copysign(1.0, qw) * qv
+    acc = np.zeros(m.nv)
+    acc[0] = KD_SPEED * (SPEED * ramp - d.qvel[0])
+    acc[1] = -KD_SPEED * d.qvel[1]
+    acc[2] = KP_BASE * (z_ref - d.qpos[2]) - KD_BASE * d.qvel[2]
+    acc[3:6] = KP_BASE * att - KD_BASE * d.qvel[3:6]
+    js.kinematics(m, d)
+    for i, leg in enumerate(LEGS):
+        if not stance(leg, t):
+            continue
+        toe = m.geom(leg + "_toe")
+        foot = d.geom_xpos[toe] - np.array([0.0, 0.0, R_FOOT])
+        jacp, _ = js.jacobian(m, d, m.body(leg + "_shin"), foot)
+        cols = 6 + 3 * i + np.arange(3)
+        a_ref[3 * i:3 * i + 3] += np.linalg.solve(jacp[:, cols], -jacp[:, :6] @ acc[:6])
+    return acc
+
+
 def make_sim(mu, contact):
     """The simulated robot: friction mu, "stiff" or "compliant" contact, standing."""
     m = js.models.quadruped()
@@ -123,10 +170,11 @@ def controllers(m, mu):
     for f in ("noslip", "coulomb", "coulomb_enum", "cfree"):
         pred = idcontrol.RigidContacts(f, **({"gap_gain": 0.0} if f == "noslip" else kw))
         out[pred.name] = idcontrol.InverseDynamics(m, kp, kd, pred)
+    out["ID (soft inverse)"] = idcontrol.InverseDynamics(m, kp, kd, idcontrol.SoftContacts())
     return out
 
 
-def run(ctrl, mu, contact, duration):
+def run(ctrl, mu, contact, duration, balance=True):
     """Simulate one controller; tracking error, torque variation, success, compute time."""
     m, d = make_sim(mu, contact)
     n = int(round(duration / H))
@@ -136,7 +184,11 @@ def run(ctrl, mu, contact, duration):
     for k in range(n):
         t = k * H
         q_ref, v_ref, a_ref = ref_derivatives(m, t)
-        out = ctrl(m, d, q_ref, v_ref, a_ref)
+        if balance and isinstance(ctrl, idcontrol.InverseDynamics):
+            base = torso_task(m, d, t, a_ref)
+            out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=base)
+        else:
+            out = ctrl(m, d, q_ref, v_ref, a_ref)
         secs.append(out.seconds)
         d.qfrc_applied[:] = out.qfrc
         taus.append(out.tau)
@@ -158,6 +210,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1 s runs, μ ∈ {0.5, ∞} only")
     ap.add_argument("--duration", type=float, default=2.0)
+    ap.add_argument("--no-balance", action="store_true",
+                    help="no torso feedback (open-loop joint tracking)")
+    ap.add_argument("--only", help="run only controllers whose name contains this")
     ap.add_argument("--out", help="write the Markdown table here (and PNG plots beside it)")
     args = ap.parse_args()
     mus = [(0.5, "0.5"), (100.0, "∞ (100)")] if args.quick else \
@@ -169,8 +224,10 @@ def main():
         for mu, label in mus:
             m, _ = make_sim(mu, contact)
             for name, ctrl in controllers(m, None if mu >= 100 else mu).items():
+                if args.only and args.only not in name:
+                    continue
                 t0 = time.perf_counter()
-                r = run(ctrl, mu, contact, duration)
+                r = run(ctrl, mu, contact, duration, balance=not args.no_balance)
                 row = (contact, label, name, r["rms"], r["tv"], r["success"], r["ms"], r["x"])
                 rows.append(row)
                 traces[(contact, label, name)] = r["taus"]
@@ -179,13 +236,14 @@ def main():
                       f"{r['ms']:.3f} ms/step  x {r['x']:+.2f} m  "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
     if args.out:
-        write_table(args.out, rows, duration)
+        write_table(args.out, rows, duration, not args.no_balance)
         plot(args.out, traces)
 
 
-def write_table(path, rows, duration):
+def write_table(path, rows, duration, balance):
     """The results as a Markdown table."""
-    lines = [f"Quadruped trot, {duration:.0f} s per run, h = {H * 1e3:.0f} ms "
+    how = "ID controllers with torso balance" if balance else "open-loop joint tracking"
+    lines = [f"Quadruped trot, {duration:.0f} s per run, h = {H * 1e3:.0f} ms, {how} "
              "(examples/rigid_quadruped_trot.py).", "",
              "| contact | μ | controller | RMS error (rad) | torque TV (N m/step) | success "
              "| ms/step | x (m) |", "|---|---|---|---|---|---|---|---|"]

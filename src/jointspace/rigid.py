@@ -919,7 +919,7 @@ def _actuated(m):
 
 def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=None, h=None,
                      edges=4, gap_gain=1.0, project=True, second_stage=None, enum_max=16,
-                     max_iter=200, tol=1e-12, regularization=1e-7):
+                     max_iter=200, tol=1e-12, regularization=1e-7, tau_target=None):
     """Actuator forces and contact forces that realize desired accelerations (paper 002).
 
     One compiled call: the position and velocity stages at (d.qpos, d.qvel) (M, bias and
@@ -951,6 +951,10 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         max_iter: pivot cap of the pivoting method and of the second-stage QP.
         tol: LCP tolerance on velocities (m/s).
         regularization: ε of the second stage (relative), which makes its solution unique.
+        tau_target: (nact,) torques the anti-chatter stages aim at instead of previous.tau
+            (NaN entries: previous.tau's, or 0 without previous). Among the solutions
+            with the same motion it picks, e.g., a requested grip force: internal forces
+            such as a squeeze are indeterminate under rigid contact.
 
     Returns:
         `RigidIDResult`.
@@ -988,7 +992,15 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         warm = np.ascontiguousarray(previous.active, dtype=np.int64).reshape(-1, 4)
     else:
         warm = np.zeros((0, 4), dtype=np.int64)
-    tau_prev = previous.tau if previous is not None else np.zeros(act.size)
+    tau_prev = previous.tau.copy() if previous is not None else np.zeros(act.size)
+    if tau_target is not None:
+        target = np.asarray(tau_target, dtype=np.float64)
+        if target.shape != (act.size,) or np.any(np.isinf(target)):
+            raise JointspaceError(f"{fname}: tau_target must be a ({act.size},) array (one "
+                                  f"entry per actuated dof, NaN = keep the previous τ) "
+                                  f"without inf, got shape {target.shape}")
+        keep = np.isnan(target)
+        tau_prev = np.where(keep, tau_prev, target)
     fprm = np.array([h, float(gap_gain), np.nan if mu is None else float(mu),
                      float(regularization), float(tol)])
     iprm = np.array([form, int(edges), int(max_iter), int(bool(project)), int(enum_max),
