@@ -116,15 +116,20 @@ def run(ctrl, contact, waypoints):
     z0 = d.qpos[box + 2]
     n = int(round(waypoints[-1][0] / H))
     err, taus, secs = [], [], []
+    reset = False
     for k in range(n):
         q_ref, v_ref, a_ref = references(waypoints, k * H)
-        out = ctrl(m, d, q_ref, v_ref, a_ref)
+        if isinstance(ctrl, idcontrol.InverseDynamics):     # the box: no reference
+            out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=np.zeros(m.nv))
+        else:
+            out = ctrl(m, d, q_ref, v_ref, a_ref)
         secs.append(out.seconds)
         taus.append(out.tau)
         d.qfrc_applied[:] = out.qfrc
         js.step(m, d)
         err.append(q_ref[:7] - d.qpos[dofs[:7]])
-        if not np.all(np.isfinite(d.qpos)):
+        if d.warning[:3, 0].any():            # diverged: the simulator reset the state
+            reset = True
             break
     js.kinematics(m, d)
     gap = np.linalg.norm(d.site_xpos[m.site("box")] - d.site_xpos[m.site("ee")])
@@ -132,7 +137,7 @@ def run(ctrl, contact, waypoints):
     taus = np.array(taus)
     return {"rms": float(np.sqrt(np.mean(np.square(err)))),
             "tv": float(np.abs(np.diff(taus, axis=0)).sum(axis=1).mean()),
-            "success": bool(lift > 0.1 and gap < 0.05), "lift": lift,
+            "success": bool(lift > 0.1 and gap < 0.05 and not reset), "lift": lift,
             "ms": 1e3 * float(np.median(secs))}
 
 

@@ -7,8 +7,7 @@ The controllers of paper 002's experiments (§7), side by side on one robot:
                               dofs, and τ from the model with the contact forces given by
                               `predictor`:
     SensedContacts()              the simulator's constraint forces of its last step (the
-                                  paper's perfect virtual force sensors, one step old) and
-                                  its last accelerations on the unactuated dofs
+                                  paper's perfect virtual force sensors, one step old)
     RigidContacts(formulation)    forces predicted with the torques (`jointspace.rigid`):
                                   "noslip", "coulomb", "coulomb_enum", "cfree"; the previous
                                   result warm-starts the next call
@@ -117,7 +116,7 @@ class PD:
         """One control step at the state of d (dt defaults to m.opt.timestep)."""
         t0 = time.perf_counter()
         e, ed = self.j.error(d, q_ref, v_ref)
-        self.integral += e * (m.opt.timestep if dt is None else dt)
+        self.integral += e * (m.opt_timestep[0] if dt is None else dt)
         tau = self.kp * e + self.kd * ed + self.ki * self.integral
         if self.gravity_compensation:
             bias = rnea(m, self._d, d.qpos, d.qvel, np.zeros(m.nv))
@@ -146,8 +145,8 @@ class NoContacts:
 class SensedContacts:
     """Predictor: the simulator's last constraint forces (perfect, one-step-old sensors).
 
-    τ = M q̈ + c − f_passive − f_sensed with q̈ = desired on actuated dofs and the
-    simulator's last accelerations on the others; f_sensed = the simulator's
+    τ = M q̈ + c − f_passive − f_sensed with q̈ = q̈_des (the controller's: desired on
+    actuated dofs, its reference on the others); f_sensed = the simulator's
     qfrc_constraint, optionally low-pass filtered: f ← α f_new + (1 − α) f (α = 1: none).
 
     Args:
@@ -232,8 +231,8 @@ class SoftContacts:
                     S_u (M + Jᵀ H J) S_uᵀ) with backtracking on the residual. Forward
                     dynamics at the returned τ then reproduces q̈ exactly (the desired
                     accelerations on the actuated dofs, the solved ones on the others).
-      "lstsq"       their accelerations are the reference passed in (the simulator's last
-                    by default) and τ is the least-squares solution of Sᵀτ = qfrc_inverse:
+      "lstsq"       their accelerations are the reference passed in (zero by default)
+                    and τ is the least-squares solution of Sᵀτ = qfrc_inverse:
                     its actuated rows. The unactuated rows — force the base would need and
                     does not get — are dropped and reported as the residual.
 
@@ -308,8 +307,14 @@ class InverseDynamics:
     """Computed-torque control with a contact-force predictor.
 
     q̈_des = q̈_ref + Kp (q_ref − q) + Kd (v_ref − v) on the actuated dofs (the others take
-    `qacc_unactuated` of the call, by default the simulator's last accelerations, as their
-    reference); τ = predictor(q̈_des).
+    `qacc_unactuated` of the call, zero by default, as their reference); τ =
+    predictor(q̈_des).
+
+    The unactuated reference is not the simulator's last acceleration: fed back one step
+    late through M_au q̈_u, that made the loop unstable (on the standing quadruped the
+    one-step map has an eigenvalue of −2.5; examples/rigid_sensed_loop.py measures it).
+    For a floating base, pass a task's base acceleration (e.g. torso attitude and height
+    feedback), as the paper's controller does.
 
     Args:
         m: the Model.
@@ -330,7 +335,7 @@ class InverseDynamics:
         """One control step at the state of d; a_ref (nact,) reference accelerations.
 
         qacc_unactuated: (nv,) desired accelerations whose unactuated entries (floating
-        base, free objects) are the reference there, e.g. a torso task's; None: d.qacc.
+        base, free objects) are the reference there, e.g. a torso task's; None: zero.
         """
         t0 = time.perf_counter()
         e, ed = self.j.error(d, q_ref, v_ref)
@@ -340,10 +345,10 @@ class InverseDynamics:
                                   f"{a_ref.shape}")
         a_des = a_ref + self.kp * e + self.kd * ed
         if qacc_unactuated is None:
-            qacc = d.qacc.copy()
+            qacc = np.zeros(m.nv)
         else:
             qacc = np.array(qacc_unactuated, dtype=np.float64)
-            if qacc.shape != (m.nv,) or not np.all(np.isfinite(qacc)):
+            if qacc.shape != (m.nv,) or not np.isfinite(qacc).all():
                 raise JointspaceError(f"controller: qacc_unactuated must be a finite "
                                       f"({m.nv},) array, got shape {qacc.shape}")
         qacc[self.j.dofs] = a_des

@@ -971,17 +971,21 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
                               f"got {formulation!r}")
     form = FORMULATIONS[formulation]
     qacc_desired = _entry.vec(qacc_desired, m.nv, "qacc_desired", fname)
-    for name, x in (("qacc_desired", qacc_desired), ("d.qpos", d.qpos), ("d.qvel", d.qvel)):
-        if not np.all(np.isfinite(x)):
-            i = int(np.flatnonzero(~np.isfinite(x))[0])
-            raise JointspaceError(f"{fname}: {name}[{i}] is not finite; pass finite values")
+    if not (np.isfinite(qacc_desired).all() and np.isfinite(d.qpos).all()
+            and np.isfinite(d.qvel).all()):
+        for name, x in (("qacc_desired", qacc_desired), ("d.qpos", d.qpos),
+                        ("d.qvel", d.qvel)):
+            if not np.isfinite(x).all():
+                i = int(np.flatnonzero(~np.isfinite(x))[0])
+                raise JointspaceError(f"{fname}: {name}[{i}] is not finite; pass finite "
+                                      f"values")
     if mu is not None and not (math.isfinite(mu) and mu > 0.0):
         raise JointspaceError(f"{fname}: mu must be a finite positive number or None, got "
                               f"{mu!r}; for infinite friction use formulation='noslip'")
     if int(edges) != edges or edges < 3:
         raise JointspaceError(f"{fname}: edges must be an integer ≥ 3 (the cone's polygon), "
                               f"got {edges!r}")
-    h = float(m.opt.timestep if h is None else h)
+    h = float(m.opt_timestep[0] if h is None else h)      # (m.opt builds a view per access)
     if not (h > 0.0 and math.isfinite(h)):
         raise JointspaceError(f"{fname}: h must be a positive control period, got {h!r}")
     act = _actuated(m)
