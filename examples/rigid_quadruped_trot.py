@@ -9,7 +9,20 @@ each controller makes the joints follow them while jointspace simulates the robo
   ID (sensed contact)     computed torque with the simulator's last contact forces
   ID (rigid, noslip|coulomb|coulomb_enum|cfree)
                           computed torque with contact forces predicted by jointspace.rigid
+  ID (soft inverse)       computed torque with the soft-contact analytical inverse
+                          (jointspace.inverse on the simulator's own contact model; the
+                          base acceleration solved so that the base needs no force)
   ID (no contact)         computed torque ignoring contact (a baseline)
+
+Every inverse-dynamics controller also balances the torso, as the paper's controller does:
+a task-space PD on the base (height 100/s², 20/s; roll, pitch and yaw 100/s², 20/s;
+forward speed 5/s towards the gait's) gives the desired base acceleration, which is the
+unactuated part of q̈_des; each stance leg whose foot is on the floor takes, instead of
+joint tracking, the acceleration that keeps its foot still while the base accelerates
+(J_leg q̈_leg = −J_base q̈_base − J̇v − 50 v_foot). Swing legs track their joint
+references. `--balance add` adds the base task's leg accelerations to every scheduled
+stance leg's joint tracking instead (no J̇v, no contact check); `--balance none` runs the
+open-loop joint tracking of the first version.
 
 on flat ground with friction μ ∈ {0.1, 0.5, 1, ∞} (∞: μ = 100 on an elliptic cone; the
 predictors then use μ = 100, the no-slip model needs none) and two contact models:
@@ -25,7 +38,7 @@ above 0.25 m at the end: the robot did not fall), the distance walked and the co
 median compute time per step. Writes a
 Markdown table (and plots if matplotlib is installed) with --out.
 
-    python examples/rigid_quadruped_trot.py [--quick] [--out docs/rigid_quadruped.md]
+    python examples/rigid_quadruped_trot.py [--quick] [--balance feet|add|none] [--out F.md]
 """
 
 import argparse
@@ -90,6 +103,55 @@ def ref_derivatives(m, t, dt=1e-4):
     return q0, (qp - qm) / (2 * dt), (qp - 2 * q0 + qm) / dt**2
 
 
+KP, KD = 400.0, 40.0     # joint feedback of the inverse-dynamics controllers (1/s², 1/s)
+KP_BASE, KD_BASE, KD_SPEED, KD_FOOT = 100.0, 20.0, 5.0, 50.0
+
+
+def stance(leg, t):
+    """Whether the gait schedule has the leg on the ground at time t."""
+    return t < 0.2 or (t / PERIOD + PHASE[leg]) % 1.0 < 0.5
+
+
+def torso_task(m, d, t, q_ref, v_ref, a_ref, mode="feet"):
+    """Base task: (nv,) desired q̈ with the base's PD acceleration; a_ref gets the legs'.
+
+    The free joint's qvel is (linear velocity in world axes, angular in the torso frame);
+    the attitude error is the rotation vector of q⁻¹ (upright, heading +x), in the torso
+    frame. A leg in stance by the schedule whose foot touches the floor (within 2 mm) gets
+    the joint accelerations that keep its foot still while the base follows the task,
+    J_leg q̈_leg = −J_base q̈_base − J̇v − KD_FOOT v_foot, instead of its joint tracking
+    (its a_ref is offset by the controller's joint feedback, which then cancels). With
+    mode "add" (the first version) every scheduled stance leg instead adds J_leg⁻¹(−J_base
+    q̈_base) to its joint tracking.
+    """
+    ramp = min(1.0, max(0.0, (t - 0.2) / 0.5))
+    qw, qv = d.qpos[3], d.qpos[4:7]
+    acc = np.zeros(m.nv)
+    acc[0] = KD_SPEED * (SPEED * ramp - d.qvel[0])
+    acc[1] = -KD_SPEED * d.qvel[1]
+    acc[2] = KP_BASE * (body_height() - d.qpos[2]) - KD_BASE * d.qvel[2]
+    acc[3:6] = KP_BASE * (-2.0 * math.copysign(1.0, qw) * qv) - KD_BASE * d.qvel[3:6]
+    js.kinematics(m, d)
+    for i, leg in enumerate(LEGS):
+        toe = m.geom(leg + "_toe")
+        if not stance(leg, t) or (mode == "feet" and d.geom_xpos[toe][2] - R_FOOT > 2e-3):
+            continue
+        foot = d.geom_xpos[toe] - np.array([0.0, 0.0, R_FOOT])
+        shin = m.body(leg + "_shin")
+        jacp, _ = js.jacobian(m, d, shin, foot)
+        bias = js.jacobian_dot_qvel(m, d, shin, foot)[:3]
+        cols = 6 + 3 * i + np.arange(3)
+        j = slice(3 * i, 3 * i + 3)
+        if mode == "add":
+            a_ref[j] += np.linalg.lstsq(jacp[:, cols], -jacp[:, :6] @ acc[:6], rcond=1e-6)[0]
+            continue
+        rhs = -jacp[:, :6] @ acc[:6] - bias - KD_FOOT * (jacp @ d.qvel)
+        a_leg = np.linalg.lstsq(jacp[:, cols], rhs, rcond=1e-6)[0]
+        e, ed = q_ref[j] - d.qpos[cols + 1], v_ref[j] - d.qvel[cols]
+        a_ref[j] = a_leg - KP * e - KD * ed
+    return acc
+
+
 def make_sim(mu, contact):
     """The simulated robot: friction mu, "stiff" or "compliant" contact, standing."""
     m = js.models.quadruped()
@@ -112,7 +174,7 @@ def make_sim(mu, contact):
 
 def controllers(m, mu):
     """Every controller of the comparison, by name."""
-    kp, kd = 400.0, 40.0
+    kp, kd = KP, KD
     out = {
         "PD": idcontrol.PD(m, 100.0, 2.0),
         "PID": idcontrol.PD(m, 100.0, 2.0, ki=20.0),
@@ -123,10 +185,11 @@ def controllers(m, mu):
     for f in ("noslip", "coulomb", "coulomb_enum", "cfree"):
         pred = idcontrol.RigidContacts(f, **({"gap_gain": 0.0} if f == "noslip" else kw))
         out[pred.name] = idcontrol.InverseDynamics(m, kp, kd, pred)
+    out["ID (soft inverse)"] = idcontrol.InverseDynamics(m, kp, kd, idcontrol.SoftContacts())
     return out
 
 
-def run(ctrl, mu, contact, duration):
+def run(ctrl, mu, contact, duration, balance="feet"):
     """Simulate one controller; tracking error, torque variation, success, compute time."""
     m, d = make_sim(mu, contact)
     n = int(round(duration / H))
@@ -136,13 +199,19 @@ def run(ctrl, mu, contact, duration):
     for k in range(n):
         t = k * H
         q_ref, v_ref, a_ref = ref_derivatives(m, t)
-        out = ctrl(m, d, q_ref, v_ref, a_ref)
+        if balance != "none" and isinstance(ctrl, idcontrol.InverseDynamics):
+            base = torso_task(m, d, t, q_ref, v_ref, a_ref, balance)
+            out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=base)
+        elif isinstance(ctrl, idcontrol.InverseDynamics):
+            out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=np.zeros(m.nv))
+        else:
+            out = ctrl(m, d, q_ref, v_ref, a_ref)
         secs.append(out.seconds)
         d.qfrc_applied[:] = out.qfrc
         taus.append(out.tau)
         js.step(m, d)
         err.append(q_ref - d.qpos[dofs + 1])
-        if not np.all(np.isfinite(d.qpos)) or d.qpos[2] < 0.1:
+        if d.warning[:3, 0].any() or d.qpos[2] < 0.1:    # a NaN reset, or fallen
             ok = False
             break
     zaxis = 1.0 - 2.0 * (d.qpos[4] ** 2 + d.qpos[5] ** 2)      # torso z·world z
@@ -158,6 +227,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1 s runs, μ ∈ {0.5, ∞} only")
     ap.add_argument("--duration", type=float, default=2.0)
+    ap.add_argument("--balance", choices=("feet", "add", "none"), default="feet",
+                    help="torso feedback of the ID controllers (see the module docstring)")
+    ap.add_argument("--only", help="run only controllers whose name contains this")
     ap.add_argument("--out", help="write the Markdown table here (and PNG plots beside it)")
     args = ap.parse_args()
     mus = [(0.5, "0.5"), (100.0, "∞ (100)")] if args.quick else \
@@ -169,8 +241,10 @@ def main():
         for mu, label in mus:
             m, _ = make_sim(mu, contact)
             for name, ctrl in controllers(m, None if mu >= 100 else mu).items():
+                if args.only and args.only not in name:
+                    continue
                 t0 = time.perf_counter()
-                r = run(ctrl, mu, contact, duration)
+                r = run(ctrl, mu, contact, duration, balance=args.balance)
                 row = (contact, label, name, r["rms"], r["tv"], r["success"], r["ms"], r["x"])
                 rows.append(row)
                 traces[(contact, label, name)] = r["taus"]
@@ -179,13 +253,16 @@ def main():
                       f"{r['ms']:.3f} ms/step  x {r['x']:+.2f} m  "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
     if args.out:
-        write_table(args.out, rows, duration)
+        write_table(args.out, rows, duration, args.balance)
         plot(args.out, traces)
 
 
-def write_table(path, rows, duration):
+def write_table(path, rows, duration, balance):
     """The results as a Markdown table."""
-    lines = [f"Quadruped trot, {duration:.0f} s per run, h = {H * 1e3:.0f} ms "
+    how = {"feet": "ID controllers balance the torso on still stance feet",
+           "add": "ID controllers add the torso task to joint tracking",
+           "none": "open-loop joint tracking"}[balance]
+    lines = [f"Quadruped trot, {duration:.0f} s per run, h = {H * 1e3:.0f} ms, {how} "
              "(examples/rigid_quadruped_trot.py).", "",
              "| contact | μ | controller | RMS error (rad) | torque TV (N m/step) | success "
              "| ms/step | x (m) |", "|---|---|---|---|---|---|---|---|"]

@@ -1,9 +1,12 @@
 """Controllers of jointspace.idcontrol against their defining formulas and RNEA.
 
 References: the PD/PID law written out, RNEA (an arm in free space, where every predictor
-must give the same computed torque), and `rigid.inverse_dynamics` called directly.
+must give the same computed torque), `rigid.inverse_dynamics` called directly, and for the
+soft-contact predictor jointspace's forward dynamics (its exact inverse) and MuJoCo's
+mj_inverse on the same state.
 """
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -12,6 +15,11 @@ from jointspace import idcontrol, rigid
 from jointspace.errors import JointspaceError
 
 TIGHT = 1e-9  # round-off of one RNEA / one dense solve on 15 dofs
+# forward at the soft predictor's torques: the solver's convergence (tolerance 1e-15) and
+# the Newton residual 1e-10 N mapped through M⁻¹ on 18 dofs
+ROUND_TRIP = 1e-8
+# jointspace's and MuJoCo's inverse on the same state: forces of hundreds of N, round-off
+PARITY = 1e-7
 
 
 def arm_in_free_space(rng):
@@ -41,7 +49,7 @@ def test_pd_and_pid_law():
 
 
 def test_inverse_dynamics_predictors_agree_without_contact():
-    """No contact on the arm: no-contact, sensed and every rigid predictor give RNEA."""
+    """No contact on the arm: no-contact, sensed, soft and every rigid predictor give RNEA."""
     rng = np.random.default_rng(2)
     m, d = arm_in_free_space(rng)
     js.forward(m, d)                   # the "simulator" state: qfrc_constraint of the box
@@ -51,7 +59,7 @@ def test_inverse_dynamics_predictors_agree_without_contact():
     qacc = d.qacc.copy()
     qacc[:9] = a_des
     ref = js.rnea(m, js.make_data(m), d.qpos, d.qvel, qacc)[:9] + m.dof_damping[:9] * d.qvel[:9]
-    preds = [idcontrol.NoContacts(), idcontrol.SensedContacts()] + \
+    preds = [idcontrol.NoContacts(), idcontrol.SensedContacts(), idcontrol.SoftContacts()] + \
         [idcontrol.RigidContacts(f) for f in rigid.FORMULATIONS]
     for p in preds:
         out = idcontrol.InverseDynamics(m, kp, kd, p)(m, d, q_ref, v_ref, a_ref)
@@ -74,6 +82,63 @@ def test_rigid_predictor_warm_starts():
     np.testing.assert_allclose(second.tau, first.tau, atol=1e-6)
 
 
+def soft_quadruped(rng):
+    """The quadruped standing 2 mm into a stiff floor, moving, actuation off."""
+    xml = js.models.xml("quadruped")
+    m = js.load_string(xml)
+    m.opt.tolerance = 1e-15
+    m.opt.iterations = 500
+    m.opt_disableflags[0] |= js.types.DSBL_ACTUATION
+    d = js.make_data(m)
+    d.qpos[:] = m.qpos0
+    for leg in ("fl", "fr", "hl", "hr"):
+        d.qpos[m.jnt_qposadr[m.joint(leg + "_hip_y")]] = 0.4
+        d.qpos[m.jnt_qposadr[m.joint(leg + "_knee")]] = -0.8
+    d.qpos[2] = 0.25 * np.cos(0.4) + 0.25 * np.cos(-0.4) + 0.035 - 0.002
+    d.qvel[:] = 0.05 * rng.normal(size=m.nv)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    return m, d, mjm
+
+
+def test_soft_predictor_is_exact_and_matches_mujoco():
+    """Soft inverse as predictor: forward at its τ gives q̈ back; mj_inverse agrees."""
+    rng = np.random.default_rng(3)
+    m, d, mjm = soft_quadruped(rng)
+    mjd = mujoco.MjData(mjm)
+    act = rigid.actuated_dofs(m)
+    qacc_des = np.zeros(m.nv)
+    qacc_des[act] = rng.normal(size=act.size)
+    for base in ("consistent", "lstsq"):
+        pred = idcontrol.SoftContacts(base=base, tol=1e-10)
+        qfrc, info = pred.tau(m, js.make_data(m), qacc_des, d)
+        assert info["efc_force"].size >= 12            # four feet in contact
+        assert np.all(qfrc[:6] == 0.0)
+        np.testing.assert_allclose(info["qacc"][act], qacc_des[act], atol=0.0)
+        # MuJoCo's inverse at the same (q, v, q̈): the actuated rows are τ
+        mjd.qpos[:], mjd.qvel[:], mjd.qacc[:] = d.qpos, d.qvel, info["qacc"]
+        mujoco.mj_inverse(mjm, mjd)
+        np.testing.assert_allclose(qfrc[act], mjd.qfrc_inverse[act], atol=PARITY)
+        np.testing.assert_allclose(info["efc_force"], mjd.efc_force, atol=PARITY)
+        if base == "consistent":
+            # the base needs no force: forward dynamics at τ realizes exactly q̈
+            assert info["residual"] <= 1e-10 and info["iterations"] >= 1
+            np.testing.assert_allclose(mjd.qfrc_inverse[:6], 0.0, atol=PARITY)
+            d.qfrc_applied[:] = qfrc
+            js.forward(m, d)
+            np.testing.assert_allclose(d.qacc, info["qacc"], atol=ROUND_TRIP)
+            d.qfrc_applied[:] = 0.0
+        else:
+            # least squares: the base keeps the reference and its force is dropped
+            np.testing.assert_allclose(info["qacc"][:6], 0.0, atol=0.0)
+            assert info["residual"] == pytest.approx(np.abs(mjd.qfrc_inverse[:6]).max(),
+                                                     rel=1e-9)
+    ctrl = idcontrol.InverseDynamics(m, 0.0, 0.0, idcontrol.SoftContacts())
+    out = ctrl(m, d, d.qpos[7:], d.qvel[6:], qacc_des[act],
+               qacc_unactuated=np.zeros(m.nv))
+    np.testing.assert_allclose(out.qacc_des, qacc_des[act], atol=TIGHT)
+
+
 def test_bad_input():
     m = js.models.arm_box()
     d = js.make_data(m)
@@ -85,6 +150,12 @@ def test_bad_input():
         idcontrol.RigidContacts("lcp")
     with pytest.raises(JointspaceError, match="alpha must be in"):
         idcontrol.SensedContacts(alpha=0.0)
+    with pytest.raises(JointspaceError, match="base must be 'consistent' or 'lstsq'"):
+        idcontrol.SoftContacts(base="pinv")
+    with pytest.raises(JointspaceError, match="maxiter must be a non-negative"):
+        idcontrol.SoftContacts(maxiter=-1)
     ctrl = idcontrol.InverseDynamics(m, 1.0, 1.0, idcontrol.NoContacts())
     with pytest.raises(JointspaceError, match="a_ref must have shape"):
         ctrl(m, d, np.zeros(9), np.zeros(9), np.zeros(2))
+    with pytest.raises(JointspaceError, match=r"qacc_unactuated must be a finite \(15,\)"):
+        ctrl(m, d, np.zeros(9), np.zeros(9), np.zeros(9), qacc_unactuated=np.zeros(3))

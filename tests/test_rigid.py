@@ -282,6 +282,19 @@ def test_arm_holds_box_by_friction():
         sel = pad_of == pad
         np.testing.assert_allclose(frc[res.contact_id[sel]].sum(axis=0),
                                    res.contact_force[sel].sum(axis=0), atol=LIMIT_TOL)
+    # a requested grip force: the second stage picks the solution with that squeeze, the
+    # motion unchanged, and the simulator realizes it with those forces
+    target = np.full(res.tau.size, np.nan)
+    target[7:9] = 5.0
+    grip = rigid.inverse_dynamics(m, d, a, formulation="cfree", gap_gain=0.0, previous=res,
+                                  tau_target=target)
+    assert grip.status == "solved"
+    np.testing.assert_allclose(grip.qacc, res.qacc, atol=1e-9)
+    np.testing.assert_allclose(grip.qfrc_actuator[fingers], 5.0, rtol=1e-5)
+    np.testing.assert_allclose(grip.contact_force[:, 0].sum(), 10.0, rtol=1e-5)
+    acc, frc = simulate_rigid(m, d, q, np.zeros(m.nv), grip.qfrc_actuator)
+    np.testing.assert_allclose(acc, grip.qacc, atol=LIMIT_TOL)
+    np.testing.assert_allclose(frc[grip.contact_id, 0].sum(), 10.0, rtol=LIMIT_TOL)
 
 
 @pytest.mark.parametrize("formulation", ["noslip", "coulomb", "cfree"])
@@ -425,6 +438,8 @@ def test_bad_input():
         rigid.inverse_dynamics(m, d, a, h=0.0)
     with pytest.raises(JointspaceError, match="previous must be"):
         rigid.inverse_dynamics(m, d, a, previous=np.zeros(12))
+    with pytest.raises(JointspaceError, match=r"tau_target must be a \(12,\) array"):
+        rigid.inverse_dynamics(m, d, a, tau_target=np.zeros(3))
     d.qvel[3] = np.nan
     with pytest.raises(JointspaceError, match=r"d.qvel\[3\] is not finite"):
         rigid.inverse_dynamics(m, d, a)

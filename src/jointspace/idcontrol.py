@@ -7,16 +7,16 @@ The controllers of paper 002's experiments (§7), side by side on one robot:
                               dofs, and τ from the model with the contact forces given by
                               `predictor`:
     SensedContacts()              the simulator's constraint forces of its last step (the
-                                  paper's perfect virtual force sensors, one step old) and
-                                  its last accelerations on the unactuated dofs
+                                  paper's perfect virtual force sensors, one step old)
     RigidContacts(formulation)    forces predicted with the torques (`jointspace.rigid`):
                                   "noslip", "coulomb", "coulomb_enum", "cfree"; the previous
                                   result warm-starts the next call
+    SoftContacts()                the soft-contact analytical inverse (Todorov 2014,
+                                  `jointspace.inverse`): the model's own soft contacts,
+                                  whose forces are a function of the acceleration
     NoContacts()                  plain RNEA, contacts ignored (a baseline)
 
-A predictor is any object with `tau(m, d_model, qacc_des, d_sim) -> (tau, info)`; the
-soft-contact analytical inverse (Todorov 2014, `jointspace.inverse`, its own issue) plugs in
-the same way as one more predictor.
+A predictor is any object with `tau(m, d_model, qacc_des, d_sim) -> (tau, info)`.
 
 References are given per actuated dof, in the order of `rigid.actuated_dofs(m)` (ascending
 dof index); each actuated dof belongs to a hinge or slide joint, so its position is one qpos
@@ -30,12 +30,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointspace import _entry, rigid
+from jointspace.control._kernels import _consistency_step
+from jointspace.dynamics.crba import _crb
 from jointspace.dynamics.rnea import rnea
 from jointspace.errors import JointspaceError
+from jointspace.inverse import inverse
 from jointspace.passive import _passive
 from jointspace.types import make_data
 
 _k_passive = _entry.Kernel(_passive)
+_k_crb = _entry.Kernel(_crb)
+_k_newton = _entry.Kernel(_consistency_step)
 
 
 @dataclass
@@ -111,7 +116,7 @@ class PD:
         """One control step at the state of d (dt defaults to m.opt.timestep)."""
         t0 = time.perf_counter()
         e, ed = self.j.error(d, q_ref, v_ref)
-        self.integral += e * (m.opt.timestep if dt is None else dt)
+        self.integral += e * (m.opt_timestep[0] if dt is None else dt)
         tau = self.kp * e + self.kd * ed + self.ki * self.integral
         if self.gravity_compensation:
             bias = rnea(m, self._d, d.qpos, d.qvel, np.zeros(m.nv))
@@ -140,8 +145,8 @@ class NoContacts:
 class SensedContacts:
     """Predictor: the simulator's last constraint forces (perfect, one-step-old sensors).
 
-    τ = M q̈ + c − f_passive − f_sensed with q̈ = desired on actuated dofs and the
-    simulator's last accelerations on the others; f_sensed = the simulator's
+    τ = M q̈ + c − f_passive − f_sensed with q̈ = q̈_des (the controller's: desired on
+    actuated dofs, its reference on the others); f_sensed = the simulator's
     qfrc_constraint, optionally low-pass filtered: f ← α f_new + (1 − α) f (α = 1: none).
 
     Args:
@@ -181,6 +186,19 @@ class RigidContacts:
         self.previous = None
         self.name = f"ID (rigid, {formulation})"
 
+    @property
+    def tau_target(self):
+        """(nact,) torques the anti-chatter stage aims at (NaN: the previous τ), or None.
+
+        Set it to pick, among the rigid model's equally valid solutions, e.g. a requested
+        grip force on a gripper's fingers (see `rigid.inverse_dynamics`).
+        """
+        return self.kwargs.get("tau_target")
+
+    @tau_target.setter
+    def tau_target(self, value):
+        self.kwargs["tau_target"] = value
+
     def tau(self, m, dm, qacc_des, d_sim):
         """Generalized forces (zero on unactuated dofs) and {"result": RigidIDResult}."""
         dm.qpos[:] = d_sim.qpos
@@ -194,17 +212,115 @@ class RigidContacts:
         return res.qfrc_actuator, {"result": res}
 
 
+class SoftContacts:
+    """Predictor: the soft-contact analytical inverse (Todorov 2014, `jointspace.inverse`).
+
+    Under the model's own soft contacts the constraint force is a function of the
+    acceleration, so the inverse dynamics is an evaluation: d_model gets the simulator's
+    (qpos, qvel), qacc = q̈, and `jointspace.inverse` returns qfrc_inverse = M q̈ + c −
+    passive − Jᵀ f(q̈) with the contact forces f(q̈) in efc_force. No LCP, no QP, and no
+    indeterminacy: one q̈, one force.
+
+    The actuated dofs take the desired accelerations. The unactuated ones (floating base,
+    free objects) cannot be pushed, and the way they are treated is the `base` argument:
+
+      "consistent"  (default) their accelerations are solved so that the unactuated rows
+                    of qfrc_inverse vanish — the acceleration the soft model gives the base
+                    under these contact forces: Newton steps on the convex function whose
+                    gradient is qfrc_inverse (`control.WholeBodyID`'s step, Hessian
+                    S_u (M + Jᵀ H J) S_uᵀ) with backtracking on the residual. Forward
+                    dynamics at the returned τ then reproduces q̈ exactly (the desired
+                    accelerations on the actuated dofs, the solved ones on the others).
+      "lstsq"       their accelerations are the reference passed in (zero by default)
+                    and τ is the least-squares solution of Sᵀτ = qfrc_inverse:
+                    its actuated rows. The unactuated rows — force the base would need and
+                    does not get — are dropped and reported as the residual.
+
+    Applied forces of the simulator (qfrc_applied, xfrc_applied) are not subtracted, as for
+    the other predictors. The model's "invdiscrete" flag must be off (q̈ is continuous).
+
+    Args:
+        base: "consistent" or "lstsq".
+        maxiter: Newton iterations at most ("consistent").
+        tol: tolerance on the unactuated rows of qfrc_inverse (N, N m).
+
+    info: {"qacc": the accelerations used (nv,), "efc_force": the predicted constraint
+    forces, "residual": max |qfrc_inverse| on unactuated dofs, "iterations"}.
+    """
+
+    name = "ID (soft inverse)"
+
+    def __init__(self, base="consistent", maxiter=20, tol=1e-8):
+        if base not in ("consistent", "lstsq"):
+            raise JointspaceError(f"SoftContacts: base must be 'consistent' or 'lstsq', got "
+                                  f"{base!r}")
+        if isinstance(maxiter, bool) or int(maxiter) != maxiter or maxiter < 0:
+            raise JointspaceError(f"SoftContacts: maxiter must be a non-negative integer, "
+                                  f"got {maxiter!r}")
+        if not tol > 0.0:
+            raise JointspaceError(f"SoftContacts: tol must be positive, got {tol!r}")
+        self.base = base
+        self.maxiter = int(maxiter)
+        self.tol = float(tol)
+        self._unact = None
+
+    def _qfrc(self, m, dm, qacc):
+        dm.qacc[:] = qacc
+        inverse(m, dm)
+        qfrc = dm.qfrc_inverse.copy()
+        r = np.ascontiguousarray(qfrc[self._unact])
+        return qfrc, r, (float(np.abs(r).max()) if r.size else 0.0), float(r @ r)
+
+    def tau(self, m, dm, qacc_des, d_sim):
+        """Generalized forces on all dofs (zero on unactuated ones) and the info dict."""
+        if self._unact is None:
+            mask = np.ones(m.nv, dtype=bool)
+            mask[rigid.actuated_dofs(m)] = False
+            self._unact = np.flatnonzero(mask)
+        dm.qpos[:] = d_sim.qpos
+        dm.qvel[:] = d_sim.qvel
+        qacc = np.array(qacc_des, dtype=np.float64)
+        qfrc, r, rn, r2 = self._qfrc(m, dm, qacc)
+        it = 0
+        if self.base == "consistent" and rn > self.tol:
+            _k_crb(m._s, dm._s)
+            while rn > self.tol and it < self.maxiter:
+                start = qacc.copy()
+                if _k_newton(m._s, dm._s, qacc, self._unact, r) > 0:
+                    break
+                it += 1
+                alpha = 1.0
+                for ls in range(30):
+                    qfrc, r_try, rn, r2_try = self._qfrc(m, dm, qacc)
+                    if r2_try <= (1.0 - 1e-4 * alpha) * r2 or ls == 29:
+                        break
+                    alpha *= 0.5
+                    qacc = 0.5 * (start + qacc)
+                r, r2 = r_try, r2_try
+        out = qfrc.copy()
+        out[self._unact] = 0.0
+        return out, {"qacc": qacc, "efc_force": dm.efc_force[:dm.nefc[0]].copy(),
+                     "residual": rn, "iterations": it}
+
+
 class InverseDynamics:
     """Computed-torque control with a contact-force predictor.
 
     q̈_des = q̈_ref + Kp (q_ref − q) + Kd (v_ref − v) on the actuated dofs (the others take
-    the simulator's last accelerations as their reference); τ = predictor(q̈_des).
+    `qacc_unactuated` of the call, zero by default, as their reference); τ =
+    predictor(q̈_des).
+
+    The unactuated reference is not the simulator's last acceleration: fed back one step
+    late through M_au q̈_u, that made the loop unstable (on the standing quadruped the
+    one-step map has an eigenvalue of −2.5; examples/rigid_sensed_loop.py measures it).
+    For a floating base, pass a task's base acceleration (e.g. torso attitude and height
+    feedback), as the paper's controller does.
 
     Args:
         m: the Model.
         kp, kd: feedback gains on accelerations (1/s², 1/s), scalars or per actuated dof.
-        predictor: `SensedContacts()`, `RigidContacts(...)`, `NoContacts()` or any object
-            with the same `tau` method.
+        predictor: `SensedContacts()`, `RigidContacts(...)`, `SoftContacts()`,
+            `NoContacts()` or any object with the same `tau` method.
     """
 
     def __init__(self, m, kp, kd, predictor):
@@ -215,8 +331,12 @@ class InverseDynamics:
         self._d = make_data(m)
         self.name = getattr(predictor, "name", type(predictor).__name__)
 
-    def __call__(self, m, d, q_ref, v_ref, a_ref, dt=None):
-        """One control step at the state of d; a_ref (nact,) reference accelerations."""
+    def __call__(self, m, d, q_ref, v_ref, a_ref, dt=None, qacc_unactuated=None):
+        """One control step at the state of d; a_ref (nact,) reference accelerations.
+
+        qacc_unactuated: (nv,) desired accelerations whose unactuated entries (floating
+        base, free objects) are the reference there, e.g. a torso task's; None: zero.
+        """
         t0 = time.perf_counter()
         e, ed = self.j.error(d, q_ref, v_ref)
         a_ref = np.asarray(a_ref, dtype=np.float64)
@@ -224,7 +344,13 @@ class InverseDynamics:
             raise JointspaceError(f"controller: a_ref must have shape {e.shape}, got "
                                   f"{a_ref.shape}")
         a_des = a_ref + self.kp * e + self.kd * ed
-        qacc = d.qacc.copy()
+        if qacc_unactuated is None:
+            qacc = np.zeros(m.nv)
+        else:
+            qacc = np.array(qacc_unactuated, dtype=np.float64)
+            if qacc.shape != (m.nv,) or not np.isfinite(qacc).all():
+                raise JointspaceError(f"controller: qacc_unactuated must be a finite "
+                                      f"({m.nv},) array, got shape {qacc.shape}")
         qacc[self.j.dofs] = a_des
         full, info = self.predictor.tau(m, self._d, qacc, d)
         tau = full[self.j.dofs]

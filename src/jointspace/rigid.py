@@ -183,9 +183,8 @@ def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, 
     LK = np.zeros((nk, nk))
     while nk > 0 and not _cholesky(AK[:nk, :nk], LK[:nk, :nk]):
         nk -= 1                         # round-off at Algorithm 1's threshold: drop the last
-    TK = TK[:nk]
-    QT = QT[:, :nk]
-    AK = AK[:nk, :nk]
+    TK = np.ascontiguousarray(TK[:nk])
+    QT = np.ascontiguousarray(QT[:, :nk])
     LK = np.ascontiguousarray(LK[:nk, :nk])
     # X = A_K⁻¹ (QT)ᵀ  (nk × p), y = A_K⁻¹ qt_K
     X = np.empty((nk, p))
@@ -920,7 +919,7 @@ def _actuated(m):
 
 def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=None, h=None,
                      edges=4, gap_gain=1.0, project=True, second_stage=None, enum_max=16,
-                     max_iter=200, tol=1e-12, regularization=1e-7):
+                     max_iter=200, tol=1e-12, regularization=1e-7, tau_target=None):
     """Actuator forces and contact forces that realize desired accelerations (paper 002).
 
     One compiled call: the position and velocity stages at (d.qpos, d.qvel) (M, bias and
@@ -952,6 +951,10 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         max_iter: pivot cap of the pivoting method and of the second-stage QP.
         tol: LCP tolerance on velocities (m/s).
         regularization: ε of the second stage (relative), which makes its solution unique.
+        tau_target: (nact,) torques the anti-chatter stages aim at instead of previous.tau
+            (NaN entries: previous.tau's, or 0 without previous). Among the solutions
+            with the same motion it picks, e.g., a requested grip force: internal forces
+            such as a squeeze are indeterminate under rigid contact.
 
     Returns:
         `RigidIDResult`.
@@ -968,17 +971,21 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
                               f"got {formulation!r}")
     form = FORMULATIONS[formulation]
     qacc_desired = _entry.vec(qacc_desired, m.nv, "qacc_desired", fname)
-    for name, x in (("qacc_desired", qacc_desired), ("d.qpos", d.qpos), ("d.qvel", d.qvel)):
-        if not np.all(np.isfinite(x)):
-            i = int(np.flatnonzero(~np.isfinite(x))[0])
-            raise JointspaceError(f"{fname}: {name}[{i}] is not finite; pass finite values")
+    if not (np.isfinite(qacc_desired).all() and np.isfinite(d.qpos).all()
+            and np.isfinite(d.qvel).all()):
+        for name, x in (("qacc_desired", qacc_desired), ("d.qpos", d.qpos),
+                        ("d.qvel", d.qvel)):
+            if not np.isfinite(x).all():
+                i = int(np.flatnonzero(~np.isfinite(x))[0])
+                raise JointspaceError(f"{fname}: {name}[{i}] is not finite; pass finite "
+                                      f"values")
     if mu is not None and not (math.isfinite(mu) and mu > 0.0):
         raise JointspaceError(f"{fname}: mu must be a finite positive number or None, got "
                               f"{mu!r}; for infinite friction use formulation='noslip'")
     if int(edges) != edges or edges < 3:
         raise JointspaceError(f"{fname}: edges must be an integer ≥ 3 (the cone's polygon), "
                               f"got {edges!r}")
-    h = float(m.opt.timestep if h is None else h)
+    h = float(m.opt_timestep[0] if h is None else h)      # (m.opt builds a view per access)
     if not (h > 0.0 and math.isfinite(h)):
         raise JointspaceError(f"{fname}: h must be a positive control period, got {h!r}")
     act = _actuated(m)
@@ -989,7 +996,15 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         warm = np.ascontiguousarray(previous.active, dtype=np.int64).reshape(-1, 4)
     else:
         warm = np.zeros((0, 4), dtype=np.int64)
-    tau_prev = previous.tau if previous is not None else np.zeros(act.size)
+    tau_prev = previous.tau.copy() if previous is not None else np.zeros(act.size)
+    if tau_target is not None:
+        target = np.asarray(tau_target, dtype=np.float64)
+        if target.shape != (act.size,) or np.any(np.isinf(target)):
+            raise JointspaceError(f"{fname}: tau_target must be a ({act.size},) array (one "
+                                  f"entry per actuated dof, NaN = keep the previous τ) "
+                                  f"without inf, got shape {target.shape}")
+        keep = np.isnan(target)
+        tau_prev = np.where(keep, tau_prev, target)
     fprm = np.array([h, float(gap_gain), np.nan if mu is None else float(mu),
                      float(regularization), float(tol)])
     iprm = np.array([form, int(edges), int(max_iter), int(bool(project)), int(enum_max),
