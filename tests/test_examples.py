@@ -1,4 +1,4 @@
-"""The control examples run (short durations) and reach what they claim.
+"""The control and rigid-contact examples run (short durations) and reach what they claim.
 
 Each example is imported from examples/ and its main() run with a short --duration; the
 returned figures are checked against the closed-loop behaviour the example describes.
@@ -46,3 +46,14 @@ def test_humanoid_recovers_from_the_first_push(capsys, push):
     assert r["min_height"] > 1.2
     assert 0.005 < r["max_deviation"] < 0.1
     assert r["final_deviation"] < 0.3 * r["max_deviation"]
+
+
+@pytest.mark.parametrize("name", ["ID (rigid, coulomb)", "ID (soft inverse)"])
+def test_rigid_trot_controllers_keep_the_quadruped_up_through_the_first_steps(name):
+    """The trot experiment's controllers (paper 002 §7) over its first 0.3 s, stiff contact."""
+    trot = _load("rigid_quadruped_trot")
+    m, _ = trot.make_sim(0.5, "stiff")
+    r = trot.run(trot.controllers(m, 0.5)[name], 0.5, "stiff", 0.3)
+    assert r["success"]
+    assert np.isfinite(r["taus"]).all()
+    assert r["rms"] < 0.1  # rad: the docs' success bar for tracking
