@@ -130,6 +130,10 @@ def mat(x, shape, name, fname):
 
 def out(x, shape, name, fname):
     """Validate a caller-provided output array: C-contiguous float64 of the given shape."""
+    if x.__class__ is _ND and x.dtype is _F64 and x.shape == shape:
+        flags = x.flags
+        if flags.c_contiguous and flags.writeable:
+            return x
     if (type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous
             or not x.flags.writeable):
         raise TypeError(f"{fname}: output {name} must be a writeable C-contiguous float64 "

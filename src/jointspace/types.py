@@ -392,6 +392,9 @@ class Option:
         return "Option(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in keys) + ")"
 
 
+_NO_IDS = {}  # Model.id's fast path for an unknown kind (the slow path says why)
+
+
 class Model:
     """The compiled model: sizes, flat arrays (see MODEL_FIELDS), names and options.
 
@@ -433,7 +436,11 @@ class Model:
 
         Integers pass through after a range check.
         """
-        if type(name) is int and kind in self._ids and 0 <= name < len(self.names[kind]):
+        if name.__class__ is str:
+            i = self._ids.get(kind, _NO_IDS).get(name)
+            if i is not None:
+                return i
+        elif type(name) is int and kind in self._ids and 0 <= name < len(self.names[kind]):
             return name
         if kind not in self._ids:
             raise KeyError(f"unknown element kind {kind!r}; use one of {sorted(self._ids)}")
