@@ -20,7 +20,6 @@ from numba import njit, uint64
 
 from jointspace import _entry
 from jointspace.rotation import (
-    cross_motion,
     quat_mul_s,
     quat_normalize_s,
     quat_to_mat_row,
@@ -208,83 +207,115 @@ def _kinematics(m, d):
 def _com_pos(m, d):
     """Subtree centers of mass, com-based inertias and motion axes (mj_comPos)."""
     nbody = m.nbody
+    parentid = m.body_parentid
+    rootid = m.body_rootid
+    body_mass = m.body_mass
+    subtreemass = m.body_subtreemass
+    body_inertia = m.body_inertia
+    jnt_dofadr = m.jnt_dofadr
+    jnt_type = m.jnt_type
+    xipos = d.xipos
+    ximat = d.ximat
+    xmat = d.xmat
+    xanchor = d.xanchor
+    xaxis = d.xaxis
+    com = d.subtree_com
+    cinert = d.cinert
+    cdof = d.cdof
     # subtree_com = Σ m_k xipos_k / Σ m_k over each subtree (backward pass)
     for i in range(nbody):
-        for k in range(3):
-            d.subtree_com[i, k] = d.xipos[i, k] * m.body_mass[i]
+        mass = body_mass[i]
+        com[i, 0] = xipos[i, 0] * mass
+        com[i, 1] = xipos[i, 1] * mass
+        com[i, 2] = xipos[i, 2] * mass
     for i in range(nbody - 1, 0, -1):
-        p = m.body_parentid[i]
-        for k in range(3):
-            d.subtree_com[p, k] += d.subtree_com[i, k]
+        p = uint64(parentid[i])
+        com[p, 0] += com[i, 0]
+        com[p, 1] += com[i, 1]
+        com[p, 2] += com[i, 2]
     for i in range(nbody):
-        if m.body_subtreemass[i] < _MINVAL:
-            d.subtree_com[i, :] = d.xipos[i]
+        if subtreemass[i] < _MINVAL:
+            for k in range(3):
+                com[i, k] = xipos[i, k]
         else:
-            inv = 1.0 / m.body_subtreemass[i]
-            for k in range(3):
-                d.subtree_com[i, k] *= inv
+            inv = 1.0 / subtreemass[i]
+            com[i, 0] *= inv
+            com[i, 1] *= inv
+            com[i, 2] *= inv
     # cinert: I_c = R diag(I) Rᵀ + m (|r|² E - r rᵀ), r = xipos - subtree_com[root]
-    d.cinert[0, :] = 0.0
+    for k in range(10):
+        cinert[0, k] = 0.0
     for i in range(1, nbody):
-        root = m.body_rootid[i]
-        mat = d.ximat[i]
-        inert = m.body_inertia[i]
-        mass = m.body_mass[i]
-        r0 = d.xipos[i, 0] - d.subtree_com[root, 0]
-        r1 = d.xipos[i, 1] - d.subtree_com[root, 1]
-        r2 = d.xipos[i, 2] - d.subtree_com[root, 2]
-        c = d.cinert[i]
-        c[0] = (mat[0] * mat[0] * inert[0] + mat[1] * mat[1] * inert[1]
-                + mat[2] * mat[2] * inert[2] + mass * (r1 * r1 + r2 * r2))
-        c[1] = (mat[3] * mat[3] * inert[0] + mat[4] * mat[4] * inert[1]
-                + mat[5] * mat[5] * inert[2] + mass * (r0 * r0 + r2 * r2))
-        c[2] = (mat[6] * mat[6] * inert[0] + mat[7] * mat[7] * inert[1]
-                + mat[8] * mat[8] * inert[2] + mass * (r0 * r0 + r1 * r1))
-        c[3] = (mat[0] * mat[3] * inert[0] + mat[1] * mat[4] * inert[1]
-                + mat[2] * mat[5] * inert[2] - mass * r0 * r1)
-        c[4] = (mat[0] * mat[6] * inert[0] + mat[1] * mat[7] * inert[1]
-                + mat[2] * mat[8] * inert[2] - mass * r0 * r2)
-        c[5] = (mat[3] * mat[6] * inert[0] + mat[4] * mat[7] * inert[1]
-                + mat[5] * mat[8] * inert[2] - mass * r1 * r2)
-        c[6] = mass * r0
-        c[7] = mass * r1
-        c[8] = mass * r2
-        c[9] = mass
+        root = uint64(rootid[i])
+        mass = body_mass[i]
+        i0 = body_inertia[i, 0]
+        i1 = body_inertia[i, 1]
+        i2 = body_inertia[i, 2]
+        m0 = ximat[i, 0]
+        m1 = ximat[i, 1]
+        m2 = ximat[i, 2]
+        m3 = ximat[i, 3]
+        m4 = ximat[i, 4]
+        m5 = ximat[i, 5]
+        m6 = ximat[i, 6]
+        m7 = ximat[i, 7]
+        m8 = ximat[i, 8]
+        r0 = xipos[i, 0] - com[root, 0]
+        r1 = xipos[i, 1] - com[root, 1]
+        r2 = xipos[i, 2] - com[root, 2]
+        cinert[i, 0] = m0 * m0 * i0 + m1 * m1 * i1 + m2 * m2 * i2 + mass * (r1 * r1 + r2 * r2)
+        cinert[i, 1] = m3 * m3 * i0 + m4 * m4 * i1 + m5 * m5 * i2 + mass * (r0 * r0 + r2 * r2)
+        cinert[i, 2] = m6 * m6 * i0 + m7 * m7 * i1 + m8 * m8 * i2 + mass * (r0 * r0 + r1 * r1)
+        cinert[i, 3] = m0 * m3 * i0 + m1 * m4 * i1 + m2 * m5 * i2 - mass * r0 * r1
+        cinert[i, 4] = m0 * m6 * i0 + m1 * m7 * i1 + m2 * m8 * i2 - mass * r0 * r2
+        cinert[i, 5] = m3 * m6 * i0 + m4 * m7 * i1 + m5 * m8 * i2 - mass * r1 * r2
+        cinert[i, 6] = mass * r0
+        cinert[i, 7] = mass * r1
+        cinert[i, 8] = mass * r2
+        cinert[i, 9] = mass
     # cdof: rotation axis a with linear part a × (c - anchor); translation axis (0, a)
-    off = np.empty(3)
     for i in range(1, nbody):
-        root = m.body_rootid[i]
+        root = uint64(rootid[i])
         for j in range(m.body_jntadr[i], m.body_jntadr[i] + m.body_jntnum[i]):
-            da = m.jnt_dofadr[j]
-            jt = m.jnt_type[j]
-            for k in range(3):
-                off[k] = d.subtree_com[root, k] - d.xanchor[j, k]
+            da = jnt_dofadr[j]
+            jt = jnt_type[j]
+            off0 = com[root, 0] - xanchor[j, 0]
+            off1 = com[root, 1] - xanchor[j, 1]
+            off2 = com[root, 2] - xanchor[j, 2]
             if jt == JNT_FREE or jt == JNT_BALL:
                 if jt == JNT_FREE:
                     for t in range(3):
-                        d.cdof[da + t, :] = 0.0
-                        d.cdof[da + t, 3 + t] = 1.0
+                        for k in range(6):
+                            cdof[da + t, k] = 0.0
+                        cdof[da + t, 3 + t] = 1.0
                     da += 3
-                xm = d.xmat[i]
                 for t in range(3):
-                    cd = d.cdof[da + t]
-                    cd[0] = xm[t]
-                    cd[1] = xm[t + 3]
-                    cd[2] = xm[t + 6]
-                    cd[3] = cd[1] * off[2] - cd[2] * off[1]
-                    cd[4] = cd[2] * off[0] - cd[0] * off[2]
-                    cd[5] = cd[0] * off[1] - cd[1] * off[0]
+                    a0 = xmat[i, t]
+                    a1 = xmat[i, t + 3]
+                    a2 = xmat[i, t + 6]
+                    cdof[da + t, 0] = a0
+                    cdof[da + t, 1] = a1
+                    cdof[da + t, 2] = a2
+                    cdof[da + t, 3] = a1 * off2 - a2 * off1
+                    cdof[da + t, 4] = a2 * off0 - a0 * off2
+                    cdof[da + t, 5] = a0 * off1 - a1 * off0
             elif jt == JNT_SLIDE:
-                cd = d.cdof[da]
-                cd[0] = cd[1] = cd[2] = 0.0
-                cd[3:6] = d.xaxis[j]
+                cdof[da, 0] = 0.0
+                cdof[da, 1] = 0.0
+                cdof[da, 2] = 0.0
+                cdof[da, 3] = xaxis[j, 0]
+                cdof[da, 4] = xaxis[j, 1]
+                cdof[da, 5] = xaxis[j, 2]
             else:
-                cd = d.cdof[da]
-                ax = d.xaxis[j]
-                cd[0:3] = ax
-                cd[3] = ax[1] * off[2] - ax[2] * off[1]
-                cd[4] = ax[2] * off[0] - ax[0] * off[2]
-                cd[5] = ax[0] * off[1] - ax[1] * off[0]
+                a0 = xaxis[j, 0]
+                a1 = xaxis[j, 1]
+                a2 = xaxis[j, 2]
+                cdof[da, 0] = a0
+                cdof[da, 1] = a1
+                cdof[da, 2] = a2
+                cdof[da, 3] = a1 * off2 - a2 * off1
+                cdof[da, 4] = a2 * off0 - a0 * off2
+                cdof[da, 5] = a0 * off1 - a1 * off0
 
 
 @njit(cache=True)
@@ -293,37 +324,78 @@ def _com_vel(m, d):
 
     cvel = cvel_parent + Σ cdof qvel;  cdof_dot = cvel_parent ×ₘ cdof (free translation: 0).
     """
-    d.cvel[0, :] = 0.0
-    cvel = np.empty(6)
+    parentid = m.body_parentid
+    body_dofadr = m.body_dofadr
+    body_dofnum = m.body_dofnum
+    dof_jntid = m.dof_jntid
+    jnt_type = m.jnt_type
+    cdof = d.cdof
+    cdof_dot = d.cdof_dot
+    qvel = d.qvel
+    cvel = d.cvel
+    for k in range(6):
+        cvel[0, k] = 0.0
     for i in range(1, m.nbody):
-        cvel[:] = d.cvel[m.body_parentid[i]]
-        bda = m.body_dofadr[i]
+        p = uint64(parentid[i])
+        v0 = cvel[p, 0]
+        v1 = cvel[p, 1]
+        v2 = cvel[p, 2]
+        v3 = cvel[p, 3]
+        v4 = cvel[p, 4]
+        v5 = cvel[p, 5]
+        bda = body_dofadr[i]
         j = 0
-        n = m.body_dofnum[i]
+        n = body_dofnum[i]
         while j < n:
             dof = bda + j
-            jt = m.jnt_type[m.dof_jntid[dof]]
+            jt = jnt_type[dof_jntid[dof]]
+            nd = 1
             if jt == JNT_FREE:
+                # translation: cdof_dot = 0; cvel += cdof qvel
                 for t in range(3):
-                    d.cdof_dot[dof + t, :] = 0.0
+                    qv = qvel[dof + t]
                     for k in range(6):
-                        cvel[k] += d.cdof[dof + t, k] * d.qvel[dof + t]
+                        cdof_dot[dof + t, k] = 0.0
+                    v0 += cdof[dof + t, 0] * qv
+                    v1 += cdof[dof + t, 1] * qv
+                    v2 += cdof[dof + t, 2] * qv
+                    v3 += cdof[dof + t, 3] * qv
+                    v4 += cdof[dof + t, 4] * qv
+                    v5 += cdof[dof + t, 5] * qv
                 j += 3
                 dof += 3
-                jt = JNT_BALL
-            if jt == JNT_BALL:
-                for t in range(3):
-                    cross_motion(d.cdof_dot[dof + t], cvel, d.cdof[dof + t])
-                for t in range(3):
-                    for k in range(6):
-                        cvel[k] += d.cdof[dof + t, k] * d.qvel[dof + t]
-                j += 3
-            else:
-                cross_motion(d.cdof_dot[dof], cvel, d.cdof[dof])
-                for k in range(6):
-                    cvel[k] += d.cdof[dof, k] * d.qvel[dof]
-                j += 1
-        d.cvel[i, :] = cvel
+                nd = 3
+            elif jt == JNT_BALL:
+                nd = 3
+            # cdof_dot = cvel ×ₘ cdof for the joint's dofs, all at the same cvel
+            for t in range(nd):
+                u0 = cdof[dof + t, 0]
+                u1 = cdof[dof + t, 1]
+                u2 = cdof[dof + t, 2]
+                u3 = cdof[dof + t, 3]
+                u4 = cdof[dof + t, 4]
+                u5 = cdof[dof + t, 5]
+                cdof_dot[dof + t, 0] = v1 * u2 - v2 * u1
+                cdof_dot[dof + t, 1] = v2 * u0 - v0 * u2
+                cdof_dot[dof + t, 2] = v0 * u1 - v1 * u0
+                cdof_dot[dof + t, 3] = v1 * u5 - v2 * u4 + v4 * u2 - v5 * u1
+                cdof_dot[dof + t, 4] = v2 * u3 - v0 * u5 + v5 * u0 - v3 * u2
+                cdof_dot[dof + t, 5] = v0 * u4 - v1 * u3 + v3 * u1 - v4 * u0
+            for t in range(nd):
+                qv = qvel[dof + t]
+                v0 += cdof[dof + t, 0] * qv
+                v1 += cdof[dof + t, 1] * qv
+                v2 += cdof[dof + t, 2] * qv
+                v3 += cdof[dof + t, 3] * qv
+                v4 += cdof[dof + t, 4] * qv
+                v5 += cdof[dof + t, 5] * qv
+            j += nd
+        cvel[i, 0] = v0
+        cvel[i, 1] = v1
+        cvel[i, 2] = v2
+        cvel[i, 3] = v3
+        cvel[i, 4] = v4
+        cvel[i, 5] = v5
 
 
 @njit(cache=True)
