@@ -137,19 +137,18 @@ def _chain_count(m, b1, b2, skipcommon):
 
     With `skipcommon`, the dofs the two chains share (common ancestors) are left out.
     """
-    w1 = m.body_weldid[b1]
-    w2 = m.body_weldid[b2]
-    da1 = m.body_dofadr[w1] + m.body_dofnum[w1] - 1 if m.body_dofnum[w1] > 0 else -1
-    da2 = m.body_dofadr[w2] + m.body_dofnum[w2] - 1 if m.body_dofnum[w2] > 0 else -1
+    parent = m.dof_parentid
+    da1 = _last_dof(m, b1)
+    da2 = _last_dof(m, b2)
     n = 0
     while da1 >= 0 or da2 >= 0:
         da = max(da1, da2)
         if skipcommon and da1 == da and da2 == da:
             break
         if da1 == da:
-            da1 = m.dof_parentid[da1]
+            da1 = parent[da1]
         if da2 == da:
-            da2 = m.dof_parentid[da2]
+            da2 = parent[da2]
         n += 1
     return n
 
@@ -158,9 +157,10 @@ def _chain_count(m, b1, b2, skipcommon):
 def _last_dof(m, b):
     """Last dof of the chain of body b (through its weld root), −1 if none."""
     w = m.body_weldid[b]
-    if m.body_dofnum[w] == 0:
+    num = m.body_dofnum[w]
+    if num == 0:
         return -1
-    return m.body_dofadr[w] + m.body_dofnum[w] - 1
+    return m.body_dofadr[w] + num - 1
 
 
 @njit(cache=True)
@@ -195,8 +195,9 @@ def _close_rows(m, d, n, size, nnz, floss, ctype, cid, need):
     """
     J = d.efc_J
     ind = d.efc_J_colind
+    rownnz = d.efc_J_rownnz
     for r in range(n, n + size):
-        d.efc_J_rownnz[r] = nnz
+        rownnz[r] = nnz
         if r > n:
             for j in range(nnz):
                 ind[r, j] = ind[n, j]
@@ -212,10 +213,13 @@ def _close_rows(m, d, n, size, nnz, floss, ctype, cid, need):
         if empty:
             need[0] -= size
             return
+    efc_floss = d.efc_frictionloss
+    efc_type = d.efc_type
+    efc_id = d.efc_id
     for r in range(n, n + size):
-        d.efc_frictionloss[r] = floss
-        d.efc_type[r] = ctype
-        d.efc_id[r] = cid
+        efc_floss[r] = floss
+        efc_type[r] = ctype
+        efc_id[r] = cid
     d.nefc[0] = n + size
     if ctype == CNSTR_EQUALITY:
         d.ne[0] += size
@@ -462,11 +466,13 @@ def _diag_approx(m, d):
     nefc = d.nefc[0]
     biw = m.body_invweight0
     dA = d.efc_diagApprox
+    efc_id = d.efc_id
+    efc_type = d.efc_type
     weldcnt = 0
     i = 0
     while i < nefc:
-        cid = d.efc_id[i]
-        t = d.efc_type[i]
+        cid = efc_id[i]
+        t = efc_type[i]
         if t == CNSTR_EQUALITY:
             et = m.eq_type[cid]
             b1 = m.eq_obj1id[cid]
@@ -524,6 +530,15 @@ def _impedance(solimp, pos, margin):
     return d0 + y * (dw - d0), yp * sgn * (dw - d0) / width
 
 
+@njit(cache=True, inline="always")
+def _copy_params(solref, solimp, src_ref, src_imp, cid):
+    """solref, solimp = row cid of src_ref, src_imp."""
+    solref[0] = src_ref[cid, 0]
+    solref[1] = src_ref[cid, 1]
+    for k in range(5):
+        solimp[k] = src_imp[cid, k]
+
+
 @njit(cache=True)
 def _solparams(m, d, i, solref, solreffriction, solimp):
     """solref, solreffriction, solimp of row i, sanitized as MuJoCo's getsolparam does."""
@@ -532,23 +547,15 @@ def _solparams(m, d, i, solref, solreffriction, solimp):
     solreffriction[0] = 0.0
     solreffriction[1] = 0.0
     if t == CNSTR_EQUALITY:
-        src_ref = m.eq_solref
-        src_imp = m.eq_solimp
+        _copy_params(solref, solimp, m.eq_solref, m.eq_solimp, cid)
     elif t == CNSTR_LIMIT_JOINT:
-        src_ref = m.jnt_solref
-        src_imp = m.jnt_solimp
+        _copy_params(solref, solimp, m.jnt_solref, m.jnt_solimp, cid)
     elif t == CNSTR_FRICTION_DOF:
-        src_ref = m.dof_solref
-        src_imp = m.dof_solimp
+        _copy_params(solref, solimp, m.dof_solref, m.dof_solimp, cid)
     else:
-        src_ref = d.contact_solref
-        src_imp = d.contact_solimp
+        _copy_params(solref, solimp, d.contact_solref, d.contact_solimp, cid)
         solreffriction[0] = d.contact_solreffriction[cid, 0]
         solreffriction[1] = d.contact_solreffriction[cid, 1]
-    solref[0] = src_ref[cid, 0]
-    solref[1] = src_ref[cid, 1]
-    for k in range(5):
-        solimp[k] = src_imp[cid, k]
     # standard (both > 0) or direct (both ≤ 0), not mixed
     if (solref[0] > 0) != (solref[1] > 0):
         solref[0] = _SOLREF_DEFAULT[0]
@@ -575,6 +582,10 @@ def _make_impedance(m, d):
     nefc = d.nefc[0]
     R = d.efc_R
     KBIP = d.efc_KBIP
+    efc_type = d.efc_type
+    efc_pos = d.efc_pos
+    efc_margin = d.efc_margin
+    dA = d.efc_diagApprox
     buf = np.empty(9)
     solref = buf[0:2]
     solreffriction = buf[2:4]
@@ -583,9 +594,9 @@ def _make_impedance(m, d):
     while i < nefc:
         _solparams(m, d, i, solref, solreffriction, solimp)
         # one impedance per constraint: connect/weld use |pos| over their rows
-        t = d.efc_type[i]
+        t = efc_type[i]
         dim = 1
-        pos = d.efc_pos[i]
+        pos = efc_pos[i]
         if t == CNSTR_CONTACT_ELLIPTIC or t == CNSTR_CONTACT_PYRAMIDAL:
             dim = _contact_rows(m, d, i)
         elif t == CNSTR_EQUALITY:
@@ -594,15 +605,15 @@ def _make_impedance(m, d):
                 dim = 6 if et == EQ_WELD else 3
                 s = 0.0
                 for j in range(dim):
-                    s += d.efc_pos[i + j] * d.efc_pos[i + j]
+                    s += efc_pos[i + j] * efc_pos[i + j]
                 pos = math.sqrt(s)
-        imp, impP = _impedance(solimp, pos, d.efc_margin[i])
+        imp, impP = _impedance(solimp, pos, efc_margin[i])
         dwidth2 = solimp[1] * solimp[1]
         for j in range(dim):
             r = i + j
             # R = (1 − d)/d · diagApprox
-            R[r] = max(_MINVAL, (1.0 - imp) * d.efc_diagApprox[r] / imp)
-            tr = d.efc_type[r]
+            R[r] = max(_MINVAL, (1.0 - imp) * dA[r] / imp)
+            tr = efc_type[r]
             ell_fric = tr == CNSTR_CONTACT_ELLIPTIC and j > 0
             if ell_fric and (solreffriction[0] != 0.0 or solreffriction[1] != 0.0):
                 ref0 = solreffriction[0]
@@ -628,14 +639,15 @@ def _make_impedance(m, d):
     # frictional contacts: impratio and the cone's friction-dimension R (004 eq. 22)
     i = d.ne[0] + d.nf[0]
     while i < nefc:
-        t = d.efc_type[i]
+        t = efc_type[i]
         if t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
             i += _contact_friction_r(m, d, i)
         else:
             i += 1
+    D = d.efc_D
     for r in range(nefc):
-        d.efc_D[r] = 1.0 / R[r]
-        d.efc_diagApprox[r] = R[r] * KBIP[r, 2] / (1.0 - KBIP[r, 2])
+        D[r] = 1.0 / R[r]
+        dA[r] = R[r] * KBIP[r, 2] / (1.0 - KBIP[r, 2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -653,13 +665,27 @@ def _instantiate_contact(m, d, need):
     """
     J = d.efc_J
     ind = d.efc_J_colind
+    efc_pos = d.efc_pos
+    efc_margin = d.efc_margin
     fr = d.contact_frame
+    cpos = d.contact_pos
+    cdim = d.contact_dim
+    cgeom = d.contact_geom
+    cfric = d.contact_friction
+    cexcl = d.contact_exclude
+    cdist = d.contact_dist
+    cmargin = d.contact_includemargin
+    com = d.subtree_com
+    cdof = d.cdof
+    geom_bodyid = m.geom_bodyid
+    rootid = m.body_rootid
+    parent = m.dof_parentid
     pyramidal = m.opt_cone[0] == 0
     v = np.empty(6)
     for c in range(d.ncon[0]):
-        if d.contact_exclude[c]:
+        if cexcl[c]:
             continue
-        dim = d.contact_dim[c]
+        dim = cdim[c]
         if dim == 1:
             size = 1
             ctype = CNSTR_CONTACT_FRICTIONLESS
@@ -673,65 +699,88 @@ def _instantiate_contact(m, d, need):
         n = _open_rows(m, d, size, need)
         if n < 0:
             continue
-        dist = d.contact_dist[c]
-        imargin = d.contact_includemargin[c]
+        dist = cdist[c]
+        imargin = cmargin[c]
         for r in range(size):
-            d.efc_pos[n + r] = dist
-            d.efc_margin[n + r] = imargin
+            efc_pos[n + r] = dist
+            efc_margin[n + r] = imargin
         if ctype == CNSTR_CONTACT_ELLIPTIC:
             for r in range(1, size):
-                d.efc_pos[n + r] = 0.0
-                d.efc_margin[n + r] = 0.0
-        b1 = m.geom_bodyid[d.contact_geom[c, 0]]
-        b2 = m.geom_bodyid[d.contact_geom[c, 1]]
-        nnz = _chain_count(m, b1, b2, True)
-        r1 = m.body_rootid[b1]
-        r2 = m.body_rootid[b2]
-        o10 = d.contact_pos[c, 0] - d.subtree_com[r1, 0]
-        o11 = d.contact_pos[c, 1] - d.subtree_com[r1, 1]
-        o12 = d.contact_pos[c, 2] - d.subtree_com[r1, 2]
-        o20 = d.contact_pos[c, 0] - d.subtree_com[r2, 0]
-        o21 = d.contact_pos[c, 1] - d.subtree_com[r2, 1]
-        o22 = d.contact_pos[c, 2] - d.subtree_com[r2, 2]
-        ntran = 3 if dim > 1 else 1
+                efc_pos[n + r] = 0.0
+                efc_margin[n + r] = 0.0
+        b1 = geom_bodyid[cgeom[c, 0]]
+        b2 = geom_bodyid[cgeom[c, 1]]
+        r1 = rootid[b1]
+        r2 = rootid[b2]
+        o10 = cpos[c, 0] - com[r1, 0]
+        o11 = cpos[c, 1] - com[r1, 1]
+        o12 = cpos[c, 2] - com[r1, 2]
+        o20 = cpos[c, 0] - com[r2, 0]
+        o21 = cpos[c, 1] - com[r2, 1]
+        o22 = cpos[c, 2] - com[r2, 2]
+        f0 = fr[c, 0]
+        f1 = fr[c, 1]
+        f2 = fr[c, 2]
+        f3 = fr[c, 3]
+        f4 = fr[c, 4]
+        f5 = fr[c, 5]
+        f6 = fr[c, 6]
+        f7 = fr[c, 7]
+        f8 = fr[c, 8]
         da1 = _last_dof(m, b1)
         da2 = _last_dof(m, b2)
-        t = nnz - 1
-        while t >= 0:
+        # merged chains from the leaves down, common dofs left out (mj_mergeChain)
+        nnz = 0
+        while da1 != da2:
             k = max(da1, da2)
-            cd = d.cdof[k]
+            c0 = cdof[k, 0]
+            c1 = cdof[k, 1]
+            c2 = cdof[k, 2]
+            c3 = cdof[k, 3]
+            c4 = cdof[k, 4]
+            c5 = cdof[k, 5]
             # column k of J(body2) − J(body1): translation jp, rotation jr
             if da2 == k:
-                jp0 = cd[3] + cd[1] * o22 - cd[2] * o21
-                jp1 = cd[4] + cd[2] * o20 - cd[0] * o22
-                jp2 = cd[5] + cd[0] * o21 - cd[1] * o20
-                jr0 = cd[0]
-                jr1 = cd[1]
-                jr2 = cd[2]
-                da2 = m.dof_parentid[da2]
+                jp0 = c3 + c1 * o22 - c2 * o21
+                jp1 = c4 + c2 * o20 - c0 * o22
+                jp2 = c5 + c0 * o21 - c1 * o20
+                jr0 = c0
+                jr1 = c1
+                jr2 = c2
+                da2 = parent[da2]
             else:
-                jp0 = -(cd[3] + cd[1] * o12 - cd[2] * o11)
-                jp1 = -(cd[4] + cd[2] * o10 - cd[0] * o12)
-                jp2 = -(cd[5] + cd[0] * o11 - cd[1] * o10)
-                jr0 = -cd[0]
-                jr1 = -cd[1]
-                jr2 = -cd[2]
-                da1 = m.dof_parentid[da1]
-            ind[n, t] = k
-            t -= 1
+                jp0 = -(c3 + c1 * o12 - c2 * o11)
+                jp1 = -(c4 + c2 * o10 - c0 * o12)
+                jp2 = -(c5 + c0 * o11 - c1 * o10)
+                jr0 = -c0
+                jr1 = -c1
+                jr2 = -c2
+                da1 = parent[da1]
+            ind[n, nnz] = k
+            nnz += 1
             # frame rows: v = frame (J2 − J1) column k
-            for r in range(ntran):
-                v[r] = fr[c, 3 * r] * jp0 + fr[c, 3 * r + 1] * jp1 + fr[c, 3 * r + 2] * jp2
-            for r in range(dim - 3):
-                v[3 + r] = fr[c, 3 * r] * jr0 + fr[c, 3 * r + 1] * jr1 + fr[c, 3 * r + 2] * jr2
+            v[0] = f0 * jp0 + f1 * jp1 + f2 * jp2
+            if dim > 1:
+                v[1] = f3 * jp0 + f4 * jp1 + f5 * jp2
+                v[2] = f6 * jp0 + f7 * jp1 + f8 * jp2
+                if dim > 3:
+                    v[3] = f0 * jr0 + f1 * jr1 + f2 * jr2
+                    if dim > 4:
+                        v[4] = f3 * jr0 + f4 * jr1 + f5 * jr2
+                        v[5] = f6 * jr0 + f7 * jr1 + f8 * jr2
             if ctype == CNSTR_CONTACT_PYRAMIDAL:
                 for j in range(1, dim):
-                    mu = d.contact_friction[c, j - 1]
+                    mu = cfric[c, j - 1]
                     J[n + 2 * j - 2, k] = v[0] + mu * v[j]
                     J[n + 2 * j - 1, k] = v[0] - mu * v[j]
             else:
                 for r in range(size):
                     J[n + r, k] = v[r]
+        # the index increasing
+        for j in range(nnz // 2):
+            tmp = ind[n, j]
+            ind[n, j] = ind[n, nnz - 1 - j]
+            ind[n, nnz - 1 - j] = tmp
         _close_rows(m, d, n, size, nnz, 0.0, ctype, c, need)
 
 
