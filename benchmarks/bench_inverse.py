@@ -19,10 +19,18 @@ a compiled loop (no Python crossing). Forward: M and its factor, velocity stage,
 qacc_smooth, aref and the Newton solve, from the warm start and from qacc_smooth (the
 first step); inverse: velocity stage, aref, the analytical forces and qfrc_inverse.
 
-Table 2 (the slides' "inverse evaluations per second" vs number of contacts, 000): n spheres
+Table 3 (the slides' "inverse evaluations per second" vs number of contacts, 000): n spheres
 (condim 3, elliptic cones) resting on a plane, n = 2, 5, 10, 20; evaluations per second of
 js.inverse and mujoco.mj_inverse, next to the slides' numbers (a 2011 log-barrier inverse on a
 3 GHz processor, not the same model: shown for scale).
+
+Table 4, where the time goes: each stage of js.inverse in a compiled loop (µs per call, no
+Python crossing) beside the MuJoCo function that does the same work, called from Python
+(so MuJoCo's column carries ~0.1-0.3 µs of call overhead per row): kinematics, com_pos,
+collision, make_constraint (rows, diagApprox, impedance), the velocity stage (actuator
+velocities, cvel, passive, bias forces, efc_vel and aref: mj_fwdVelocity) and the
+acceleration stage (J qacc, the analytical forces, Jᵀ f, RNE with qacc; MuJoCo's is part of
+mj_inverse and has no Python entry).
 """
 
 import argparse
@@ -38,11 +46,13 @@ from _timing import per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace.actuation import _actuation  # noqa: E402
-from jointspace.constraint import _reference  # noqa: E402
+from jointspace.collision.driver import _collision  # noqa: E402
+from jointspace.constraint import _make_constraint, _reference  # noqa: E402
 from jointspace.dynamics.crba import _crb  # noqa: E402
 from jointspace.dynamics.factor import _factor_m  # noqa: E402
 from jointspace.forward import _fwd_acceleration, _fwd_velocity  # noqa: E402
 from jointspace.inverse import _inv_acceleration, _inv_velocity  # noqa: E402
+from jointspace.kinematics import _com_pos, _kinematics  # noqa: E402
 from jointspace.solver import _solve  # noqa: E402
 
 SLIDES = {2: 241774, 5: 54190, 10: 12991, 20: 2361}
@@ -70,6 +80,28 @@ def _loop_inverse_dynamics(m, d, qacc, n):
         d.qacc[:] = qacc
         _inv_velocity(m, d)
         _inv_acceleration(m, d, False)
+
+
+@njit(cache=True)
+def _loop_stage(m, d, stage, n):
+    for _ in range(n):
+        if stage == 0:
+            _kinematics(m, d)
+        elif stage == 1:
+            _com_pos(m, d)
+        elif stage == 2:
+            _collision(m, d)
+        elif stage == 3:
+            _make_constraint(m, d)
+        elif stage == 4:
+            _inv_velocity(m, d)
+        else:
+            _inv_acceleration(m, d, False)
+
+
+STAGES = (("kinematics", mujoco.mj_kinematics), ("com_pos", mujoco.mj_comPos),
+          ("collision", mujoco.mj_collision), ("make_constraint", mujoco.mj_makeConstraint),
+          ("velocity", mujoco.mj_fwdVelocity), ("acceleration", None))
 
 
 def _pair(xml, cone, setup):
@@ -193,8 +225,39 @@ def bench_spheres(nround, number):
                        "slides (2011) inverse/s", "ours/MuJoCo time"]))
 
 
+def bench_stages(nround, number):
+    """Table 4."""
+    rows = []
+    scenes = [("humanoid lying", humanoid("lying", "elliptic")),
+              ("humanoid lying", humanoid("lying", "pyramidal")),
+              ("20 spheres", spheres(20))]
+    for label, (m, d, mjm, mjd, _) in scenes:
+        qacc = d.qacc.copy()
+        d.qacc[:] = qacc
+        js.inverse(m, d)
+        mjd.qacc[:] = qacc
+        mujoco.mj_inverse(mjm, mjd)
+        ms, ds = m._s, d._s
+        for k, (stage, mjf) in enumerate(STAGES):
+            _loop_stage(ms, ds, k, 1)
+            fns = [lambda k=k: _loop_stage(ms, ds, k, number)]
+            if mjf is not None:
+                def mj_loop(mjf=mjf):
+                    for _ in range(number):
+                        mjf(mjm, mjd)
+                fns.append(mj_loop)
+            t = [x / number for x in alternate(fns, nround, 1)]
+            ours = t[0]
+            theirs = t[1] if mjf is not None else None
+            rows.append([label, m.opt.cone, str(d.nefc[0]), stage, us(ours),
+                         us(theirs) if theirs else "—",
+                         f"{ours / theirs:.2f}" if theirs else "—"])
+    print(table(rows, ["scene", "cone", "nefc", "stage", "ours µs (loop)", "MuJoCo µs (Python)",
+                       "ours/MuJoCo"]))
+
+
 def main():
-    """Print both tables."""
+    """Print the tables."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
@@ -202,6 +265,8 @@ def main():
     bench_humanoid(nround, number)
     print()
     bench_spheres(nround, number)
+    print()
+    bench_stages(nround, number)
 
 
 if __name__ == "__main__":

@@ -39,12 +39,13 @@ _MAXVAL = 1e10
 def _transmission(m, d):
     """actuator_length and actuator_moment from the current pose (mj_transmission)."""
     nv = m.nv
+    if m.nu == 0:
+        return
     d.actuator_moment[:, :] = 0.0
-    jacp = np.empty((3, nv))
-    jacr = np.empty((3, nv))
-    quat = np.empty(4)
-    axis = np.empty(3)
-    wrench = np.empty(6)
+    buf = np.empty(13)
+    quat = buf[0:4]
+    axis = buf[4:7]
+    wrench = buf[7:13]
     for i in range(m.nu):
         gear = m.actuator_gear[i]
         tid = m.actuator_trnid[i, 0]
@@ -76,6 +77,8 @@ def _transmission(m, d):
         elif m.actuator_trntype[i] == TRN_SITE:
             # wrench = (R gear_lin, R gear_rot) in world axes; moment = jacpᵀ f + jacrᵀ τ
             d.actuator_length[i] = 0.0
+            jacp = np.empty((3, nv))
+            jacr = np.empty((3, nv))
             xmat = d.site_xmat[tid]
             for r in range(3):
                 wrench[r] = xmat[3 * r] * gear[0] + xmat[3 * r + 1] * gear[1] + \

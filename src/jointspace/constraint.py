@@ -14,6 +14,15 @@
              J_n ± μ_k J_k; elliptic cone: condim rows (normal, two tangents, torsion, two
              rolling), the friction cone of 004 eq. 9 with per-dimension μ
 
+Sparsity index. Each row lists its structurally nonzero columns, increasing, in
+efc_J_colind[i, :efc_J_rownnz[i]] (MuJoCo's efc_J_colind/efc_J_rownnz of its sparse mode,
+kept one row per line of an njmax × nv array): a contact's rows span the dof chains of its
+two bodies without their common dofs (whose columns of J2 − J1 vanish), a connect's or
+weld's the union of both chains, a joint equality its one or two dofs, a friction-loss or
+hinge/slide limit row its dof, a ball limit the joint's three dofs. Rows are written on
+those columns only; efc_J stays dense (zero elsewhere) for every reader, and the products
+J x, Jᵀ f, J qvel, the Newton Hessian and the dual matrix run over the index.
+
 A constraint whose Jacobian is identically zero adds no rows (MuJoCo's empty guard). Rows
 that would exceed the capacity `m.njmax` are dropped whole (a constraint is never split),
 counted in d.warning_cnstrfull = (number of overflowing calls, rows requested last time),
@@ -123,38 +132,94 @@ def _quat_deriv(out, q, w):
 
 
 @njit(cache=True)
-def _add_rows(m, d, jac, pos, margin, floss, size, ctype, cid, need):
-    """Append `size` rows (jac[:size], pos[:size], margin[:size]); return the first row or -1.
+def _chain_count(m, b1, b2, skipcommon):
+    """Number of dofs on the merged dof chains of bodies b1 and b2 (mj_mergeChain).
 
-    Non-contact constraints with an all-zero Jacobian add nothing. need[0] counts the rows
-    requested this call, need[1] the constraints dropped for lack of capacity.
+    With `skipcommon`, the dofs the two chains share (common ancestors) are left out.
     """
-    nv = m.nv
-    if ctype < CNSTR_CONTACT_FRICTIONLESS:
-        empty = True
-        for r in range(size):
-            for k in range(nv):
-                if jac[r, k] != 0.0:
-                    empty = False
-                    break
-            if not empty:
-                break
-        if empty:
-            return -1
+    parent = m.dof_parentid
+    da1 = _last_dof(m, b1)
+    da2 = _last_dof(m, b2)
+    n = 0
+    while da1 >= 0 or da2 >= 0:
+        da = max(da1, da2)
+        if skipcommon and da1 == da and da2 == da:
+            break
+        if da1 == da:
+            da1 = parent[da1]
+        if da2 == da:
+            da2 = parent[da2]
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _last_dof(m, b):
+    """Last dof of the chain of body b (through its weld root), −1 if none."""
+    w = m.body_weldid[b]
+    num = m.body_dofnum[w]
+    if num == 0:
+        return -1
+    return m.body_dofadr[w] + num - 1
+
+
+@njit(cache=True)
+def _open_rows(m, d, size, need):
+    """Reserve rows n … n+size−1 and clear their previous contents; return n or −1.
+
+    efc_J is zero outside each row's index (efc_J_colind[i, :efc_J_rownnz[i]]) between
+    calls, so clearing a row costs its old index only. need[0] counts the rows requested
+    this call, need[1] the constraints dropped for lack of capacity.
+    """
     n = d.nefc[0]
     need[0] += size
     if n + size > m.njmax:
         need[1] += 1
         return -1
     J = d.efc_J
-    for r in range(size):
-        for k in range(nv):
-            J[n + r, k] = jac[r, k]
-        d.efc_pos[n + r] = pos[r]
-        d.efc_margin[n + r] = margin[r]
-        d.efc_frictionloss[n + r] = floss
-        d.efc_type[n + r] = ctype
-        d.efc_id[n + r] = cid
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
+    for r in range(n, n + size):
+        for j in range(nnz[r]):
+            J[r, ind[r, j]] = 0.0
+        nnz[r] = 0
+    return n
+
+
+@njit(cache=True)
+def _close_rows(m, d, n, size, nnz, floss, ctype, cid, need):
+    """Commit rows n … n+size−1 whose index is efc_J_colind[n, :nnz] and whose J is written.
+
+    Copies the index to the other rows and sets type, id and frictionloss. Non-contact
+    constraints whose rows are all zero are withdrawn (MuJoCo's empty guard).
+    """
+    J = d.efc_J
+    ind = d.efc_J_colind
+    rownnz = d.efc_J_rownnz
+    for r in range(n, n + size):
+        rownnz[r] = nnz
+        if r > n:
+            for j in range(nnz):
+                ind[r, j] = ind[n, j]
+    if ctype < CNSTR_CONTACT_FRICTIONLESS:
+        empty = True
+        for r in range(n, n + size):
+            for j in range(nnz):
+                if J[r, ind[n, j]] != 0.0:
+                    empty = False
+                    break
+            if not empty:
+                break
+        if empty:
+            need[0] -= size
+            return
+    efc_floss = d.efc_frictionloss
+    efc_type = d.efc_type
+    efc_id = d.efc_id
+    for r in range(n, n + size):
+        efc_floss[r] = floss
+        efc_type[r] = ctype
+        efc_id[r] = cid
     d.nefc[0] = n + size
     if ctype == CNSTR_EQUALITY:
         d.ne[0] += size
@@ -162,7 +227,19 @@ def _add_rows(m, d, jac, pos, margin, floss, size, ctype, cid, need):
         d.nf[0] += size
     elif ctype == CNSTR_LIMIT_JOINT or ctype == CNSTR_LIMIT_TENDON:
         d.nl[0] += size
-    return n
+
+
+@njit(cache=True)
+def _one_dof_row(m, d, dof, value, pos, margin, floss, ctype, cid, need):
+    """Add a one-row constraint J = value · e_dof."""
+    n = _open_rows(m, d, 1, need)
+    if n < 0:
+        return
+    d.efc_J[n, dof] = value
+    d.efc_J_colind[n, 0] = dof
+    d.efc_pos[n] = pos
+    d.efc_margin[n] = margin
+    _close_rows(m, d, n, 1, 1, floss, ctype, cid, need)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,11 +265,15 @@ def _equality_anchors(m, d, i, p1, p2):
 
 
 @njit(cache=True)
-def _instantiate_equality(m, d, jac, j1p, j1r, j2p, j2r, need):
-    """Rows of the active connect, weld and joint equality constraints."""
-    nv = m.nv
-    pos = np.zeros(6)
-    zero6 = np.zeros(6)
+def _instantiate_equality(m, d, need):
+    """Rows of the active connect, weld and joint equality constraints.
+
+    connect/weld rows span the merged dof chains of both bodies, common dofs included.
+    """
+    if m.neq == 0:
+        return
+    J = d.efc_J
+    ind = d.efc_J_colind
     p1 = np.empty(3)
     p2 = np.empty(3)
     q = np.empty(4)
@@ -208,16 +289,16 @@ def _instantiate_equality(m, d, jac, j1p, j1r, j2p, j2r, need):
         if et == EQ_CONNECT or et == EQ_WELD:
             b1 = m.eq_obj1id[i]
             b2 = m.eq_obj2id[i]
+            nnz = _chain_count(m, b1, b2, False)
+            if nnz == 0:
+                continue
+            size = 6 if et == EQ_WELD else 3
+            n = _open_rows(m, d, size, need)
+            if n < 0:
+                continue
             _equality_anchors(m, d, i, p1, p2)
             for k in range(3):
-                pos[k] = p1[k] - p2[k]
-            # J = J(b1, p1) − J(b2, p2)
-            _jac(m, d, b1, p1, j1p, j1r)
-            _jac(m, d, b2, p2, j2p, j2r)
-            for r in range(3):
-                for k in range(nv):
-                    jac[r, k] = j1p[r, k] - j2p[r, k]
-            size = 3
+                d.efc_pos[n + k] = p1[k] - p2[k]
             if et == EQ_WELD:
                 ts = data[10]
                 # orientation error: vec(q2⁻¹ ⊗ q1 ⊗ q_rel) τ
@@ -228,85 +309,122 @@ def _instantiate_equality(m, d, jac, j1p, j1r, j2p, j2r, need):
                 qn[3] = -d.xquat[b2, 3]
                 quat_mul(q2, qn, q)
                 for k in range(3):
-                    pos[3 + k] = q2[k + 1] * ts
-                # rotation rows: ½ τ vec(q2⁻¹ ⊗ (0, Jr1 − Jr2)_col ⊗ q1 ⊗ q_rel)
-                for k in range(nv):
-                    ax[0] = j1r[0, k] - j2r[0, k]
-                    ax[1] = j1r[1, k] - j2r[1, k]
-                    ax[2] = j1r[2, k] - j2r[2, k]
+                    d.efc_pos[n + 3 + k] = q2[k + 1] * ts
+            for k in range(size):
+                d.efc_margin[n + k] = 0.0
+            r1 = m.body_rootid[b1]
+            r2 = m.body_rootid[b2]
+            o10 = p1[0] - d.subtree_com[r1, 0]
+            o11 = p1[1] - d.subtree_com[r1, 1]
+            o12 = p1[2] - d.subtree_com[r1, 2]
+            o20 = p2[0] - d.subtree_com[r2, 0]
+            o21 = p2[1] - d.subtree_com[r2, 1]
+            o22 = p2[2] - d.subtree_com[r2, 2]
+            # J = J(b1, p1) − J(b2, p2), column by column along the merged chain
+            da1 = _last_dof(m, b1)
+            da2 = _last_dof(m, b2)
+            t = nnz - 1
+            while da1 >= 0 or da2 >= 0:
+                k = max(da1, da2)
+                c = d.cdof[k]
+                jp0 = jp1 = jp2 = 0.0
+                ax[0] = ax[1] = ax[2] = 0.0
+                if da1 == k:
+                    jp0 = c[3] + c[1] * o12 - c[2] * o11
+                    jp1 = c[4] + c[2] * o10 - c[0] * o12
+                    jp2 = c[5] + c[0] * o11 - c[1] * o10
+                    ax[0] = c[0]
+                    ax[1] = c[1]
+                    ax[2] = c[2]
+                    da1 = m.dof_parentid[da1]
+                if da2 == k:
+                    jp0 -= c[3] + c[1] * o22 - c[2] * o21
+                    jp1 -= c[4] + c[2] * o20 - c[0] * o22
+                    jp2 -= c[5] + c[0] * o21 - c[1] * o20
+                    ax[0] -= c[0]
+                    ax[1] -= c[1]
+                    ax[2] -= c[2]
+                    da2 = m.dof_parentid[da2]
+                ind[n, t] = k
+                t -= 1
+                J[n, k] = jp0
+                J[n + 1, k] = jp1
+                J[n + 2, k] = jp2
+                if et == EQ_WELD:
+                    # rotation rows: ½ τ vec(q2⁻¹ ⊗ (0, Jr1 − Jr2)_col ⊗ q1 ⊗ q_rel)
                     _quat_mul_axis(q2, qn, ax)
                     quat_mul(q3, q2, q)
-                    jac[3, k] = 0.5 * q3[1] * ts
-                    jac[4, k] = 0.5 * q3[2] * ts
-                    jac[5, k] = 0.5 * q3[3] * ts
-                size = 6
-            _add_rows(m, d, jac, pos, zero6, 0.0, size, CNSTR_EQUALITY, i, need)
+                    J[n + 3, k] = 0.5 * q3[1] * ts
+                    J[n + 4, k] = 0.5 * q3[2] * ts
+                    J[n + 5, k] = 0.5 * q3[3] * ts
+            _close_rows(m, d, n, size, nnz, 0.0, CNSTR_EQUALITY, i, need)
         elif et == EQ_JOINT:
             j1 = m.eq_obj1id[i]
             j2 = m.eq_obj2id[i]
-            for k in range(nv):
-                jac[0, k] = 0.0
-            jac[0, m.jnt_dofadr[j1]] = 1.0
+            dof1 = m.jnt_dofadr[j1]
             a1 = m.jnt_qposadr[j1]
+            n = _open_rows(m, d, 1, need)
+            if n < 0:
+                continue
+            J[n, dof1] = 1.0
+            nnz = 1
+            ind[n, 0] = dof1
             if j2 >= 0:
                 a2 = m.jnt_qposadr[j2]
+                dof2 = m.jnt_dofadr[j2]
                 dif = d.qpos[a2] - m.qpos0[a2]
                 # r = q1 − q1₀ − (c0 + c1 x + c2 x² + c3 x³ + c4 x⁴), x = q2 − q2₀
-                pos[0] = (d.qpos[a1] - m.qpos0[a1] - data[0]
-                          - (data[1] * dif + data[2] * dif * dif + data[3] * dif * dif * dif
-                             + data[4] * dif * dif * dif * dif))
+                d.efc_pos[n] = (d.qpos[a1] - m.qpos0[a1] - data[0]
+                                - (data[1] * dif + data[2] * dif * dif
+                                   + data[3] * dif * dif * dif
+                                   + data[4] * dif * dif * dif * dif))
                 deriv = (data[1] + 2.0 * data[2] * dif + 3.0 * data[3] * dif * dif
                          + 4.0 * data[4] * dif * dif * dif)
-                jac[0, m.jnt_dofadr[j2]] -= deriv
+                J[n, dof2] -= deriv
+                if dof2 != dof1:
+                    nnz = 2
+                    ind[n, 0] = min(dof1, dof2)
+                    ind[n, 1] = max(dof1, dof2)
             else:
-                pos[0] = d.qpos[a1] - m.qpos0[a1] - data[0]
-            _add_rows(m, d, jac, pos, zero6, 0.0, 1, CNSTR_EQUALITY, i, need)
+                d.efc_pos[n] = d.qpos[a1] - m.qpos0[a1] - data[0]
+            d.efc_margin[n] = 0.0
+            _close_rows(m, d, n, 1, nnz, 0.0, CNSTR_EQUALITY, i, need)
 
 
 @njit(cache=True)
-def _instantiate_friction(m, d, jac, need):
+def _instantiate_friction(m, d, need):
     """One row per dof with friction loss: J = e_i."""
-    nv = m.nv
-    zero = np.zeros(1)
-    for i in range(nv):
+    for i in range(m.nv):
         if m.dof_frictionloss[i] == 0.0:
             continue
-        for k in range(nv):
-            jac[0, k] = 0.0
-        jac[0, i] = 1.0
-        _add_rows(m, d, jac, zero, zero, m.dof_frictionloss[i], 1, CNSTR_FRICTION_DOF, i, need)
+        _one_dof_row(m, d, i, 1.0, 0.0, 0.0, m.dof_frictionloss[i], CNSTR_FRICTION_DOF, i,
+                     need)
 
 
 @njit(cache=True)
-def _instantiate_limit(m, d, jac, need):
+def _instantiate_limit(m, d, need):
     """Joint-limit rows: hinge/slide sides with dist < margin, ball cone limits."""
-    nv = m.nv
-    pos = np.empty(1)
-    margin = np.empty(1)
     for i in range(m.njnt):
         if not m.jnt_limited[i]:
             continue
         jt = m.jnt_type[i]
-        margin[0] = m.jnt_margin[i]
+        margin = m.jnt_margin[i]
         if jt == JNT_SLIDE or jt == JNT_HINGE:
             value = d.qpos[m.jnt_qposadr[i]]
             for side in (-1, 1):
                 # dist = side (range[side] − q), negative when violated
                 dist = side * (m.jnt_range[i, (side + 1) // 2] - value)
-                if dist < margin[0]:
-                    for k in range(nv):
-                        jac[0, k] = 0.0
-                    jac[0, m.jnt_dofadr[i]] = -float(side)
-                    pos[0] = dist
-                    _add_rows(m, d, jac, pos, margin, 0.0, 1, CNSTR_LIMIT_JOINT, i, need)
+                if dist < margin:
+                    _one_dof_row(m, d, m.jnt_dofadr[i], -float(side), dist, margin, 0.0,
+                                 CNSTR_LIMIT_JOINT, i, need)
         elif jt == JNT_BALL:
             a = m.jnt_qposadr[i]
             w, x, y, z = d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]
-            n = math.sqrt(w * w + x * x + y * y + z * z)
-            if n < _MINVAL:
+            nrm = math.sqrt(w * w + x * x + y * y + z * z)
+            if nrm < _MINVAL:
                 w, x, y, z = 1.0, 0.0, 0.0, 0.0
-            elif abs(n - 1.0) > _MINVAL:
-                w, x, y, z = w / n, x / n, y / n, z / n
+            elif abs(nrm - 1.0) > _MINVAL:
+                w, x, y, z = w / nrm, x / nrm, y / nrm, z / nrm
             # rotation vector of the joint quaternion, angle wrapped to (−π, π]
             s = math.sqrt(x * x + y * y + z * z)
             if s < _MINVAL:
@@ -323,15 +441,19 @@ def _instantiate_limit(m, d, jac, need):
             else:
                 vx, vy, vz = vx / value, vy / value, vz / value
             dist = max(m.jnt_range[i, 0], m.jnt_range[i, 1]) - value
-            if dist < margin[0]:
-                for k in range(nv):
-                    jac[0, k] = 0.0
+            if dist < margin:
+                n = _open_rows(m, d, 1, need)
+                if n < 0:
+                    continue
                 dof = m.jnt_dofadr[i]
-                jac[0, dof] = -vx
-                jac[0, dof + 1] = -vy
-                jac[0, dof + 2] = -vz
-                pos[0] = dist
-                _add_rows(m, d, jac, pos, margin, 0.0, 1, CNSTR_LIMIT_JOINT, i, need)
+                d.efc_J[n, dof] = -vx
+                d.efc_J[n, dof + 1] = -vy
+                d.efc_J[n, dof + 2] = -vz
+                for k in range(3):
+                    d.efc_J_colind[n, k] = dof + k
+                d.efc_pos[n] = dist
+                d.efc_margin[n] = margin
+                _close_rows(m, d, n, 1, 3, 0.0, CNSTR_LIMIT_JOINT, i, need)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,11 +466,13 @@ def _diag_approx(m, d):
     nefc = d.nefc[0]
     biw = m.body_invweight0
     dA = d.efc_diagApprox
+    efc_id = d.efc_id
+    efc_type = d.efc_type
     weldcnt = 0
     i = 0
     while i < nefc:
-        cid = d.efc_id[i]
-        t = d.efc_type[i]
+        cid = efc_id[i]
+        t = efc_type[i]
         if t == CNSTR_EQUALITY:
             et = m.eq_type[cid]
             b1 = m.eq_obj1id[cid]
@@ -406,6 +530,15 @@ def _impedance(solimp, pos, margin):
     return d0 + y * (dw - d0), yp * sgn * (dw - d0) / width
 
 
+@njit(cache=True, inline="always")
+def _copy_params(solref, solimp, src_ref, src_imp, cid):
+    """solref, solimp = row cid of src_ref, src_imp."""
+    solref[0] = src_ref[cid, 0]
+    solref[1] = src_ref[cid, 1]
+    for k in range(5):
+        solimp[k] = src_imp[cid, k]
+
+
 @njit(cache=True)
 def _solparams(m, d, i, solref, solreffriction, solimp):
     """solref, solreffriction, solimp of row i, sanitized as MuJoCo's getsolparam does."""
@@ -414,23 +547,15 @@ def _solparams(m, d, i, solref, solreffriction, solimp):
     solreffriction[0] = 0.0
     solreffriction[1] = 0.0
     if t == CNSTR_EQUALITY:
-        src_ref = m.eq_solref
-        src_imp = m.eq_solimp
+        _copy_params(solref, solimp, m.eq_solref, m.eq_solimp, cid)
     elif t == CNSTR_LIMIT_JOINT:
-        src_ref = m.jnt_solref
-        src_imp = m.jnt_solimp
+        _copy_params(solref, solimp, m.jnt_solref, m.jnt_solimp, cid)
     elif t == CNSTR_FRICTION_DOF:
-        src_ref = m.dof_solref
-        src_imp = m.dof_solimp
+        _copy_params(solref, solimp, m.dof_solref, m.dof_solimp, cid)
     else:
-        src_ref = d.contact_solref
-        src_imp = d.contact_solimp
+        _copy_params(solref, solimp, d.contact_solref, d.contact_solimp, cid)
         solreffriction[0] = d.contact_solreffriction[cid, 0]
         solreffriction[1] = d.contact_solreffriction[cid, 1]
-    solref[0] = src_ref[cid, 0]
-    solref[1] = src_ref[cid, 1]
-    for k in range(5):
-        solimp[k] = src_imp[cid, k]
     # standard (both > 0) or direct (both ≤ 0), not mixed
     if (solref[0] > 0) != (solref[1] > 0):
         solref[0] = _SOLREF_DEFAULT[0]
@@ -457,16 +582,21 @@ def _make_impedance(m, d):
     nefc = d.nefc[0]
     R = d.efc_R
     KBIP = d.efc_KBIP
-    solref = np.empty(2)
-    solreffriction = np.empty(2)
-    solimp = np.empty(5)
+    efc_type = d.efc_type
+    efc_pos = d.efc_pos
+    efc_margin = d.efc_margin
+    dA = d.efc_diagApprox
+    buf = np.empty(9)
+    solref = buf[0:2]
+    solreffriction = buf[2:4]
+    solimp = buf[4:9]
     i = 0
     while i < nefc:
         _solparams(m, d, i, solref, solreffriction, solimp)
         # one impedance per constraint: connect/weld use |pos| over their rows
-        t = d.efc_type[i]
+        t = efc_type[i]
         dim = 1
-        pos = d.efc_pos[i]
+        pos = efc_pos[i]
         if t == CNSTR_CONTACT_ELLIPTIC or t == CNSTR_CONTACT_PYRAMIDAL:
             dim = _contact_rows(m, d, i)
         elif t == CNSTR_EQUALITY:
@@ -475,15 +605,15 @@ def _make_impedance(m, d):
                 dim = 6 if et == EQ_WELD else 3
                 s = 0.0
                 for j in range(dim):
-                    s += d.efc_pos[i + j] * d.efc_pos[i + j]
+                    s += efc_pos[i + j] * efc_pos[i + j]
                 pos = math.sqrt(s)
-        imp, impP = _impedance(solimp, pos, d.efc_margin[i])
+        imp, impP = _impedance(solimp, pos, efc_margin[i])
         dwidth2 = solimp[1] * solimp[1]
         for j in range(dim):
             r = i + j
             # R = (1 − d)/d · diagApprox
-            R[r] = max(_MINVAL, (1.0 - imp) * d.efc_diagApprox[r] / imp)
-            tr = d.efc_type[r]
+            R[r] = max(_MINVAL, (1.0 - imp) * dA[r] / imp)
+            tr = efc_type[r]
             ell_fric = tr == CNSTR_CONTACT_ELLIPTIC and j > 0
             if ell_fric and (solreffriction[0] != 0.0 or solreffriction[1] != 0.0):
                 ref0 = solreffriction[0]
@@ -509,14 +639,15 @@ def _make_impedance(m, d):
     # frictional contacts: impratio and the cone's friction-dimension R (004 eq. 22)
     i = d.ne[0] + d.nf[0]
     while i < nefc:
-        t = d.efc_type[i]
+        t = efc_type[i]
         if t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
             i += _contact_friction_r(m, d, i)
         else:
             i += 1
+    D = d.efc_D
     for r in range(nefc):
-        d.efc_D[r] = 1.0 / R[r]
-        d.efc_diagApprox[r] = R[r] * KBIP[r, 2] / (1.0 - KBIP[r, 2])
+        D[r] = 1.0 / R[r]
+        dA[r] = R[r] * KBIP[r, 2] / (1.0 - KBIP[r, 2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -524,66 +655,133 @@ def _make_impedance(m, d):
 
 
 @njit(cache=True)
-def _instantiate_contact(m, d, jac, j1p, j1r, j2p, j2r, need):
+def _instantiate_contact(m, d, need):
     """Rows of each active contact, from J(body2) − J(body1) rotated into the contact frame.
 
     Frame rows: normal, tangent 1, tangent 2 (translation), then for condim 4 and 6 the
     rotations about the normal and, for 6, the tangents. Pyramidal: edges J_0 ± μ_k J_k.
+    The rows span the two bodies' dof chains without their common dofs, whose columns of
+    J(body2) − J(body1) vanish (mj_jacDifPair with skipcommon).
     """
-    nv = m.nv
-    pos = np.empty(10)
-    margin = np.empty(10)
-    rows = np.empty((6, nv))
-    pt = np.empty(3)
+    J = d.efc_J
+    ind = d.efc_J_colind
+    efc_pos = d.efc_pos
+    efc_margin = d.efc_margin
+    fr = d.contact_frame
+    cpos = d.contact_pos
+    cdim = d.contact_dim
+    cgeom = d.contact_geom
+    cfric = d.contact_friction
+    cexcl = d.contact_exclude
+    cdist = d.contact_dist
+    cmargin = d.contact_includemargin
+    com = d.subtree_com
+    cdof = d.cdof
+    geom_bodyid = m.geom_bodyid
+    rootid = m.body_rootid
+    parent = m.dof_parentid
     pyramidal = m.opt_cone[0] == 0
+    v = np.empty(6)
     for c in range(d.ncon[0]):
-        if d.contact_exclude[c]:
+        if cexcl[c]:
             continue
-        dim = d.contact_dim[c]
-        b1 = m.geom_bodyid[d.contact_geom[c, 0]]
-        b2 = m.geom_bodyid[d.contact_geom[c, 1]]
-        for k in range(3):
-            pt[k] = d.contact_pos[c, k]
-        _jac(m, d, b1, pt, j1p, j1r)
-        _jac(m, d, b2, pt, j2p, j2r)
-        fr = d.contact_frame
-        # rows = frame (J2 − J1): translation rows, then rotation rows for condim > 3
-        ntran = 3 if dim > 1 else 1
-        for r in range(ntran):
-            for k in range(nv):
-                rows[r, k] = (fr[c, 3 * r] * (j2p[0, k] - j1p[0, k])
-                              + fr[c, 3 * r + 1] * (j2p[1, k] - j1p[1, k])
-                              + fr[c, 3 * r + 2] * (j2p[2, k] - j1p[2, k]))
-        for r in range(dim - 3):
-            for k in range(nv):
-                rows[3 + r, k] = (fr[c, 3 * r] * (j2r[0, k] - j1r[0, k])
-                                  + fr[c, 3 * r + 1] * (j2r[1, k] - j1r[1, k])
-                                  + fr[c, 3 * r + 2] * (j2r[2, k] - j1r[2, k]))
-        dist = d.contact_dist[c]
-        imargin = d.contact_includemargin[c]
+        dim = cdim[c]
         if dim == 1:
-            pos[0] = dist
-            margin[0] = imargin
-            _add_rows(m, d, rows, pos, margin, 0.0, 1, CNSTR_CONTACT_FRICTIONLESS, c, need)
+            size = 1
+            ctype = CNSTR_CONTACT_FRICTIONLESS
         elif pyramidal:
             # all 2(dim − 1) edges are added together (a contact is never split)
-            n = 2 * (dim - 1)
-            for k in range(1, dim):
-                mu = d.contact_friction[c, k - 1]
-                for t in range(nv):
-                    jac[2 * k - 2, t] = rows[0, t] + mu * rows[k, t]
-                    jac[2 * k - 1, t] = rows[0, t] - mu * rows[k, t]
-            for r in range(n):
-                pos[r] = dist
-                margin[r] = imargin
-            _add_rows(m, d, jac, pos, margin, 0.0, n, CNSTR_CONTACT_PYRAMIDAL, c, need)
+            size = 2 * (dim - 1)
+            ctype = CNSTR_CONTACT_PYRAMIDAL
         else:
-            for r in range(dim):
-                pos[r] = 0.0
-                margin[r] = 0.0
-            pos[0] = dist
-            margin[0] = imargin
-            _add_rows(m, d, rows, pos, margin, 0.0, dim, CNSTR_CONTACT_ELLIPTIC, c, need)
+            size = dim
+            ctype = CNSTR_CONTACT_ELLIPTIC
+        n = _open_rows(m, d, size, need)
+        if n < 0:
+            continue
+        dist = cdist[c]
+        imargin = cmargin[c]
+        for r in range(size):
+            efc_pos[n + r] = dist
+            efc_margin[n + r] = imargin
+        if ctype == CNSTR_CONTACT_ELLIPTIC:
+            for r in range(1, size):
+                efc_pos[n + r] = 0.0
+                efc_margin[n + r] = 0.0
+        b1 = geom_bodyid[cgeom[c, 0]]
+        b2 = geom_bodyid[cgeom[c, 1]]
+        r1 = rootid[b1]
+        r2 = rootid[b2]
+        o10 = cpos[c, 0] - com[r1, 0]
+        o11 = cpos[c, 1] - com[r1, 1]
+        o12 = cpos[c, 2] - com[r1, 2]
+        o20 = cpos[c, 0] - com[r2, 0]
+        o21 = cpos[c, 1] - com[r2, 1]
+        o22 = cpos[c, 2] - com[r2, 2]
+        f0 = fr[c, 0]
+        f1 = fr[c, 1]
+        f2 = fr[c, 2]
+        f3 = fr[c, 3]
+        f4 = fr[c, 4]
+        f5 = fr[c, 5]
+        f6 = fr[c, 6]
+        f7 = fr[c, 7]
+        f8 = fr[c, 8]
+        da1 = _last_dof(m, b1)
+        da2 = _last_dof(m, b2)
+        # merged chains from the leaves down, common dofs left out (mj_mergeChain)
+        nnz = 0
+        while da1 != da2:
+            k = max(da1, da2)
+            c0 = cdof[k, 0]
+            c1 = cdof[k, 1]
+            c2 = cdof[k, 2]
+            c3 = cdof[k, 3]
+            c4 = cdof[k, 4]
+            c5 = cdof[k, 5]
+            # column k of J(body2) − J(body1): translation jp, rotation jr
+            if da2 == k:
+                jp0 = c3 + c1 * o22 - c2 * o21
+                jp1 = c4 + c2 * o20 - c0 * o22
+                jp2 = c5 + c0 * o21 - c1 * o20
+                jr0 = c0
+                jr1 = c1
+                jr2 = c2
+                da2 = parent[da2]
+            else:
+                jp0 = -(c3 + c1 * o12 - c2 * o11)
+                jp1 = -(c4 + c2 * o10 - c0 * o12)
+                jp2 = -(c5 + c0 * o11 - c1 * o10)
+                jr0 = -c0
+                jr1 = -c1
+                jr2 = -c2
+                da1 = parent[da1]
+            ind[n, nnz] = k
+            nnz += 1
+            # frame rows: v = frame (J2 − J1) column k
+            v[0] = f0 * jp0 + f1 * jp1 + f2 * jp2
+            if dim > 1:
+                v[1] = f3 * jp0 + f4 * jp1 + f5 * jp2
+                v[2] = f6 * jp0 + f7 * jp1 + f8 * jp2
+                if dim > 3:
+                    v[3] = f0 * jr0 + f1 * jr1 + f2 * jr2
+                    if dim > 4:
+                        v[4] = f3 * jr0 + f4 * jr1 + f5 * jr2
+                        v[5] = f6 * jr0 + f7 * jr1 + f8 * jr2
+            if ctype == CNSTR_CONTACT_PYRAMIDAL:
+                for j in range(1, dim):
+                    mu = cfric[c, j - 1]
+                    J[n + 2 * j - 2, k] = v[0] + mu * v[j]
+                    J[n + 2 * j - 1, k] = v[0] - mu * v[j]
+            else:
+                for r in range(size):
+                    J[n + r, k] = v[r]
+        # the index increasing
+        for j in range(nnz // 2):
+            tmp = ind[n, j]
+            ind[n, j] = ind[n, nnz - 1 - j]
+            ind[n, nnz - 1 - j] = tmp
+        _close_rows(m, d, n, size, nnz, 0.0, ctype, c, need)
 
 
 @njit(cache=True)
@@ -781,14 +979,16 @@ def _reference(m, d):
     Needs the velocity stage (cvel, cdof_dot).
     """
     nefc = d.nefc[0]
-    nv = m.nv
     J = d.efc_J
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
     qvel = d.qvel
     vel = d.efc_vel
     kb = d.efc_KBIP
     for i in range(nefc):
         s = 0.0
-        for k in range(nv):
+        for j in range(nnz[i]):
+            k = ind[i, j]
             s += J[i, k] * qvel[k]
         vel[i] = s
     pos = d.efc_pos
@@ -818,21 +1018,15 @@ def _make_constraint(m, d):
     flags = m.opt_disableflags[0]
     if flags & DSBL_CONSTRAINT:
         return 0
-    nv = m.nv
-    jac = np.empty((10, nv))
-    j1p = np.empty((3, nv))
-    j1r = np.empty((3, nv))
-    j2p = np.empty((3, nv))
-    j2r = np.empty((3, nv))
     need = np.zeros(2, dtype=np.int64)
     if not flags & DSBL_EQUALITY:
-        _instantiate_equality(m, d, jac, j1p, j1r, j2p, j2r, need)
+        _instantiate_equality(m, d, need)
     if not flags & DSBL_FRICTIONLOSS:
-        _instantiate_friction(m, d, jac, need)
+        _instantiate_friction(m, d, need)
     if not flags & DSBL_LIMIT:
-        _instantiate_limit(m, d, jac, need)
-    if not flags & DSBL_CONTACT and nv > 0:
-        _instantiate_contact(m, d, jac, j1p, j1r, j2p, j2r, need)
+        _instantiate_limit(m, d, need)
+    if not flags & DSBL_CONTACT and m.nv > 0:
+        _instantiate_contact(m, d, need)
     if d.nefc[0] > 0:
         _diag_approx(m, d)
         _make_impedance(m, d)

@@ -197,9 +197,12 @@ def _constraint_forces(d, jar, force, state):
     nefc = d.nefc[0]
     D = d.efc_D
     R = d.efc_R
-    yb = np.empty(6)
-    xb = np.empty(6)
-    mub = np.empty(5)
+    efc_type = d.efc_type
+    floss = d.efc_frictionloss
+    buf = np.empty(17)
+    yb = buf[0:6]
+    xb = buf[6:12]
+    mub = buf[12:17]
     i = 0
     while i < nefc:
         y = -D[i] * jar[i]
@@ -210,7 +213,7 @@ def _constraint_forces(d, jar, force, state):
             i += 1
             continue
         if i < ne + nf:
-            eta = d.efc_frictionloss[i]
+            eta = floss[i]
             if y >= eta:
                 force[i] = eta
                 state[i] = STATE_LINEARNEG
@@ -222,7 +225,7 @@ def _constraint_forces(d, jar, force, state):
                 state[i] = STATE_QUADRATIC
             i += 1
             continue
-        if d.efc_type[i] != CNSTR_CONTACT_ELLIPTIC:
+        if efc_type[i] != CNSTR_CONTACT_ELLIPTIC:
             if y > 0.0:
                 force[i] = y
                 state[i] = STATE_QUADRATIC

@@ -80,20 +80,31 @@ def _spring_displacement(m, qpos, j, out):
 
 
 @njit(cache=True)
-def _passive(m, d):
-    """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
-    d.qfrc_passive[:] = 0.0
-    flags = m.opt_disableflags[0]
+def _springs(m, d):
+    """qfrc_passive −= k x: joint spring forces."""
     x = np.empty(6)
     for j in range(m.njnt):
         k = m.jnt_stiffness[j]
-        if k == 0.0 or flags & DSBL_SPRING:
+        if k == 0.0:
             continue
         n = _spring_displacement(m, d.qpos, j, x)
         dadr = m.jnt_dofadr[j]
         # qfrc_spring = -k x
         for i in range(n):
             d.qfrc_passive[dadr + i] -= k * x[i]
+
+
+@njit(cache=True)
+def _passive(m, d):
+    """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
+    for i in range(m.nv):
+        d.qfrc_passive[i] = 0.0
+    flags = m.opt_disableflags[0]
+    if not flags & DSBL_SPRING:
+        for j in range(m.njnt):
+            if m.jnt_stiffness[j] != 0.0:
+                _springs(m, d)
+                break
     # qfrc_damper = -b v
     if flags & DSBL_DAMPER:
         return

@@ -285,6 +285,10 @@ DATA_FIELDS = (
     ("efc_type", "i", ("njmax",), "row type, jointspace.constraint.CNSTR_*"),
     ("efc_id", "i", ("njmax",), "id of the equality, dof, joint or contact of the row"),
     ("efc_J", "f", ("njmax", "nv"), "constraint Jacobian (dense)"),
+    ("efc_J_rownnz", "i", ("njmax",), "number of structurally nonzero columns of each row"),
+    ("efc_J_colind", "i", ("njmax", "nv"),
+     "row i's structurally nonzero columns, increasing, in colind[i, :rownnz[i]]; efc_J is zero "
+     "in every other column (rows < njmax; make_constraint keeps it so)"),
     ("efc_pos", "f", ("njmax",), "constraint position (violation, distance)"),
     ("efc_margin", "f", ("njmax",), "inclusion margin"),
     ("efc_frictionloss", "f", ("njmax",), "friction-loss bound (friction rows)"),

@@ -58,29 +58,33 @@ def _mul_m(m, qM, x, out):
 
 @njit(cache=True)
 def _mul_j(d, x, out):
-    """Product out[:nefc] = efc_J x."""
+    """Product out[:nefc] = efc_J x over each row's index efc_J_colind."""
     nefc = d.nefc[0]
     J = d.efc_J
-    nv = J.shape[1]
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
     for i in range(nefc):
         s = 0.0
-        for k in range(nv):
+        for j in range(nnz[i]):
+            k = ind[i, j]
             s += J[i, k] * x[k]
         out[i] = s
 
 
 @njit(cache=True)
 def _mul_jt(d, f, out):
-    """Product out = efc_Jᵀ f[:nefc]."""
+    """Product out = efc_Jᵀ f[:nefc] over each row's index efc_J_colind."""
     nefc = d.nefc[0]
     J = d.efc_J
-    nv = J.shape[1]
-    for k in range(nv):
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
+    for k in range(J.shape[1]):
         out[k] = 0.0
     for i in range(nefc):
         fi = f[i]
         if fi != 0.0:
-            for k in range(nv):
+            for j in range(nnz[i]):
+                k = ind[i, j]
                 out[k] += J[i, k] * fi
 
 
@@ -662,10 +666,13 @@ def _make_ar(m, d, AR):
         for k in range(nv):
             Y[i, k] = J[i, k]
         _solve_m(m, d, Y[i])
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
     for i in range(nefc):
         for j in range(i + 1):
             s = 0.0
-            for k in range(nv):
+            for t in range(nnz[i]):
+                k = ind[i, t]
                 s += J[i, k] * Y[j, k]
             AR[i, j] = s
             AR[j, i] = s

@@ -40,25 +40,21 @@ def _row_pattern(d, gstart, gnnz, gind):
     """Groups of rows with one non-zero pattern, and that pattern (the union over the group).
 
     A group is a run of rows of one constraint (same efc_type and efc_id: a contact's rows,
-    a connect's or weld's rows); returns the number of groups, the group of row i spanning
-    rows gstart[g] … gstart[g + 1] − 1 with gnnz[g] columns gind[g, :gnnz[g]] (increasing).
+    a connect's or weld's rows), which share one index efc_J_colind; returns the number of
+    groups, the group of row i spanning rows gstart[g] … gstart[g + 1] − 1 with gnnz[g]
+    columns gind[g, :gnnz[g]] (increasing).
     """
-    J = d.efc_J
-    nv = J.shape[1]
     nefc = d.nefc[0]
+    ind = d.efc_J_colind
     ng = 0
     i = 0
     while i < nefc:
         e = i + 1
         while e < nefc and d.efc_id[e] == d.efc_id[i] and d.efc_type[e] == d.efc_type[i]:
             e += 1
-        n = 0
-        for k in range(nv):
-            for r in range(i, e):
-                if J[r, k] != 0.0:
-                    gind[ng, n] = k
-                    n += 1
-                    break
+        n = d.efc_J_rownnz[i]
+        for j in range(n):
+            gind[ng, j] = ind[i, j]
         gstart[ng] = i
         gnnz[ng] = n
         ng += 1
