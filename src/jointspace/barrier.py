@@ -253,8 +253,8 @@ def _barrier_inverse(m, d, jar, kappa, kappa_v, vmin, maxiter, tol, f):
                    cdim, cfr, f, maxiter, tol)
 
 
-_k_forward = _entry.Kernel(_barrier_forward)
-_k_inverse = _entry.Kernel(_barrier_inverse)
+_k_forward = _entry.Kernel(_barrier_forward, globals())
+_k_inverse = _entry.Kernel(_barrier_inverse, globals())
 
 
 def _check_args(kappa, kappa_v, vmin, fname):

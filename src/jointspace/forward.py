@@ -332,9 +332,21 @@ def _forward_compare(m, d):
     return bad
 
 
-_k_forward = _entry.Kernel(_forward_checked, globals())
+@njit(cache=True)
+def _forward_entry(d):
+    """_forward_checked with the model carried by d (one struct crosses into compiled code)."""
+    return _forward_checked(d.model, d)
+
+
+@njit(cache=True)
+def _step_entry(d, nstep):
+    """_step with the model carried by d."""
+    return _step(d.model, d, nstep)
+
+
+_k_forward = _entry.Kernel(_forward_entry, globals())
 _k_forward_compare = _entry.Kernel(_forward_compare, globals())
-_k_step = _entry.Kernel(_step, globals())
+_k_step = _entry.Kernel(_step_entry, globals())
 
 
 def _joint_label(m, j):
@@ -366,18 +378,17 @@ def _warn_bad_state(m, d, mask, fname):
 def forward(m, d):
     """Forward dynamics at the state in d: fills every stage's fields and d.qacc.
 
-    Runs kinematics, com_pos, crba, factor_m, transmission, com_vel, passive forces,
-    bias forces (RNEA), actuation, qfrc_smooth/qacc_smooth and the constraint stage (no
-    constraints yet: qacc = qacc_smooth), and the energies, in one compiled call. Contacts
-    and constraints are not part of the model yet; results match MuJoCo's mj_forward with
-    contacts and constraints disabled.
+    Runs kinematics, com_pos, crba, factor_m, collision, the constraint rows,
+    transmission, com_vel, passive forces, bias forces (RNEA), actuation,
+    qfrc_smooth/qacc_smooth, the constraint solve of m.opt.solver (efc_force,
+    qfrc_constraint, qacc) and the energies, in one compiled call, as MuJoCo's mj_forward.
 
     Args:
         m: the Model.
         d: a Data for m (reads qpos, qvel, ctrl, qfrc_applied, xfrc_applied).
     """
     _entry.check_pair(m, d, "forward")
-    bad = _k_forward(m._s, d._s)
+    bad = _k_forward(d._s)
     if bad <= -2:
         warnings.warn(
             f"forward: the joint-space inertia M is singular at this configuration (the LᵀDL "
@@ -410,6 +421,6 @@ def step(m, d, nstep=1):
     _entry.check_pair(m, d, "step")
     if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 1:
         raise ValueError(f"step: argument nstep must be a positive integer, got {nstep!r}")
-    mask = _k_step(m._s, d._s, int(nstep))
+    mask = _k_step(d._s, int(nstep))
     if mask:
         _warn_bad_state(m, d, mask, "step")

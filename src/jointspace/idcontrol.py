@@ -38,9 +38,9 @@ from jointspace.inverse import inverse
 from jointspace.passive import _passive
 from jointspace.types import make_data
 
-_k_passive = _entry.Kernel(_passive)
-_k_crb = _entry.Kernel(_crb)
-_k_newton = _entry.Kernel(_consistency_step)
+_k_passive = _entry.Kernel(_passive, globals())
+_k_crb = _entry.Kernel(_crb, globals())
+_k_newton = _entry.Kernel(_consistency_step, globals())
 
 
 @dataclass

@@ -612,10 +612,22 @@ def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_con
     return -1, OK, 0
 
 
-_k_inverse = _entry.Kernel(_inverse)
-_k_inverse_step = _entry.Kernel(_inverse_step)
-_k_trajectory = _entry.Kernel(_inverse_trajectory)
-_k_cone = _entry.Kernel(_cone_project_batch)
+@njit(cache=True)
+def _inverse_entry(d, discrete):
+    """_inverse with the model carried by d (one struct crosses into compiled code)."""
+    return _inverse(d.model, d, discrete)
+
+
+@njit(cache=True)
+def _inverse_step_entry(d, qvel_next):
+    """_inverse_step with the model carried by d."""
+    return _inverse_step(d.model, d, qvel_next)
+
+
+_k_inverse = _entry.Kernel(_inverse_entry, globals())
+_k_inverse_step = _entry.Kernel(_inverse_step_entry, globals())
+_k_trajectory = _entry.Kernel(_inverse_trajectory, globals())
+_k_cone = _entry.Kernel(_cone_project_batch, globals())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -669,7 +681,7 @@ def inverse(m, d):
             discrete inverse with RK4.
     """
     _entry.check_pair(m, d, "inverse")
-    code, need = _k_inverse(m._s, d._s, -1)
+    code, need = _k_inverse(d._s, -1)
     if code != OK or need < 0:
         _raise_for(m, d, code, need, "inverse")
 
@@ -694,7 +706,7 @@ def inverse_step(m, d, qvel_next):
     """
     _entry.check_pair(m, d, "inverse_step")
     qvel_next = _entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
-    code, need = _k_inverse_step(m._s, d._s, qvel_next)
+    code, need = _k_inverse_step(d._s, qvel_next)
     if code != OK or need < 0:
         _raise_for(m, d, code, need, "inverse_step")
 

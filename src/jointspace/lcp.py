@@ -786,10 +786,10 @@ def _vector(x, n, name, fname):
     return x
 
 
-_k_lemke = _entry.Kernel(_lemke)
-_k_ppm = _entry.Kernel(_ppm)
-_k_enum = _entry.Kernel(_enumerate)
-_k_find = _entry.Kernel(_find_indices)
+_k_lemke = _entry.Kernel(_lemke, globals())
+_k_ppm = _entry.Kernel(_ppm, globals())
+_k_enum = _entry.Kernel(_enumerate, globals())
+_k_find = _entry.Kernel(_find_indices, globals())
 
 METHODS = ("lemke", "ppm")
 

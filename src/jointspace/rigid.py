@@ -831,8 +831,8 @@ def _contact_forces(m, d, out):
             i += 1
 
 
-_k_rigid = _entry.Kernel(_rigid_kernel)
-_k_forces = _entry.Kernel(_contact_forces)
+_k_rigid = _entry.Kernel(_rigid_kernel, globals())
+_k_forces = _entry.Kernel(_contact_forces, globals())
 
 FORMULATIONS = {"noslip": NOSLIP, "coulomb": COULOMB, "coulomb_enum": COULOMB_ENUM,
                 "cfree": CFREE}

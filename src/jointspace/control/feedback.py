@@ -147,4 +147,4 @@ class ComputedTorque:
         return self.out[0:nv].copy()
 
 
-_k_ct = _entry.Kernel(_computed_torque)
+_k_ct = _entry.Kernel(_computed_torque, globals())

@@ -426,5 +426,5 @@ def task_inertia(m, d, q, jac, *, method="factor", singular_threshold=1e-3):
     return lam
 
 
-_k_osc = _entry.Kernel(_osc)
-_k_ti = _entry.Kernel(_task_inertia)
+_k_osc = _entry.Kernel(_osc, globals())
+_k_ti = _entry.Kernel(_task_inertia, globals())

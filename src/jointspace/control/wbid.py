@@ -226,8 +226,8 @@ class WholeBodyID(_TaskController):
         self.saturated = int(_k_finish(m._s, d._s, self.ibuf, self.tau))
 
 
-_k_wbid = _entry.Kernel(_wbid)
-_k_prepare = _entry.Kernel(_wbid_prepare)
-_k_step = _entry.Kernel(_consistency_step)
-_k_finish = _entry.Kernel(_finish)
-_k_soft = _entry.Kernel(_soft_inverse_driver)
+_k_wbid = _entry.Kernel(_wbid, globals())
+_k_prepare = _entry.Kernel(_wbid_prepare, globals())
+_k_step = _entry.Kernel(_consistency_step, globals())
+_k_finish = _entry.Kernel(_finish, globals())
+_k_soft = _entry.Kernel(_soft_inverse_driver, globals())
