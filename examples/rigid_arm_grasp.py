@@ -79,10 +79,7 @@ def make_sim(contact):
     m.opt.timestep = H
     m.opt_disableflags[0] |= DSBL_ACTUATION
     if contact == "stiff":
-        m.geom_solimp[:, 0] = 0.99
-        m.geom_solimp[:, 1] = 0.99
-        m.geom_solref[:, 0] = 2 * H
-        m.geom_solref[:, 1] = 1.0
+        rigid.stiff_contacts(m, H)
     d = js.make_data(m)
     return m, d
 

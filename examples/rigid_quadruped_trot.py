@@ -161,10 +161,7 @@ def make_sim(mu, contact):
     if mu >= 100:
         m.opt.cone = "elliptic"     # a pyramid with μ = 100 leaves the normal direction soft
     if contact == "stiff":
-        m.geom_solimp[:, 0] = 0.99
-        m.geom_solimp[:, 1] = 0.99
-        m.geom_solref[:, 0] = 2 * H
-        m.geom_solref[:, 1] = 1.0
+        rigid.stiff_contacts(m, H)
     d = js.make_data(m)
     d.qpos[:] = m.qpos0
     d.qpos[2] = body_height()

@@ -44,10 +44,7 @@ def standing(contact):
     m.opt_disableflags[0] |= DSBL_ACTUATION
     m.geom_friction[:, 0] = 0.5
     if contact == "stiff":
-        m.geom_solimp[:, 0] = 0.99
-        m.geom_solimp[:, 1] = 0.99
-        m.geom_solref[:, 0] = 2 * H
-        m.geom_solref[:, 1] = 1.0
+        rigid.stiff_contacts(m, H)
     d = js.make_data(m)
     d.qpos[:] = m.qpos0
     act = rigid.actuated_dofs(m)
