@@ -23,6 +23,7 @@ from jointspace.rotation import (
     add_scaled6,
     quat_mul_s,
     quat_normalize_s,
+    quat_renormalize_s,
     quat_to_mat_row,
     rot_vec_quat_s,
     row6,
@@ -109,8 +110,16 @@ def _kinematics_bodies(m, d):
             p0 = xpos[p, 0] + xmat[p, 0] * b0 + xmat[p, 1] * b1 + xmat[p, 2] * b2
             p1 = xpos[p, 1] + xmat[p, 3] * b0 + xmat[p, 4] * b1 + xmat[p, 5] * b2
             p2 = xpos[p, 2] + xmat[p, 6] * b0 + xmat[p, 7] * b1 + xmat[p, 8] * b2
-            q0, q1, q2, q3 = quat_mul_s(xquat[p, 0], xquat[p, 1], xquat[p, 2], xquat[p, 3],
-                                  c0, c1, c2, c3)
+            if c0 == 1.0 and c1 == 0.0 and c2 == 0.0 and c3 == 0.0:
+                # the product with the identity, exactly, one step shorter on the chain
+                q0 = xquat[p, 0]
+                q1 = xquat[p, 1]
+                q2 = xquat[p, 2]
+                q3 = xquat[p, 3]
+            else:
+                q0, q1, q2, q3 = quat_mul_s(xquat[p, 0], xquat[p, 1], xquat[p, 2],
+                                            xquat[p, 3], c0, c1, c2, c3)
+            normed = False
             for jj in range(jn):
                 j = ja + uint64(jj)
                 qa = uint64(jnt_qposadr[j])
@@ -145,13 +154,15 @@ def _kinematics_bodies(m, d):
                         l2 = jnt_axis[j, 1] * s
                         l3 = jnt_axis[j, 2] * s
                     q0, q1, q2, q3 = quat_mul_s(q0, q1, q2, q3, l0, l1, l2, l3)
-                    q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
+                    q0, q1, q2, q3 = quat_renormalize_s(q0, q1, q2, q3)
+                    normed = True
                     r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1],
                                                 jnt_pos[j, 2])
                     p0 = n0 - r0
                     p1 = n1 - r1
                     p2 = n2 - r2
-        q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
+            if not normed:
+                q0, q1, q2, q3 = quat_renormalize_s(q0, q1, q2, q3)
         xpos[i, 0] = p0
         xpos[i, 1] = p1
         xpos[i, 2] = p2
