@@ -69,7 +69,8 @@ def _solve_ld(m, mat, diaginv, x):
 
     Lᵀ y = x (leaves first), z = D⁻¹ y, L x = z (root first). Row k's off-diagonal
     entries are read with their columns from M_col rather than by walking dof_parentid, so
-    the loads do not wait on one another.
+    the loads do not wait on one another; the dot products of the last pass run as two
+    interleaved sums, halving the chain of dependent subtractions that bounds its speed.
     """
     nv = m.nv
     madr = m.dof_Madr
@@ -84,13 +85,17 @@ def _solve_ld(m, mat, diaginv, x):
                 for adr in range(uint64(madr[k]) + uint64(1), end):
                     xr[uint64(col[adr])] -= mat[adr] * xk
         for k in range(nv):
-            xr[k] *= diaginv[k]
-        for k in range(nv):
             end = uint64(madr[k + 1]) if k + 1 < nv else nM
-            s = xr[k]
-            for adr in range(uint64(madr[k]) + uint64(1), end):
-                s -= mat[adr] * xr[uint64(col[adr])]
-            xr[k] = s
+            s0 = xr[k] * diaginv[k]
+            s1 = 0.0
+            adr = uint64(madr[k]) + uint64(1)
+            while adr + uint64(1) < end:
+                s0 -= mat[adr] * xr[uint64(col[adr])]
+                s1 -= mat[adr + uint64(1)] * xr[uint64(col[adr + uint64(1)])]
+                adr += uint64(2)
+            if adr < end:
+                s0 -= mat[adr] * xr[uint64(col[adr])]
+            xr[k] = s0 + s1
 
 
 @njit(cache=True)
