@@ -27,9 +27,10 @@ import numpy as np
 from numba import njit
 
 from jointspace import _entry
+from jointspace._dense import chol_factor, chol_solve
 from jointspace.errors import JointspaceError
 from jointspace.solver import _cone_arrays
-from jointspace.solver.cost import _chol_factor, _chol_solve, _make_ar, _mul_j
+from jointspace.solver.cost import _make_ar, _mul_j
 from jointspace.solver.ipm import _barrier, _feasible
 
 INFEASIBLE = -1
@@ -160,10 +161,10 @@ def _newton(d, H0, lin, kappa, A, kappa_v, vmin, mask, cdim, cfr, f, maxiter, to
                     H[r, c] += kappa_v * h
                     if c != r:
                         H[c, r] += kappa_v * h
-        _chol_factor(H, n, 1e-300)
+        chol_factor(H, n, 1e-300)
         for r in range(n):
             step[r] = -g[r]
-        _chol_solve(H, n, step)
+        chol_solve(H, n, step)
         dec = 0.0
         for r in range(n):
             dec -= g[r] * step[r]

@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from jointspace import _entry
+from jointspace._dense import chol_solve
 from jointspace.errors import JointspaceError
 
 LCP_SOLVED = 0
@@ -120,15 +121,8 @@ def _chol_append(L, k, col, diag, rtol):
 def _chol_solve(L, k, b, x):
     """x = (L Lᵀ)⁻¹ b for the leading k × k block of L."""
     for i in range(k):
-        v = b[i]
-        for j in range(i):
-            v -= L[i, j] * x[j]
-        x[i] = v / L[i, i]
-    for i in range(k - 1, -1, -1):
-        v = x[i]
-        for j in range(i + 1, k):
-            v -= L[j, i] * x[j]
-        x[i] = v / L[i, i]
+        x[i] = b[i]
+    chol_solve(L, k, x)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ import numpy as np
 from numba import njit
 
 from jointspace import _entry
+from jointspace._dense import chol_factor
 from jointspace.collision.driver import _collision
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -90,25 +91,19 @@ IP_FORM, IP_K, IP_MAXITER, IP_PROJECT, IP_ENUMCAP, IP_STAGE2 = 0, 1, 2, 3, 4, 5
  DG_COMPL, DG_CONE, DG_NSOL, DG_STAGE2, DG_FALLBACK, DG_KEPT, DG_STATUS0, DG_STAGE2OK) = range(16)
 NDIAG = 16
 
+_TINY = 1e-300  # a Cholesky pivot must be positive: the least threshold that refuses 0
+
 
 @njit(cache=True)
 def _cholesky(A, L):
-    """L Lᵀ = A (A symmetric PD, n × n); returns False if a pivot is not positive."""
+    """L Lᵀ = A (A symmetric PD, n × n, kept); returns False if a pivot is not positive."""
     n = A.shape[0]
     for i in range(n):
         for j in range(i + 1):
-            s = A[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            if i == j:
-                if not (s > 0.0):
-                    return False
-                L[i, i] = math.sqrt(s)
-            else:
-                L[i, j] = s / L[j, j]
+            L[i, j] = A[i, j]
         for j in range(i + 1, n):
             L[i, j] = 0.0
-    return True
+    return chol_factor(L, n, _TINY) == n
 
 
 @njit(cache=True)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace._dense import chol_factor, chol_solve
 from jointspace.collision.driver import _collision
 from jointspace.constraint import STATE_CONE, STATE_QUADRATIC, _make_constraint, _reference
 from jointspace.dynamics.factor import _solve_ld
@@ -194,36 +195,12 @@ def _damped_inverse(A, n, eps, out):
 def _chol_solve_small(A, n, b):
     """Solve A x = b in place (b → x) for a symmetric positive definite n × n A (destroyed).
 
-    Returns False when a pivot is not positive.
+    Returns False when a pivot is not above _MINVAL.
     """
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= A[j, k] * A[j, k]
-        if not s > _MINVAL * (1.0 + abs(A[j, j])):
-            return False
-        s = math.sqrt(s)
-        A[j, j] = s
-        for i in range(j + 1, n):
-            t = A[i, j]
-            for k in range(j):
-                t -= A[i, k] * A[j, k]
-            A[i, j] = t / s
-    for i in range(n):
-        t = b[i]
-        for k in range(i):
-            t -= A[i, k] * b[k]
-        b[i] = t / A[i, i]
-    for i in range(n - 1, -1, -1):
-        t = b[i]
-        for k in range(i + 1, n):
-            t -= A[k, i] * b[k]
-        b[i] = t / A[i, i]
+    if chol_factor(A, n, _MINVAL) < n:
+        return False
+    chol_solve(A, n, b)
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# tasks
 
 
 @njit(cache=True, inline="always")

@@ -125,49 +125,6 @@ def _dot(a, b, n):
     return s
 
 
-@njit(cache=True)
-def _chol_factor(A, n, mindiag):
-    """In-place lower Cholesky of A[:n, :n]; pivots below mindiag are raised to it.
-
-    Returns the rank (n minus the number of raised pivots).
-    """
-    rank = n
-    for j in range(n):
-        t = A[j, j]
-        for k in range(j):
-            t -= A[j, k] * A[j, k]
-        if t < mindiag:
-            t = mindiag
-            rank -= 1
-            A[j, j] = math.sqrt(t)
-            for i in range(j + 1, n):
-                A[i, j] = 0.0
-            continue
-        A[j, j] = math.sqrt(t)
-        inv = 1.0 / A[j, j]
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            A[i, j] = s * inv
-    return rank
-
-
-@njit(cache=True)
-def _chol_solve(L, n, x):
-    """Solve in place x ← (L Lᵀ)⁻¹ x with a factor made by _chol_factor."""
-    for i in range(n):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
-
-
 # ---------------------------------------------------------------------------------------------
 # cost and forces
 

@@ -19,9 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace._dense import chol_factor, chol_solve
 from jointspace.solver.cost import (
-    _chol_factor,
-    _chol_solve,
     _dual_cost,
     _dual_state,
     _make_ar,
@@ -149,10 +148,10 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
                 H[r, k] = t * AR[r, k]
             g[r] = t * s
         phi = _barrier(d, f, cdim, cfr, g, H, True)
-        _chol_factor(H, nefc, 1e-300)
+        chol_factor(H, nefc, 1e-300)
         for r in range(nefc):
             step[r] = -g[r]
-        _chol_solve(H, nefc, step)
+        chol_solve(H, nefc, step)
         dec = 0.0
         for r in range(nefc):
             dec -= g[r] * step[r]

@@ -16,11 +16,10 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace._dense import chol_factor, chol_solve
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.solver.cost import (
     _MINVAL,
-    _chol_factor,
-    _chol_solve,
     _constraint_update,
     _count_active,
     _dot,
@@ -129,7 +128,7 @@ def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
             H[a, b] += qM[adr]
             adr += 1
             b = parent[b]
-    _chol_factor(H, nv, _MINVAL)
+    chol_factor(H, nv, _MINVAL)
     return ncone
 
 
@@ -188,7 +187,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
         _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        _chol_solve(H, nv, Mgrad)
+        chol_solve(H, nv, Mgrad)
         done = gradient_ok and max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
     for k in range(nv):
         search[k] = -Mgrad[k]
@@ -222,7 +221,7 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
             nupdate = nefc
         for k in range(nv):
             Mgrad[k] = grad[k]
-        _chol_solve(H, nv, Mgrad)
+        chol_solve(H, nv, Mgrad)
         improvement = scale * res[0]
         gradient = scale * math.sqrt(_dot(grad, grad, nv))
         _save_stats(d, it, improvement, gradient, res[1], cost, _count_active(d, state),
