@@ -497,14 +497,13 @@ def _diag_approx(m, d):
         i += 1
 
 
-@njit(cache=True)
-def _impedance(solimp, pos, margin):
-    """(d, ∂d/∂pos) of the solimp impedance curve at pos − margin (MuJoCo getimpedance)."""
-    d0 = solimp[0]
-    dw = solimp[1]
-    width = solimp[2]
-    mid = solimp[3]
-    power = solimp[4]
+@njit(cache=True, inline="always")
+def _impedance(d0, dw, width, mid, power, pos, margin):
+    """(d, ∂d/∂pos) of the solimp impedance curve at pos − margin (MuJoCo getimpedance).
+
+    The default power 2 is evaluated by products (no pow calls; equal to pow's result to
+    the last bit or so).
+    """
     if d0 == dw or width <= _MINVAL:
         return 0.5 * (d0 + dw), 0.0
     x = (pos - margin) / width
@@ -519,61 +518,67 @@ def _impedance(solimp, pos, margin):
         yp = 1.0
     elif x <= mid:
         # y = a x^p on [0, midpoint]
-        a = 1.0 / mid ** (power - 1.0)
-        y = a * x ** power
-        yp = power * a * x ** (power - 1.0)
+        if power == 2.0:
+            a = 1.0 / mid
+            xp = x
+        else:
+            a = 1.0 / mid ** (power - 1.0)
+            xp = x ** (power - 1.0)
+        y = a * xp * x
+        yp = power * a * xp
     else:
         # y = 1 − b (1 − x)^p on [midpoint, 1]
-        b = 1.0 / (1.0 - mid) ** (power - 1.0)
-        y = 1.0 - b * (1.0 - x) ** power
-        yp = power * b * (1.0 - x) ** (power - 1.0)
+        if power == 2.0:
+            b = 1.0 / (1.0 - mid)
+            xp = 1.0 - x
+        else:
+            b = 1.0 / (1.0 - mid) ** (power - 1.0)
+            xp = (1.0 - x) ** (power - 1.0)
+        y = 1.0 - b * xp * (1.0 - x)
+        yp = power * b * xp
     return d0 + y * (dw - d0), yp * sgn * (dw - d0) / width
 
 
 @njit(cache=True, inline="always")
-def _copy_params(solref, solimp, src_ref, src_imp, cid):
-    """solref, solimp = row cid of src_ref, src_imp."""
-    solref[0] = src_ref[cid, 0]
-    solref[1] = src_ref[cid, 1]
-    for k in range(5):
-        solimp[k] = src_imp[cid, k]
-
-
-@njit(cache=True)
-def _solparams(m, d, i, solref, solreffriction, solimp):
-    """solref, solreffriction, solimp of row i, sanitized as MuJoCo's getsolparam does."""
+def _solparams(m, d, i):
+    """Row i's solref (2), solreffriction (2), solimp (5): nine scalars, sanitized (getsolparam)."""
     cid = d.efc_id[i]
     t = d.efc_type[i]
-    solreffriction[0] = 0.0
-    solreffriction[1] = 0.0
+    fref0 = 0.0
+    fref1 = 0.0
     if t == CNSTR_EQUALITY:
-        _copy_params(solref, solimp, m.eq_solref, m.eq_solimp, cid)
+        sref = m.eq_solref
+        simp = m.eq_solimp
     elif t == CNSTR_LIMIT_JOINT:
-        _copy_params(solref, solimp, m.jnt_solref, m.jnt_solimp, cid)
+        sref = m.jnt_solref
+        simp = m.jnt_solimp
     elif t == CNSTR_FRICTION_DOF:
-        _copy_params(solref, solimp, m.dof_solref, m.dof_solimp, cid)
+        sref = m.dof_solref
+        simp = m.dof_solimp
     else:
-        _copy_params(solref, solimp, d.contact_solref, d.contact_solimp, cid)
-        solreffriction[0] = d.contact_solreffriction[cid, 0]
-        solreffriction[1] = d.contact_solreffriction[cid, 1]
+        sref = d.contact_solref
+        simp = d.contact_solimp
+        fref0 = d.contact_solreffriction[cid, 0]
+        fref1 = d.contact_solreffriction[cid, 1]
+    ref0 = sref[cid, 0]
+    ref1 = sref[cid, 1]
     # standard (both > 0) or direct (both ≤ 0), not mixed
-    if (solref[0] > 0) != (solref[1] > 0):
-        solref[0] = _SOLREF_DEFAULT[0]
-        solref[1] = _SOLREF_DEFAULT[1]
+    if (ref0 > 0) != (ref1 > 0):
+        ref0 = _SOLREF_DEFAULT[0]
+        ref1 = _SOLREF_DEFAULT[1]
     refsafe = (m.opt_disableflags[0] & DSBL_REFSAFE) == 0
     h2 = 2.0 * m.opt_timestep[0]
-    if refsafe and solref[0] > 0:
-        solref[0] = max(solref[0], h2)
-    if (solreffriction[0] > 0) != (solreffriction[1] > 0):
-        solreffriction[0] = 0.0
-        solreffriction[1] = 0.0
-    if refsafe and solreffriction[0] > 0:
-        solreffriction[0] = max(solreffriction[0], h2)
-    solimp[0] = min(_MAXIMP, max(_MINIMP, solimp[0]))
-    solimp[1] = min(_MAXIMP, max(_MINIMP, solimp[1]))
-    solimp[2] = max(0.0, solimp[2])
-    solimp[3] = min(_MAXIMP, max(_MINIMP, solimp[3]))
-    solimp[4] = max(1.0, solimp[4])
+    if refsafe and ref0 > 0:
+        ref0 = max(ref0, h2)
+    if (fref0 > 0) != (fref1 > 0):
+        fref0 = 0.0
+        fref1 = 0.0
+    if refsafe and fref0 > 0:
+        fref0 = max(fref0, h2)
+    return (ref0, ref1, fref0, fref1,
+            min(_MAXIMP, max(_MINIMP, simp[cid, 0])), min(_MAXIMP, max(_MINIMP, simp[cid, 1])),
+            max(0.0, simp[cid, 2]), min(_MAXIMP, max(_MINIMP, simp[cid, 3])),
+            max(1.0, simp[cid, 4]))
 
 
 @njit(cache=True)
@@ -586,13 +591,9 @@ def _make_impedance(m, d):
     efc_pos = d.efc_pos
     efc_margin = d.efc_margin
     dA = d.efc_diagApprox
-    buf = np.empty(9)
-    solref = buf[0:2]
-    solreffriction = buf[2:4]
-    solimp = buf[4:9]
     i = 0
     while i < nefc:
-        _solparams(m, d, i, solref, solreffriction, solimp)
+        sref0, sref1, fref0, fref1, d0, dw, width, mid, power = _solparams(m, d, i)
         # one impedance per constraint: connect/weld use |pos| over their rows
         t = efc_type[i]
         dim = 1
@@ -607,20 +608,20 @@ def _make_impedance(m, d):
                 for j in range(dim):
                     s += efc_pos[i + j] * efc_pos[i + j]
                 pos = math.sqrt(s)
-        imp, impP = _impedance(solimp, pos, efc_margin[i])
-        dwidth2 = solimp[1] * solimp[1]
+        imp, impP = _impedance(d0, dw, width, mid, power, pos, efc_margin[i])
+        dwidth2 = dw * dw
         for j in range(dim):
             r = i + j
             # R = (1 − d)/d · diagApprox
             R[r] = max(_MINVAL, (1.0 - imp) * dA[r] / imp)
             tr = efc_type[r]
             ell_fric = tr == CNSTR_CONTACT_ELLIPTIC and j > 0
-            if ell_fric and (solreffriction[0] != 0.0 or solreffriction[1] != 0.0):
-                ref0 = solreffriction[0]
-                ref1 = solreffriction[1]
+            if ell_fric and (fref0 != 0.0 or fref1 != 0.0):
+                ref0 = fref0
+                ref1 = fref1
             else:
-                ref0 = solref[0]
-                ref1 = solref[1]
+                ref0 = sref0
+                ref1 = sref1
             if tr == CNSTR_FRICTION_DOF or tr == CNSTR_FRICTION_TENDON or ell_fric:
                 KBIP[r, 0] = 0.0
             elif ref0 > 0:
@@ -630,9 +631,9 @@ def _make_impedance(m, d):
                 KBIP[r, 0] = -ref0 / max(_MINVAL, dwidth2)
             if ref1 > 0:
                 # B = 2 / (dwidth τ)
-                KBIP[r, 1] = 2.0 / max(_MINVAL, solimp[1] * ref0)
+                KBIP[r, 1] = 2.0 / max(_MINVAL, dw * ref0)
             else:
-                KBIP[r, 1] = -ref1 / max(_MINVAL, solimp[1])
+                KBIP[r, 1] = -ref1 / max(_MINVAL, dw)
             KBIP[r, 2] = imp
             KBIP[r, 3] = impP
         i += dim
@@ -681,7 +682,6 @@ def _instantiate_contact(m, d, need):
     rootid = m.body_rootid
     parent = m.dof_parentid
     pyramidal = m.opt_cone[0] == 0
-    v = np.empty(6)
     for c in range(d.ncon[0]):
         if cexcl[c]:
             continue
@@ -727,6 +727,11 @@ def _instantiate_contact(m, d, need):
         f6 = fr[c, 6]
         f7 = fr[c, 7]
         f8 = fr[c, 8]
+        mu1 = cfric[c, 0]
+        mu2 = cfric[c, 1]
+        mu3 = cfric[c, 2]
+        mu4 = cfric[c, 3]
+        mu5 = cfric[c, 4]
         da1 = _last_dof(m, b1)
         da2 = _last_dof(m, b2)
         # merged chains from the leaves down, common dofs left out (mj_mergeChain)
@@ -758,24 +763,40 @@ def _instantiate_contact(m, d, need):
                 da1 = parent[da1]
             ind[n, nnz] = k
             nnz += 1
-            # frame rows: v = frame (J2 − J1) column k
-            v[0] = f0 * jp0 + f1 * jp1 + f2 * jp2
-            if dim > 1:
-                v[1] = f3 * jp0 + f4 * jp1 + f5 * jp2
-                v[2] = f6 * jp0 + f7 * jp1 + f8 * jp2
-                if dim > 3:
-                    v[3] = f0 * jr0 + f1 * jr1 + f2 * jr2
-                    if dim > 4:
-                        v[4] = f3 * jr0 + f4 * jr1 + f5 * jr2
-                        v[5] = f6 * jr0 + f7 * jr1 + f8 * jr2
-            if ctype == CNSTR_CONTACT_PYRAMIDAL:
-                for j in range(1, dim):
-                    mu = cfric[c, j - 1]
-                    J[n + 2 * j - 2, k] = v[0] + mu * v[j]
-                    J[n + 2 * j - 1, k] = v[0] - mu * v[j]
+            # frame rows: v = frame (J2 − J1) column k; pyramidal edges v0 ± μ_j v_j
+            v0 = f0 * jp0 + f1 * jp1 + f2 * jp2
+            if dim == 1:
+                J[n, k] = v0
+                continue
+            v1 = f3 * jp0 + f4 * jp1 + f5 * jp2
+            v2 = f6 * jp0 + f7 * jp1 + f8 * jp2
+            if pyramidal:
+                J[n, k] = v0 + mu1 * v1
+                J[n + 1, k] = v0 - mu1 * v1
+                J[n + 2, k] = v0 + mu2 * v2
+                J[n + 3, k] = v0 - mu2 * v2
             else:
-                for r in range(size):
-                    J[n + r, k] = v[r]
+                J[n, k] = v0
+                J[n + 1, k] = v1
+                J[n + 2, k] = v2
+            if dim > 3:
+                v3 = f0 * jr0 + f1 * jr1 + f2 * jr2
+                if pyramidal:
+                    J[n + 4, k] = v0 + mu3 * v3
+                    J[n + 5, k] = v0 - mu3 * v3
+                else:
+                    J[n + 3, k] = v3
+                if dim > 4:
+                    v4 = f3 * jr0 + f4 * jr1 + f5 * jr2
+                    v5 = f6 * jr0 + f7 * jr1 + f8 * jr2
+                    if pyramidal:
+                        J[n + 6, k] = v0 + mu4 * v4
+                        J[n + 7, k] = v0 - mu4 * v4
+                        J[n + 8, k] = v0 + mu5 * v5
+                        J[n + 9, k] = v0 - mu5 * v5
+                    else:
+                        J[n + 4, k] = v4
+                        J[n + 5, k] = v5
         # the index increasing
         for j in range(nnz // 2):
             tmp = ind[n, j]
