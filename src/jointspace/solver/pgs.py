@@ -17,6 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace._dense import chol_factor, chol_solve
 from jointspace.solver.cost import (
     _MINVAL,
     _dual_cost,
@@ -45,36 +46,18 @@ def _qcqp(A, b, mu, r, n, x):
     lam = 0.0
     for _ in range(20):
         # L Lᵀ = Â + λ I
-        spd = True
         for j in range(n):
             for k in range(j + 1):
-                s = As[j, k] + (lam if j == k else 0.0)
-                for t in range(k):
-                    s -= L[j, t] * L[k, t]
-                if j == k:
-                    if s < 1e-10:
-                        spd = False
-                        break
-                    L[j, j] = math.sqrt(s)
-                else:
-                    L[j, k] = s / L[k, k]
-            if not spd:
-                break
-        if not spd:
+                L[j, k] = As[j, k]
+            L[j, j] += lam
+        if chol_factor(L, n, 1e-10) < n:
             for j in range(n):
                 x[j] = 0.0
             return False
         # y = −(Â + λI)⁻¹ b̂
         for j in range(n):
-            s = -bs[j]
-            for t in range(j):
-                s -= L[j, t] * z[t]
-            z[j] = s / L[j, j]
-        for j in range(n - 1, -1, -1):
-            s = z[j]
-            for t in range(j + 1, n):
-                s -= L[t, j] * y[t]
-            y[j] = s / L[j, j]
+            y[j] = -bs[j]
+        chol_solve(L, n, y)
         val = -r * r
         for j in range(n):
             val += y[j] * y[j]
@@ -82,13 +65,11 @@ def _qcqp(A, b, mu, r, n, x):
             break
         # d|y|²/dλ = −2 yᵀ (Â + λI)⁻¹ y
         for j in range(n):
-            s = y[j]
-            for t in range(j):
-                s -= L[j, t] * z[t]
-            z[j] = s / L[j, j]
+            z[j] = y[j]
+        chol_solve(L, n, z)
         deriv = 0.0
         for j in range(n):
-            deriv -= 2.0 * z[j] * z[j]
+            deriv -= 2.0 * y[j] * z[j]
         delta = -val / deriv
         if delta < 1e-10:
             break
