@@ -1,9 +1,10 @@
 """Dense Cholesky factorization and solves for the small systems of the solvers.
 
 One factorization serves every dense symmetric system in the package: Newton's and the
-interior-point Hessians, the barrier model's, the LCP's and rigid-contact inverse's Gram and
-mass blocks, and the control QPs'. Callers that need a strictly positive definite matrix
-check that the returned rank is full; the solvers use the regularized factor as it is.
+interior-point Hessians, the barrier model's, PGS's friction subproblem, the LCP's and
+rigid-contact inverse's Gram and mass blocks, and the control QPs'. Callers that need a
+strictly positive definite matrix check that the returned rank is full; the solvers use the
+regularized factor as it is.
 """
 
 import math
