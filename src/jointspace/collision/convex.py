@@ -110,6 +110,19 @@ def make_workspace(full):
     return verts, faces, fplane, ffree, edges, poly, fbuf
 
 
+@jit_inline
+def workspace_placeholder(fs, iscr):
+    """make_workspace(False)'s placeholder as views of 65 floats and 15 integers of scratch."""
+    verts = fs[0:9].reshape((1, 9))
+    fplane = fs[9:13].reshape((1, 4))
+    poly = fs[13:25].reshape((4, 1, 3))
+    fbuf = fs[25:65].reshape((4, 10))
+    faces = iscr[0:6].reshape((1, 6))
+    ffree = iscr[6:7]
+    edges = iscr[7:15].reshape((2, 4))
+    return verts, faces, fplane, ffree, edges, poly, fbuf
+
+
 # ---------------------------------------------------------------------------------------------
 # support functions
 

@@ -276,19 +276,19 @@ def _order(gtype, g1, g2):
 
 
 @njit(cache=True, inline="always")
-def _sort_pairs(bucket, sub, n, nbucket):
-    """Order of n items by (bucket, sub): counting sort on buckets, then each bucket by sub.
+def _sort_pairs(bucket, sub, n, nbucket, start, fill, order):
+    """Order of n items by (bucket, sub) into order[:n] (start, fill: scratch integers).
 
-    Buckets are the lower body ids of the pairs: MuJoCo's contact order in O(n + nbody)
-    plus small per-body sorts.
+    A counting sort on buckets, then each bucket by sub. Buckets are the lower body ids of
+    the pairs: MuJoCo's contact order in O(n + nbody) plus small per-body sorts.
     """
-    start = np.zeros(nbucket + 1, dtype=np.int64)
+    for b in range(nbucket + 1):
+        start[b] = 0
     for i in range(n):
         start[bucket[i] + 1] += 1
     for b in range(nbucket):
         start[b + 1] += start[b]
-    fill = start[:nbucket].copy()
-    order = np.empty(n, dtype=np.int64)
+        fill[b] = start[b]
     for i in range(n):
         order[fill[bucket[i]]] = i
         fill[bucket[i]] += 1
@@ -311,7 +311,23 @@ def _sort_pairs(bucket, sub, n, nbucket):
             seg = order[lo:hi].copy()
             for i in range(hi - lo):
                 order[lo + i] = seg[srt[i]]
-    return order
+
+
+@njit(cache=True, inline="always")
+def _argsort_small(keys, n, out):
+    """out[:n] = the order of keys[:n], by insertion for n <= 32, else argsort."""
+    if n > 32:
+        srt = np.argsort(keys[:n])
+        for i in range(n):
+            out[i] = srt[i]
+        return
+    for i in range(n):
+        v = i
+        j = i - 1
+        while j >= 0 and keys[out[j]] > keys[v]:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = v
 
 
 @njit(cache=True)
@@ -371,9 +387,10 @@ def _world_aabb(m, d, box):
 
 
 @njit(cache=True, inline="always")
-def _broadphase(m, d, box):
+def _broadphase(m, d, box, fs, iscr):
     """Candidate pairs (g1, g2, explicit pair id or -1) in MuJoCo's order.
 
+    box: (ngeom, 6) floats, fs: 7 ngeom floats and iscr: 11 ngeom + 128 integers of scratch.
     Returns (pairs, count, number of automatic pairs whose boxes overlapped, before the
     filters; a diagnostic). The filters are MuJoCo's: contype/conaffinity, one weld group,
     two dof-less bodies, a body and its parent's weld group (unless that is the world),
@@ -398,10 +415,13 @@ def _broadphase(m, d, box):
     gxpos = d.geom_xpos
     gxmat = d.geom_xmat
     # 1. candidates: box overlaps along the sweep axis, every plane with every other geom
-    cand = np.empty((max(64, 4 * ngeom), 2), dtype=np.int64)
+    ncmax = max(64, 4 * ngeom)
+    cand = iscr[:2 * ncmax].reshape((ncmax, 2))
     ncand = 0
-    order = np.empty(ngeom, dtype=np.int64)
-    planes = np.empty(ngeom, dtype=np.int64)
+    order = iscr[2 * ncmax:2 * ncmax + ngeom]
+    planes = iscr[2 * ncmax + ngeom:2 * ncmax + 2 * ngeom]
+    sid = iscr[2 * ncmax + 2 * ngeom:2 * ncmax + 3 * ngeom]
+    srt = iscr[2 * ncmax + 3 * ngeom:2 * ncmax + 4 * ngeom]
     nsw = 0
     npl = 0
     for g in range(ngeom):
@@ -414,13 +434,12 @@ def _broadphase(m, d, box):
             order[nsw] = g
             nsw += 1
     axis = _world_aabb(m, d, box)
-    lo = np.empty(nsw)
+    lo = fs[:ngeom]
     for i in range(nsw):
         lo[i] = box[order[i], axis]
-    srt = np.argsort(lo)
+    _argsort_small(lo, nsw, srt)
     # boxes in sweep order, the sweep axis first, for a sequential inner loop
-    sid = np.empty(nsw, dtype=np.int64)
-    sb = np.empty((nsw, 6))
+    sb = fs[ngeom:7 * ngeom].reshape((ngeom, 6))
     ax1 = (axis + 1) % 3
     ax2 = (axis + 2) % 3
     for ii in range(nsw):
@@ -458,9 +477,12 @@ def _broadphase(m, d, box):
             cand[ncand, 1] = max(planes[ip], order[jj])
             ncand += 1
     # 2. filters, and sort keys in MuJoCo's order: body pair, explicit pairs, geom ids
-    pg = np.empty((ncand + m.npair, 3), dtype=np.int64)
-    bucket = np.empty(ncand + m.npair, dtype=np.int64)  # lower body id
-    sub = np.empty(ncand + m.npair, dtype=np.int64)  # higher body, explicit first, geom ids
+    nmax = ncand + m.npair
+    nbody = m.nbody
+    ps = np.empty(9 * nmax + 2 * nbody + 1, dtype=np.int64)
+    pg = ps[:3 * nmax].reshape((nmax, 3))
+    bucket = ps[3 * nmax:4 * nmax]  # lower body id
+    sub = ps[4 * nmax:5 * nmax]  # higher body, explicit first, geom ids
     n = 0
     for i in range(m.npair):
         g1 = pg1[i]
@@ -526,8 +548,10 @@ def _broadphase(m, d, box):
         pg[n, 1] = g2
         pg[n, 2] = -1
         n += 1
-    srt = _sort_pairs(bucket, sub, n, m.nbody)
-    out = np.empty((n, 3), dtype=np.int64)
+    srt = ps[5 * nmax:6 * nmax]
+    _sort_pairs(bucket, sub, n, nbody, ps[9 * nmax:9 * nmax + nbody + 1],
+                ps[9 * nmax + nbody + 1:9 * nmax + 2 * nbody + 1], srt)
+    out = ps[6 * nmax:9 * nmax].reshape((nmax, 3))
     for i in range(n):
         for c in range(3):
             out[i, c] = pg[srt[i], c]
@@ -574,14 +598,23 @@ def _collision(m, d):
             d.collision_warning[WARN_BADGEOM, 0] += 1
             d.collision_warning[WARN_BADGEOM, 1] = g
             return 1 << WARN_BADGEOM
-    box = np.empty((m.ngeom, 6))
-    pg, npair, noverlap = _broadphase(m, d, box)
-    buf = np.empty((MAXCONPAIR, 10))
-    boxpoly = np.empty((2, B._MAXVERT, 3))
-    ws = C.make_workspace(False)
-    ref = np.empty(2)
-    imp = np.empty(5)
-    fric = np.empty(5)
+    # scratch in two blocks: box, broadphase floats, buf, boxpoly, ref/imp/fric, and the
+    # placeholder convex workspace (allocated for real only when a convex pair comes up)
+    ngeom = m.ngeom
+    nbp = 2 * B._MAXVERT * 3
+    fs = np.empty(13 * ngeom + 10 * MAXCONPAIR + nbp + 12 + 65)
+    iscr = np.empty(2 * max(64, 4 * ngeom) + 4 * ngeom + 15, dtype=np.int64)
+    box = fs[:6 * ngeom].reshape((ngeom, 6))
+    pg, npair, noverlap = _broadphase(m, d, box, fs[6 * ngeom:13 * ngeom], iscr)
+    o = 13 * ngeom
+    buf = fs[o:o + 10 * MAXCONPAIR].reshape((MAXCONPAIR, 10))
+    o += 10 * MAXCONPAIR
+    boxpoly = fs[o:o + nbp].reshape((2, B._MAXVERT, 3))
+    o += nbp
+    ref = fs[o:o + 2]
+    imp = fs[o + 2:o + 7]
+    fric = fs[o + 7:o + 12]
+    ws = C.workspace_placeholder(fs[o + 12:o + 77], iscr[iscr.shape[0] - 15:])
     gtype = m.geom_type
     gmargin = m.geom_margin
     ggap = m.geom_gap
