@@ -81,34 +81,51 @@ def _spring_displacement(m, qpos, j, out):
 
 @njit(cache=True)
 def _springs(m, d):
-    """qfrc_passive −= k x: joint spring forces."""
-    x = np.empty(6)
+    """qfrc_passive −= k x: joint spring forces (hinge and slide inline, without scratch)."""
+    stiffness = m.jnt_stiffness
+    jtype = m.jnt_type
+    qpos = d.qpos
+    qspring = m.qpos_spring
+    out = d.qfrc_passive
+    rotational = False
     for j in range(m.njnt):
-        k = m.jnt_stiffness[j]
+        k = stiffness[j]
         if k == 0.0:
             continue
-        n = _spring_displacement(m, d.qpos, j, x)
+        jt = jtype[j]
+        if jt == JNT_FREE or jt == JNT_BALL:
+            rotational = True
+            continue
+        padr = m.jnt_qposadr[j]
+        out[m.jnt_dofadr[j]] -= k * (qpos[padr] - qspring[padr])
+    if not rotational:
+        return
+    x = np.empty(6)
+    for j in range(m.njnt):
+        k = stiffness[j]
+        jt = jtype[j]
+        if k == 0.0 or (jt != JNT_FREE and jt != JNT_BALL):
+            continue
+        n = _spring_displacement(m, qpos, j, x)
         dadr = m.jnt_dofadr[j]
         # qfrc_spring = -k x
         for i in range(n):
-            d.qfrc_passive[dadr + i] -= k * x[i]
+            out[dadr + i] -= k * x[i]
 
 
 @njit(cache=True)
 def _passive(m, d):
     """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
-    for i in range(m.nv):
-        d.qfrc_passive[i] = 0.0
+    out = d.qfrc_passive
     flags = m.opt_disableflags[0]
-    if not flags & DSBL_SPRING:
-        for j in range(m.njnt):
-            if m.jnt_stiffness[j] != 0.0:
-                _springs(m, d)
-                break
     # qfrc_damper = -b v
     if flags & DSBL_DAMPER:
-        return
-    for i in range(m.nv):
-        b = m.dof_damping[i]
-        if b != 0.0:
-            d.qfrc_passive[i] -= b * d.qvel[i]
+        for i in range(m.nv):
+            out[i] = 0.0
+    else:
+        damping = m.dof_damping
+        qvel = d.qvel
+        for i in range(m.nv):
+            out[i] = -damping[i] * qvel[i]
+    if not flags & DSBL_SPRING:
+        _springs(m, d)
