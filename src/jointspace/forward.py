@@ -39,7 +39,7 @@ from jointspace.integrate import (
     _implicitfast,
     _integrate_pos,
 )
-from jointspace.inverse import _compare_fwd_inv
+from jointspace.inverse import _bad_element, _compare_fwd_inv
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics
 from jointspace.passive import _passive
 from jointspace.solver import _constraint_stage
@@ -54,7 +54,6 @@ from jointspace.types import (
     JNT_FREE,
 )
 
-_MAXVAL = 1e10
 WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2
 _WARN_FIELDS = ("qpos", "qvel", "qacc")
 
@@ -162,15 +161,6 @@ def _forward(m, d):
 
 
 @njit(cache=True)
-def _first_bad(x):
-    """Index of the first NaN, inf or |x| > 1e10 in x, -1 if none (mju_isBad)."""
-    for i in range(x.shape[0]):
-        if not (abs(x[i]) <= _MAXVAL):
-            return i
-    return -1
-
-
-@njit(cache=True)
 def _reset(m, d):
     """Reset the state and inputs to the model's defaults (mj_resetData), keeping d.warning."""
     d.time[0] = 0.0
@@ -191,7 +181,7 @@ def _reset(m, d):
 @njit(cache=True)
 def _check(m, d, x, kind):
     """If x has a bad element: count it in d.warning[kind], reset, return 1 << kind; else 0."""
-    i = _first_bad(x)
+    i = _bad_element(x)
     if i < 0:
         return 0
     _reset(m, d)
@@ -321,7 +311,7 @@ def _forward_checked(m, d):
     bad_pivot = _forward(m, d)
     if bad_pivot >= 0:
         return -2 - bad_pivot
-    return _first_bad(d.qacc)
+    return _bad_element(d.qacc)
 
 
 @njit(cache=True)

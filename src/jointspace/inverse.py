@@ -255,7 +255,15 @@ def _constraint_forces(d, jar, force, state):
 
 @njit(cache=True)
 def _bad_element(x):
-    """Index of the first NaN, inf or |x| > 1e10 in x, −1 if none."""
+    """Index of the first NaN, inf or |x| > 1e10 in x, −1 if none (mju_isBad).
+
+    A branch-free count first (it vectorizes), the search only when something is bad.
+    """
+    nbad = 0
+    for i in range(x.shape[0]):
+        nbad += not (abs(x[i]) <= _MAXVAL)
+    if nbad == 0:
+        return -1
     for i in range(x.shape[0]):
         if not (abs(x[i]) <= _MAXVAL):
             return i
@@ -612,16 +620,32 @@ def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_con
     return -1, OK, 0
 
 
+@njit(cache=True, inline="always")
+def _status_word(code, need):
+    """0 when all went well, else code · 2³² + need + 2³¹ (one integer crosses back)."""
+    if code == OK and need >= 0:
+        return 0
+    return np.int64(code) * 4294967296 + (need + 2147483648)
+
+
+def _unpack_status(word):
+    """(code, rows requested) of a nonzero _status_word."""
+    code, low = divmod(word, 4294967296)
+    return code, low - 2147483648
+
+
 @njit(cache=True)
 def _inverse_entry(d, discrete):
     """_inverse with the model carried by d (one struct crosses into compiled code)."""
-    return _inverse(d.model, d, discrete)
+    code, need = _inverse(d.model, d, discrete)
+    return _status_word(code, need)
 
 
 @njit(cache=True)
 def _inverse_step_entry(d, qvel_next):
     """_inverse_step with the model carried by d."""
-    return _inverse_step(d.model, d, qvel_next)
+    code, need = _inverse_step(d.model, d, qvel_next)
+    return _status_word(code, need)
 
 
 _k_inverse = _entry.Kernel(_inverse_entry, globals())
@@ -681,9 +705,9 @@ def inverse(m, d):
             discrete inverse with RK4.
     """
     _entry.check_pair(m, d, "inverse")
-    code, need = _k_inverse(d._s, -1)
-    if code != OK or need < 0:
-        _raise_for(m, d, code, need, "inverse")
+    word = _k_inverse(d._s, -1)
+    if word:
+        _raise_for(m, d, *_unpack_status(word), "inverse")
 
 
 def inverse_step(m, d, qvel_next):
@@ -706,9 +730,9 @@ def inverse_step(m, d, qvel_next):
     """
     _entry.check_pair(m, d, "inverse_step")
     qvel_next = _entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
-    code, need = _k_inverse_step(d._s, qvel_next)
-    if code != OK or need < 0:
-        _raise_for(m, d, code, need, "inverse_step")
+    word = _k_inverse_step(d._s, qvel_next)
+    if word:
+        _raise_for(m, d, *_unpack_status(word), "inverse_step")
 
 
 def compare_fwd_inv(m, d):
