@@ -163,7 +163,7 @@ def _last_dof(m, b):
     return m.body_dofadr[w] + num - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _open_rows(m, d, size, need):
     """Reserve rows n … n+size−1 and clear their previous contents; return n or −1.
 
@@ -186,7 +186,7 @@ def _open_rows(m, d, size, need):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _close_rows(m, d, n, size, nnz, floss, ctype, cid, need):
     """Commit rows n … n+size−1 whose index is efc_J_colind[n, :nnz] and whose J is written.
 
@@ -229,7 +229,7 @@ def _close_rows(m, d, n, size, nnz, floss, ctype, cid, need):
         d.nl[0] += size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _one_dof_row(m, d, dof, value, pos, margin, floss, ctype, cid, need):
     """Add a one-row constraint J = value · e_dof."""
     n = _open_rows(m, d, 1, need)
@@ -460,43 +460,6 @@ def _instantiate_limit(m, d, need):
 # softness
 
 
-@njit(cache=True)
-def _diag_approx(m, d):
-    """efc_diagApprox: diag(J M⁻¹ Jᵀ) approximated from the qpos0 inverse weights."""
-    nefc = d.nefc[0]
-    biw = m.body_invweight0
-    dA = d.efc_diagApprox
-    efc_id = d.efc_id
-    efc_type = d.efc_type
-    weldcnt = 0
-    i = 0
-    while i < nefc:
-        cid = efc_id[i]
-        t = efc_type[i]
-        if t == CNSTR_EQUALITY:
-            et = m.eq_type[cid]
-            b1 = m.eq_obj1id[cid]
-            b2 = m.eq_obj2id[cid]
-            if et == EQ_CONNECT:
-                dA[i] = biw[b1, 0] + biw[b2, 0]
-            elif et == EQ_WELD:
-                # rows 0-2 translation, 3-5 rotation
-                c = 1 if weldcnt > 2 else 0
-                dA[i] = biw[b1, c] + biw[b2, c]
-                weldcnt = (weldcnt + 1) % 6
-            else:
-                dA[i] = m.dof_invweight0[m.jnt_dofadr[b1]]
-                if b2 >= 0:
-                    dA[i] += m.dof_invweight0[m.jnt_dofadr[b2]]
-        elif t == CNSTR_FRICTION_DOF:
-            dA[i] = m.dof_invweight0[cid]
-        elif t == CNSTR_LIMIT_JOINT:
-            dA[i] = m.dof_invweight0[m.jnt_dofadr[cid]]
-        else:
-            i += _diag_approx_contact(m, d, i) - 1
-        i += 1
-
-
 @njit(cache=True, inline="always")
 def _impedance(d0, dw, width, mid, power, pos, margin):
     """(d, ∂d/∂pos) of the solimp impedance curve at pos − margin (MuJoCo getimpedance).
@@ -541,27 +504,49 @@ def _impedance(d0, dw, width, mid, power, pos, margin):
 
 @njit(cache=True, inline="always")
 def _solparams(m, d, i):
-    """Row i's solref (2), solreffriction (2), solimp (5): nine scalars, sanitized (getsolparam)."""
+    """Row i's solref (2), solreffriction (2), solimp (5): nine scalars, sanitized (getsolparam).
+
+    Scalars are read straight from the Model/Data fields in each branch: an array variable
+    chosen by branch would cost Numba a reference-count pair per constraint.
+    """
     cid = d.efc_id[i]
     t = d.efc_type[i]
     fref0 = 0.0
     fref1 = 0.0
     if t == CNSTR_EQUALITY:
-        sref = m.eq_solref
-        simp = m.eq_solimp
+        ref0 = m.eq_solref[cid, 0]
+        ref1 = m.eq_solref[cid, 1]
+        i0 = m.eq_solimp[cid, 0]
+        i1 = m.eq_solimp[cid, 1]
+        i2 = m.eq_solimp[cid, 2]
+        i3 = m.eq_solimp[cid, 3]
+        i4 = m.eq_solimp[cid, 4]
     elif t == CNSTR_LIMIT_JOINT:
-        sref = m.jnt_solref
-        simp = m.jnt_solimp
+        ref0 = m.jnt_solref[cid, 0]
+        ref1 = m.jnt_solref[cid, 1]
+        i0 = m.jnt_solimp[cid, 0]
+        i1 = m.jnt_solimp[cid, 1]
+        i2 = m.jnt_solimp[cid, 2]
+        i3 = m.jnt_solimp[cid, 3]
+        i4 = m.jnt_solimp[cid, 4]
     elif t == CNSTR_FRICTION_DOF:
-        sref = m.dof_solref
-        simp = m.dof_solimp
+        ref0 = m.dof_solref[cid, 0]
+        ref1 = m.dof_solref[cid, 1]
+        i0 = m.dof_solimp[cid, 0]
+        i1 = m.dof_solimp[cid, 1]
+        i2 = m.dof_solimp[cid, 2]
+        i3 = m.dof_solimp[cid, 3]
+        i4 = m.dof_solimp[cid, 4]
     else:
-        sref = d.contact_solref
-        simp = d.contact_solimp
+        ref0 = d.contact_solref[cid, 0]
+        ref1 = d.contact_solref[cid, 1]
+        i0 = d.contact_solimp[cid, 0]
+        i1 = d.contact_solimp[cid, 1]
+        i2 = d.contact_solimp[cid, 2]
+        i3 = d.contact_solimp[cid, 3]
+        i4 = d.contact_solimp[cid, 4]
         fref0 = d.contact_solreffriction[cid, 0]
         fref1 = d.contact_solreffriction[cid, 1]
-    ref0 = sref[cid, 0]
-    ref1 = sref[cid, 1]
     # standard (both > 0) or direct (both ≤ 0), not mixed
     if (ref0 > 0) != (ref1 > 0):
         ref0 = _SOLREF_DEFAULT[0]
@@ -576,38 +561,61 @@ def _solparams(m, d, i):
     if refsafe and fref0 > 0:
         fref0 = max(fref0, h2)
     return (ref0, ref1, fref0, fref1,
-            min(_MAXIMP, max(_MINIMP, simp[cid, 0])), min(_MAXIMP, max(_MINIMP, simp[cid, 1])),
-            max(0.0, simp[cid, 2]), min(_MAXIMP, max(_MINIMP, simp[cid, 3])),
-            max(1.0, simp[cid, 4]))
+            min(_MAXIMP, max(_MINIMP, i0)), min(_MAXIMP, max(_MINIMP, i1)),
+            max(0.0, i2), min(_MAXIMP, max(_MINIMP, i3)), max(1.0, i4))
 
 
 @njit(cache=True)
-def _make_impedance(m, d):
-    """efc_R, efc_D, efc_KBIP from solref/solimp and diagApprox; adjust efc_diagApprox."""
+def _softness(m, d):
+    """efc_diagApprox, efc_R, efc_D, efc_KBIP, one constraint at a time (mj_makeImpedance).
+
+    Per constraint: the diagApprox of its rows (diag(J M⁻¹ Jᵀ) approximated from the qpos0
+    inverse weights), one impedance (connect/weld at |pos| over their rows), R = (1 − d)/d ·
+    diagApprox and the reference coefficients of each row, the contacts' friction-dimension
+    R (004 eq. 22), then D = 1/R and diagApprox = R d/(1 − d).
+    """
     nefc = d.nefc[0]
     R = d.efc_R
+    D = d.efc_D
     KBIP = d.efc_KBIP
     efc_type = d.efc_type
+    efc_id = d.efc_id
     efc_pos = d.efc_pos
     efc_margin = d.efc_margin
     dA = d.efc_diagApprox
+    biw = m.body_invweight0
+    diw = m.dof_invweight0
     i = 0
     while i < nefc:
         sref0, sref1, fref0, fref1, d0, dw, width, mid, power = _solparams(m, d, i)
-        # one impedance per constraint: connect/weld use |pos| over their rows
         t = efc_type[i]
+        cid = efc_id[i]
         dim = 1
         pos = efc_pos[i]
-        if t == CNSTR_CONTACT_ELLIPTIC or t == CNSTR_CONTACT_PYRAMIDAL:
-            dim = _contact_rows(m, d, i)
-        elif t == CNSTR_EQUALITY:
-            et = m.eq_type[d.efc_id[i]]
+        if t == CNSTR_EQUALITY:
+            et = m.eq_type[cid]
+            b1 = m.eq_obj1id[cid]
+            b2 = m.eq_obj2id[cid]
             if et == EQ_WELD or et == EQ_CONNECT:
+                # rows 0-2 translation, 3-5 (weld) rotation
                 dim = 6 if et == EQ_WELD else 3
+                tran = biw[b1, 0] + biw[b2, 0]
+                rot = biw[b1, 1] + biw[b2, 1]
                 s = 0.0
                 for j in range(dim):
                     s += efc_pos[i + j] * efc_pos[i + j]
+                    dA[i + j] = tran if j < 3 else rot
                 pos = math.sqrt(s)
+            else:
+                dA[i] = diw[m.jnt_dofadr[b1]]
+                if b2 >= 0:
+                    dA[i] += diw[m.jnt_dofadr[b2]]
+        elif t == CNSTR_FRICTION_DOF:
+            dA[i] = diw[cid]
+        elif t == CNSTR_LIMIT_JOINT:
+            dA[i] = diw[m.jnt_dofadr[cid]]
+        else:
+            dim = _diag_approx_contact(m, d, i)
         imp, impP = _impedance(d0, dw, width, mid, power, pos, efc_margin[i])
         dwidth2 = dw * dw
         for j in range(dim):
@@ -636,19 +644,13 @@ def _make_impedance(m, d):
                 KBIP[r, 1] = -ref1 / max(_MINVAL, dw)
             KBIP[r, 2] = imp
             KBIP[r, 3] = impP
-        i += dim
-    # frictional contacts: impratio and the cone's friction-dimension R (004 eq. 22)
-    i = d.ne[0] + d.nf[0]
-    while i < nefc:
-        t = efc_type[i]
+        # frictional contacts: impratio and the cone's friction-dimension R (004 eq. 22)
         if t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
-            i += _contact_friction_r(m, d, i)
-        else:
-            i += 1
-    D = d.efc_D
-    for r in range(nefc):
-        D[r] = 1.0 / R[r]
-        dA[r] = R[r] * KBIP[r, 2] / (1.0 - KBIP[r, 2])
+            _contact_friction_r(m, d, i)
+        for r in range(i, i + dim):
+            D[r] = 1.0 / R[r]
+            dA[r] = R[r] * imp / (1.0 - imp)
+        i += dim
 
 
 # ---------------------------------------------------------------------------------------------
@@ -805,18 +807,7 @@ def _instantiate_contact(m, d, need):
         _close_rows(m, d, n, size, nnz, 0.0, ctype, c, need)
 
 
-@njit(cache=True)
-def _contact_rows(m, d, i):
-    """Number of rows of the contact starting at row i."""
-    dim = d.contact_dim[d.efc_id[i]]
-    if d.efc_type[i] == CNSTR_CONTACT_PYRAMIDAL:
-        return 2 * (dim - 1)
-    if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
-        return dim
-    return 1
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _diag_approx_contact(m, d, i):
     """Fill diagApprox of the contact starting at row i; returns its number of rows.
 
@@ -846,7 +837,7 @@ def _diag_approx_contact(m, d, i):
     return 2 * (dim - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _contact_friction_r(m, d, i):
     """Friction-dimension R of the contact starting at row i; returns its number of rows.
 
@@ -1009,7 +1000,7 @@ def _reference(m, d):
     for i in range(nefc):
         s = 0.0
         for j in range(nnz[i]):
-            k = ind[i, j]
+            k = np.uint32(ind[i, j])  # unsigned: no negative-index wraparound
             s += J[i, k] * qvel[k]
         vel[i] = s
     pos = d.efc_pos
@@ -1049,8 +1040,7 @@ def _make_constraint(m, d):
     if not flags & DSBL_CONTACT and m.nv > 0:
         _instantiate_contact(m, d, need)
     if d.nefc[0] > 0:
-        _diag_approx(m, d)
-        _make_impedance(m, d)
+        _softness(m, d)
     if need[1] > 0:
         d.warning_cnstrfull[0] += 1
         d.warning_cnstrfull[1] = need[0]
