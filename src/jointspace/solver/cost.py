@@ -66,7 +66,7 @@ def _mul_j(d, x, out):
     for i in range(nefc):
         s = 0.0
         for j in range(nnz[i]):
-            k = ind[i, j]
+            k = np.uint32(ind[i, j])  # unsigned: no negative-index wraparound
             s += J[i, k] * x[k]
         out[i] = s
 
@@ -84,7 +84,7 @@ def _mul_jt(d, f, out):
         fi = f[i]
         if fi != 0.0:
             for j in range(nnz[i]):
-                k = ind[i, j]
+                k = np.uint32(ind[i, j])  # unsigned: no negative-index wraparound
                 out[k] += J[i, k] * fi
 
 
