@@ -92,14 +92,33 @@ def _transmission(m, d):
                           + jacr[2, c] * wrench[5])
 
 
+@njit(cache=True, inline="always")
+def _moment_range(m, i):
+    """Dofs [lo, hi) outside which actuator i's moment row is zero.
+
+    A joint transmission's row is zero outside its joint's dofs (`_transmission`); products
+    over this range equal the dense ones (the skipped terms are zeros).
+    """
+    if m.actuator_trntype[i] == TRN_JOINT:
+        j = m.actuator_trnid[i, 0]
+        jt = m.jnt_type[j]
+        lo = m.jnt_dofadr[j]
+        return lo, lo + (6 if jt == JNT_FREE else 3 if jt == JNT_BALL else 1)
+    return 0, m.nv
+
+
 @njit(cache=True)
 def _actuator_velocity(m, d):
     """actuator_velocity = actuator_moment · qvel."""
+    mom = d.actuator_moment
+    qvel = d.qvel
+    out = d.actuator_velocity
     for i in range(m.nu):
+        lo, hi = _moment_range(m, i)
         s = 0.0
-        for c in range(m.nv):
-            s += d.actuator_moment[i, c] * d.qvel[c]
-        d.actuator_velocity[i] = s
+        for c in range(lo, hi):
+            s += mom[i, c] * qvel[c]
+        out[i] = s
 
 
 @njit(cache=True)
@@ -136,7 +155,8 @@ def _actuation(m, d):
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
         d.actuator_force[i] = f
         mom = d.actuator_moment[i]
-        for c in range(m.nv):
+        lo, hi = _moment_range(m, i)
+        for c in range(lo, hi):
             d.qfrc_actuator[c] += mom[c] * f
 
 
