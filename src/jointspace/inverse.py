@@ -96,7 +96,7 @@ OK, RK4_DISCRETE = 0, -1  # −2 − dof: M is singular at that dof (discrete in
 # Algorithm 5: projection on the elliptic friction cone in the R-weighted metric
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cone_project(y, mu, n, r0, rF, x):
     """Nearest point x of the friction cone to y in the metric Σ r_k (x_k − y_k)² (Algorithm 5).
 
