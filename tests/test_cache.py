@@ -29,3 +29,15 @@ def test_kernels_in_the_package_use_the_package_stamp():
     impl = _kinematics._cache._impl
     assert isinstance(impl.locator, (_cache._InTree, _cache._UserWide, _cache._UserProvided))
     assert impl.locator.get_source_stamp() == _cache._STAMP
+
+
+def test_benchmark_loops_are_keyed_on_the_package_and_their_file(monkeypatch):
+    """A benchmark's compiled loop inlines package kernels: a package edit must recompile it."""
+    bench = _cache._COMPANIONS[0] / "bench_inverse.py"
+    assert _cache._ours(bench)
+    stamp = _cache._stamp(bench)
+    assert stamp != _cache._STAMP
+    assert _cache._stamp(_cache._COMPANIONS[0] / "bench_dynamics.py") != stamp
+    monkeypatch.setattr(_cache, "_STAMP", "another build")
+    assert _cache._stamp(bench) != stamp
+    assert not _cache._ours(_cache._ROOT.parents[1] / "setup_elsewhere.py")

@@ -5,8 +5,10 @@ helpers and read constants from other files (rotation.py, types.py, …), so a c
 would leave stale machine code in the cache. This module registers cache locators for
 jointspace's files whose source stamp is a hash of every .py file in the package (and the
 Numba version): any change anywhere recompiles every kernel once, and nothing stale is ever
-loaded. Caches live where Numba would put them (`__pycache__` beside the sources, or the
-user-wide cache directory when the installation is read-only).
+loaded. Compiled loops in the checkout's benchmarks, examples and tests inline the package's
+kernels too, so theirs are keyed on the package stamp and their own file. Caches live where
+Numba would put them (`__pycache__` beside the sources, or the user-wide cache directory
+when the installation is read-only).
 """
 
 import hashlib
@@ -30,16 +32,37 @@ def _package_stamp(root=_ROOT):
 _STAMP = _package_stamp()
 
 
+# the checkout's own scripts whose compiled loops call the package's kernels (absent from an
+# installed package): their caches hold the package's machine code inlined, so they are
+# keyed on the package too, else a benchmark would time the kernels of an older build
+_COMPANIONS = tuple(_ROOT.parents[1] / d for d in ("benchmarks", "examples", "tests"))
+
+
 def _ours(py_file):
     try:
-        return pathlib.Path(py_file).resolve().is_relative_to(_ROOT)
+        path = pathlib.Path(py_file).resolve()
+        return path.is_relative_to(_ROOT) or any(path.is_relative_to(c) for c in _COMPANIONS)
     except (OSError, ValueError):
         return False
 
 
+_SCRIPT_STAMPS = {}
+
+
+def _stamp(py_file):
+    """The package stamp; for a companion script, a hash of it and of the script."""
+    path = pathlib.Path(py_file).resolve()
+    if path.is_relative_to(_ROOT):
+        return _STAMP
+    key = (_STAMP, path)
+    if key not in _SCRIPT_STAMPS:
+        _SCRIPT_STAMPS[key] = hashlib.sha1(_STAMP.encode() + path.read_bytes()).hexdigest()
+    return _SCRIPT_STAMPS[key]
+
+
 class _InTree(caching.InTreeCacheLocator):
     def get_source_stamp(self):
-        return _STAMP
+        return _stamp(self._py_file)
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -48,7 +71,7 @@ class _InTree(caching.InTreeCacheLocator):
 
 class _UserWide(caching.UserWideCacheLocator):
     def get_source_stamp(self):
-        return _STAMP
+        return _stamp(self._py_file)
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -57,7 +80,7 @@ class _UserWide(caching.UserWideCacheLocator):
 
 class _UserProvided(caching.UserProvidedCacheLocator):
     def get_source_stamp(self):
-        return _STAMP
+        return _stamp(self._py_file)
 
     @classmethod
     def from_function(cls, py_func, py_file):
