@@ -381,7 +381,8 @@ def process_mesh(vertices, faces, name="", source="", scale=None):
         hull_vertices=local[used],
         hull_faces=remap[hull_faces],
         aabb=aabb,
-        rbound=float(np.sqrt(half @ half)),
+        # summed in MuJoCo's order (numpy's 3-vector dot may fuse or reorder the products)
+        rbound=math.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]),
     )
 
 
