@@ -8,13 +8,14 @@ the forward dynamics produced, computes them again. The paper reports agreement 
 limits, with Newton at its defaults and with Newton run to convergence, prints the largest
 impulse differences, and writes the curves of the PGS run with 300 iterations to
 docs/data/fig2_hinge_friction.csv (time, friction-loss impulse and contact normal impulse,
-forward and inverse) — the data of the figure in docs/inverse.md.
+forward and inverse) and, with --plot and matplotlib installed, the figure in docs/inverse.md.
 
-Run: python examples/fig2_hinge_friction.py [--out docs/data/fig2_hinge_friction.csv]
+Run: python examples/fig2_hinge_friction.py [--plot docs/img/fig2_hinge_friction.png]
 """
 
 import argparse
 import pathlib
+import sys
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from jointspace.constraint import (
     CNSTR_FRICTION_DOF,
 )
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 DURATION = 10.0  # s
 HOLD = 0.05  # s each random control is held
 
@@ -89,35 +91,79 @@ def run(solver, iterations, tolerance, ctrl):
     return worst, curves
 
 
-def main():
-    """Run the three solver settings, print the table, write the PGS curves."""
+SETTINGS = (("PGS", 100, 1e-8), ("PGS", 300, 1e-10), ("PGS", 3000, 1e-14),
+            ("Newton", 100, 1e-8), ("Newton", 100, 1e-15))
+CURVES = ("PGS", 300, 1e-10)  # the run whose curves are written and plotted
+
+
+def main(argv=None):
+    """Run the solver settings, print the table, write the curves (and plot them).
+
+    Returns:
+        {(solver, iterations, tolerance): largest |impulse fwd − inv|} and the curves
+        (time, friction fwd, friction inv, normal fwd, normal inv) of the PGS-300 run.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1]
-                                             / "docs" / "data" / "fig2_hinge_friction.csv"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "data" / "fig2_hinge_friction.csv"))
+    parser.add_argument("--plot", default=None, help="write the figure here (needs matplotlib)")
+    parser.add_argument("--duration", type=float, default=DURATION, help="simulated seconds")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--settings", default=None,
+                        help="comma-separated indices into SETTINGS to run (default: all)")
+    args = parser.parse_args(argv)
     m = js.models.hinge_friction()
-    nstep = int(round(DURATION / m.opt.timestep))
+    nstep = int(round(args.duration / m.opt.timestep))
     ctrl = random_controls(m, np.random.default_rng(args.seed), nstep)
-    print(f"hinge_friction, {DURATION:g} s at h = {m.opt.timestep:g} s, random controls held "
-          f"{HOLD:g} s")
+    chosen = SETTINGS if args.settings is None else [SETTINGS[int(k)]
+                                                     for k in args.settings.split(",")]
+    print(f"hinge_friction, {args.duration:g} s at h = {m.opt.timestep:g} s, random controls "
+          f"held {HOLD:g} s")
     print("| forward solver | iterations | tolerance | max |impulse fwd − inv| (N·s) |")
     print("|---|---|---|---|")
-    curves = None
-    for solver, iters, tol in (("PGS", 100, 1e-8), ("PGS", 300, 1e-10), ("PGS", 3000, 1e-14),
-                               ("Newton", 100, 1e-8), ("Newton", 100, 1e-15)):
-        worst, c = run(solver, iters, tol, ctrl)
-        if iters == 300:
+    gaps, curves = {}, None
+    for setting in chosen:
+        worst, c = run(*setting, ctrl)
+        gaps[setting] = worst
+        if setting == CURVES:
             curves = c
-        print(f"| {solver} | {iters} | {tol:g} | {worst:.2e} |")
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.savetxt(out, curves, delimiter=",", fmt="%.10g",
-               header="time,friction_forward,friction_inverse,normal_forward,normal_inverse")
-    active = np.mean(curves[:, 3] > 0)
-    print(f"wrote {out} (PGS, 300 iterations; the contact is active in "
-          f"{100 * active:.0f}% of the steps, "
-          f"friction impulse range [{curves[:, 1].min():.3g}, {curves[:, 1].max():.3g}] N·s)")
+        print(f"| {setting[0]} | {setting[1]} | {setting[2]:g} | {worst:.2e} |")
+    if curves is not None and args.out:
+        out = pathlib.Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.savetxt(out, curves, delimiter=",", fmt="%.10g",
+                   header="time,friction_forward,friction_inverse,normal_forward,normal_inverse")
+        active = np.mean(curves[:, 3] > 0)
+        print(f"wrote {out} (PGS, 300 iterations; the contact is active in "
+              f"{100 * active:.0f}% of the steps, friction impulse range "
+              f"[{curves[:, 1].min():.3g}, {curves[:, 1].max():.3g}] N·s)")
+    if curves is not None and args.plot:
+        plot(curves, pathlib.Path(args.plot))
+    return gaps, curves
+
+
+def plot(curves, path):
+    """The paper's figure: both impulses, forward (solid) and inverse (dots), over time."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("  (matplotlib is not installed: no plot)", file=sys.stderr)
+        return
+    t = curves[:, 0]
+    fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+    for ax, k, name in ((axes[0], 1, "joint friction"), (axes[1], 3, "contact normal")):
+        ax.plot(t, curves[:, k], "C0-", lw=1.0, label="forward (PGS, 300 iterations)")
+        ax.plot(t, curves[:, k + 1], "C3.", ms=1.5, label="inverse (analytical)")
+        ax.set_ylabel(f"{name} impulse (N·s)")
+        ax.legend(loc="upper right", fontsize=8)
+    gap = np.max(np.abs(curves[:, [1, 3]] - curves[:, [2, 4]]))
+    axes[0].set_title(f"hinge with dry friction touching the ground (curves at most {gap:.1e} N·s apart)")
+    axes[1].set_xlabel("time (s)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

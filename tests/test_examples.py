@@ -12,6 +12,8 @@ import pytest
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 HOLD_GAP = 5e-3  # rad: zero-order hold over 1 ms steps vs the continuous closed loop (O(h))
+FIG2_PAPER = 1e-5  # N·s: the 2014 paper's forward/inverse agreement with its PGS (Fig. 2)
+FIG2_CONVERGED = 1e-8  # N·s: the issue's bound with the forward solver run to convergence
 
 
 def _load(name):
@@ -57,3 +59,23 @@ def test_rigid_trot_controllers_keep_the_quadruped_up_through_the_first_steps(na
     assert r["success"]
     assert np.isfinite(r["taus"]).all()
     assert r["rms"] < 0.1  # rad: the docs' success bar for tracking
+
+
+def test_fig2_forward_and_inverse_impulses_agree(capsys):
+    """The 2014 paper's Fig. 2 experiment over its full 10 s: PGS with 300 iterations within
+    the paper's 1e-5, converged Newton within 1e-8; friction both sticks and slips."""
+    fig2 = _load("fig2_hinge_friction")
+    pgs300, newton = fig2.SETTINGS[1], fig2.SETTINGS[4]
+    gaps, curves = fig2.main(["--out", "", "--settings", "1,4"])
+    assert "max |impulse fwd − inv|" in capsys.readouterr().out
+    assert gaps[pgs300] < FIG2_PAPER
+    assert gaps[newton] < FIG2_CONVERGED
+    # the experiment exercises every case: contact made and broken, friction at its bound
+    # (slipping, |impulse| = h · frictionloss) and strictly inside it (sticking)
+    m = fig2.js.models.hinge_friction()
+    bound = m.opt.timestep * m.dof_frictionloss[0]
+    active = np.mean(curves[:, 3] > 0)
+    assert 0.2 < active < 0.95
+    friction = np.abs(curves[:, 1])
+    assert np.any(friction > bound * (1 - 1e-9))
+    assert np.any((friction > 0.05 * bound) & (friction < 0.95 * bound))
