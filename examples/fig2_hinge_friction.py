@@ -158,7 +158,8 @@ def plot(curves, path):
         ax.set_ylabel(f"{name} impulse (N·s)")
         ax.legend(loc="upper right", fontsize=8)
     gap = np.max(np.abs(curves[:, [1, 3]] - curves[:, [2, 4]]))
-    axes[0].set_title(f"hinge with dry friction touching the ground (curves at most {gap:.1e} N·s apart)")
+    axes[0].set_title("hinge with dry friction touching the ground "
+                      f"(curves at most {gap:.1e} N·s apart)")
     axes[1].set_xlabel("time (s)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

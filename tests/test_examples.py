@@ -62,8 +62,11 @@ def test_rigid_trot_controllers_keep_the_quadruped_up_through_the_first_steps(na
 
 
 def test_fig2_forward_and_inverse_impulses_agree(capsys):
-    """The 2014 paper's Fig. 2 experiment over its full 10 s: PGS with 300 iterations within
-    the paper's 1e-5, converged Newton within 1e-8; friction both sticks and slips."""
+    """The 2014 paper's Fig. 2 experiment over its full 10 s.
+
+    PGS with 300 iterations within the paper's 1e-5, converged Newton within 1e-8; friction
+    both sticks and slips.
+    """
     fig2 = _load("fig2_hinge_friction")
     pgs300, newton = fig2.SETTINGS[1], fig2.SETTINGS[4]
     gaps, curves = fig2.main(["--out", "", "--settings", "1,4"])
