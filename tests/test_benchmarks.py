@@ -23,3 +23,17 @@ def test_bench_dynamics_quick_prints_every_ratio():
             assert len(rows) == 2, (model, op)  # one row per table
             ratios = [float(c) for c in rows[0].strip("|").split("|")[-2:]]
             assert all(r > 0 for r in ratios)
+
+
+def test_bench_fig3_quick_prints_the_speedup_table():
+    """The 2014 paper's Fig. 3 reproduction runs and reports every column for each bin."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_fig3.py"),
+                          "--quick"], capture_output=True, text=True, timeout=1200)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("humanoid dragged around, condim 6")
+    rows = [r.strip("|").split("|") for r in lines[3:] if r.startswith("| ")]
+    assert rows
+    assert sum(int(r[1]) for r in rows) == 12  # every state lands in one nefc bin
+    for r in rows:
+        assert all(float(c) > 0 for c in r[2:])  # times and ratios, none NaN or zero
