@@ -33,6 +33,38 @@ from jointspace.types import JNT_BALL, JNT_FREE, JNT_SLIDE
 _MINVAL = 1e-15
 
 
+@njit(cache=True, inline="always")
+def _frame_on_body(b, q0, q1, q2, q3, p0, p1, p2, xmat, pos, quat, g, out_pos, out_mat):
+    """out_pos[g] = p + R(q) pos[g], out_mat[g] = R(q ⊗ quat[g]) for body b at (p, q, xmat[b]).
+
+    A frame with the identity quat takes the body's matrix and one at the origin its
+    position: the same numbers the products give (q ⊗ 1 = q and R 0 = 0 exactly), without
+    them (MuJoCo's "sameframe" geoms; most inertial frames, spheres and capsules).
+    """
+    c0 = quat[g, 0]
+    c1 = quat[g, 1]
+    c2 = quat[g, 2]
+    c3 = quat[g, 3]
+    if c0 == 1.0 and c1 == 0.0 and c2 == 0.0 and c3 == 0.0:
+        for k in range(9):
+            out_mat[g, k] = xmat[b, k]
+    else:
+        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, c0, c1, c2, c3)
+        quat_to_mat_row(out_mat, g, w0, w1, w2, w3)
+    e0 = pos[g, 0]
+    e1 = pos[g, 1]
+    e2 = pos[g, 2]
+    if e0 == 0.0 and e1 == 0.0 and e2 == 0.0:
+        out_pos[g, 0] = p0
+        out_pos[g, 1] = p1
+        out_pos[g, 2] = p2
+    else:
+        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, e0, e1, e2)
+        out_pos[g, 0] = p0 + r0
+        out_pos[g, 1] = p1 + r1
+        out_pos[g, 2] = p2 + r2
+
+
 @njit(cache=True)
 def _kinematics_bodies(m, d):
     """World poses of bodies, joint anchors/axes and inertial frames (mj_kinematics).
@@ -172,40 +204,25 @@ def _kinematics_bodies(m, d):
         xquat[i, 3] = q3
         quat_to_mat_row(xmat, i, q0, q1, q2, q3)
         # inertial frame: xipos = x + R body_ipos, ximat = R(q ⊗ body_iquat)
-        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, body_iquat[i, 0], body_iquat[i, 1],
-                              body_iquat[i, 2], body_iquat[i, 3])
-        quat_to_mat_row(ximat, i, w0, w1, w2, w3)
-        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, body_ipos[i, 0], body_ipos[i, 1],
-                                    body_ipos[i, 2])
-        xipos[i, 0] = p0 + r0
-        xipos[i, 1] = p1 + r1
-        xipos[i, 2] = p2 + r2
+        _frame_on_body(i, q0, q1, q2, q3, p0, p1, p2, xmat, body_ipos, body_iquat, i,
+                       xipos, ximat)
 
 
 @njit(cache=True, inline="always")
-def _attached_frames(n, bodyid, pos, quat, xpos, xquat, out_pos, out_mat):
+def _attached_frames(n, bodyid, pos, quat, xpos, xquat, xmat, out_pos, out_mat):
     """Poses of n frames attached to bodies: x = x_b + R_b pos, R = R(q_b ⊗ quat)."""
     for g in range(n):
         b = uint64(bodyid[g])
-        q0 = xquat[b, 0]
-        q1 = xquat[b, 1]
-        q2 = xquat[b, 2]
-        q3 = xquat[b, 3]
-        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, quat[g, 0], quat[g, 1], quat[g, 2],
-                                    quat[g, 3])
-        quat_to_mat_row(out_mat, g, w0, w1, w2, w3)
-        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, pos[g, 0], pos[g, 1], pos[g, 2])
-        out_pos[g, 0] = xpos[b, 0] + r0
-        out_pos[g, 1] = xpos[b, 1] + r1
-        out_pos[g, 2] = xpos[b, 2] + r2
+        _frame_on_body(b, xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3], xpos[b, 0],
+                       xpos[b, 1], xpos[b, 2], xmat, pos, quat, g, out_pos, out_mat)
 
 
 @njit(cache=True)
 def _kinematics_frames(m, d):
     """World poses of geoms and sites from their bodies' poses (mj_kinematics, second part)."""
-    _attached_frames(m.ngeom, m.geom_bodyid, m.geom_pos, m.geom_quat, d.xpos, d.xquat,
+    _attached_frames(m.ngeom, m.geom_bodyid, m.geom_pos, m.geom_quat, d.xpos, d.xquat, d.xmat,
                      d.geom_xpos, d.geom_xmat)
-    _attached_frames(m.nsite, m.site_bodyid, m.site_pos, m.site_quat, d.xpos, d.xquat,
+    _attached_frames(m.nsite, m.site_bodyid, m.site_pos, m.site_quat, d.xpos, d.xquat, d.xmat,
                      d.site_xpos, d.site_xmat)
 
 

@@ -355,8 +355,9 @@ def _world_aabb(m, d, box):
     ggap = m.geom_gap
     gxpos = d.geom_xpos
     gxmat = d.geom_xmat
-    mean = np.zeros(3)
-    sq = np.zeros(3)
+    # per axis: sum and sum of squares of the box centres (scalars: no scratch array)
+    m0 = m1 = m2 = 0.0
+    s0 = s1 = s2 = 0.0
     cnt = 0
     for g in range(ngeom):
         if gtype[g] == GEOM_PLANE:
@@ -372,17 +373,28 @@ def _world_aabb(m, d, box):
                  + abs(xm[3 * i + 2]) * a[5])
             box[g, i] = max(c - h, xp[i] - rb) - grow
             box[g, 3 + i] = min(c + h, xp[i] + rb) + grow
-            mid = 0.5 * (box[g, i] + box[g, 3 + i])
-            mean[i] += mid
-            sq[i] += mid * mid
+        mid = 0.5 * (box[g, 0] + box[g, 3])
+        m0 += mid
+        s0 += mid * mid
+        mid = 0.5 * (box[g, 1] + box[g, 4])
+        m1 += mid
+        s1 += mid * mid
+        mid = 0.5 * (box[g, 2] + box[g, 5])
+        m2 += mid
+        s2 += mid * mid
         cnt += 1
+    # the axis of largest spread (the first of equals)
+    n = max(cnt, 1)
+    v0 = s0 - m0 * m0 / n
+    v1 = s1 - m1 * m1 / n
+    v2 = s2 - m2 * m2 / n
     axis = 0
-    best = -1.0
-    for i in range(3):
-        var = sq[i] - mean[i] * mean[i] / max(cnt, 1)
-        if var > best:
-            best = var
-            axis = i
+    best = v0 if v0 > -1.0 else -1.0
+    if v1 > best:
+        best = v1
+        axis = 1
+    if v2 > best:
+        axis = 2
     return axis
 
 
