@@ -44,6 +44,7 @@ from _timing import table  # noqa: E402
 import jointspace as js  # noqa: E402
 from jointspace.forward import _forward  # noqa: E402
 from jointspace.inverse import _inverse  # noqa: E402
+from jointspace.viz.plot import pyplot  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = 12  # rows per nefc bin: two condim-6 contacts
@@ -186,13 +187,7 @@ def summarize(data):
 
 def plot(data, path):
     """The paper's two panels: time per step and speed-up against nefc (binned medians)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("  (matplotlib is not installed: no plot)", file=sys.stderr)
-        return
+    plt = pyplot()
     nefc = data[:, 0]
     centers, med = [], []
     for lo in range(0, int(nefc.max()) + 1, BIN):

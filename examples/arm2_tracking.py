@@ -12,12 +12,12 @@ prediction.
 """
 
 import argparse
-import sys
 
 import numpy as np
 
 import jointspace as js
 from jointspace import control
+from jointspace.viz.plot import pyplot
 
 OMEGA = 10.0  # closed-loop natural frequency (rad/s)
 CENTER = np.array([-0.9, 1.2])  # reference: center, amplitude (rad), frequency (Hz)
@@ -81,13 +81,7 @@ def main(argv=None):
 
 
 def _plot(r, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("  (matplotlib is not installed: no plot)", file=sys.stderr)
-        return
+    plt = pyplot()
     fig, axes = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     for k, name in enumerate(("shoulder", "elbow")):
         axes[0].plot(r["t"], r["q"][:, k], label=f"{name}")

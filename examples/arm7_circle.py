@@ -11,12 +11,12 @@ prints the tracking errors and how far the arm strays from the posture.
 """
 
 import argparse
-import sys
 
 import numpy as np
 
 import jointspace as js
 from jointspace import control
+from jointspace.viz.plot import pyplot
 
 RADIUS = 0.1  # m
 PERIOD = 2.0  # s per turn
@@ -99,13 +99,7 @@ def main(argv=None):
 
 
 def _plot(r, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("  (matplotlib is not installed: no plot)", file=sys.stderr)
-        return
+    plt = pyplot()
     fig, (a0, a1) = plt.subplots(1, 2, figsize=(9, 3.8))
     a0.plot(r["path"][:, 1], r["path"][:, 2])
     a0.set_aspect("equal")

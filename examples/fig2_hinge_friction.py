@@ -15,7 +15,6 @@ Run: python examples/fig2_hinge_friction.py [--plot docs/img/fig2_hinge_friction
 
 import argparse
 import pathlib
-import sys
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from jointspace.constraint import (
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_FRICTION_DOF,
 )
+from jointspace.viz.plot import pyplot
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DURATION = 10.0  # s
@@ -143,13 +143,7 @@ def main(argv=None):
 
 def plot(curves, path):
     """The paper's figure: both impulses, forward (solid) and inverse (dots), over time."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("  (matplotlib is not installed: no plot)", file=sys.stderr)
-        return
+    plt = pyplot()
     t = curves[:, 0]
     fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
     for ax, k, name in ((axes[0], 1, "joint friction"), (axes[1], 3, "contact normal")):

@@ -15,12 +15,12 @@ torques go to qfrc_applied without limits, and 80 N needs a step).
 """
 
 import argparse
-import sys
 
 import numpy as np
 
 import jointspace as js
 from jointspace import control
+from jointspace.viz.plot import pyplot
 
 PUSHES = ((1.0, (0.0, 1.0, 0.0)), (2.5, (1.0, 0.0, 0.0)))  # (start time, direction)
 PUSH_TIME = 0.2
@@ -91,13 +91,7 @@ def main(argv=None):
 
 
 def _plot(r, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("  (matplotlib is not installed: no plot)", file=sys.stderr)
-        return
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.plot(r["t"], 1000 * (r["com"][:, 0] - r["target"][0]), label="com x − target")
     ax.plot(r["t"], 1000 * (r["com"][:, 1] - r["target"][1]), label="com y − target")

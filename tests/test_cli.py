@@ -149,6 +149,15 @@ def test_plot_of_a_saved_trajectory(tmp_path):
     assert (img < 100).all(axis=2).mean() > 0.002   # axes, lines and labels were drawn
 
 
+def test_plots_without_matplotlib_name_the_install(monkeypatch):
+    # sys.modules[name] = None makes `import name` raise ImportError, as when not installed
+    from jointspace.viz.plot import pyplot
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(js.JointspaceError, match=r"pip install 'jointspace\[viewer\]'"):
+        pyplot()
+
+
 def test_bench_lists_and_runs_a_benchmark():
     out = _ok(_run("bench", "--list"))
     names = [line.split()[0] for line in out.splitlines()]

@@ -14,7 +14,11 @@ PANELS = ("qpos", "qvel", "energy", "contacts", "ctrl")
 MAX_LINES = 12  # joints drawn per panel; the ones that move most are kept
 
 
-def _matplotlib():
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend, or a clear error naming the install.
+
+    For scripts that draw figures of their own (the examples, bench_fig3.py).
+    """
     try:
         import matplotlib
     except ImportError:
@@ -58,7 +62,7 @@ def plot_trajectory(traj, path, *, what=("qpos", "energy", "contacts"), width=90
     if not (100 <= width <= 8000 and 100 <= height <= 8000):
         raise ValueError(f"plot: width and height must be 100 … 8000 pixels, got {width}, "
                          f"{height}")
-    plt = _matplotlib()
+    plt = pyplot()
     t = traj.time
     fig, axes = plt.subplots(len(what), 1, figsize=(width / dpi, height / dpi), dpi=dpi,
                              sharex=True, squeeze=False)
