@@ -48,6 +48,42 @@ def test_model_edits_from_python_reach_compiled_code():
     assert d.xpos[1, 2] == 2.0
 
 
+def test_assigning_a_field_copies_into_its_buffer():
+    # compiled code holds the buffers without a reference of its own: a field is never
+    # rebound, `d.qpos = q` writes into it (as MuJoCo's bindings do)
+    m = _pendulum()
+    d = js.make_data(m)
+    qpos, body_pos = d.qpos, m.body_pos
+    d.qpos = [0.5]
+    m.body_pos = np.r_[[[0, 0, 0], [0, 0, 2.0]]]
+    assert d.qpos is qpos and m.body_pos is body_pos
+    js.kinematics(m, d)
+    np.testing.assert_allclose(d.site_xpos[0], [-0.4 * np.sin(0.5), 0, 2 - 0.4 * np.cos(0.5)],
+                               atol=1e-15)
+    d.qvel = 0.0  # broadcasting, as NumPy's in-place assignment
+    assert d.qvel[0] == 0.0
+    with pytest.raises(ValueError, match=r"Data.qpos: cannot write .* shape \(1,\)"):
+        d.qpos = np.zeros(3)
+    with pytest.raises(ValueError, match=r"Data.time: cannot write"):
+        d._time = "now"
+    with pytest.raises(AttributeError, match="Model.nv is fixed"):
+        m.nv = 2
+    assert m.nv == 1 and d.qpos is qpos
+
+
+def test_buffers_outlive_their_model_only_through_a_rebound_data():
+    # a Data made for a model that is gone is rebound to the model it is next used with
+    import gc
+
+    d = js.make_data(_pendulum())
+    gc.collect()
+    m = _pendulum()
+    m.body_pos[1, 2] = 3.0
+    d.qpos[0] = 0.0
+    js.kinematics(m, d)
+    assert d.xpos[1, 2] == 3.0
+
+
 def test_options_round_trip():
     m = _pendulum()
     m.opt.timestep = 0.001

@@ -10,7 +10,10 @@ The tables below are the single source of truth: each row is (name, dtype, shape
 Python sees `Model` and `Data` as plain objects whose attributes are NumPy arrays. Compiled
 code sees them through a Numba structref (`model._s`, `data._s`) that references the very
 same buffers, so a public call crosses into compiled code with one pointer per object
-(DESIGN.md §2.4). `tools/gen_structs.py` turns these tables into `_structs.py`.
+(DESIGN.md §2.4). `tools/gen_structs.py` turns these tables into `_structs.py`. The
+structs borrow the buffers (no reference count of their own, so compiled code reads fields
+without atomic operations); Model and Data own them and never rebind a field: assigning
+one (`d.qpos = q`) copies into it, as MuJoCo's bindings do, and a model's sizes are fixed.
 """
 
 from __future__ import annotations
@@ -396,6 +399,31 @@ class Option:
         return "Option(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in keys) + ")"
 
 
+def _assign_field(obj, name, value):
+    """obj.name = value as an in-place copy into the field's buffer (NumPy broadcasting).
+
+    Compiled code holds the buffers of Model and Data without a reference of its own
+    (`jointspace._structs`), so a field is never rebound: as in MuJoCo's bindings,
+    `d.qpos = q` writes q into d.qpos.
+    """
+    arr = obj.__dict__[name]
+    if value is arr:
+        return
+    try:
+        arr[...] = value
+    except (TypeError, ValueError) as e:
+        label = name.lstrip("_")
+        raise ValueError(f"{type(obj).__name__}.{label}: cannot write this value into the "
+                         f"field (shape {arr.shape}, {arr.dtype}): {e}. Fields are fixed "
+                         f"buffers that compiled code works on; assign an array of their "
+                         f"shape (it is copied in)") from None
+
+
+_MODEL_ARRAYS = frozenset(f[0] for f in MODEL_FIELDS)
+_MODEL_SIZE_NAMES = frozenset(k for k, _ in MODEL_SIZES)
+_DATA_ARRAYS = frozenset("_time" if f[0] == "time" else f[0] for f in DATA_FIELDS)
+
+
 _NO_IDS = {}  # Model.id's fast path for an unknown kind (the slow path says why)
 
 
@@ -434,6 +462,16 @@ class Model:
         from jointspace import _structs
 
         self._s = _structs.make_model_struct(self)
+
+    def __setattr__(self, name, value):
+        if "_s" in self.__dict__:
+            if name in _MODEL_ARRAYS:
+                _assign_field(self, name, value)
+                return
+            if name in _MODEL_SIZE_NAMES:
+                raise AttributeError(f"Model.{name} is fixed once the model is compiled; "
+                                     "change the ModelSpec (or the MJCF/URDF) and compile again")
+        object.__setattr__(self, name, value)
 
     def id(self, kind, name):
         """Id of the element of `kind` ("body", "joint", "geom", …) named `name`.
@@ -508,6 +546,12 @@ class Data:
         from jointspace import _structs
 
         self._s = _structs.make_data_struct(self, model._s)
+
+    def __setattr__(self, name, value):
+        if name in _DATA_ARRAYS and name in self.__dict__:
+            _assign_field(self, name, value)
+            return
+        object.__setattr__(self, name, value)
 
     @property
     def time(self):
