@@ -332,6 +332,38 @@ def test_filters_match_mujoco():
     assert ("a", "a_welded") not in seen and ("a", "a_child") not in seen
 
 
+def test_pair_table_beyond_its_scratch_matches_mujoco():
+    """A pair table larger than Data.scratch_pairs (48 ngeom + 64) is allocated for the call.
+
+    Three geoms on a 60-body chain with 40 explicit pairs need 9 (pairs) + 2 nbody + 1 >
+    208 entries; the contacts, their order and parameters must still be MuJoCo's. Zero
+    friction coefficients (explicit and mixed) become MuJoCo's least, 1e-5, as in MuJoCo.
+    """
+    links = "".join('<body pos="0 0 0.01"><joint type="hinge" axis="0 1 0"/>'
+                    '<inertial pos="0 0 0" mass="0.1" diaginertia="1e-3 1e-3 1e-3"/>'
+                    for _ in range(60)) + "</body>" * 60
+    pairs = "".join(f'<pair geom1="{a}" geom2="{b}" friction="{0.5 + 0.01 * k} 0.01 0.01 0 0"/>'
+                    for k in range(20) for a, b in (("s1", "floor"), ("s1", "s2")))
+    xml = f"""<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1" friction="0 0 0"/>
+      <body pos="0 0 0.09"><freejoint/><geom name="s1" type="sphere" size="0.1"/></body>
+      <body pos="0.15 0 0.09"><freejoint/>
+        <geom name="s2" type="sphere" size="0.1" friction="0 0 0"/></body>
+      <body pos="2 0 1">{links}</body></worldbody><contact>{pairs}</contact></mujoco>"""
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    mujoco.mj_forward(mm, md)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    n = collision(m, d)
+    assert 9 * (m.npair + 2) + 2 * m.nbody + 1 > d.scratch_pairs.shape[0]
+    assert n == md.ncon > 40
+    assert d.contact.friction.min() == 1e-5
+    np.testing.assert_array_equal(d.contact.geom, md.contact.geom[:n])
+    for f in ("dim", "friction", "solref", "dist", "pos", "frame"):
+        np.testing.assert_allclose(getattr(d.contact, f), getattr(md.contact, f)[:n],
+                                   atol=EXACT, err_msg=f)
+
+
 def test_explicit_pair_parameters():
     """An explicit pair's own condim, friction, solref and margin reach its contacts."""
     m = js.load_string(FILTER_XML)

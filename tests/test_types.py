@@ -84,6 +84,28 @@ def test_buffers_outlive_their_model_only_through_a_rebound_data():
     assert d.xpos[1, 2] == 3.0
 
 
+def test_deep_copies_are_independent_and_outlive_the_original():
+    import copy
+    import gc
+
+    m = _pendulum()
+    d = js.make_data(m)
+    d.qpos[0] = 0.3
+    d2 = copy.deepcopy(d)
+    m2 = copy.deepcopy(m)
+    del d
+    gc.collect()
+    js.kinematics(m, d2)
+    np.testing.assert_allclose(d2.site_xpos[0], [-0.4 * np.sin(0.3), 0, 1 - 0.4 * np.cos(0.3)],
+                               atol=1e-15)
+    m2.body_pos[1, 2] = 2.0
+    assert m.body_pos[1, 2] == 1.0 and m2.opt.timestep == m.opt.timestep
+    d3 = js.make_data(m2)
+    d3.qpos[0] = 0.3
+    js.kinematics(m2, d3)
+    assert d3.xpos[1, 2] == 2.0 and d2.xpos[1, 2] == 1.0
+
+
 def test_options_round_trip():
     m = _pendulum()
     m.opt.timestep = 0.001

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from jointspace.types import DATA_FIELDS, MODEL_FIELDS, MODEL_SIZES  # noqa: E402
 
-NB = {"f": "float64", "i": "int32", "b": "uint8"}
+NB = {"f": "float64", "i": "int32", "b": "uint8", "l": "int64"}
 
 
 def _nbtype(dt, shape):

@@ -301,6 +301,11 @@ data_type = DataStructType([
     ("scratch_body", types.float64[:, ::1]),
     ("scratch_vv", types.float64[:, ::1]),
     ("scratch_body_nv", types.float64[:, :, ::1]),
+    ("scratch_efc", types.float64[::1]),
+    ("scratch_small", types.float64[::1]),
+    ("scratch_collision_f", types.float64[::1]),
+    ("scratch_collision_l", types.int64[::1]),
+    ("scratch_pairs", types.int64[::1]),
     ("model", model_type),
 ])
 
@@ -458,7 +463,7 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
 
 
 @njit(cache=True)
-def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, model):
+def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_small, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
     s = structref.new(data_type)
     s.time = _borrow(time)
     s.qpos = _borrow(qpos)
@@ -559,6 +564,11 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
     s.scratch_body = _borrow(scratch_body)
     s.scratch_vv = _borrow(scratch_vv)
     s.scratch_body_nv = _borrow(scratch_body_nv)
+    s.scratch_efc = _borrow(scratch_efc)
+    s.scratch_small = _borrow(scratch_small)
+    s.scratch_collision_f = _borrow(scratch_collision_f)
+    s.scratch_collision_l = _borrow(scratch_collision_l)
+    s.scratch_pairs = _borrow(scratch_pairs)
     s.model = model
     return s
 
@@ -570,4 +580,4 @@ def make_model_struct(m):
 
 def make_data_struct(d, model_struct):
     """Build the struct view of Data `d`, carrying its model's struct."""
-    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.eq_active, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.ne, d.nf, d.nl, d.nefc, d.efc_type, d.efc_id, d.efc_J, d.efc_J_rownnz, d.efc_J_colind, d.efc_pos, d.efc_margin, d.efc_frictionloss, d.efc_diagApprox, d.efc_R, d.efc_D, d.efc_KBIP, d.efc_vel, d.efc_aref, d.efc_b, d.efc_force, d.efc_state, d.qacc_warmstart, d.solver_niter, d.solver_improvement, d.solver_gradient, d.solver_lineslope, d.solver_cost, d.solver_nactive, d.solver_nchange, d.solver_neval, d.solver_nupdate, d.solver_fwdinv, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.warning_cnstrfull, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv, model_struct)
+    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.eq_active, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.ne, d.nf, d.nl, d.nefc, d.efc_type, d.efc_id, d.efc_J, d.efc_J_rownnz, d.efc_J_colind, d.efc_pos, d.efc_margin, d.efc_frictionloss, d.efc_diagApprox, d.efc_R, d.efc_D, d.efc_KBIP, d.efc_vel, d.efc_aref, d.efc_b, d.efc_force, d.efc_state, d.qacc_warmstart, d.solver_niter, d.solver_improvement, d.solver_gradient, d.solver_lineslope, d.solver_cost, d.solver_nactive, d.solver_nchange, d.solver_neval, d.solver_nupdate, d.solver_fwdinv, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.warning_cnstrfull, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv, d.scratch_efc, d.scratch_small, d.scratch_collision_f, d.scratch_collision_l, d.scratch_pairs, model_struct)

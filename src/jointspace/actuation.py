@@ -42,10 +42,10 @@ def _transmission(m, d):
     if m.nu == 0:
         return
     d.actuator_moment[:, :] = 0.0
-    buf = np.empty(13)
-    quat = buf[0:4]
-    axis = buf[4:7]
-    wrench = buf[7:13]
+    buf = d.scratch_small
+    quat = buf[17:21]
+    axis = buf[21:24]
+    wrench = buf[24:30]
     for i in range(m.nu):
         gear = m.actuator_gear[i]
         tid = m.actuator_trnid[i, 0]

@@ -199,7 +199,7 @@ def _constraint_forces(d, jar, force, state):
     R = d.efc_R
     efc_type = d.efc_type
     floss = d.efc_frictionloss
-    buf = np.empty(17)
+    buf = d.scratch_small
     yb = buf[0:6]
     xb = buf[6:12]
     mub = buf[12:17]
@@ -388,7 +388,7 @@ def _inv_acceleration(m, d, discrete):
             d.qfrc_constraint[k] = 0.0
     else:
         # jar = J qacc − aref
-        jar = np.empty(nefc)
+        jar = d.scratch_efc[:nefc]
         _mul_j(d, d.qacc, jar)
         for i in range(nefc):
             jar[i] -= d.efc_aref[i]

@@ -100,7 +100,7 @@ def _springs(m, d):
         out[m.jnt_dofadr[j]] -= k * (qpos[padr] - qspring[padr])
     if not rotational:
         return
-    x = np.empty(6)
+    x = d.scratch_small[30:36]
     for j in range(m.njnt):
         k = stiffness[j]
         jt = jtype[j]

@@ -4,8 +4,9 @@ Field names and meanings follow MuJoCo's public vocabulary (mjmodel.h, mjdata.h)
 people who know MuJoCo can read jointspace and parity tests can compare fields by name.
 
 The tables below are the single source of truth: each row is (name, dtype, shape, meaning).
-`dtype` is "f" (float64), "i" (int32) or "b" (uint8 flag); `shape` lists sizes by name
-(looked up among the model sizes) or number. A scalar field has shape ().
+`dtype` is "f" (float64), "i" (int32), "l" (int64, scratch) or "b" (uint8 flag); `shape`
+lists sizes by name (looked up among the model sizes), number, or (name, a, b) for
+a · size + b. A scalar field has shape ().
 
 Python sees `Model` and `Data` as plain objects whose attributes are NumPy arrays. Compiled
 code sees them through a Numba structref (`model._s`, `data._s`) that references the very
@@ -18,6 +19,7 @@ one (`d.qpos = q`) copies into it, as MuJoCo's bindings do, and a model's sizes 
 
 from __future__ import annotations
 
+import copy
 import difflib
 
 import numpy as np
@@ -329,13 +331,27 @@ DATA_FIELDS = (
     ("scratch_body", "f", ("nbody", 36), "per-body scratch (6x6 matrices)"),
     ("scratch_vv", "f", ("nv", "nv"), "dense nv×nv scratch"),
     ("scratch_body_nv", "f", ("nbody", 6, "nv"), "per-body 6×nv scratch (minv's F and P)"),
+    ("scratch_efc", "f", ("njmax",), "per-row scratch (the inverse's J qacc − aref)"),
+    ("scratch_small", "f", (64,),
+     "fixed-size scratch of the stages: the inverse's cone projection [0, 17), actuator "
+     "transmission [17, 30), passive springs [30, 36)"),
+    ("scratch_collision_f", "f", (("ngeom", 13, 320),),
+     "collision: geom boxes and sweep values (13 per geom), the contact buffer, box polygons, "
+     "contact parameters and the convex placeholder (309)"),
+    ("scratch_collision_l", "l", (("ngeom", 12, 143),),
+     "collision: candidate pairs (2 max(64, 4 ngeom)), geom orders (4 ngeom), the convex "
+     "placeholder (15)"),
+    ("scratch_pairs", "l", (("ngeom", 48, 64),),
+     "collision: pair table and sort keys, 9 per candidate pair + 2 nbody + 1 (a larger need "
+     "is allocated for the call)"),
 )
 
-_DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8}
+_DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8, "l": np.int64}
 
 
 def _resolve_shape(shape, sizes):
-    return tuple(sizes[s] if isinstance(s, str) else s for s in shape)
+    return tuple(sizes[s] if isinstance(s, str)
+                 else s[1] * sizes[s[0]] + s[2] if isinstance(s, tuple) else s for s in shape)
 
 
 def _name_error(kind, name, names):
@@ -473,6 +489,19 @@ class Model:
                                      "change the ModelSpec (or the MJCF/URDF) and compile again")
         object.__setattr__(self, name, value)
 
+    def __deepcopy__(self, memo):
+        """An independent Model: copied arrays and a struct of its own over them."""
+        new = object.__new__(Model)
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k not in ("_s", "opt"):
+                object.__setattr__(new, k, copy.deepcopy(v, memo))
+        from jointspace import _structs
+
+        object.__setattr__(new, "opt", Option(new))
+        object.__setattr__(new, "_s", _structs.make_model_struct(new))
+        return new
+
     def id(self, kind, name):
         """Id of the element of `kind` ("body", "joint", "geom", …) named `name`.
 
@@ -552,6 +581,19 @@ class Data:
             _assign_field(self, name, value)
             return
         object.__setattr__(self, name, value)
+
+    def __deepcopy__(self, memo):
+        """An independent Data for the same model: copied arrays, a struct of its own."""
+        new = object.__new__(Data)
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k not in ("_s", "_ms"):
+                object.__setattr__(new, k, copy.deepcopy(v, memo))
+        from jointspace import _structs
+
+        object.__setattr__(new, "_ms", self._ms)
+        object.__setattr__(new, "_s", _structs.make_data_struct(new, self._ms))
+        return new
 
     @property
     def time(self):

@@ -87,6 +87,12 @@ from jointspace.types import (
 )
 
 MAXCONPAIR = 16  # contact buffer rows per geom pair (the most any pair makes is 8)
+MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction coefficient a contact gets
+# the fixed part of Data.scratch_collision_f (types.py): buf, box polygons, contact
+# parameters, the convex placeholder
+if 10 * MAXCONPAIR + 2 * B._MAXVERT * 3 + 12 + 65 > 320:
+    raise ImportError("collision scratch does not fit Data.scratch_collision_f; grow it in "
+                      "jointspace/types.py")
 WARN_CONTACTFULL, WARN_BADGEOM = 0, 1
 
 
@@ -402,7 +408,8 @@ def _world_aabb(m, d, box):
 def _broadphase(m, d, box, fs, iscr):
     """Candidate pairs (g1, g2, explicit pair id or -1) in MuJoCo's order.
 
-    box: (ngeom, 6) floats, fs: 7 ngeom floats and iscr: 11 ngeom + 128 integers of scratch.
+    box: (ngeom, 6) floats, fs: 7 ngeom floats and iscr: 2 max(64, 4 ngeom) + 4 ngeom
+    integers of scratch; the pair table lives in d.scratch_pairs when it fits.
     Returns (pairs, count, number of automatic pairs whose boxes overlapped, before the
     filters; a diagnostic). The filters are MuJoCo's: contype/conaffinity, one weld group,
     two dof-less bodies, a body and its parent's weld group (unless that is the world),
@@ -491,7 +498,9 @@ def _broadphase(m, d, box, fs, iscr):
     # 2. filters, and sort keys in MuJoCo's order: body pair, explicit pairs, geom ids
     nmax = ncand + m.npair
     nbody = m.nbody
-    ps = np.empty(9 * nmax + 2 * nbody + 1, dtype=np.int64)
+    need = 9 * nmax + 2 * nbody + 1
+    ps = d.scratch_pairs[:need] if need <= d.scratch_pairs.shape[0] else np.empty(
+        need, dtype=np.int64)
     pg = ps[:3 * nmax].reshape((nmax, 3))
     bucket = ps[3 * nmax:4 * nmax]  # lower body id
     sub = ps[4 * nmax:5 * nmax]  # higher body, explicit first, geom ids
@@ -610,12 +619,13 @@ def _collision(m, d):
             d.collision_warning[WARN_BADGEOM, 0] += 1
             d.collision_warning[WARN_BADGEOM, 1] = g
             return 1 << WARN_BADGEOM
-    # scratch in two blocks: box, broadphase floats, buf, boxpoly, ref/imp/fric, and the
-    # placeholder convex workspace (allocated for real only when a convex pair comes up)
+    # scratch in Data's two blocks (views of them cost no reference counting): box,
+    # broadphase floats, buf, boxpoly, ref/imp/fric, and the placeholder convex workspace
+    # (allocated for real only when a convex pair comes up)
     ngeom = m.ngeom
     nbp = 2 * B._MAXVERT * 3
-    fs = np.empty(13 * ngeom + 10 * MAXCONPAIR + nbp + 12 + 65)
-    iscr = np.empty(2 * max(64, 4 * ngeom) + 4 * ngeom + 15, dtype=np.int64)
+    fs = d.scratch_collision_f
+    iscr = d.scratch_collision_l
     box = fs[:6 * ngeom].reshape((ngeom, 6))
     pg, npair, noverlap = _broadphase(m, d, box, fs[6 * ngeom:13 * ngeom], iscr)
     o = 13 * ngeom
@@ -690,7 +700,7 @@ def _collision(m, d):
             c_geom[ncon, 1] = g2
             c_dim[ncon] = condim
             for q in range(5):
-                c_fric[ncon, q] = fric[q]
+                c_fric[ncon, q] = max(fric[q], MINMU)
                 c_imp[ncon, q] = imp[q]
             c_ref[ncon, 0] = ref[0]
             c_ref[ncon, 1] = ref[1]
