@@ -106,6 +106,33 @@ def test_deep_copies_are_independent_and_outlive_the_original():
     assert d3.xpos[1, 2] == 2.0 and d2.xpos[1, 2] == 1.0
 
 
+def test_struct_references_stay_balanced_across_calls():
+    # compiled code does not count references to the structs (their data model counts
+    # nothing): unboxing must give back the reference it takes, and a struct boxed from
+    # compiled code must hold one of its own, or a struct would leak or be freed under us
+    from numba import njit
+
+    m = _pendulum()
+    d = js.make_data(m)
+    before = (m._s._meminfo.refcount, d._s._meminfo.refcount)
+    for _ in range(200):
+        js.forward(m, d)
+        js.inverse(m, d)
+        js.rnea(m, d, d.qpos, d.qvel, d.qacc)
+    assert (m._s._meminfo.refcount, d._s._meminfo.refcount) == before
+
+    @njit
+    def model_of(ds):
+        return ds.model
+
+    again = model_of(d._s)
+    assert m._s._meminfo.refcount == before[0] + 1
+    del again
+    assert m._s._meminfo.refcount == before[0]
+    js.kinematics(m, d)  # the model struct is still alive and whole
+    assert d.xpos[1, 2] == 1.0
+
+
 def test_options_round_trip():
     m = _pendulum()
     m.opt.timestep = 0.001

@@ -40,11 +40,16 @@ def render():
         "",
         "The arrays in the structs are borrowed (see `_borrow`): the Model and Data objects own",
         "the buffers and never rebind a field, so the buffers live as long as those objects.",
+        "Kernels take the structs as types whose references compiled code does not count",
+        "(`_UncountedModel`); the constructors make them as counted types, and the proxy that",
+        "Model and Data keep holds the one reference.",
         '"""',
         "",
         "from numba import njit, types",
+        "from numba.core import cgutils",
+        "from numba.core.datamodel import default_manager, models",
         "from numba.experimental import structref",
-        "from numba.extending import intrinsic",
+        "from numba.extending import NativeValue, box, intrinsic, unbox",
         "from numba.np.arrayobj import populate_array",
         "",
         "",
@@ -66,14 +71,41 @@ def render():
         "    return arr(arr), codegen",
         "",
         "",
+        "class _UncountedModel(models.StructRefModel):",
+        '    """A struct reference whose copies compiled code does not count.',
+        "",
+        "    Every stage function that receives the structs would otherwise take and drop a",
+        "    reference to each (an atomic increment and decrement; about a hundred per inverse on",
+        "    two resting spheres). The Python Model and Data hold the one reference, through",
+        "    their proxies, for as long as compiled code can see the struct.",
+        '    """',
+        "",
+        "    def traverse(self, builder):",
+        "        return []",
+        "",
+        "",
         "@structref.register",
         "class ModelStructType(types.StructRef):",
-        '    """Numba type of the model struct."""',
+        '    """Numba type of the model struct as kernels take it (references not counted)."""',
         "",
         "",
         "@structref.register",
         "class DataStructType(types.StructRef):",
-        '    """Numba type of the data struct."""',
+        '    """Numba type of the data struct as kernels take it (references not counted)."""',
+        "",
+        "",
+        "@structref.register",
+        "class _ModelOwnerType(types.StructRef):",
+        '    """The model struct as its constructor allocates and returns it (counted)."""',
+        "",
+        "",
+        "@structref.register",
+        "class _DataOwnerType(types.StructRef):",
+        '    """The data struct as its constructor allocates and returns it (counted)."""',
+        "",
+        "",
+        "default_manager.register(ModelStructType, _UncountedModel)",
+        "default_manager.register(DataStructType, _UncountedModel)",
         "",
         "",
         "class ModelStruct(structref.StructRefProxy):",
@@ -84,40 +116,82 @@ def render():
         '    """Opaque handle to the compiled view of a Data."""',
         "",
         "",
-        "structref.define_boxing(ModelStructType, ModelStruct)",
-        "structref.define_boxing(DataStructType, DataStruct)",
         "",
-        "model_type = ModelStructType([",
+        "def _define_uncounted_boxing(struct_type, obj_class):",
+        '    """Boxing as structref\'s, and an unboxing that leaves the reference count as it was.',
+        "",
+        "    Unboxing takes a reference that the call wrapper would drop again through the",
+        "    struct's data model, which counts nothing here: it is dropped at once instead (the",
+        "    proxy passed in holds one for the whole call). Boxing takes a reference of its own",
+        "    for the new proxy (the proxy's MemInfo object releases it when collected).",
+        '    """',
+        "    @box(struct_type)",
+        "    def _box(typ, val, c):",
+        "        mi = cgutils.create_struct_proxy(typ)(c.context, c.builder, value=val).meminfo",
+        "        c.context.nrt.incref(c.builder, types.MemInfoPointer(types.voidptr), mi)",
+        "        mi_obj = c.pyapi.nrt_meminfo_as_pyobject(mi)",
+        "        ctor = c.pyapi.unserialize(c.pyapi.serialize_object(obj_class._numba_box_))",
+        "        ty = c.pyapi.unserialize(c.pyapi.serialize_object(typ))",
+        "        res = c.pyapi.call_function_objargs(ctor, [ty, mi_obj])",
+        "        c.pyapi.decref(ctor)",
+        "        c.pyapi.decref(ty)",
+        "        c.pyapi.decref(mi_obj)",
+        "        return res",
+        "",
+        "    @unbox(struct_type)",
+        "    def _unbox(typ, obj, c):",
+        '        mi_obj = c.pyapi.object_getattr_string(obj, "_meminfo")',
+        "        mi = c.pyapi.nrt_meminfo_from_pyobject(mi_obj)",
+        "        c.context.nrt.decref(c.builder, types.MemInfoPointer(types.voidptr), mi)",
+        "        c.pyapi.decref(mi_obj)",
+        "        st = cgutils.create_struct_proxy(typ)(c.context, c.builder)",
+        "        st.meminfo = mi",
+        "        return NativeValue(st._getvalue())",
+        "",
+        "",
+        "_define_uncounted_boxing(ModelStructType, ModelStruct)",
+        "_define_uncounted_boxing(DataStructType, DataStruct)",
+        "structref.define_boxing(_ModelOwnerType, ModelStruct)",
+        "structref.define_boxing(_DataOwnerType, DataStruct)",
+        "",
+        "_MODEL_FIELDS = [",
     ]
     for k, _ in MODEL_SIZES:
         out.append(f'    ("{k}", types.int64),')
     for name, dt, shape, _ in MODEL_FIELDS:
         out.append(f'    ("{name}", {_nbtype(dt, shape)}),')
-    out.append("])")
+    out.append("]")
+    out.append("model_type = ModelStructType(_MODEL_FIELDS)")
+    out.append("_model_owner_type = _ModelOwnerType(_MODEL_FIELDS)")
     out.append("")
-    out.append("data_type = DataStructType([")
+    out.append("_DATA_FIELDS = [")
     for name, dt, shape, _ in DATA_FIELDS:
         out.append(f'    ("{name}", {_nbtype(dt, shape)}),')
     out.append('    ("model", model_type),')
-    out.append("])")
+    out.append("]")
+    out.append("data_type = DataStructType(_DATA_FIELDS)")
+    out.append("_data_owner_type = _DataOwnerType(_DATA_FIELDS)")
     out.append("")
     mnames = [k for k, _ in MODEL_SIZES] + [f[0] for f in MODEL_FIELDS]
     out += ["", "@njit(cache=True)", "def _new_model(" + ", ".join(mnames) + "):"]
-    out.append("    s = structref.new(model_type)")
+    out.append("    s = structref.new(_model_owner_type)")
     arrays = {f[0] for f in MODEL_FIELDS}
     out += [f"    s.{n} = _borrow({n})" if n in arrays else f"    s.{n} = {n}" for n in mnames]
     out.append("    return s")
     dnames = [f[0] for f in DATA_FIELDS] + ["model"]
     out += ["", "", "@njit(cache=True)", "def _new_data(" + ", ".join(dnames) + "):"]
-    out.append("    s = structref.new(data_type)")
+    out.append("    s = structref.new(_data_owner_type)")
     out += [f"    s.{n} = _borrow({n})" for n in dnames[:-1]] + ["    s.model = model"]
     out.append("    return s")
-    out += ["", "", "def make_model_struct(m):", '    """Build the struct view of Model `m`."""']
-    out.append("    return _new_model(" + ", ".join(f"m.{n}" for n in mnames) + ")")
+    out += ["", "", "def make_model_struct(m):",
+            '    """Build the struct view of Model `m` (kernels\' type; the proxy owns it)."""']
+    out.append("    owner = _new_model(" + ", ".join(f"m.{n}" for n in mnames) + ")")
+    out.append("    return ModelStruct._numba_box_(model_type, owner._meminfo)")
     out += ["", "", "def make_data_struct(d, model_struct):",
             '    """Build the struct view of Data `d`, carrying its model\'s struct."""']
     dattrs = ["d._time" if n == "time" else f"d.{n}" for n in dnames[:-1]] + ["model_struct"]
-    out.append("    return _new_data(" + ", ".join(dattrs) + ")")
+    out.append("    owner = _new_data(" + ", ".join(dattrs) + ")")
+    out.append("    return DataStruct._numba_box_(data_type, owner._meminfo)")
     return "\n".join(out) + "\n"
 
 

@@ -5,11 +5,16 @@ compiled code reads and writes the arrays users see.
 
 The arrays in the structs are borrowed (see `_borrow`): the Model and Data objects own
 the buffers and never rebind a field, so the buffers live as long as those objects.
+Kernels take the structs as types whose references compiled code does not count
+(`_UncountedModel`); the constructors make them as counted types, and the proxy that
+Model and Data keep holds the one reference.
 """
 
 from numba import njit, types
+from numba.core import cgutils
+from numba.core.datamodel import default_manager, models
 from numba.experimental import structref
-from numba.extending import intrinsic
+from numba.extending import NativeValue, box, intrinsic, unbox
 from numba.np.arrayobj import populate_array
 
 
@@ -31,14 +36,41 @@ def _borrow(typingctx, arr):
     return arr(arr), codegen
 
 
+class _UncountedModel(models.StructRefModel):
+    """A struct reference whose copies compiled code does not count.
+
+    Every stage function that receives the structs would otherwise take and drop a
+    reference to each (an atomic increment and decrement; about a hundred per inverse on
+    two resting spheres). The Python Model and Data hold the one reference, through
+    their proxies, for as long as compiled code can see the struct.
+    """
+
+    def traverse(self, builder):
+        return []
+
+
 @structref.register
 class ModelStructType(types.StructRef):
-    """Numba type of the model struct."""
+    """Numba type of the model struct as kernels take it (references not counted)."""
 
 
 @structref.register
 class DataStructType(types.StructRef):
-    """Numba type of the data struct."""
+    """Numba type of the data struct as kernels take it (references not counted)."""
+
+
+@structref.register
+class _ModelOwnerType(types.StructRef):
+    """The model struct as its constructor allocates and returns it (counted)."""
+
+
+@structref.register
+class _DataOwnerType(types.StructRef):
+    """The data struct as its constructor allocates and returns it (counted)."""
+
+
+default_manager.register(ModelStructType, _UncountedModel)
+default_manager.register(DataStructType, _UncountedModel)
 
 
 class ModelStruct(structref.StructRefProxy):
@@ -49,10 +81,45 @@ class DataStruct(structref.StructRefProxy):
     """Opaque handle to the compiled view of a Data."""
 
 
-structref.define_boxing(ModelStructType, ModelStruct)
-structref.define_boxing(DataStructType, DataStruct)
 
-model_type = ModelStructType([
+def _define_uncounted_boxing(struct_type, obj_class):
+    """Boxing as structref's, and an unboxing that leaves the reference count as it was.
+
+    Unboxing takes a reference that the call wrapper would drop again through the
+    struct's data model, which counts nothing here: it is dropped at once instead (the
+    proxy passed in holds one for the whole call). Boxing takes a reference of its own
+    for the new proxy (the proxy's MemInfo object releases it when collected).
+    """
+    @box(struct_type)
+    def _box(typ, val, c):
+        mi = cgutils.create_struct_proxy(typ)(c.context, c.builder, value=val).meminfo
+        c.context.nrt.incref(c.builder, types.MemInfoPointer(types.voidptr), mi)
+        mi_obj = c.pyapi.nrt_meminfo_as_pyobject(mi)
+        ctor = c.pyapi.unserialize(c.pyapi.serialize_object(obj_class._numba_box_))
+        ty = c.pyapi.unserialize(c.pyapi.serialize_object(typ))
+        res = c.pyapi.call_function_objargs(ctor, [ty, mi_obj])
+        c.pyapi.decref(ctor)
+        c.pyapi.decref(ty)
+        c.pyapi.decref(mi_obj)
+        return res
+
+    @unbox(struct_type)
+    def _unbox(typ, obj, c):
+        mi_obj = c.pyapi.object_getattr_string(obj, "_meminfo")
+        mi = c.pyapi.nrt_meminfo_from_pyobject(mi_obj)
+        c.context.nrt.decref(c.builder, types.MemInfoPointer(types.voidptr), mi)
+        c.pyapi.decref(mi_obj)
+        st = cgutils.create_struct_proxy(typ)(c.context, c.builder)
+        st.meminfo = mi
+        return NativeValue(st._getvalue())
+
+
+_define_uncounted_boxing(ModelStructType, ModelStruct)
+_define_uncounted_boxing(DataStructType, DataStruct)
+structref.define_boxing(_ModelOwnerType, ModelStruct)
+structref.define_boxing(_DataOwnerType, DataStruct)
+
+_MODEL_FIELDS = [
     ("nq", types.int64),
     ("nv", types.int64),
     ("nu", types.int64),
@@ -199,9 +266,11 @@ model_type = ModelStructType([
     ("pair_gap", types.float64[::1]),
     ("pair_friction", types.float64[:, ::1]),
     ("exclude_signature", types.int32[::1]),
-])
+]
+model_type = ModelStructType(_MODEL_FIELDS)
+_model_owner_type = _ModelOwnerType(_MODEL_FIELDS)
 
-data_type = DataStructType([
+_DATA_FIELDS = [
     ("time", types.float64[::1]),
     ("qpos", types.float64[::1]),
     ("qvel", types.float64[::1]),
@@ -303,16 +372,19 @@ data_type = DataStructType([
     ("scratch_body_nv", types.float64[:, :, ::1]),
     ("scratch_efc", types.float64[::1]),
     ("scratch_small", types.float64[::1]),
+    ("scratch_small_l", types.int64[::1]),
     ("scratch_collision_f", types.float64[::1]),
     ("scratch_collision_l", types.int64[::1]),
     ("scratch_pairs", types.int64[::1]),
     ("model", model_type),
-])
+]
+data_type = DataStructType(_DATA_FIELDS)
+_data_owner_type = _DataOwnerType(_DATA_FIELDS)
 
 
 @njit(cache=True)
 def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_disableflags, opt_enableflags, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, site_type, site_bodyid, site_size, site_pos, site_quat, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature):
-    s = structref.new(model_type)
+    s = structref.new(_model_owner_type)
     s.nq = nq
     s.nv = nv
     s.nu = nu
@@ -463,8 +535,8 @@ def _new_model(nq, nv, nu, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshfac
 
 
 @njit(cache=True)
-def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_small, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
-    s = structref.new(data_type)
+def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
+    s = structref.new(_data_owner_type)
     s.time = _borrow(time)
     s.qpos = _borrow(qpos)
     s.qvel = _borrow(qvel)
@@ -566,6 +638,7 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
     s.scratch_body_nv = _borrow(scratch_body_nv)
     s.scratch_efc = _borrow(scratch_efc)
     s.scratch_small = _borrow(scratch_small)
+    s.scratch_small_l = _borrow(scratch_small_l)
     s.scratch_collision_f = _borrow(scratch_collision_f)
     s.scratch_collision_l = _borrow(scratch_collision_l)
     s.scratch_pairs = _borrow(scratch_pairs)
@@ -574,10 +647,12 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
 
 
 def make_model_struct(m):
-    """Build the struct view of Model `m`."""
-    return _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nM, m.nconmax, m.njmax, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.opt_ls_iterations, m.opt_ls_tolerance, m.opt_disableflags, m.opt_enableflags, m.stat_meaninertia, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.body_invweight0, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.M_col, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.mesh_hullvertadr, m.mesh_hullvertnum, m.mesh_hullpolyadr, m.mesh_hullpolynum, m.hull_vert, m.hullpoly_vertadr, m.hullpoly_vertnum, m.hullpoly_normal, m.hullpoly_vert, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
+    """Build the struct view of Model `m` (kernels' type; the proxy owns it)."""
+    owner = _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nM, m.nconmax, m.njmax, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.opt_ls_iterations, m.opt_ls_tolerance, m.opt_disableflags, m.opt_enableflags, m.stat_meaninertia, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.body_invweight0, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.M_col, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.mesh_hullvertadr, m.mesh_hullvertnum, m.mesh_hullpolyadr, m.mesh_hullpolynum, m.hull_vert, m.hullpoly_vertadr, m.hullpoly_vertnum, m.hullpoly_normal, m.hullpoly_vert, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
+    return ModelStruct._numba_box_(model_type, owner._meminfo)
 
 
 def make_data_struct(d, model_struct):
     """Build the struct view of Data `d`, carrying its model's struct."""
-    return _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.eq_active, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.ne, d.nf, d.nl, d.nefc, d.efc_type, d.efc_id, d.efc_J, d.efc_J_rownnz, d.efc_J_colind, d.efc_pos, d.efc_margin, d.efc_frictionloss, d.efc_diagApprox, d.efc_R, d.efc_D, d.efc_KBIP, d.efc_vel, d.efc_aref, d.efc_b, d.efc_force, d.efc_state, d.qacc_warmstart, d.solver_niter, d.solver_improvement, d.solver_gradient, d.solver_lineslope, d.solver_cost, d.solver_nactive, d.solver_nchange, d.solver_neval, d.solver_nupdate, d.solver_fwdinv, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.warning_cnstrfull, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv, d.scratch_efc, d.scratch_small, d.scratch_collision_f, d.scratch_collision_l, d.scratch_pairs, model_struct)
+    owner = _new_data(d._time, d.qpos, d.qvel, d.qacc, d.ctrl, d.qfrc_applied, d.xfrc_applied, d.mocap_pos, d.mocap_quat, d.eq_active, d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat, d.site_xpos, d.site_xmat, d.subtree_com, d.cinert, d.cdof, d.ncon, d.contact_dist, d.contact_pos, d.contact_frame, d.contact_geom, d.contact_dim, d.contact_friction, d.contact_solref, d.contact_solreffriction, d.contact_solimp, d.contact_includemargin, d.contact_gap, d.contact_exclude, d.collision_warning, d.crb, d.qM, d.qLD, d.qLDiagInv, d.qH, d.qHDiagInv, d.cvel, d.cdof_dot, d.qfrc_bias, d.qfrc_passive, d.actuator_length, d.actuator_velocity, d.actuator_force, d.actuator_moment, d.qfrc_actuator, d.qfrc_smooth, d.qacc_smooth, d.qfrc_constraint, d.qfrc_inverse, d.ne, d.nf, d.nl, d.nefc, d.efc_type, d.efc_id, d.efc_J, d.efc_J_rownnz, d.efc_J_colind, d.efc_pos, d.efc_margin, d.efc_frictionloss, d.efc_diagApprox, d.efc_R, d.efc_D, d.efc_KBIP, d.efc_vel, d.efc_aref, d.efc_b, d.efc_force, d.efc_state, d.qacc_warmstart, d.solver_niter, d.solver_improvement, d.solver_gradient, d.solver_lineslope, d.solver_cost, d.solver_nactive, d.solver_nchange, d.solver_neval, d.solver_nupdate, d.solver_fwdinv, d.cacc, d.cfrc_int, d.cfrc_ext, d.energy, d.warning, d.warning_cnstrfull, d.scratch_nv, d.scratch_body, d.scratch_vv, d.scratch_body_nv, d.scratch_efc, d.scratch_small, d.scratch_small_l, d.scratch_collision_f, d.scratch_collision_l, d.scratch_pairs, model_struct)
+    return DataStruct._numba_box_(data_type, owner._meminfo)

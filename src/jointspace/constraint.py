@@ -1030,7 +1030,9 @@ def _make_constraint(m, d):
     flags = m.opt_disableflags[0]
     if flags & DSBL_CONSTRAINT:
         return 0
-    need = np.zeros(2, dtype=np.int64)
+    need = d.scratch_small_l[0:2]  # rows requested, rows that did not fit
+    need[0] = 0
+    need[1] = 0
     if not flags & DSBL_EQUALITY:
         _instantiate_equality(m, d, need)
     if not flags & DSBL_FRICTIONLOSS:

@@ -335,6 +335,8 @@ DATA_FIELDS = (
     ("scratch_small", "f", (64,),
      "fixed-size scratch of the stages: the inverse's cone projection [0, 17), actuator "
      "transmission [17, 30), passive springs [30, 36)"),
+    ("scratch_small_l", "l", (8,),
+     "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
     ("scratch_collision_f", "f", (("ngeom", 13, 320),),
      "collision: geom boxes and sweep values (13 per geom), the contact buffer, box polygons, "
      "contact parameters and the convex placeholder (309)"),
