@@ -437,6 +437,16 @@ def _assign_field(obj, name, value):
                          f"shape (it is copied in)") from None
 
 
+def _deepcopy_attrs(obj, memo, skip):
+    """A new instance of obj's class holding deep copies of its attributes but those in skip."""
+    new = object.__new__(type(obj))
+    memo[id(obj)] = new
+    for k, v in obj.__dict__.items():
+        if k not in skip:
+            object.__setattr__(new, k, copy.deepcopy(v, memo))
+    return new
+
+
 _MODEL_ARRAYS = frozenset(f[0] for f in MODEL_FIELDS)
 _MODEL_SIZE_NAMES = frozenset(k for k, _ in MODEL_SIZES)
 _DATA_ARRAYS = frozenset("_time" if f[0] == "time" else f[0] for f in DATA_FIELDS)
@@ -493,11 +503,7 @@ class Model:
 
     def __deepcopy__(self, memo):
         """An independent Model: copied arrays and a struct of its own over them."""
-        new = object.__new__(Model)
-        memo[id(self)] = new
-        for k, v in self.__dict__.items():
-            if k not in ("_s", "opt"):
-                object.__setattr__(new, k, copy.deepcopy(v, memo))
+        new = _deepcopy_attrs(self, memo, ("_s", "opt"))
         from jointspace import _structs
 
         object.__setattr__(new, "opt", Option(new))
@@ -586,11 +592,7 @@ class Data:
 
     def __deepcopy__(self, memo):
         """An independent Data for the same model: copied arrays, a struct of its own."""
-        new = object.__new__(Data)
-        memo[id(self)] = new
-        for k, v in self.__dict__.items():
-            if k not in ("_s", "_ms"):
-                object.__setattr__(new, k, copy.deepcopy(v, memo))
+        new = _deepcopy_attrs(self, memo, ("_s", "_ms"))
         from jointspace import _structs
 
         object.__setattr__(new, "_ms", self._ms)
