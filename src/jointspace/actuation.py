@@ -28,6 +28,7 @@ from jointspace.types import (
     DSBL_CLAMPCTRL,
     JNT_BALL,
     JNT_FREE,
+    SMALL_TRANSMISSION,
     TRN_JOINT,
     TRN_SITE,
 )
@@ -43,9 +44,10 @@ def _transmission(m, d):
         return
     d.actuator_moment[:, :] = 0.0
     buf = d.scratch_small
-    quat = buf[17:21]
-    axis = buf[21:24]
-    wrench = buf[24:30]
+    t = SMALL_TRANSMISSION
+    quat = buf[t:t + 4]
+    axis = buf[t + 4:t + 7]
+    wrench = buf[t + 7:t + 13]
     for i in range(m.nu):
         gear = m.actuator_gear[i]
         tid = m.actuator_trnid[i, 0]

@@ -85,6 +85,7 @@ from jointspace.types import (
     INT_IMPLICITFAST,
     INT_RK4,
     JNT_FREE,
+    SMALL_CONE,
 )
 
 _MAXVAL = 1e10
@@ -200,9 +201,9 @@ def _constraint_forces(d, jar, force, state):
     efc_type = d.efc_type
     floss = d.efc_frictionloss
     buf = d.scratch_small
-    yb = buf[0:6]
-    xb = buf[6:12]
-    mub = buf[12:17]
+    yb = buf[SMALL_CONE:SMALL_CONE + 6]
+    xb = buf[SMALL_CONE + 6:SMALL_CONE + 12]
+    mub = buf[SMALL_CONE + 12:SMALL_CONE + 17]
     i = 0
     while i < nefc:
         y = -D[i] * jar[i]

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.rotation import quat_mul
-from jointspace.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE
+from jointspace.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, SMALL_SPRING
 
 _MINVAL = 1e-15
 
@@ -100,7 +100,7 @@ def _springs(m, d):
         out[m.jnt_dofadr[j]] -= k * (qpos[padr] - qspring[padr])
     if not rotational:
         return
-    x = d.scratch_small[30:36]
+    x = d.scratch_small[SMALL_SPRING:SMALL_SPRING + 6]
     for j in range(m.njnt):
         k = stiffness[j]
         jt = jtype[j]

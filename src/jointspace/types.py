@@ -217,6 +217,12 @@ MODEL_FIELDS = (
     ("exclude_signature", "i", ("nexclude",), "body1 << 16 + body2, body1 < body2"),
 )
 
+# regions of Data.scratch_small, one per stage that needs a fixed-size buffer (no two of
+# these stages run inside one another, but each keeps its own region all the same)
+SMALL_CONE = 0  # the inverse's cone projection: y (6), x (6), mu (5)
+SMALL_TRANSMISSION = 17  # actuator transmission: quat (4), axis (3), wrench (6)
+SMALL_SPRING = 30  # ball and free joint springs: the displacement (6)
+
 DATA_FIELDS = (
     # state and inputs
     ("time", "f", (1,), "simulation time (s)"),
@@ -333,8 +339,8 @@ DATA_FIELDS = (
     ("scratch_body_nv", "f", ("nbody", 6, "nv"), "per-body 6×nv scratch (minv's F and P)"),
     ("scratch_efc", "f", ("njmax",), "per-row scratch (the inverse's J qacc − aref)"),
     ("scratch_small", "f", (64,),
-     "fixed-size scratch of the stages: the inverse's cone projection [0, 17), actuator "
-     "transmission [17, 30), passive springs [30, 36)"),
+     "fixed-size scratch of the stages, in the regions SMALL_CONE, SMALL_TRANSMISSION, "
+     "SMALL_SPRING"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
     ("scratch_collision_f", "f", (("ngeom", 13, 320),),
