@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_overhead.py
 Compares a Numba dispatcher call and a direct entry-point call with the Model/Data structs,
-the full public-wrapper cost of a trivial operation, and MuJoCo's binding overhead.
+four vector arguments unboxed by Numba and as `CheckedArray`s, the full public-wrapper cost
+of a trivial operation, and MuJoCo's binding overhead.
 """
 
 import sys
@@ -28,6 +29,11 @@ def _noop0():
     return 0
 
 
+@njit(cache=True)
+def _noop4(d, q, v, a, out):
+    return q.shape[0] + v.shape[0] + a.shape[0] + out.shape[0]
+
+
 def main():
     """Print the overhead table."""
     m = js.models.humanoid()
@@ -37,10 +43,19 @@ def main():
     mm = mujoco.MjModel.from_xml_string(js.models.xml("humanoid"))
     md = mujoco.MjData(mm)
     v3 = np.zeros(3)
+    q, v, a, out = (np.zeros(m.nv) for _ in range(4))
+    plain = _entry.Kernel(_noop4)
+    plain(d._s, q, v, a, out)
+    checked = _entry.Kernel(_noop4, sig=(None, _entry.IN1, _entry.IN1, _entry.IN1, _entry.OUT1))
+    checked(d._s, q, v, a, out)
     rows = [
         ["njit dispatcher, no argument", us(per_call(_noop0))],
         ["njit dispatcher, Model + Data structs", us(per_call(lambda: _noop(m._s, d._s)))],
         ["entry point, Model + Data structs", us(per_call(lambda: k(m._s, d._s)))],
+        ["entry point, Data struct + 4 (nv,) arrays, Numba's array unboxing",
+         us(per_call(lambda: plain(d._s, q, v, a, out)))],
+        ["entry point, Data struct + 4 (nv,) arrays as CheckedArray",
+         us(per_call(lambda: checked(d._s, q, v, a, out)))],
         ["check_pair (argument validation)",
          us(per_call(lambda: _entry.check_pair(m, d, "f")))],
         ["vec (validate one (nv,) array)",

@@ -261,6 +261,92 @@ def test_strided_views_match_contiguous_arrays():
         np.testing.assert_array_equal(x1, js.solve_m(m, d, v))
 
 
+class _Sub(np.ndarray):
+    """An ndarray subclass: not an exact ndarray, so the compiled checks refuse it."""
+
+
+def _unaligned(x):
+    """x's values in a float64 array whose data pointer is not 8-byte aligned."""
+    raw = np.zeros(x.size * 8 + 1, dtype=np.uint8)
+    y = raw[1:].view(np.float64).reshape(x.shape)
+    y[...] = x
+    assert not y.flags.aligned
+    return y
+
+
+def _read_only(x):
+    y = x.copy()
+    y.flags.writeable = False
+    return y
+
+
+@pytest.mark.parametrize("kind", ["float32", "big-endian", "unaligned", "subclass", "list",
+                                  "read-only", "column"])
+def test_arguments_in_any_form_give_the_plain_result(kind):
+    """Arguments the compiled checks refuse, or accept in place, give the plain call's result.
+
+    The wrappers first hand the caller's arrays to compiled code, whose unboxing refuses
+    anything but an aligned float64 ndarray of the right rank (jointspace._entry) and reads
+    read-only and Fortran-ordered inputs in place; the converted retry must be bit-identical,
+    and the internal miss must never reach the user.
+    """
+    m, d, _, _ = _load("tree2")
+    q, v, a, rng = next(_states(m, 12, n=1))
+    fext = rng.standard_normal((m.nbody, 6))
+    convert = {"float32": lambda x: x.astype(np.float32),
+               "big-endian": lambda x: x.astype(">f8"), "unaligned": _unaligned,
+               "subclass": lambda x: x.copy().view(_Sub), "list": lambda x: x.tolist(),
+               "read-only": _read_only, "column": lambda x: np.asfortranarray(x)}[kind]
+    if kind == "float32":
+        q, v, a, fext = (x.astype(np.float32).astype(np.float64) for x in (q, v, a, fext))
+    cq, cv, ca, cf = convert(q), convert(v), convert(a), convert(fext)
+    np.testing.assert_array_equal(js.rnea(m, d, cq, cv, ca), js.rnea(m, d, q, v, a))
+    np.testing.assert_array_equal(js.rnea(m, d, q, v, a, cf), js.rnea(m, d, q, v, a, fext))
+    np.testing.assert_array_equal(js.bias_forces(m, d, cq, cv), js.bias_forces(m, d, q, v))
+    np.testing.assert_array_equal(js.gravity_forces(m, d, cq), js.gravity_forces(m, d, q))
+    np.testing.assert_array_equal(js.crba(m, d, cq), js.crba(m, d, q))
+    np.testing.assert_array_equal(js.aba(m, d, cq, cv, ca, cf), js.aba(m, d, q, v, a, fext))
+    np.testing.assert_array_equal(js.minv(m, d, cq), js.minv(m, d, q))
+    js.factor_m(m, d, cq)
+    x1 = js.solve_m(m, d, ca)
+    x2 = js.solve_m(m, d, convert(np.stack([a, v])))
+    js.factor_m(m, d, q)
+    np.testing.assert_array_equal(x1, js.solve_m(m, d, a))
+    np.testing.assert_array_equal(x2, js.solve_m(m, d, np.stack([a, v])))
+
+
+def test_arguments_that_are_not_arrays_of_floats_are_named():
+    """Values NumPy cannot turn into floats raise a TypeError naming function and argument."""
+    m, d, _, _ = _load("tree1")
+    q, v, a = m.qpos0, np.zeros(m.nv), np.zeros(m.nv)
+    with pytest.raises(TypeError, match=r"rnea: argument v must be an array of floats"):
+        js.rnea(m, d, q, ["x"] * m.nv, a)
+    with pytest.raises(TypeError, match=r"minv: argument q must be an array of floats"):
+        js.minv(m, d, {"q": 1})
+    with pytest.raises(ValueError, match=r"crba: argument q must have shape"):
+        js.crba(m, d, None)
+    with pytest.raises(ValueError, match=r"aba: argument q must have shape"):
+        js.aba(m, d, q.reshape(1, -1), v, a)
+
+
+def test_calls_leave_their_arguments_reference_counts_alone():
+    """Compiled checks borrow the caller's arrays: no reference is taken or dropped."""
+    import sys
+
+    m, d, _, _ = _load("tree1")
+    q, v, a, rng = next(_states(m, 13, n=1))
+    fext = rng.standard_normal((m.nbody, 6))
+    js.factor_m(m, d, q)
+    before = [sys.getrefcount(x) for x in (q, v, a, fext)]
+    for _ in range(200):
+        js.rnea(m, d, q, v, a, fext)
+        js.aba(m, d, q, v, a, fext)
+        js.minv(m, d, q)
+        js.crba(m, d, q)
+        js.solve_m(m, d, a)
+    assert [sys.getrefcount(x) for x in (q, v, a, fext)] == before
+
+
 def test_data_used_with_another_model_of_its_sizes_follows_that_model():
     """d carries its model into compiled code; handed another model it computes with that one."""
     m1, d1, _, _ = _load("tree1")

@@ -473,6 +473,8 @@ class Model:
         names: dict kind -> list of names ("body", "joint", "geom", "site", "actuator",
             "mesh", "equality"); unnamed elements have "".
         warnings: messages produced while compiling the model.
+        singular_dofs: the dofs the compiler found to move no mass or inertia (M singular;
+            functions that need M⁻¹ refuse while they have no armature); usually [].
         source: the file (or "<string>") the model came from.
     """
 
@@ -488,6 +490,7 @@ class Model:
         self.names = {k: list(v) for k, v in names.items()}
         self._ids = {k: {n: i for i, n in enumerate(v) if n} for k, v in self.names.items()}
         self.warnings = list(warnings)
+        self.singular_dofs = []
         self.source = source
         self.opt = Option(self)
         self._sizes = tuple(self.sizes.values())

@@ -1,18 +1,15 @@
 """Argument checks and singular-mass errors for the dynamics entry points.
 
-Each public call validates its arguments in Python before it enters compiled code once
-(DESIGN.md §2.4), with `jointspace._entry`'s checks (re-exported here), and turns a kernel's
-"bad pivot" return code into a `SingularMassError` that names the joint.
+Each public call enters compiled code once (DESIGN.md §2.4): straight away, its array
+arguments checked as they cross (`jointspace._entry.CheckedArray`), and through
+`check_pair` and `jointspace._entry.fresh` when that call misses. A kernel's
+"bad pivot" return code becomes a `SingularMassError` that names the joint.
 """
 
 from jointspace import _entry
 from jointspace.errors import SingularMassError
 
 check_pair = _entry.check_pair
-vec = _entry.vec
-mat = _entry.mat
-is_vec = _entry.is_vec
-state_vecs = _entry.state_vecs
 
 
 def dof_label(m, i):

@@ -26,13 +26,8 @@ scratch_nv[k] holds U (6), 1/D, u.
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import (
-    check_not_singular,
-    check_pair,
-    mat,
-    raise_pivot,
-    state_vecs,
-)
+from jointspace._entry import BAD_SHAPE, IN1, IN2, FastPathMiss, fresh
+from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot
 from jointspace.dynamics._spatial import (
     cross_force6,
     inert_mul,
@@ -44,6 +39,7 @@ from jointspace.dynamics._spatial import (
     world_wrench_to_com,
 )
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.types import Data, Model
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _PA = 21  # scratch_body column of pA
@@ -210,7 +206,18 @@ def _aba_driver(d, q, v, tau, use_fext, fext):
     return _aba(m, d, tau, use_fext, fext, d.qacc)
 
 
-_k_aba = _entry.Kernel(_aba_driver, globals(), strided=(1, 2, 3))
+@njit(cache=True)
+def _aba_checked(d, q, v, tau, use_fext, fext):
+    """_aba_driver once the arguments' shapes match d's model; else _entry.BAD_SHAPE."""
+    m = d.model
+    nv = m.nv
+    if (q.shape[0] != m.nq or v.shape[0] != nv or tau.shape[0] != nv
+            or fext.shape[0] != m.nbody or fext.shape[1] != 6):
+        return BAD_SHAPE
+    return _aba_driver(d, q, v, tau, use_fext, fext)
+
+
+_k_aba = _entry.Kernel(_aba_checked, globals(), sig=(None, IN1, IN1, IN1, None, IN2))
 
 
 def aba(m, d, q, v, tau, f_ext=None):
@@ -236,13 +243,24 @@ def aba(m, d, q, v, tau, f_ext=None):
         SingularMassError: the model has dofs that move no mass, or an articulated-inertia
             pivot is not positive at q.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s and not m.singular_dofs:
+        try:
+            if f_ext is None:
+                if _k_aba(d._s, q, v, tau, False, d.cfrc_ext) == -1:
+                    return d.qacc.copy()
+            elif _k_aba(d._s, q, v, tau, True, f_ext) == -1:
+                return d.qacc.copy()
+        except FastPathMiss:
+            pass
     check_pair(m, d, "aba")
     check_not_singular(m, "aba")
-    q, v, tau = state_vecs(m, q, v, tau, ("q", "v", "tau"), "aba")
+    q = fresh(q, m._shq, "q", "aba")
+    v = fresh(v, m._shv, "v", "aba")
+    tau = fresh(tau, m._shv, "tau", "aba")
     if f_ext is None:
         bad = _k_aba(d._s, q, v, tau, False, d.cfrc_ext)
     else:
-        fext = mat(f_ext, (m.nbody, 6), "f_ext", "aba")
+        fext = fresh(f_ext, (m.nbody, 6), "f_ext", "aba")
         bad = _k_aba(d._s, q, v, tau, True, fext)
     if bad >= 0:
         raise_pivot(m, bad, "aba", "articulated-inertia")

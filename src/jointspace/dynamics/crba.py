@@ -15,9 +15,11 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_pair, is_vec, vec
+from jointspace._entry import IN1, OUT2, FastPathMiss, fresh
+from jointspace.dynamics._args import check_pair
 from jointspace.dynamics._spatial import inert_mul
 from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.types import Data, Model
 
 
 @njit(cache=True)
@@ -89,7 +91,18 @@ def _crba_driver(d, q, out):
     _dense_from_sparse(m, d.qM, out)
 
 
-_k_crba = _entry.Kernel(_crba_driver, globals(), strided=(1,))
+@njit(cache=True)
+def _crba_checked(d, q, out):
+    """_crba_driver once the arguments' shapes match d's model; False if one does not."""
+    m = d.model
+    if q.shape[0] != m.nq or out.shape[0] != m.nv or out.shape[1] != m.nv:
+        return False
+    _crba_driver(d, q, out)
+    return True
+
+
+_k_crba = _entry.Kernel(_crba_checked, globals(), sig=(None, IN1, OUT2))
+_empty = np.empty
 
 
 def crba(m, d, q):
@@ -108,9 +121,16 @@ def crba(m, d, q):
     Returns:
         (nv, nv) dense symmetric M.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
+        nv = m.nv
+        out = _empty((nv, nv))
+        try:
+            if _k_crba(d._s, q, out):
+                return out
+        except FastPathMiss:
+            pass
     check_pair(m, d, "crba")
-    if not is_vec(q, m._shq):
-        q = vec(q, m.nq, "q", "crba")
+    q = fresh(q, m._shq, "q", "crba")
     out = np.empty((m.nv, m.nv))
     _k_crba(d._s, q, out)
     return out

@@ -17,12 +17,13 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_not_singular, check_pair, is_vec, raise_pivot, vec
+from jointspace._entry import BAD_SHAPE, IN1, IN2, OUT1, OUT2, FastPathMiss, fresh
+from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot
 from jointspace.dynamics.crba import _crb
 from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.types import Data, Model
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
-_F8 = np.dtype(np.float64)
 
 
 @njit(cache=True)
@@ -133,18 +134,37 @@ def _solve_driver(d, x):
 
 
 @njit(cache=True)
-def _solve_driver_vec(d, x):
-    """Solve with d's factor for one right-hand side x (nv,), in place; False if d has none."""
-    m = d.model
-    if m.nv > 0 and not d.qLDiagInv[0] > 0.0:
-        return False
-    _solve_ld(m, d.qLD, d.qLDiagInv, x.reshape(1, x.shape[0]))
-    return True
+def _factor_checked(d, q, position):
+    """_factor_driver once q's length matches d's model; else _entry.BAD_SHAPE."""
+    if q.shape[0] != d.model.nq:
+        return BAD_SHAPE
+    return _factor_driver(d, q, position)
 
 
-_k_factor = _entry.Kernel(_factor_driver, globals(), strided=(1,))
-_k_solve = _entry.Kernel(_solve_driver, globals())
-_k_solve_vec = _entry.Kernel(_solve_driver_vec, globals())
+@njit(cache=True)
+def _solve_checked(d, x, y):
+    """y = x, then _solve_driver on y (k, nv); 1, 0 if d has no factor, or BAD_SHAPE."""
+    if x.shape[1] != d.model.nv or y.shape[0] != x.shape[0] or y.shape[1] != x.shape[1]:
+        return BAD_SHAPE
+    y[:, :] = x
+    return 1 if _solve_driver(d, y) else 0
+
+
+@njit(cache=True)
+def _solve_checked_vec(d, x, y):
+    """y = x, then the solve of one right-hand side y (nv,), as _solve_checked."""
+    nv = d.model.nv
+    if x.shape[0] != nv or y.shape[0] != nv:
+        return BAD_SHAPE
+    for k in range(nv):
+        y[k] = x[k]
+    return 1 if _solve_driver(d, y.reshape(1, nv)) else 0
+
+
+_k_factor = _entry.Kernel(_factor_checked, globals(), sig=(None, IN1, None))
+_k_solve = _entry.Kernel(_solve_checked, globals(), sig=(None, IN2, OUT2))
+_k_solve_vec = _entry.Kernel(_solve_checked_vec, globals(), sig=(None, IN1, OUT1))
+_empty = np.empty
 
 
 def factor_m(m, d, q=None):
@@ -163,14 +183,21 @@ def factor_m(m, d, q=None):
         SingularMassError: the model has dofs that move no mass (found by the compiler), or
             a pivot of the factorization is not positive.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s and not m.singular_dofs:
+        try:
+            if q is None:
+                if _k_factor(d._s, d.qpos, False) == -1:
+                    return
+            elif _k_factor(d._s, q, True) == -1:
+                return
+        except FastPathMiss:
+            pass
     check_pair(m, d, "factor_m")
     check_not_singular(m, "factor_m")
     if q is None:
         bad = _k_factor(d._s, d.qpos, False)
     else:
-        if not is_vec(q, m._shq):
-            q = vec(q, m.nq, "q", "factor_m")
-        bad = _k_factor(d._s, q, True)
+        bad = _k_factor(d._s, fresh(q, m._shq, "q", "factor_m"), True)
     if bad >= 0:
         raise_pivot(m, bad, "factor_m", "LᵀDL")
 
@@ -186,18 +213,26 @@ def solve_m(m, d, x):
     Returns:
         y, a new array of the shape of x.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
+        y = _empty(m.nv)
+        try:
+            if _k_solve_vec(d._s, x, y) == 1:
+                return y
+        except FastPathMiss:
+            pass
     check_pair(m, d, "solve_m")
-    if x.__class__ is np.ndarray and x.dtype is _F8:
-        y = x.copy()  # C order, whatever x's layout
-    else:
-        y = np.array(x, dtype=np.float64, order="C")
-    if y.shape == m._shv:
-        factored = _k_solve_vec(d._s, y)
-    elif y.ndim == 2 and y.shape[1] == m.nv:
-        factored = _k_solve(d._s, y)
+    try:
+        x = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"solve_m: argument x must be an array of floats: {e}") from None
+    y = np.empty(x.shape)
+    if x.shape == m._shv:
+        factored = _k_solve_vec(d._s, x, y)
+    elif x.ndim == 2 and x.shape[1] == m.nv:
+        factored = _k_solve(d._s, x, y)
     else:
         raise ValueError(f"solve_m: argument x must have shape ({m.nv},) or (k, {m.nv}), "
-                         f"got {y.shape}")
+                         f"got {x.shape}")
     if not factored:
         raise RuntimeError("solve_m: d holds no valid factorization of M; call "
                            "factor_m(m, d) (after crba) or factor_m(m, d, q) first")

@@ -30,9 +30,11 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_not_singular, check_pair, is_vec, raise_pivot, vec
+from jointspace._entry import BAD_SHAPE, IN1, OUT2, FastPathMiss, fresh
+from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot
 from jointspace.dynamics._spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
 from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.types import Data, Model
 
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _LO = 21  # scratch_body column: first dof of the body's subtree
@@ -190,7 +192,17 @@ def _minv_driver(d, q, out):
     return _minv(m, d, out)
 
 
-_k_minv = _entry.Kernel(_minv_driver, globals(), strided=(1,))
+@njit(cache=True)
+def _minv_checked(d, q, out):
+    """_minv_driver once the arguments' shapes match d's model; else _entry.BAD_SHAPE."""
+    m = d.model
+    if q.shape[0] != m.nq or out.shape[0] != m.nv or out.shape[1] != m.nv:
+        return BAD_SHAPE
+    return _minv_driver(d, q, out)
+
+
+_k_minv = _entry.Kernel(_minv_checked, globals(), sig=(None, IN1, OUT2))
+_empty = np.empty
 
 
 def minv(m, d, q):
@@ -211,10 +223,17 @@ def minv(m, d, q):
         SingularMassError: the model has dofs that move no mass, or an articulated-inertia
             pivot is not positive at q.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s and not m.singular_dofs:
+        nv = m.nv
+        out = _empty((nv, nv))
+        try:
+            if _k_minv(d._s, q, out) == -1:
+                return out
+        except FastPathMiss:
+            pass
     check_pair(m, d, "minv")
     check_not_singular(m, "minv")
-    if not is_vec(q, m._shq):
-        q = vec(q, m.nq, "q", "minv")
+    q = fresh(q, m._shq, "q", "minv")
     out = np.empty((m.nv, m.nv))
     bad = _k_minv(d._s, q, out)
     if bad >= 0:

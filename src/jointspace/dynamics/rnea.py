@@ -22,9 +22,11 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace import _entry
-from jointspace.dynamics._args import check_pair, is_vec, mat, state_vecs, vec
+from jointspace._entry import IN1, IN2, OUT1, FastPathMiss, fresh
+from jointspace.dynamics._args import check_pair
 from jointspace.dynamics._spatial import cross_force6, inert_mul, world_wrench_to_com
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.types import Data, Model
 
 RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
 RNE_ACC = 2  # include qacc (and armature · qacc)
@@ -184,13 +186,27 @@ def _rnea_driver(d, q, v, a, flags, fext, tau):
     _rne(m, d, flags, fext, tau)
 
 
-_k_rnea = _entry.Kernel(_rnea_driver, globals(), strided=(1, 2, 3))
+@njit(cache=True)
+def _rnea_checked(d, q, v, a, flags, fext, tau):
+    """_rnea_driver once the arguments' lengths match d's model; False if one does not."""
+    m = d.model
+    nv = m.nv
+    if (q.shape[0] != m.nq or v.shape[0] != nv or a.shape[0] != nv or tau.shape[0] != nv
+            or fext.shape[0] != m.nbody or fext.shape[1] != 6):
+        return False
+    _rnea_driver(d, q, v, a, flags, fext, tau)
+    return True
+
+
+_k_rnea = _entry.Kernel(_rnea_checked, globals(), sig=(None, IN1, IN1, IN1, None, IN2, OUT1))
 _ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
-_QVA = ("q", "v", "a")
+_empty = np.empty
+
+
 def _fext_arg(m, d, f_ext, fname):
     if f_ext is None:
         return 0, d.cfrc_ext
-    return RNE_FEXT, mat(f_ext, (m.nbody, 6), "f_ext", fname)
+    return RNE_FEXT, fresh(f_ext, (m.nbody, 6), "f_ext", fname)
 
 
 def rnea(m, d, q, v, a, f_ext=None):
@@ -214,13 +230,22 @@ def rnea(m, d, q, v, a, f_ext=None):
     Returns:
         (nv,) generalized forces tau.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
+        tau = _empty(m.nv)
+        try:
+            if f_ext is None:
+                if _k_rnea(d._s, q, v, a, _ALL, d.cfrc_ext, tau):
+                    return tau
+            elif _k_rnea(d._s, q, v, a, _ALL | RNE_FEXT, f_ext, tau):
+                return tau
+        except FastPathMiss:
+            pass
     check_pair(m, d, "rnea")
-    q, v, a = state_vecs(m, q, v, a, _QVA, "rnea")
-    if f_ext is None:
-        flag, fext = 0, d.cfrc_ext
-    else:
-        flag, fext = _fext_arg(m, d, f_ext, "rnea")
-    tau = np.empty(m._shv)
+    q = fresh(q, m._shq, "q", "rnea")
+    v = fresh(v, m._shv, "v", "rnea")
+    a = fresh(a, m._shv, "a", "rnea")
+    flag, fext = _fext_arg(m, d, f_ext, "rnea")
+    tau = np.empty(m.nv)
     _k_rnea(d._s, q, v, a, _ALL | flag, fext, tau)
     return tau
 
@@ -240,10 +265,15 @@ def bias_forces(m, d, q, v):
     Returns:
         (nv,) a copy of d.qfrc_bias.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
+        try:
+            if _k_rnea(d._s, q, v, v, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias):
+                return d.qfrc_bias.copy()
+        except FastPathMiss:
+            pass
     check_pair(m, d, "bias_forces")
-    if not (is_vec(q, m._shq) and is_vec(v, m._shv)):
-        q = vec(q, m.nq, "q", "bias_forces")
-        v = vec(v, m.nv, "v", "bias_forces")
+    q = fresh(q, m._shq, "q", "bias_forces")
+    v = fresh(v, m._shv, "v", "bias_forces")
     _k_rnea(d._s, q, v, v, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, d.qfrc_bias)
     return d.qfrc_bias.copy()
 
@@ -262,9 +292,15 @@ def gravity_forces(m, d, q):
     Returns:
         (nv,) generalized gravity force.
     """
+    if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
+        g = _empty(m.nv)
+        try:
+            if _k_rnea(d._s, q, g, g, RNE_GRAVITY, d.cfrc_ext, g):
+                return g
+        except FastPathMiss:
+            pass
     check_pair(m, d, "gravity_forces")
-    if not is_vec(q, m._shq):
-        q = vec(q, m.nq, "q", "gravity_forces")
+    q = fresh(q, m._shq, "q", "gravity_forces")
     g = np.empty(m.nv)
     _k_rnea(d._s, q, g, g, RNE_GRAVITY, d.cfrc_ext, g)
     return g
