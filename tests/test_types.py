@@ -133,6 +133,19 @@ def test_struct_references_stay_balanced_across_calls():
     assert d.xpos[1, 2] == 1.0
 
 
+def test_struct_unboxing_layout_is_checked(monkeypatch):
+    # kernels read a struct's MemInfo pointer at fixed byte offsets in the proxy and in
+    # Numba's MemInfo object; the first struct built checks them against the live objects
+    from jointspace import _structs
+
+    m = _pendulum()
+    _structs._check_proxy_layout(m._s)
+    _structs._check_proxy_layout(js.make_data(m)._s)
+    monkeypatch.setattr(_structs, "_PROXY_MEMINFO", _structs._PROXY_MEMINFO + 8)
+    with pytest.raises(RuntimeError, match="not laid out as jointspace's compiled code"):
+        _structs._check_proxy_layout(m._s)
+
+
 def test_options_round_trip():
     m = _pendulum()
     m.opt.timestep = 0.001

@@ -10,6 +10,9 @@ Kernels take the structs as types whose references compiled code does not count
 Model and Data keep holds the one reference.
 """
 
+import ctypes
+
+from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.core.datamodel import default_manager, models
@@ -82,13 +85,43 @@ class DataStruct(structref.StructRefProxy):
 
 
 
-def _define_uncounted_boxing(struct_type, obj_class):
-    """Boxing as structref's, and an unboxing that leaves the reference count as it was.
+# Byte offsets of the proxy's _meminfo slot (right after the object header: CPython
+# lays slots out in sorted order) and of the NRT_MemInfo pointer in Numba's MemInfo
+# object (after its header); checked on the first struct built (_check_proxy_layout).
+_PROXY_MEMINFO = 16
+_MEMINFO_PTR = 16
+_NRT_DATA = 24  # NRT_MemInfo: refct, dtor, dtor_info, then the data pointer
+_layout_checked = []
 
-    Unboxing takes a reference that the call wrapper would drop again through the
-    struct's data model, which counts nothing here: it is dropped at once instead (the
-    proxy passed in holds one for the whole call). Boxing takes a reference of its own
-    for the new proxy (the proxy's MemInfo object releases it when collected).
+
+def _check_proxy_layout(proxy):
+    """Raise unless the offsets the unboxing reads hold in this process."""
+    def word(address):
+        return ctypes.c_void_p.from_address(address).value
+
+    mi = proxy._meminfo
+    if not (word(id(proxy) + _PROXY_MEMINFO) == id(mi)
+            and word(word(id(mi) + _MEMINFO_PTR) + _NRT_DATA) == mi.data):
+        raise RuntimeError("jointspace: Numba's structref proxy or MemInfo object "
+                           "is not laid out as jointspace's compiled code reads "
+                           "it; please report your Numba version")
+    _layout_checked.append(True)
+
+
+def _load_pointer(builder, obj, offset):
+    """The pointer stored `offset` bytes into the object at obj."""
+    i8p = ir.IntType(8).as_pointer()
+    at = builder.gep(builder.bitcast(obj, i8p), [ir.Constant(ir.IntType(64), offset)])
+    return builder.load(builder.bitcast(at, i8p.as_pointer()))
+
+
+def _define_uncounted_boxing(struct_type, obj_class):
+    """Boxing as structref's, and an unboxing that takes no reference.
+
+    Unboxing reads the NRT_MemInfo pointer from the proxy's MemInfo object: no attribute
+    lookup, no reference taken (the struct's data model counts none, and the proxy
+    passed in holds one for the whole call). Boxing takes a reference of its own for
+    the new proxy (the proxy's MemInfo object releases it when collected).
     """
     @box(struct_type)
     def _box(typ, val, c):
@@ -105,10 +138,8 @@ def _define_uncounted_boxing(struct_type, obj_class):
 
     @unbox(struct_type)
     def _unbox(typ, obj, c):
-        mi_obj = c.pyapi.object_getattr_string(obj, "_meminfo")
-        mi = c.pyapi.nrt_meminfo_from_pyobject(mi_obj)
-        c.context.nrt.decref(c.builder, types.MemInfoPointer(types.voidptr), mi)
-        c.pyapi.decref(mi_obj)
+        mi = _load_pointer(c.builder, _load_pointer(c.builder, obj, _PROXY_MEMINFO),
+                           _MEMINFO_PTR)
         st = cgutils.create_struct_proxy(typ)(c.context, c.builder)
         st.meminfo = mi
         return NativeValue(st._getvalue())
@@ -649,7 +680,10 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, mocap_po
 def make_model_struct(m):
     """Build the struct view of Model `m` (kernels' type; the proxy owns it)."""
     owner = _new_model(m.nq, m.nv, m.nu, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nM, m.nconmax, m.njmax, m.opt_timestep, m.opt_gravity, m.opt_integrator, m.opt_cone, m.opt_solver, m.opt_iterations, m.opt_tolerance, m.opt_impratio, m.opt_ls_iterations, m.opt_ls_tolerance, m.opt_disableflags, m.opt_enableflags, m.stat_meaninertia, m.body_parentid, m.body_rootid, m.body_weldid, m.body_mocapid, m.body_jntnum, m.body_jntadr, m.body_dofnum, m.body_dofadr, m.body_geomnum, m.body_geomadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat, m.body_mass, m.body_subtreemass, m.body_inertia, m.body_invweight0, m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_bodyid, m.jnt_group, m.jnt_limited, m.jnt_solref, m.jnt_solimp, m.jnt_pos, m.jnt_axis, m.jnt_stiffness, m.jnt_range, m.jnt_margin, m.dof_bodyid, m.dof_jntid, m.dof_parentid, m.dof_Madr, m.M_col, m.dof_solref, m.dof_solimp, m.dof_frictionloss, m.dof_armature, m.dof_damping, m.dof_invweight0, m.dof_M0, m.qpos0, m.qpos_spring, m.geom_type, m.geom_contype, m.geom_conaffinity, m.geom_condim, m.geom_bodyid, m.geom_dataid, m.geom_group, m.geom_priority, m.geom_solmix, m.geom_solref, m.geom_solimp, m.geom_size, m.geom_aabb, m.geom_rbound, m.geom_pos, m.geom_quat, m.geom_friction, m.geom_margin, m.geom_gap, m.geom_rgba, m.site_type, m.site_bodyid, m.site_size, m.site_pos, m.site_quat, m.mesh_vertadr, m.mesh_vertnum, m.mesh_faceadr, m.mesh_facenum, m.mesh_vert, m.mesh_face, m.mesh_hullvertadr, m.mesh_hullvertnum, m.mesh_hullpolyadr, m.mesh_hullpolynum, m.hull_vert, m.hullpoly_vertadr, m.hullpoly_vertnum, m.hullpoly_normal, m.hullpoly_vert, m.actuator_trntype, m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_trnid, m.actuator_ctrllimited, m.actuator_forcelimited, m.actuator_gainprm, m.actuator_biasprm, m.actuator_ctrlrange, m.actuator_forcerange, m.actuator_gear, m.eq_type, m.eq_obj1id, m.eq_obj2id, m.eq_active0, m.eq_solref, m.eq_solimp, m.eq_data, m.pair_dim, m.pair_geom1, m.pair_geom2, m.pair_solref, m.pair_solreffriction, m.pair_solimp, m.pair_margin, m.pair_gap, m.pair_friction, m.exclude_signature)
-    return ModelStruct._numba_box_(model_type, owner._meminfo)
+    proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
+    if not _layout_checked:
+        _check_proxy_layout(proxy)
+    return proxy
 
 
 def make_data_struct(d, model_struct):
