@@ -14,10 +14,11 @@ the acceleration of body b that unit torques produce. Three passes:
     forward, over dofs in order (P_src: the parent's P, or this body's for its later dofs):
         M⁻¹[k, k:] -= Uᵀ P_src[:, k:] / D,   P[:, k:] = P_src[:, k:] + s M⁻¹[k, k:]
 
-then the upper triangle is mirrored. The paper keeps one force set per body and adds each
-into its parent's; under the compiler's depth-first numbering a subtree's dofs are a
-contiguous column range, disjoint from its siblings', so a single 6 × nv F holds them all and
-the additions vanish (the numbering is checked). As in `aba`, quantities live in the
+where each final M⁻¹[k, j] is also written to M⁻¹[j, k] (M⁻¹ is symmetric). The paper
+keeps one force set per body and adds each into its parent's; under the compiler's
+depth-first numbering a subtree's dofs are a contiguous column range, disjoint from its
+siblings', so a single 6 × nv F holds them all and the additions vanish (the numbering is
+checked). As in `aba`, quantities live in the
 com-based frame (no transforms between bodies) and each dof is a joint of its own (scalar D,
 multi-dof joints as chains of massless virtual links).
 
@@ -157,6 +158,7 @@ def _minv(m, d, out):
                     x = out[k, j] - dinv * (u0 * p0 + u1 * p1 + u2 * p2
                                             + u3 * p3 + u4 * p4 + u5 * p5)
                     out[k, j] = x
+                    out[j, k] = x
                     P[b, 0, j] = p0 + s0 * x
                     P[b, 1, j] = p1 + s1 * x
                     P[b, 2, j] = p2 + s2 * x
@@ -166,6 +168,7 @@ def _minv(m, d, out):
             else:
                 for j in range(k, uint64(nv)):
                     x = out[k, j]
+                    out[j, k] = x
                     P[b, 0, j] = s0 * x
                     P[b, 1, j] = s1 * x
                     P[b, 2, j] = s2 * x
@@ -173,10 +176,6 @@ def _minv(m, d, out):
                     P[b, 4, j] = s4 * x
                     P[b, 5, j] = s5 * x
             src = uint64(b)
-    # M⁻¹ is symmetric: mirror the upper triangle
-    for k in range(nv):
-        for j in range(k + 1, nv):
-            out[j, k] = out[k, j]
     return -1
 
 
