@@ -41,3 +41,36 @@ def test_benchmark_loops_are_keyed_on_the_package_and_their_file(monkeypatch):
     monkeypatch.setattr(_cache, "_STAMP", "another build")
     assert _cache._stamp(bench) != stamp
     assert not _cache._ours(_cache._ROOT.parents[1] / "setup_elsewhere.py")
+
+
+def test_checked_kernels_loaded_from_the_cache_take_the_fast_path():
+    """A kernel with CheckedArray arguments compares against addresses of this process.
+
+    Those are external symbols resolved when cached code is linked; were they baked in at
+    compile time, every call in a later process would miss and fall back (right results,
+    lost speed). A fresh interpreter loads rnea's kernel from the cache and calls its entry
+    point on valid arrays: it must not miss.
+    """
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    import jointspace as js
+
+    m = js.load_string(js.models.xml("chain", n=3))
+    js.rnea(m, js.make_data(m), m.qpos0, np.zeros(m.nv), np.zeros(m.nv))  # fills the cache
+    code = (
+        "import numpy as np, jointspace as js\n"
+        "from jointspace.dynamics import rnea as R\n"
+        "m = js.load_string(js.models.xml('chain', n=3)); d = js.make_data(m)\n"
+        "z = np.zeros(m.nv)\n"
+        "js.rnea(m, d, m.qpos0, z, z)\n"
+        "hit = sum(R._rnea_checked.stats.cache_hits.values())\n"
+        "ok = R._k_rnea(d._s, m.qpos0, z, z, R._ALL, d.cfrc_ext, np.empty(m.nv))\n"
+        "print(hit, ok)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    hits, ok = out.stdout.split()
+    assert int(hits) >= 1 and ok == "True"

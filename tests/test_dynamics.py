@@ -329,6 +329,32 @@ def test_arguments_that_are_not_arrays_of_floats_are_named():
         js.aba(m, d, q.reshape(1, -1), v, a)
 
 
+def test_valid_arguments_pass_the_compiled_checks():
+    """Aligned float64 arrays of any stride cross without a miss (the fast path is taken)."""
+    from jointspace._entry import FastPathMiss
+    from jointspace.dynamics import minv as minv_mod
+    from jointspace.dynamics import rnea as rnea_mod
+
+    m, d, _, _ = _load("tree1")
+    q, v, a, _ = next(_states(m, 14, n=1))
+    js.rnea(m, d, q, v, a)
+    js.minv(m, d, q)
+    strided = np.repeat(v, 2)[::2]
+    try:
+        assert rnea_mod._k_rnea(d._s, q, strided, a, rnea_mod._ALL, d.cfrc_ext,
+                                np.empty(m.nv)) is True
+        assert minv_mod._k_minv(d._s, q, np.empty((m.nv, m.nv))) == -1
+    except FastPathMiss:
+        pytest.fail("valid arrays missed the compiled checks")
+    with pytest.raises(FastPathMiss):
+        rnea_mod._k_rnea(d._s, q, v.astype(np.float32), a, rnea_mod._ALL, d.cfrc_ext,
+                         np.empty(m.nv))
+    with pytest.raises(FastPathMiss):  # outputs must be C-contiguous
+        minv_mod._k_minv(d._s, q, np.empty((m.nv, m.nv)).T)
+    assert rnea_mod._k_rnea(d._s, q[:-1], v, a, rnea_mod._ALL, d.cfrc_ext,
+                            np.empty(m.nv)) is False
+
+
 def test_calls_leave_their_arguments_reference_counts_alone():
     """Compiled checks borrow the caller's arrays: no reference is taken or dropped."""
     import sys
