@@ -267,13 +267,14 @@ def fresh(x, shape, name, fname):
     """x copied into a new float64 array of this shape (a wrapper's validated path).
 
     A fresh array always passes the compiled checks; anything that cannot become one
-    raises an error naming the argument.
+    raises an error naming the argument. shape None accepts any shape (the caller checks).
     """
     try:
         y = np.array(x, dtype=np.float64)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"{fname}: argument {name} must be an array of floats of shape "
-                        f"{shape}: {e}") from None
-    if y.shape != shape:
+        of = "" if shape is None else f" of shape {shape}"
+        raise TypeError(f"{fname}: argument {name} must be an array of floats{of}: "
+                        f"{e}") from None
+    if shape is not None and y.shape != shape:
         raise ValueError(f"{fname}: argument {name} must have shape {shape}, got {y.shape}")
     return y

@@ -221,10 +221,7 @@ def solve_m(m, d, x):
         except FastPathMiss:
             pass
     check_pair(m, d, "solve_m")
-    try:
-        x = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"solve_m: argument x must be an array of floats: {e}") from None
+    x = fresh(x, None, "x", "solve_m")
     y = np.empty(x.shape)
     if x.shape == m._shv:
         factored = _k_solve_vec(d._s, x, y)
