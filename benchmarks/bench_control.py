@@ -38,7 +38,7 @@ from _timing import per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace import control  # noqa: E402
-from jointspace.control._kernels import _osc, _wbid  # noqa: E402
+from jointspace.control.kernels import _osc, _wbid  # noqa: E402
 
 
 @njit(cache=True)

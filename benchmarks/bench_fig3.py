@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import table  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from jointspace.forward import _forward  # noqa: E402
+from jointspace.forward import forward_stages  # noqa: E402
 from jointspace.inverse import _inverse  # noqa: E402
 from jointspace.viz.plot import pyplot  # noqa: E402
 
@@ -56,7 +56,7 @@ COLUMNS = ("inverse", "PGS 5", "PGS 50", "Newton")
 def _loop_forward(m, d, ws, n):
     for _ in range(n):
         d.qacc_warmstart[:] = ws
-        _forward(m, d)
+        forward_stages(m, d)
 
 
 @njit(cache=True)

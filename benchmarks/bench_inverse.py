@@ -50,7 +50,7 @@ from jointspace.collision.driver import _collision  # noqa: E402
 from jointspace.constraint import _make_constraint, _reference  # noqa: E402
 from jointspace.dynamics.crba import _crb  # noqa: E402
 from jointspace.dynamics.factor import _factor_m  # noqa: E402
-from jointspace.forward import _fwd_acceleration, _fwd_velocity  # noqa: E402
+from jointspace.forward import fwd_acceleration, fwd_velocity  # noqa: E402
 from jointspace.inverse import _inv_acceleration, _inv_velocity  # noqa: E402
 from jointspace.kinematics import _com_pos, _kinematics  # noqa: E402
 from jointspace.solver import _solve  # noqa: E402
@@ -67,9 +67,9 @@ def _loop_forward_dynamics(m, d, ws, warm, n):
             d.qacc_warmstart[:] = d.qacc_smooth
         _crb(m, d)
         _factor_m(m, d)
-        _fwd_velocity(m, d)
+        fwd_velocity(m, d)
         _actuation(m, d)
-        _fwd_acceleration(m, d)
+        fwd_acceleration(m, d)
         _reference(m, d)
         _solve(m, d, 2, 100)
 

@@ -16,7 +16,7 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from _timing import per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from jointspace import _entry  # noqa: E402
+from jointspace._numba import entry  # noqa: E402
 
 
 @njit(cache=True)
@@ -38,15 +38,15 @@ def main():
     """Print the overhead table."""
     m = js.models.humanoid()
     d = js.make_data(m)
-    k = _entry.Kernel(_noop)
+    k = entry.Kernel(_noop)
     k(m._s, d._s)
     mm = mujoco.MjModel.from_xml_string(js.models.xml("humanoid"))
     md = mujoco.MjData(mm)
     v3 = np.zeros(3)
     q, v, a, out = (np.zeros(m.nv) for _ in range(4))
-    plain = _entry.Kernel(_noop4)
+    plain = entry.Kernel(_noop4)
     plain(d._s, q, v, a, out)
-    checked = _entry.Kernel(_noop4, sig=(None, _entry.IN1, _entry.IN1, _entry.IN1, _entry.OUT1))
+    checked = entry.Kernel(_noop4, sig=(None, entry.IN1, entry.IN1, entry.IN1, entry.OUT1))
     checked(d._s, q, v, a, out)
     rows = [
         ["njit dispatcher, no argument", us(per_call(_noop0))],
@@ -57,9 +57,9 @@ def main():
         ["entry point, Data struct + 4 (nv,) arrays as CheckedArray",
          us(per_call(lambda: checked(d._s, q, v, a, out)))],
         ["check_pair (argument validation)",
-         us(per_call(lambda: _entry.check_pair(m, d, "f")))],
+         us(per_call(lambda: entry.check_pair(m, d, "f")))],
         ["vec (validate one (nv,) array)",
-         us(per_call(lambda: _entry.vec(d.qvel, m.nv, "qvel", "f")))],
+         us(per_call(lambda: entry.vec(d.qvel, m.nv, "qvel", "f")))],
         ["MuJoCo binding, trivial call: mju_zero3 on a 3-vector",
          us(per_call(lambda: mujoco.mju_zero3(v3)))],
         ["MuJoCo mj_kinematics on the humanoid (for scale)",

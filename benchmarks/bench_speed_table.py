@@ -20,7 +20,7 @@ Contacts and constraints are disabled in all of them (`<flag contact="disable"
 constraint="disable"/>`), so that both libraries compute smooth forward dynamics.
 
 Columns: the slides' MuJoCo figure; ours from Python (`jointspace.forward`, median per call);
-ours inside a compiled loop (a Numba function calling the `_forward` kernel N times); MuJoCo
+ours inside a compiled loop (a Numba function calling the `forward_stages` kernel N times); MuJoCo
 from Python (`mujoco.mj_forward`, median per call); MuJoCo's mj_step inside its own C loop
 (`mujoco.mj_step(m, d, nstep)`, 1000 steps from the timed state in each batch; a step is
 forward + integration, so this slightly understates its forward rate, but it has no Python call
@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import interleaved, table  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from jointspace.forward import _forward  # noqa: E402
+from jointspace.forward import forward_stages  # noqa: E402
 
 # the slides' MuJoCo column: forward evaluations per second
 SLIDES = {"isolated": 140_800, "chain": 100_000, "hand": 96_200, "humanoid": 116_300}
@@ -64,7 +64,7 @@ _FLAGS = '<flag contact="disable" constraint="disable"/>'
 @njit(cache=True)
 def _loop_forward(m, d, n):
     for _ in range(n):
-        _forward(m, d)
+        forward_stages(m, d)
 
 
 def _no_contacts(xml):

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 import jointspace as js
-from jointspace import idcontrol, rigid
+from jointspace import control, rigid
 from jointspace.types import DSBL_ACTUATION
 
 H = 0.002
@@ -88,20 +88,20 @@ def controllers(m):
     """Every controller of the comparison, by name."""
     kd = 0.05 * KP_SERVO
     out = {
-        "PD": idcontrol.PD(m, KP_SERVO, kd),
-        "PD + gravity": idcontrol.PD(m, KP_SERVO, kd, gravity_compensation=True),
-        "PID": idcontrol.PD(m, KP_SERVO, kd, ki=2 * KP_SERVO, gravity_compensation=True),
-        "ID (sensed contact)": idcontrol.InverseDynamics(m, 400.0, 40.0,
-                                                         idcontrol.SensedContacts()),
-        "ID (no contact)": idcontrol.InverseDynamics(m, 400.0, 40.0, idcontrol.NoContacts()),
+        "PD": control.PD(m, KP_SERVO, kd),
+        "PD + gravity": control.PD(m, KP_SERVO, kd, gravity_compensation=True),
+        "PID": control.PD(m, KP_SERVO, kd, ki=2 * KP_SERVO, gravity_compensation=True),
+        "ID (sensed contact)": control.InverseDynamics(m, 400.0, 40.0,
+                                                         control.SensedContacts()),
+        "ID (no contact)": control.InverseDynamics(m, 400.0, 40.0, control.NoContacts()),
     }
     target = np.full(9, np.nan)
     target[7:9] = GRIP
     for f in ("noslip", "coulomb", "cfree"):
-        pred = idcontrol.RigidContacts(f, gap_gain=0.0, tau_target=target)
-        out[pred.name] = idcontrol.InverseDynamics(m, 400.0, 40.0, pred)
-    out["ID (soft inverse)"] = idcontrol.InverseDynamics(m, 400.0, 40.0,
-                                                         idcontrol.SoftContacts())
+        pred = control.RigidContacts(f, gap_gain=0.0, tau_target=target)
+        out[pred.name] = control.InverseDynamics(m, 400.0, 40.0, pred)
+    out["ID (soft inverse)"] = control.InverseDynamics(m, 400.0, 40.0,
+                                                         control.SoftContacts())
     return out
 
 
@@ -116,7 +116,7 @@ def run(ctrl, contact, waypoints):
     reset = False
     for k in range(n):
         q_ref, v_ref, a_ref = references(waypoints, k * H)
-        if isinstance(ctrl, idcontrol.InverseDynamics):     # the box: no reference
+        if isinstance(ctrl, control.InverseDynamics):     # the box: no reference
             out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=np.zeros(m.nv))
         else:
             out = ctrl(m, d, q_ref, v_ref, a_ref)

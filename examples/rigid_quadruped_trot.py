@@ -48,7 +48,7 @@ import time
 import numpy as np
 
 import jointspace as js
-from jointspace import idcontrol, rigid
+from jointspace import control, rigid
 from jointspace.types import DSBL_ACTUATION
 
 H = 0.002               # control period = simulation step (s)
@@ -173,16 +173,16 @@ def controllers(m, mu):
     """Every controller of the comparison, by name."""
     kp, kd = KP, KD
     out = {
-        "PD": idcontrol.PD(m, 100.0, 2.0),
-        "PID": idcontrol.PD(m, 100.0, 2.0, ki=20.0),
-        "ID (sensed contact)": idcontrol.InverseDynamics(m, kp, kd, idcontrol.SensedContacts()),
-        "ID (no contact)": idcontrol.InverseDynamics(m, kp, kd, idcontrol.NoContacts()),
+        "PD": control.PD(m, 100.0, 2.0),
+        "PID": control.PD(m, 100.0, 2.0, ki=20.0),
+        "ID (sensed contact)": control.InverseDynamics(m, kp, kd, control.SensedContacts()),
+        "ID (no contact)": control.InverseDynamics(m, kp, kd, control.NoContacts()),
     }
     kw = {"gap_gain": 0.0} if mu is None else {"mu": mu, "gap_gain": 0.0}
     for f in ("noslip", "coulomb", "coulomb_enum", "cfree"):
-        pred = idcontrol.RigidContacts(f, **({"gap_gain": 0.0} if f == "noslip" else kw))
-        out[pred.name] = idcontrol.InverseDynamics(m, kp, kd, pred)
-    out["ID (soft inverse)"] = idcontrol.InverseDynamics(m, kp, kd, idcontrol.SoftContacts())
+        pred = control.RigidContacts(f, **({"gap_gain": 0.0} if f == "noslip" else kw))
+        out[pred.name] = control.InverseDynamics(m, kp, kd, pred)
+    out["ID (soft inverse)"] = control.InverseDynamics(m, kp, kd, control.SoftContacts())
     return out
 
 
@@ -196,10 +196,10 @@ def run(ctrl, mu, contact, duration, balance="feet"):
     for k in range(n):
         t = k * H
         q_ref, v_ref, a_ref = ref_derivatives(m, t)
-        if balance != "none" and isinstance(ctrl, idcontrol.InverseDynamics):
+        if balance != "none" and isinstance(ctrl, control.InverseDynamics):
             base = torso_task(m, d, t, q_ref, v_ref, a_ref, balance)
             out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=base)
-        elif isinstance(ctrl, idcontrol.InverseDynamics):
+        elif isinstance(ctrl, control.InverseDynamics):
             out = ctrl(m, d, q_ref, v_ref, a_ref, qacc_unactuated=np.zeros(m.nv))
         else:
             out = ctrl(m, d, q_ref, v_ref, a_ref)

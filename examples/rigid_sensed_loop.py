@@ -1,6 +1,6 @@
 """Why inverse dynamics with sensed (one-step-old) contact forces diverged on the quadruped.
 
-`idcontrol.SensedContacts` computes τ_k = S [M q̈ + c − passive − f_{k−1}] with f_{k−1} the
+`control.SensedContacts` computes τ_k = S [M q̈ + c − passive − f_{k−1}] with f_{k−1} the
 simulator's constraint force of the previous step and q̈ = the desired accelerations on the
 actuated dofs and, on the unactuated base, a reference. The first version took the
 simulator's *last* base acceleration as that reference. At a frozen state (q, v), one
@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 import jointspace as js
-from jointspace import idcontrol, rigid
+from jointspace import control, rigid
 from jointspace.types import DSBL_ACTUATION
 
 H = 0.002
@@ -51,7 +51,7 @@ def standing(contact):
     q_ref = np.tile([0.0, 0.4, -0.8], 4)
     d.qpos[act + 1] = q_ref
     d.qpos[2] = 2 * 0.25 * math.cos(0.4) + 0.035
-    pd = idcontrol.PD(m, 100.0, 2.0)
+    pd = control.PD(m, 100.0, 2.0)
     for _ in range(250):
         d.qfrc_applied[:] = pd(m, d, q_ref, np.zeros(12)).qfrc
         js.step(m, d)
@@ -62,7 +62,7 @@ def standing(contact):
 def loop_map(m, d, q_ref, eps=1e-4):
     """G = ∂x'/∂x, x = (sensed force on the 12 actuated dofs, base acceleration (6))."""
     act = rigid.actuated_dofs(m)
-    ctrl = idcontrol.InverseDynamics(m, 400.0, 40.0, idcontrol.SensedContacts())
+    ctrl = control.InverseDynamics(m, 400.0, 40.0, control.SensedContacts())
     f0, a0 = d.qfrc_constraint.copy(), d.qacc.copy()
 
     def step_map(x):
@@ -92,7 +92,7 @@ def stand(m, d0, q_ref, base_last, seconds=1.0):
     d = js.make_data(m)
     d.qpos[:], d.qvel[:] = d0.qpos, d0.qvel
     js.forward(m, d)
-    ctrl = idcontrol.InverseDynamics(m, 400.0, 40.0, idcontrol.SensedContacts())
+    ctrl = control.InverseDynamics(m, 400.0, 40.0, control.SensedContacts())
     peak = err = 0.0
     n = int(seconds / H)
     for k in range(n):

@@ -5,42 +5,42 @@ import shutil
 from numba.core import caching
 
 import jointspace  # noqa: F401  (installs the locators)
-from jointspace import _cache
+from jointspace._numba import cache
 
 
 def test_locators_are_installed_first():
     locs = caching.CacheImpl._locator_classes
-    assert locs[:3] == [_cache._UserProvided, _cache._InTree, _cache._UserWide]
+    assert locs[:3] == [cache._UserProvided, cache._InTree, cache._UserWide]
 
 
 def test_stamp_changes_when_any_source_file_changes(tmp_path):
     pkg = tmp_path / "pkg"
-    shutil.copytree(_cache._ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    before = _cache._package_stamp(pkg)
-    assert _cache._package_stamp(pkg) == before
+    shutil.copytree(cache._ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache._package_stamp(pkg)
+    assert cache._package_stamp(pkg) == before
     f = pkg / "rotation.py"  # an inlined helper: callers in other files must recompile
     f.write_text(f.read_text() + "\n# edited\n")
-    assert _cache._package_stamp(pkg) != before
+    assert cache._package_stamp(pkg) != before
 
 
 def test_kernels_in_the_package_use_the_package_stamp():
     from jointspace.kinematics import _kinematics
 
     impl = _kinematics._cache._impl
-    assert isinstance(impl.locator, (_cache._InTree, _cache._UserWide, _cache._UserProvided))
-    assert impl.locator.get_source_stamp() == _cache._STAMP
+    assert isinstance(impl.locator, (cache._InTree, cache._UserWide, cache._UserProvided))
+    assert impl.locator.get_source_stamp() == cache._STAMP
 
 
 def test_benchmark_loops_are_keyed_on_the_package_and_their_file(monkeypatch):
     """A benchmark's compiled loop inlines package kernels: a package edit must recompile it."""
-    bench = _cache._COMPANIONS[0] / "bench_inverse.py"
-    assert _cache._ours(bench)
-    stamp = _cache._stamp(bench)
-    assert stamp != _cache._STAMP
-    assert _cache._stamp(_cache._COMPANIONS[0] / "bench_dynamics.py") != stamp
-    monkeypatch.setattr(_cache, "_STAMP", "another build")
-    assert _cache._stamp(bench) != stamp
-    assert not _cache._ours(_cache._ROOT.parents[1] / "setup_elsewhere.py")
+    bench = cache._COMPANIONS[0] / "bench_inverse.py"
+    assert cache._ours(bench)
+    stamp = cache._stamp(bench)
+    assert stamp != cache._STAMP
+    assert cache._stamp(cache._COMPANIONS[0] / "bench_dynamics.py") != stamp
+    monkeypatch.setattr(cache, "_STAMP", "another build")
+    assert cache._stamp(bench) != stamp
+    assert not cache._ours(cache._ROOT.parents[1] / "setup_elsewhere.py")
 
 
 def test_checked_kernels_loaded_from_the_cache_take_the_fast_path():

@@ -1,8 +1,8 @@
-"""The shared dense Cholesky (jointspace._dense) against NumPy, and its pivot handling."""
+"""The shared dense Cholesky (jointspace._numba.dense) against NumPy, and its pivot handling."""
 
 import numpy as np
 
-from jointspace._dense import chol_factor, chol_solve
+from jointspace._numba.dense import chol_factor, chol_solve
 
 TOL = 1e-12  # well-conditioned SPD systems of size ≤ 12: round-off only
 

@@ -286,7 +286,7 @@ def test_arguments_in_any_form_give_the_plain_result(kind):
     """Arguments the compiled checks refuse, or accept in place, give the plain call's result.
 
     The wrappers first hand the caller's arrays to compiled code, whose unboxing refuses
-    anything but an aligned float64 ndarray of the right rank (jointspace._entry) and reads
+    anything but an aligned float64 ndarray of the right rank (jointspace._numba.entry) and reads
     read-only and Fortran-ordered inputs in place; the converted retry must be bit-identical,
     and the internal miss must never reach the user.
     """
@@ -331,7 +331,7 @@ def test_arguments_that_are_not_arrays_of_floats_are_named():
 
 def test_valid_arguments_pass_the_compiled_checks():
     """Aligned float64 arrays of any stride cross without a miss (the fast path is taken)."""
-    from jointspace._entry import FastPathMiss
+    from jointspace._numba.entry import FastPathMiss
     from jointspace.dynamics import minv as minv_mod
     from jointspace.dynamics import rnea as rnea_mod
 

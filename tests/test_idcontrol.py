@@ -1,4 +1,4 @@
-"""Controllers of jointspace.idcontrol against their defining formulas and RNEA.
+"""Controllers of jointspace.control.joint against their defining formulas and RNEA.
 
 References: the PD/PID law written out, RNEA (an arm in free space, where every predictor
 must give the same computed torque), `rigid.inverse_dynamics` called directly, and for the
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
-from jointspace import idcontrol, rigid
+from jointspace import control, rigid
 from jointspace.errors import JointspaceError
 
 TIGHT = 1e-9  # round-off of one RNEA / one dense solve on 15 dofs
@@ -37,7 +37,7 @@ def test_pd_and_pid_law():
     m, d = arm_in_free_space(rng)
     kp, kd, ki = rng.uniform(1, 10, 9), rng.uniform(0.1, 1, 9), 3.0
     q_ref, v_ref = rng.normal(size=9), rng.normal(size=9)
-    pid = idcontrol.PD(m, kp, kd, ki=ki)
+    pid = control.PD(m, kp, kd, ki=ki)
     e = q_ref - d.qpos[:9]
     out = None
     for _ in range(3):
@@ -59,10 +59,10 @@ def test_inverse_dynamics_predictors_agree_without_contact():
     qacc = d.qacc.copy()
     qacc[:9] = a_des
     ref = js.rnea(m, js.make_data(m), d.qpos, d.qvel, qacc)[:9] + m.dof_damping[:9] * d.qvel[:9]
-    preds = [idcontrol.NoContacts(), idcontrol.SensedContacts(), idcontrol.SoftContacts()] + \
-        [idcontrol.RigidContacts(f) for f in rigid.FORMULATIONS]
+    preds = [control.NoContacts(), control.SensedContacts(), control.SoftContacts()] + \
+        [control.RigidContacts(f) for f in rigid.FORMULATIONS]
     for p in preds:
-        out = idcontrol.InverseDynamics(m, kp, kd, p)(m, d, q_ref, v_ref, a_ref)
+        out = control.InverseDynamics(m, kp, kd, p)(m, d, q_ref, v_ref, a_ref)
         np.testing.assert_allclose(out.qacc_des, a_des, atol=TIGHT)
         np.testing.assert_allclose(out.tau, ref, atol=1e-7)
 
@@ -71,8 +71,8 @@ def test_rigid_predictor_warm_starts():
     """RigidContacts passes its last result back: the second call is warm-started."""
     m = js.models.quadruped()
     d = js.make_data(m)
-    pred = idcontrol.RigidContacts("cfree", gap_gain=0.0)
-    ctrl = idcontrol.InverseDynamics(m, 0.0, 0.0, pred)
+    pred = control.RigidContacts("cfree", gap_gain=0.0)
+    ctrl = control.InverseDynamics(m, 0.0, 0.0, pred)
     q_ref = d.qpos[7:].copy()
     d.qpos[2] -= 1e-6
     first = ctrl(m, d, q_ref, np.zeros(12), np.zeros(12))
@@ -110,7 +110,7 @@ def test_soft_predictor_is_exact_and_matches_mujoco():
     qacc_des = np.zeros(m.nv)
     qacc_des[act] = rng.normal(size=act.size)
     for base in ("consistent", "lstsq"):
-        pred = idcontrol.SoftContacts(base=base, tol=1e-10)
+        pred = control.SoftContacts(base=base, tol=1e-10)
         qfrc, info = pred.tau(m, js.make_data(m), qacc_des, d)
         assert info["efc_force"].size >= 12            # four feet in contact
         assert np.all(qfrc[:6] == 0.0)
@@ -133,7 +133,7 @@ def test_soft_predictor_is_exact_and_matches_mujoco():
             np.testing.assert_allclose(info["qacc"][:6], 0.0, atol=0.0)
             assert info["residual"] == pytest.approx(np.abs(mjd.qfrc_inverse[:6]).max(),
                                                      rel=1e-9)
-    ctrl = idcontrol.InverseDynamics(m, 0.0, 0.0, idcontrol.SoftContacts())
+    ctrl = control.InverseDynamics(m, 0.0, 0.0, control.SoftContacts())
     out = ctrl(m, d, d.qpos[7:], d.qvel[6:], qacc_des[act],
                qacc_unactuated=np.zeros(m.nv))
     np.testing.assert_allclose(out.qacc_des, qacc_des[act], atol=TIGHT)
@@ -143,18 +143,18 @@ def test_bad_input():
     m = js.models.arm_box()
     d = js.make_data(m)
     with pytest.raises(JointspaceError, match="gain kp must be finite"):
-        idcontrol.PD(m, -1.0, 1.0)
+        control.PD(m, -1.0, 1.0)
     with pytest.raises(JointspaceError, match="q_ref and v_ref must have shape"):
-        idcontrol.PD(m, 1.0, 1.0)(m, d, np.zeros(3), np.zeros(9))
+        control.PD(m, 1.0, 1.0)(m, d, np.zeros(3), np.zeros(9))
     with pytest.raises(JointspaceError, match="formulation must be one of"):
-        idcontrol.RigidContacts("lcp")
+        control.RigidContacts("lcp")
     with pytest.raises(JointspaceError, match="alpha must be in"):
-        idcontrol.SensedContacts(alpha=0.0)
+        control.SensedContacts(alpha=0.0)
     with pytest.raises(JointspaceError, match="base must be 'consistent' or 'lstsq'"):
-        idcontrol.SoftContacts(base="pinv")
+        control.SoftContacts(base="pinv")
     with pytest.raises(JointspaceError, match="maxiter must be a non-negative"):
-        idcontrol.SoftContacts(maxiter=-1)
-    ctrl = idcontrol.InverseDynamics(m, 1.0, 1.0, idcontrol.NoContacts())
+        control.SoftContacts(maxiter=-1)
+    ctrl = control.InverseDynamics(m, 1.0, 1.0, control.NoContacts())
     with pytest.raises(JointspaceError, match="a_ref must have shape"):
         ctrl(m, d, np.zeros(9), np.zeros(9), np.zeros(2))
     with pytest.raises(JointspaceError, match=r"qacc_unactuated must be a finite \(15,\)"):

@@ -1,4 +1,4 @@
-"""Complementarity solvers (jointspace.lcp) against brute force, LP feasibility and KKT.
+"""Complementarity solvers (jointspace.rigid.lcp) against brute force, LP feasibility and KKT.
 
 Lemke (lexicographic) and the warm-started principal pivoting method (PPM) on 1,200 random
 small LCPs of every class the rigid-contact inverse dynamics produces: positive definite,
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from jointspace import lcp
 from jointspace.errors import JointspaceError
+from jointspace.rigid import lcp
 
 # w = Mz + q, z ≥ 0, w ≥ 0, zᵀw = 0 within 1e-9 (the issue's bound; entries of M and q are
 # O(1), so round-off of the n ≤ 8 principal solves is ~1e-13)

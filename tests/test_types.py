@@ -25,7 +25,7 @@ def test_generated_structs_are_current():
     spec = importlib.util.spec_from_file_location("gen", ROOT / "tools" / "gen_structs.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    committed = (ROOT / "src" / "jointspace" / "_structs.py").read_text()
+    committed = (ROOT / "src" / "jointspace" / "_numba" / "structs.py").read_text()
     assert gen.render() == committed, "run: python tools/gen_structs.py"
 
 
@@ -136,14 +136,14 @@ def test_struct_references_stay_balanced_across_calls():
 def test_struct_unboxing_layout_is_checked(monkeypatch):
     # kernels read a struct's MemInfo pointer at fixed byte offsets in the proxy and in
     # Numba's MemInfo object; the first struct built checks them against the live objects
-    from jointspace import _structs
+    from jointspace._numba import structs
 
     m = _pendulum()
-    _structs._check_proxy_layout(m._s)
-    _structs._check_proxy_layout(js.make_data(m)._s)
-    monkeypatch.setattr(_structs, "_PROXY_MEMINFO", _structs._PROXY_MEMINFO + 8)
+    structs._check_proxy_layout(m._s)
+    structs._check_proxy_layout(js.make_data(m)._s)
+    monkeypatch.setattr(structs, "_PROXY_MEMINFO", structs._PROXY_MEMINFO + 8)
     with pytest.raises(RuntimeError, match="not laid out as jointspace's compiled code"):
-        _structs._check_proxy_layout(m._s)
+        structs._check_proxy_layout(m._s)
 
 
 def test_options_round_trip():

@@ -9,12 +9,11 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
     jacp, jacr = js.jacobian_site(m, d, "left_foot")
 """
 
-from jointspace import _cache
+from jointspace._numba import cache
 
-_cache.install()  # before any kernel module is imported: see _cache's docstring
+cache.install()  # before any kernel module is imported: see _cache's docstring
 
-from jointspace import control, lcp, models, rigid
-from jointspace.barrier import barrier_forward, barrier_inverse
+from jointspace import control, models, rigid
 from jointspace.collision import collision
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
@@ -30,7 +29,7 @@ from jointspace.dynamics.factor import factor_m, solve_m
 from jointspace.dynamics.minv import minv
 from jointspace.dynamics.rnea import bias_forces, gravity_forces, rnea
 from jointspace.errors import JointspaceError, JointspaceWarning, ModelError, SingularMassError
-from jointspace.forward import forward, step
+from jointspace.forward import forward
 from jointspace.ik import IKResult, Target, ik
 from jointspace.integrate import diff_pos, integrate_pos
 from jointspace.inverse import (
@@ -53,7 +52,10 @@ from jointspace.kinematics import (
     jacobian_subtree_com,
     kinematics,
 )
+from jointspace.rigid import lcp
 from jointspace.solver import primal_cost, solve
+from jointspace.solver.barrier import barrier_forward, barrier_inverse
+from jointspace.step import step
 from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
 from jointspace.viz import render

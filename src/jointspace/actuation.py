@@ -28,12 +28,11 @@ from jointspace.types import (
     DSBL_CLAMPCTRL,
     JNT_BALL,
     JNT_FREE,
+    MAXVAL,
     SMALL_TRANSMISSION,
     TRN_JOINT,
     TRN_SITE,
 )
-
-_MAXVAL = 1e10
 
 
 @njit(cache=True)
@@ -141,7 +140,7 @@ def _actuation(m, d):
         if clamp and m.actuator_ctrllimited[i]:
             u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
         ctrl[i] = u
-        if not (abs(u) <= _MAXVAL):
+        if not (abs(u) <= MAXVAL):
             bad = True
     # a bad control (NaN, inf, |u| > 1e10) zeroes all controls, as MuJoCo does
     if bad:

@@ -52,9 +52,8 @@ import warnings
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.errors import JointspaceWarning
-from jointspace.kinematics import _jac
 from jointspace.rotation import quat_mul
 from jointspace.types import (
     DSBL_CONSTRAINT,
@@ -70,6 +69,9 @@ from jointspace.types import (
     JNT_FREE,
     JNT_HINGE,
     JNT_SLIDE,
+    MAXIMP,
+    MINIMP,
+    MINVAL,
 )
 
 # constraint row types (MuJoCo's mjtConstraint)
@@ -91,9 +93,6 @@ STATE_CONE = 4
 
 # option disable bits used here (MuJoCo's mjtDisableBit)
 
-_MINVAL = 1e-15  # mjMINVAL
-_MINIMP = 0.0001  # mjMINIMP
-_MAXIMP = 0.9999  # mjMAXIMP
 _SOLREF_DEFAULT = (0.02, 1.0)
 
 
@@ -421,13 +420,13 @@ def _instantiate_limit(m, d, need):
             a = m.jnt_qposadr[i]
             w, x, y, z = d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]
             nrm = math.sqrt(w * w + x * x + y * y + z * z)
-            if nrm < _MINVAL:
+            if nrm < MINVAL:
                 w, x, y, z = 1.0, 0.0, 0.0, 0.0
-            elif abs(nrm - 1.0) > _MINVAL:
+            elif abs(nrm - 1.0) > MINVAL:
                 w, x, y, z = w / nrm, x / nrm, y / nrm, z / nrm
             # rotation vector of the joint quaternion, angle wrapped to (−π, π]
             s = math.sqrt(x * x + y * y + z * z)
-            if s < _MINVAL:
+            if s < MINVAL:
                 ux, uy, uz = 1.0, 0.0, 0.0
             else:
                 ux, uy, uz = x / s, y / s, z / s
@@ -436,7 +435,7 @@ def _instantiate_limit(m, d, need):
                 angle -= 2.0 * math.pi
             vx, vy, vz = ux * angle, uy * angle, uz * angle
             value = math.sqrt(vx * vx + vy * vy + vz * vz)
-            if value < _MINVAL:
+            if value < MINVAL:
                 vx, vy, vz = 1.0, 0.0, 0.0
             else:
                 vx, vy, vz = vx / value, vy / value, vz / value
@@ -467,7 +466,7 @@ def _impedance(d0, dw, width, mid, power, pos, margin):
     The default power 2 is evaluated by products (no pow calls; equal to pow's result to
     the last bit or so).
     """
-    if d0 == dw or width <= _MINVAL:
+    if d0 == dw or width <= MINVAL:
         return 0.5 * (d0 + dw), 0.0
     x = (pos - margin) / width
     sgn = 1.0
@@ -561,8 +560,8 @@ def _solparams(m, d, i):
     if refsafe and fref0 > 0:
         fref0 = max(fref0, h2)
     return (ref0, ref1, fref0, fref1,
-            min(_MAXIMP, max(_MINIMP, i0)), min(_MAXIMP, max(_MINIMP, i1)),
-            max(0.0, i2), min(_MAXIMP, max(_MINIMP, i3)), max(1.0, i4))
+            min(MAXIMP, max(MINIMP, i0)), min(MAXIMP, max(MINIMP, i1)),
+            max(0.0, i2), min(MAXIMP, max(MINIMP, i3)), max(1.0, i4))
 
 
 @njit(cache=True)
@@ -621,7 +620,7 @@ def _softness(m, d):
         for j in range(dim):
             r = i + j
             # R = (1 − d)/d · diagApprox
-            R[r] = max(_MINVAL, (1.0 - imp) * dA[r] / imp)
+            R[r] = max(MINVAL, (1.0 - imp) * dA[r] / imp)
             tr = efc_type[r]
             ell_fric = tr == CNSTR_CONTACT_ELLIPTIC and j > 0
             if ell_fric and (fref0 != 0.0 or fref1 != 0.0):
@@ -634,14 +633,14 @@ def _softness(m, d):
                 KBIP[r, 0] = 0.0
             elif ref0 > 0:
                 # K = 1 / (dwidth² τ² ζ²)
-                KBIP[r, 0] = 1.0 / max(_MINVAL, dwidth2 * ref0 * ref0 * ref1 * ref1)
+                KBIP[r, 0] = 1.0 / max(MINVAL, dwidth2 * ref0 * ref0 * ref1 * ref1)
             else:
-                KBIP[r, 0] = -ref0 / max(_MINVAL, dwidth2)
+                KBIP[r, 0] = -ref0 / max(MINVAL, dwidth2)
             if ref1 > 0:
                 # B = 2 / (dwidth τ)
-                KBIP[r, 1] = 2.0 / max(_MINVAL, dw * ref0)
+                KBIP[r, 1] = 2.0 / max(MINVAL, dw * ref0)
             else:
-                KBIP[r, 1] = -ref1 / max(_MINVAL, dw)
+                KBIP[r, 1] = -ref1 / max(MINVAL, dw)
             KBIP[r, 2] = imp
             KBIP[r, 3] = impP
         # frictional contacts: impratio and the cone's friction-dimension R (004 eq. 22)
@@ -849,7 +848,7 @@ def _contact_friction_r(m, d, i):
     dim = d.contact_dim[c]
     fr = d.contact_friction
     R = d.efc_R
-    R[i + 1] = R[i] / max(_MINVAL, m.opt_impratio[0])
+    R[i + 1] = R[i] / max(MINVAL, m.opt_impratio[0])
     mu = fr[c, 0] * math.sqrt(R[i + 1] / R[i])
     if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
         for j in range(1, dim - 1):
@@ -1058,7 +1057,7 @@ def _make_constraint_reference(m, d):
     return need
 
 
-_k_make = _entry.Kernel(_make_constraint_reference, globals())
+_k_make = entry.Kernel(_make_constraint_reference, globals())
 
 
 def warn_cnstrfull(m, d, need, fname, stacklevel=3):
@@ -1086,7 +1085,7 @@ def make_constraint(m, d):
     Returns:
         The number of rows, d.nefc[0].
     """
-    _entry.check_pair(m, d, "make_constraint")
+    entry.check_pair(m, d, "make_constraint")
     need = _k_make(m._s, d._s)
     if need < 0:
         warn_cnstrfull(m, d, need, "make_constraint")
@@ -1124,152 +1123,11 @@ def softness_from_epsilon_kappa(epsilon, kappa):
         raise ValueError(f"softness_from_epsilon_kappa: kappa must be positive and finite, "
                          f"got {kappa!r}")
     dimp = 1.0 / (1.0 + epsilon)
-    if not _MINIMP <= dimp <= _MAXIMP:
+    if not MINIMP <= dimp <= MAXIMP:
         raise ValueError(f"softness_from_epsilon_kappa: epsilon = {epsilon} gives impedance "
-                         f"{dimp}, outside MuJoCo's [{_MINIMP}, {_MAXIMP}]; use "
-                         f"{1 / _MAXIMP - 1:.2e} ≤ epsilon ≤ {1 / _MINIMP - 1:.0f}")
+                         f"{dimp}, outside MuJoCo's [{MINIMP}, {MAXIMP}]; use "
+                         f"{1 / MAXIMP - 1:.2e} ≤ epsilon ≤ {1 / MINIMP - 1:.0f}")
     return (kappa, 1.0), (dimp, dimp, 0.001, 0.5, 2.0)
-
-
-# ---------------------------------------------------------------------------------------------
-# compile-time constants
-
-
-def _body_simple(m):
-    """MuJoCo's body_simple == 2 test: a slide-only body that moves as a point mass.
-
-    True for a body with dofs, com at the body origin with aligned inertia axes, only slide
-    joints at the origin along coordinate axes, no child bodies, and a parent that is the
-    world or a jointless child of the world.
-    """
-    eps = 1e-6
-    simple = np.zeros(m.nbody, dtype=bool)
-    has_child = np.zeros(m.nbody, dtype=bool)
-    has_child[m.body_parentid[1:]] = True
-    for b in range(1, m.nbody):
-        if m.body_dofnum[b] == 0 or has_child[b]:
-            continue
-        q = m.body_iquat[b]
-        if np.any(np.abs(m.body_ipos[b]) >= eps) or not (
-                np.all(np.abs(q - [1, 0, 0, 0]) < eps) or np.all(np.abs(q + [1, 0, 0, 0]) < eps)):
-            continue
-        p = m.body_parentid[b]
-        if not (m.body_rootid[b] == b or (m.body_parentid[p] == 0 and m.body_dofnum[p] == 0)):
-            continue
-        ok = True
-        for j in range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]):
-            aligned = int(np.sum(np.abs(m.jnt_axis[j]) > 1e-14)) == 1
-            if (m.jnt_type[j] != JNT_SLIDE or np.any(np.abs(m.jnt_pos[j]) >= eps)
-                    or not aligned):
-                ok = False
-                break
-        simple[b] = ok
-    return simple
-
-
-def set_constants(m, d):
-    """Constants at qpos0 used by the constraint stage (MuJoCo mj_setConst).
-
-    Needs d's position stage and qM at qpos0. Computes body_invweight0 (mean translational
-    and rotational diagonal of J M⁻¹ Jᵀ for each body's com Jacobian), dof_invweight0 (per
-    joint: mean diagonal of the joint's block of M⁻¹, translation and rotation apart for free
-    joints), stat_meaninertia (mean diagonal of M), and the eq_data that depends on qpos0:
-    the connect anchor in body2's frame and, unless given, the weld's relative pose.
-    """
-    from jointspace.dynamics.crba import _dense_from_sparse
-
-    nv = m.nv
-    if nv:
-        M = np.empty((nv, nv))
-        _dense_from_sparse(m._s, d.qM, M)
-        m.stat_meaninertia[0] = float(np.mean(np.diag(M)))
-        try:
-            Minv = np.linalg.inv(M)
-            ok = np.all(np.isfinite(Minv))
-        except np.linalg.LinAlgError:
-            ok = False
-    else:
-        ok = False
-        m.stat_meaninertia[0] = 1.0
-    simple = _body_simple(m)
-    jacp = np.zeros((3, nv))
-    jacr = np.zeros((3, nv))
-    m.body_invweight0[:] = 0.0
-    for b in range(1, m.nbody):
-        if m.body_dofnum[m.body_weldid[b]] == 0:
-            continue
-        if simple[b]:
-            m.body_invweight0[b] = (1.0 / max(_MINVAL, m.body_mass[b]), 0.0)
-        elif ok:
-            _jac(m._s, d._s, b, d.xipos[b].copy(), jacp, jacr)
-            A = np.vstack((jacp, jacr)) @ Minv @ np.vstack((jacp, jacr)).T
-            dg = np.diag(A)
-            m.body_invweight0[b] = (dg[:3].mean(), dg[3:].mean())
-    m.dof_invweight0[:] = 0.0
-    for j in range(m.njnt):
-        a = m.jnt_dofadr[j]
-        b = m.jnt_bodyid[j]
-        if simple[b]:
-            m.dof_invweight0[a] = 1.0 / max(_MINVAL, m.body_mass[b])
-        elif ok:
-            jt = m.jnt_type[j]
-            n = 6 if jt == JNT_FREE else 3 if jt == JNT_BALL else 1
-            dg = np.diag(Minv)[a:a + n]
-            if n == 6:
-                m.dof_invweight0[a:a + 3] = dg[:3].mean()
-                m.dof_invweight0[a + 3:a + 6] = dg[3:].mean()
-            else:
-                m.dof_invweight0[a:a + n] = dg.mean()
-    for i in range(m.neq):
-        b1, b2 = m.eq_obj1id[i], m.eq_obj2id[i]
-        data = m.eq_data[i]
-        if m.eq_type[i] == EQ_CONNECT:
-            # data[3:6] = the anchor (given in body1's frame) in body2's frame at qpos0
-            p = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ data[0:3]
-            data[3:6] = d.xmat[b2].reshape(3, 3).T @ (p - d.xpos[b2])
-        elif m.eq_type[i] == EQ_WELD and not np.any(data[6:10]):
-            # data[3:6] = the anchor (given in body2's frame) in body1's frame;
-            # data[6:10] = q1⁻¹ ⊗ q2 at qpos0
-            p = d.xpos[b2] + d.xmat[b2].reshape(3, 3) @ data[0:3]
-            data[3:6] = d.xmat[b1].reshape(3, 3).T @ (p - d.xpos[b1])
-            q1 = d.xquat[b1] * np.array([1.0, -1.0, -1.0, -1.0])
-            q2 = d.xquat[b2]
-            data[6:10] = (
-                q1[0] * q2[0] - q1[1] * q2[1] - q1[2] * q2[2] - q1[3] * q2[3],
-                q1[0] * q2[1] + q1[1] * q2[0] + q1[2] * q2[3] - q1[3] * q2[2],
-                q1[0] * q2[2] - q1[1] * q2[3] + q1[2] * q2[0] + q1[3] * q2[1],
-                q1[0] * q2[3] + q1[1] * q2[2] - q1[2] * q2[1] + q1[3] * q2[0])
-        elif m.eq_type[i] == EQ_WELD:
-            data[6:10] /= np.linalg.norm(data[6:10])
-
-
-def default_njmax(arrays, nconmax):
-    """Default row capacity: every equality, friction and limit row, plus room for contacts.
-
-    Contacts get nconmax contacts of the largest row count any geom or pair needs
-    (pyramidal 2(condim − 1), elliptic condim), when any geom can collide.
-
-    Args:
-        arrays: the compiler's field arrays by name (eq_type, dof_frictionloss, jnt_limited,
-            jnt_type, geom_contype, geom_conaffinity, geom_condim, pair_dim).
-        nconmax: the contact capacity.
-    """
-    a = {k: np.asarray(arrays[k]) for k in ("eq_type", "dof_frictionloss", "jnt_limited",
-                                             "jnt_type", "geom_contype", "geom_conaffinity",
-                                             "geom_condim", "pair_dim")}
-    per_eq = {EQ_CONNECT: 3, EQ_WELD: 6, EQ_JOINT: 1}
-    rows = sum(per_eq.get(int(t), 1) for t in a["eq_type"].ravel())
-    rows += int(np.count_nonzero(a["dof_frictionloss"]))
-    for lim, jt in zip(a["jnt_limited"].ravel(), a["jnt_type"].ravel()):
-        if lim:
-            rows += 2 if int(jt) in (JNT_HINGE, JNT_SLIDE) else 1
-    collides = a["pair_dim"].size > 0 or bool(np.any(a["geom_contype"] != 0)
-                                              and np.any(a["geom_conaffinity"] != 0))
-    if collides:
-        condim = max(int(np.max(a["geom_condim"], initial=1)),
-                     int(np.max(a["pair_dim"], initial=1)))
-        rows += max(condim, 2 * (condim - 1), 1) * int(nconmax)
-    return max(rows, 1)
 
 
 @njit(cache=True)
@@ -1295,40 +1153,3 @@ def _cone_info(m, d, cdim, cmu, cfr):
         for j in range(dim - 1):
             cfr[i, j] = d.contact_friction[c, j]
         i += dim
-
-
-class EfcView:
-    """Read-only views of the constraint rows in use, by name without the efc_ prefix.
-
-    d.efc.J is d.efc_J[:nefc], d.efc.force is d.efc_force[:nefc], and so on; the views are
-    taken when the attribute is read, so they follow later calls.
-    """
-
-    __slots__ = ("_d",)
-
-    def __init__(self, d):
-        """View the rows of Data d."""
-        self._d = d
-
-    @property
-    def n(self):
-        """Number of rows, d.nefc[0]."""
-        return int(self._d.nefc[0])
-
-    def __getattr__(self, name):
-        """efc_<name>[:nefc], read-only."""
-        arr = getattr(self._d, "efc_" + name, None)
-        if arr is None:
-            raise AttributeError(f"no constraint field efc_{name}")
-        v = arr[:int(self._d.nefc[0])]
-        v.flags.writeable = False
-        return v
-
-    def __repr__(self):
-        """Short description with the number of rows."""
-        return f"EfcView(nefc={self.n})"
-
-
-def efc_view(d):
-    """An `EfcView` of d's constraint rows."""
-    return EfcView(d)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.io.frames import mat_to_quat, quat_mul
 from jointspace.kinematics import jacobian, kinematics
 from jointspace.types import JNT_BALL, JNT_FREE, Model, make_data
@@ -97,10 +97,10 @@ def _targets(m, targets):
             raise ValueError(f"ik: targets[{k}] has neither pos nor quat")
         sid = m.id("site", t.site) if t.site is not None else -1
         bid = m.id("body", t.body) if t.body is not None else -1
-        pos = None if t.pos is None else _entry.vec(t.pos, 3, f"targets[{k}].pos", "ik")
+        pos = None if t.pos is None else entry.vec(t.pos, 3, f"targets[{k}].pos", "ik")
         quat = None
         if t.quat is not None:
-            quat = _entry.vec(t.quat, 4, f"targets[{k}].quat", "ik")
+            quat = entry.vec(t.quat, 4, f"targets[{k}].quat", "ik")
             n = np.linalg.norm(quat)
             if not n > 0:
                 raise ValueError(f"ik: targets[{k}].quat has zero length")
@@ -259,9 +259,9 @@ def ik(m: Model, targets, q_pref=None, q_init=None, weights=None, *, tol=1e-10,
     if isinstance(targets, Target):
         targets = [targets]
     tgts = _targets(m, list(targets))
-    q_pref = m.qpos0.copy() if q_pref is None else _entry.vec(q_pref, m.nq, "q_pref", "ik")
-    q = q_pref.copy() if q_init is None else _entry.vec(q_init, m.nq, "q_init", "ik").copy()
-    w = np.ones(m.nv) if weights is None else _entry.vec(weights, m.nv, "weights", "ik")
+    q_pref = m.qpos0.copy() if q_pref is None else entry.vec(q_pref, m.nq, "q_pref", "ik")
+    q = q_pref.copy() if q_init is None else entry.vec(q_init, m.nq, "q_init", "ik").copy()
+    w = np.ones(m.nv) if weights is None else entry.vec(weights, m.nv, "weights", "ik")
     if np.any(w <= 0) or not np.all(np.isfinite(w)):
         raise ValueError("ik: weights must be positive and finite")
     lo, hi = _dof_limits(m) if respect_limits else (np.full(m.nv, -np.inf),) * 2

@@ -26,17 +26,14 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.actuation import _actuator_damping
 from jointspace.dynamics.factor import _factor_ld, _solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, _rne
 from jointspace.kinematics import _com_vel
 from jointspace.passive import sub_quat
 from jointspace.rotation import quat_mul
-from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, JNT_BALL, JNT_FREE
-
-_MINVAL = 1e-15
-
+from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, JNT_BALL, JNT_FREE, MINVAL
 
 
 @njit(cache=True)
@@ -49,7 +46,7 @@ def _quat_integrate(quat, vel, scale):
         qrot[0] = 1.0
         qrot[1] = qrot[2] = qrot[3] = 0.0
     else:
-        if nv < _MINVAL:
+        if nv < MINVAL:
             ax0, ax1, ax2 = 1.0, 0.0, 0.0
         else:
             ax0, ax1, ax2 = vel[0] / nv, vel[1] / nv, vel[2] / nv
@@ -59,10 +56,10 @@ def _quat_integrate(quat, vel, scale):
         qrot[2] = ax1 * s
         qrot[3] = ax2 * s
     nq = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
-    if nq < _MINVAL:
+    if nq < MINVAL:
         quat[0] = 1.0
         quat[1] = quat[2] = quat[3] = 0.0
-    elif abs(nq - 1.0) > _MINVAL:
+    elif abs(nq - 1.0) > MINVAL:
         for k in range(4):
             quat[k] /= nq
     tmp = quat.copy()
@@ -401,8 +398,8 @@ def _implicit(m, d):
     _advance(m, d, qacc)
 
 
-_k_integrate_pos = _entry.Kernel(_integrate_pos, globals())
-_k_diff_pos = _entry.Kernel(_diff_pos, globals())
+_k_integrate_pos = entry.Kernel(_integrate_pos, globals())
+_k_diff_pos = entry.Kernel(_diff_pos, globals())
 
 
 def _check_model(m, fname):
@@ -430,8 +427,8 @@ def integrate_pos(m, qpos, qvel, dt):
         (nq,) new positions (qpos itself is not modified).
     """
     _check_model(m, "integrate_pos")
-    q = _entry.vec(qpos, m.nq, "qpos", "integrate_pos").copy()
-    v = _entry.vec(qvel, m.nv, "qvel", "integrate_pos")
+    q = entry.vec(qpos, m.nq, "qpos", "integrate_pos").copy()
+    v = entry.vec(qvel, m.nv, "qvel", "integrate_pos")
     _k_integrate_pos(m._s, q, v, float(dt))
     return q
 
@@ -451,8 +448,8 @@ def diff_pos(m, q1, q2, dt=1.0):
         (nv,) velocity in the tangent space at q1 (local angular velocity for ball/free).
     """
     _check_model(m, "diff_pos")
-    a = _entry.vec(q1, m.nq, "q1", "diff_pos")
-    b = _entry.vec(q2, m.nq, "q2", "diff_pos")
+    a = entry.vec(q1, m.nq, "q1", "diff_pos")
+    b = entry.vec(q2, m.nq, "q2", "diff_pos")
     dt = float(dt)
     if dt == 0.0:
         raise ValueError("diff_pos: argument dt must be non-zero")

@@ -38,15 +38,13 @@ and recovers controls, constraint and contact forces. `cone_project` is Algorith
 batches of vectors.
 """
 
-import importlib
 import math
 
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
-from jointspace.actuation import _actuation, _actuator_velocity, _transmission
-from jointspace.collision.driver import _collision
+from jointspace._numba import entry
+from jointspace.actuation import _actuation
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
@@ -56,14 +54,19 @@ from jointspace.constraint import (
     STATE_LINEARPOS,
     STATE_QUADRATIC,
     STATE_SATISFIED,
-    _make_constraint,
     _reference,
     warn_cnstrfull,
 )
-from jointspace.dynamics.crba import _crb
-from jointspace.dynamics.factor import _factor_m
+from jointspace.diagnostics import bad_element, element_name, joint_label
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, _rne
 from jointspace.errors import JointspaceError, SingularMassError
+from jointspace.forward import (
+    forward_checked,
+    fwd_position,
+    fwd_rows,
+    fwd_velocity,
+    warn_forward,
+)
 from jointspace.integrate import (
     _damping,
     _euler_damped,
@@ -72,13 +75,9 @@ from jointspace.integrate import (
     _implicitfast_matrix,
     _is_free_body,
 )
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics
-from jointspace.passive import _passive
 from jointspace.solver.cost import _mul_j, _mul_jt, _mul_m, _solve_m
 from jointspace.types import (
     DSBL_ACTUATION,
-    DSBL_CONSTRAINT,
-    DSBL_CONTACT,
     DSBL_GRAVITY,
     ENBL_INVDISCRETE,
     INT_EULER,
@@ -88,7 +87,6 @@ from jointspace.types import (
     SMALL_CONE,
 )
 
-_MAXVAL = 1e10
 # return codes of the compiled drivers (≥ 1: 1 + 3 · index + kind, a bad qpos/qvel/qacc element)
 OK, RK4_DISCRETE = 0, -1  # −2 − dof: M is singular at that dof (discrete inverse only)
 
@@ -255,67 +253,18 @@ def _constraint_forces(d, jar, force, state):
 
 
 @njit(cache=True)
-def _bad_element(x):
-    """Index of the first NaN, inf or |x| > 1e10 in x, −1 if none (mju_isBad).
-
-    A branch-free count first (it vectorizes), the search only when something is bad.
-    """
-    nbad = 0
-    for i in range(x.shape[0]):
-        nbad += not (abs(x[i]) <= _MAXVAL)
-    if nbad == 0:
-        return -1
-    for i in range(x.shape[0]):
-        if not (abs(x[i]) <= _MAXVAL):
-            return i
-    return -1
-
-
-@njit(cache=True)
 def _check_state(d):
     """0, or 1 + 3 · index + kind for the first bad qpos (0), qvel (1), qacc (2) element."""
-    i = _bad_element(d.qpos)
+    i = bad_element(d.qpos)
     if i >= 0:
         return 1 + 3 * i
-    i = _bad_element(d.qvel)
+    i = bad_element(d.qvel)
     if i >= 0:
         return 2 + 3 * i
-    i = _bad_element(d.qacc)
+    i = bad_element(d.qacc)
     if i >= 0:
         return 3 + 3 * i
     return OK
-
-
-@njit(cache=True)
-def _inv_position(m, d, factor):
-    """Poses, com quantities, (M and its factor), contacts, rows, actuator moments.
-
-    Returns (rows requested by make_constraint, −1 or the dof of a non-positive pivot).
-    """
-    _kinematics(m, d)
-    _com_pos(m, d)
-    bad_pivot = -1
-    if factor:
-        _crb(m, d)
-        bad_pivot = _factor_m(m, d)
-    if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
-        d.ncon[0] = 0
-    else:
-        _collision(m, d)
-    need = _make_constraint(m, d)
-    _transmission(m, d)
-    return need, bad_pivot
-
-
-@njit(cache=True)
-def _inv_velocity(m, d):
-    """Actuator velocities, cvel, passive and bias forces, efc_vel and efc_aref."""
-    _actuator_velocity(m, d)
-    _com_vel(m, d)
-    _passive(m, d)
-    gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
-    _rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
-    _reference(m, d)
 
 
 @njit(cache=True)
@@ -422,10 +371,12 @@ def _inverse(m, d, discrete):
     disc = _discrete_flag(m, discrete)
     if disc and m.opt_integrator[0] == INT_RK4:
         return RK4_DISCRETE, 0
-    need, bad_pivot = _inv_position(m, d, disc)
+    bad_pivot = fwd_position(m, d, disc)
+    need = fwd_rows(m, d)
     if bad_pivot >= 0:
         return -2 - bad_pivot, need
-    _inv_velocity(m, d)
+    fwd_velocity(m, d)
+    _reference(m, d)
     _inv_acceleration(m, d, disc)
     return OK, need
 
@@ -649,10 +600,19 @@ def _inverse_step_entry(d, qvel_next):
     return _status_word(code, need)
 
 
-_k_inverse = _entry.Kernel(_inverse_entry, globals())
-_k_inverse_step = _entry.Kernel(_inverse_step_entry, globals())
-_k_trajectory = _entry.Kernel(_inverse_trajectory, globals())
-_k_cone = _entry.Kernel(_cone_project_batch, globals())
+@njit(cache=True)
+def _forward_compare(m, d):
+    """forward_checked, then the fwdinv comparison (`compare_fwd_inv`)."""
+    bad = forward_checked(m, d)
+    _compare_fwd_inv(m, d)
+    return bad
+
+
+_k_inverse = entry.Kernel(_inverse_entry, globals())
+_k_forward_compare = entry.Kernel(_forward_compare, globals())
+_k_inverse_step = entry.Kernel(_inverse_step_entry, globals())
+_k_trajectory = entry.Kernel(_inverse_trajectory, globals())
+_k_cone = entry.Kernel(_cone_project_batch, globals())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,8 +625,6 @@ def _raise_for(m, d, code, need, fname, stacklevel=3):
         warn_cnstrfull(m, d, need, fname, stacklevel=stacklevel + 1)
     if code == OK:
         return
-    from jointspace.forward import _element_name, _joint_label
-
     if code == RK4_DISCRETE:
         raise JointspaceError(
             f"{fname}: the discrete-time inverse is not defined for the RK4 integrator (its step "
@@ -677,12 +635,12 @@ def _raise_for(m, d, code, need, fname, stacklevel=3):
         dof = -2 - code
         raise SingularMassError(
             f"{fname}: the discrete-time inverse needs M⁻¹, but M is singular at dof {dof} "
-            f"({_joint_label(m, int(m.dof_jntid[dof]))}); give the bodies this dof moves "
+            f"({joint_label(m, int(m.dof_jntid[dof]))}); give the bodies this dof moves "
             f"mass and inertia, or add armature (the continuous inverse needs no M⁻¹)")
     kind = (code - 1) % 3
     index = (code - 1) // 3
     raise JointspaceError(
-        f"{fname}: {_element_name(m, kind, index)} is NaN, inf or larger than 1e10; the "
+        f"{fname}: {element_name(m, kind, index)} is NaN, inf or larger than 1e10; the "
         f"inverse needs a finite state (qpos, qvel) and acceleration (qacc)")
 
 
@@ -705,7 +663,7 @@ def inverse(m, d):
         JointspaceError: a NaN, inf or |x| > 1e10 in qpos, qvel or qacc (named), or the
             discrete inverse with RK4.
     """
-    _entry.check_pair(m, d, "inverse")
+    entry.check_pair(m, d, "inverse")
     word = _k_inverse(d._s, -1)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse")
@@ -729,8 +687,8 @@ def inverse_step(m, d, qvel_next):
         JointspaceError: RK4 (no discrete inverse) or a bad state.
         SingularMassError: M is singular (the discrete inverse needs M⁻¹).
     """
-    _entry.check_pair(m, d, "inverse_step")
-    qvel_next = _entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
+    entry.check_pair(m, d, "inverse_step")
+    qvel_next = entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
     word = _k_inverse_step(d._s, qvel_next)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse_step")
@@ -754,11 +712,10 @@ def compare_fwd_inv(m, d):
     Returns:
         (float, float): d.solver_fwdinv.
     """
-    fwd = importlib.import_module("jointspace.forward")
-    _entry.check_pair(m, d, "compare_fwd_inv")
-    bad = fwd._k_forward_compare(m._s, d._s)
+    entry.check_pair(m, d, "compare_fwd_inv")
+    bad = _k_forward_compare(m._s, d._s)
     if bad != -1:
-        fwd.forward(m, d)  # the same state again, for its warning
+        warn_forward(m, bad, "compare_fwd_inv")
     return float(d.solver_fwdinv[0]), float(d.solver_fwdinv[1])
 
 
@@ -823,14 +780,14 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
         JointspaceError: a bad value (named with its time index), or RK4 with discrete.
     """
     fname = "inverse_trajectory"
-    _entry.check_pair(m, d, fname)
+    entry.check_pair(m, d, fname)
     qpos = np.ascontiguousarray(qpos, dtype=np.float64)
     if qpos.ndim != 2 or qpos.shape[1] != m.nq:
         raise ValueError(f"{fname}: argument qpos must have shape (T, {m.nq}), "
                          f"got {qpos.shape}")
     T = qpos.shape[0]
-    qvel = _entry.mat(qvel, (T, m.nv), "qvel", fname)
-    qacc = _entry.mat(qacc, (T, m.nv), "qacc", fname)
+    qvel = entry.mat(qvel, (T, m.nv), "qvel", fname)
+    qacc = entry.mat(qacc, (T, m.nv), "qacc", fname)
     flag = -1 if discrete is None else int(bool(discrete))
     nv, nu = m.nv, m.nu
     out = dict(qfrc_inverse=np.zeros((T, nv)), qfrc_constraint=np.zeros((T, nv)),

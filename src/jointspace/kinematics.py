@@ -18,19 +18,16 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.rotation import (
-    add_scaled6,
     quat_mul_s,
     quat_normalize_s,
     quat_renormalize_s,
     quat_to_mat_row,
     rot_vec_quat_s,
-    row6,
 )
-from jointspace.types import JNT_BALL, JNT_FREE, JNT_SLIDE
-
-_MINVAL = 1e-15
+from jointspace.spatial import add_scaled6, row6
+from jointspace.types import JNT_BALL, JNT_FREE, JNT_SLIDE, MINVAL
 
 
 @njit(cache=True, inline="always")
@@ -269,7 +266,7 @@ def _com_pos(m, d):
         com[p, 1] += com[i, 1]
         com[p, 2] += com[i, 2]
     for i in range(nbody):
-        if smass[i] < _MINVAL:
+        if smass[i] < MINVAL:
             com[i, 0] = xipos[i, 0]
             com[i, 1] = xipos[i, 1]
             com[i, 2] = xipos[i, 2]
@@ -509,13 +506,13 @@ def _jac_body_com(m, d, b, jacp, jacr):
     _jac(m, d, b, d.xipos[b], jacp, jacr)
 
 
-_k_position_velocity = _entry.Kernel(_position_velocity, globals())
-_k_com_vel = _entry.Kernel(_com_vel, globals())
-_k_jac = _entry.Kernel(_jac, globals())
-_k_jac_site = _entry.Kernel(_jac_site, globals())
-_k_jac_body = _entry.Kernel(_jac_body, globals())
-_k_jac_body_com = _entry.Kernel(_jac_body_com, globals())
-_k_jac_dot = _entry.Kernel(_jac_dot_qvel, globals())
+_k_position_velocity = entry.Kernel(_position_velocity, globals())
+_k_com_vel = entry.Kernel(_com_vel, globals())
+_k_jac = entry.Kernel(_jac, globals())
+_k_jac_site = entry.Kernel(_jac_site, globals())
+_k_jac_body = entry.Kernel(_jac_body, globals())
+_k_jac_body_com = entry.Kernel(_jac_body_com, globals())
+_k_jac_dot = entry.Kernel(_jac_dot_qvel, globals())
 
 
 def kinematics(m, d, qpos=None, qvel=None):
@@ -525,24 +522,24 @@ def kinematics(m, d, qpos=None, qvel=None):
     subtree_com, cinert, cdof, and, from qvel, cvel and cdof_dot. `qpos`/`qvel`, when
     given, are copied into d first.
     """
-    _entry.check_pair(m, d, "kinematics")
+    entry.check_pair(m, d, "kinematics")
     if qpos is not None:
-        d.qpos[:] = _entry.vec(qpos, m.nq, "qpos", "kinematics")
+        d.qpos[:] = entry.vec(qpos, m.nq, "qpos", "kinematics")
     if qvel is not None:
-        d.qvel[:] = _entry.vec(qvel, m.nv, "qvel", "kinematics")
+        d.qvel[:] = entry.vec(qvel, m.nv, "qvel", "kinematics")
     _k_position_velocity(m._s, d._s)
 
 
 def com_vel(m, d):
     """Com-based velocities cvel and cdof_dot from d.qvel (needs kinematics first)."""
-    _entry.check_pair(m, d, "com_vel")
+    entry.check_pair(m, d, "com_vel")
     _k_com_vel(m._s, d._s)
 
 
 def _outputs(m, jacp, jacr, fname):
     shape = (3, m.nv)
-    jacp = np.empty(shape) if jacp is None else _entry.out(jacp, shape, "jacp", fname)
-    jacr = np.empty(shape) if jacr is None else _entry.out(jacr, shape, "jacr", fname)
+    jacp = np.empty(shape) if jacp is None else entry.out(jacp, shape, "jacp", fname)
+    jacr = np.empty(shape) if jacr is None else entry.out(jacr, shape, "jacr", fname)
     return jacp, jacr
 
 
@@ -553,9 +550,9 @@ def jacobian(m, d, body, point, jacp=None, jacr=None):
     in world axes (MuJoCo's mj_jac). Needs `kinematics(m, d)` first. Pass preallocated
     C-contiguous (3, nv) arrays as jacp/jacr to avoid allocation.
     """
-    _entry.check_pair(m, d, "jacobian")
+    entry.check_pair(m, d, "jacobian")
     b = m.id("body", body)
-    p = _entry.vec(point, 3, "point", "jacobian")
+    p = entry.vec(point, 3, "point", "jacobian")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian")
     _k_jac(m._s, d._s, b, p, jacp, jacr)
     return jacp, jacr
@@ -563,7 +560,7 @@ def jacobian(m, d, body, point, jacp=None, jacr=None):
 
 def jacobian_site(m, d, site, jacp=None, jacr=None):
     """Jacobians of a site (name or id), as `jacobian` (MuJoCo's mj_jacSite)."""
-    _entry.check_pair(m, d, "jacobian_site")
+    entry.check_pair(m, d, "jacobian_site")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_site")
     _k_jac_site(m._s, d._s, m.id("site", site), jacp, jacr)
     return jacp, jacr
@@ -571,7 +568,7 @@ def jacobian_site(m, d, site, jacp=None, jacr=None):
 
 def jacobian_body(m, d, body, jacp=None, jacr=None):
     """Jacobians of the origin of `body`'s frame (MuJoCo's mj_jacBody)."""
-    _entry.check_pair(m, d, "jacobian_body")
+    entry.check_pair(m, d, "jacobian_body")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body")
     _k_jac_body(m._s, d._s, m.id("body", body), jacp, jacr)
     return jacp, jacr
@@ -579,7 +576,7 @@ def jacobian_body(m, d, body, jacp=None, jacr=None):
 
 def jacobian_body_com(m, d, body, jacp=None, jacr=None):
     """Jacobians of `body`'s center of mass (MuJoCo's mj_jacBodyCom)."""
-    _entry.check_pair(m, d, "jacobian_body_com")
+    entry.check_pair(m, d, "jacobian_body_com")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body_com")
     _k_jac_body_com(m._s, d._s, m.id("body", body), jacp, jacr)
     return jacp, jacr
@@ -587,7 +584,7 @@ def jacobian_body_com(m, d, body, jacp=None, jacr=None):
 
 def jacobian_subtree_com(m, d, body):
     """(3, nv) Jacobian of the center of mass of `body`'s subtree (mj_jacSubtreeCom)."""
-    _entry.check_pair(m, d, "jacobian_subtree_com")
+    entry.check_pair(m, d, "jacobian_subtree_com")
     b = m.id("body", body)
     jacp = np.zeros((3, m.nv))
     total = 0.0
@@ -612,9 +609,9 @@ def jacobian_dot_qvel(m, d, body, point):
     The point's classical acceleration is jacp q̈ + out[:3] and the body's angular
     acceleration is jacr q̈ + out[3:]. Needs `kinematics(m, d)` (which also fills cvel).
     """
-    _entry.check_pair(m, d, "jacobian_dot_qvel")
+    entry.check_pair(m, d, "jacobian_dot_qvel")
     b = m.id("body", body)
-    p = _entry.vec(point, 3, "point", "jacobian_dot_qvel")
+    p = entry.vec(point, 3, "point", "jacobian_dot_qvel")
     out = np.empty(6)
     _k_jac_dot(m._s, d._s, b, p, out)
     return out

@@ -15,16 +15,14 @@ import numpy as np
 from numba import njit
 
 from jointspace.rotation import quat_mul
-from jointspace.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, SMALL_SPRING
-
-_MINVAL = 1e-15
+from jointspace.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, MINVAL, SMALL_SPRING
 
 
 @njit(cache=True, inline="always")
 def quat_to_vel(out, quat):
     """Rotation vector out of quat (axis·angle, angle wrapped into (-π, π]) (mju_quat2Vel)."""
     s = math.sqrt(quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
-    if s < _MINVAL:
+    if s < MINVAL:
         out[0] = out[1] = out[2] = 0.0
         return
     angle = 2.0 * math.atan2(s, quat[0])
@@ -70,7 +68,7 @@ def _spring_displacement(m, qpos, j, out):
             quat[k] = qpos[padr + k]
             nrm += quat[k] * quat[k]
         nrm = math.sqrt(nrm)
-        if nrm > _MINVAL:
+        if nrm > MINVAL:
             for k in range(4):
                 quat[k] /= nrm
         sub_quat(out[n:n + 3], quat, m.qpos_spring[padr:padr + 4])

@@ -1,6 +1,7 @@
-"""Compiled quaternion, rotation and spatial-vector helpers (inlined into the kernels).
+"""Compiled quaternion and rotation helpers (inlined into the kernels).
 
-Quaternions are (w, x, y, z). Spatial vectors are (rotation : linear), MuJoCo's order.
+Quaternions are (w, x, y, z); 3×3 matrices are row-major. Spatial 6-vectors are in
+`jointspace.spatial`.
 Functions write into an `out` argument where that avoids temporaries on hot paths.
 """
 
@@ -77,45 +78,6 @@ def mat_vec(out, mat, v):
     out[2] = mat[6] * v[0] + mat[7] * v[1] + mat[8] * v[2]
 
 
-@njit(cache=True, inline="always")
-def cross_motion(out, v, u):
-    """out = v ×ₘ u for spatial motion vectors (rot : lin)."""
-    out[0] = v[1] * u[2] - v[2] * u[1]
-    out[1] = v[2] * u[0] - v[0] * u[2]
-    out[2] = v[0] * u[1] - v[1] * u[0]
-    out[3] = v[1] * u[5] - v[2] * u[4] + v[4] * u[2] - v[5] * u[1]
-    out[4] = v[2] * u[3] - v[0] * u[5] + v[5] * u[0] - v[3] * u[2]
-    out[5] = v[0] * u[4] - v[1] * u[3] + v[3] * u[1] - v[4] * u[0]
-
-
-@njit(cache=True, inline="always")
-def cross_force(out, v, f):
-    """out = v ×* f for a motion vector v and a force vector f (rot : lin)."""
-    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
-    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
-    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
-    out[3] = v[1] * f[5] - v[2] * f[4]
-    out[4] = v[2] * f[3] - v[0] * f[5]
-    out[5] = v[0] * f[4] - v[1] * f[3]
-
-
-@njit(cache=True, inline="always")
-def mul_inert_vec(out, i, v):
-    """out = I v for a com-based inertia in MuJoCo's 10-number layout and a motion v."""
-    out[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
-    out[1] = i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
-    out[2] = i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
-    out[3] = i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
-    out[4] = i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
-    out[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
-
-
-@njit(cache=True, inline="always")
-def dot6(a, b):
-    """a · b for 6-vectors."""
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
 # Scalar forms: quaternions and vectors as separate float arguments and tuple results, so hot
 # loops keep them in registers instead of creating array views or temporaries.
 
@@ -127,19 +89,6 @@ def quat_mul_s(a0, a1, a2, a3, b0, b1, b2, b3):
             a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
             a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
             a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
-
-
-@njit(cache=True, inline="always")
-def row6(a, i):
-    """The six entries of row i of an (n, 6) array, as scalars."""
-    return a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5]
-
-
-@njit(cache=True, inline="always")
-def add_scaled6(v0, v1, v2, v3, v4, v5, a, i, s):
-    """(v0, …, v5) + s · a[i, :6], as scalars."""
-    return (v0 + a[i, 0] * s, v1 + a[i, 1] * s, v2 + a[i, 2] * s, v3 + a[i, 3] * s,
-            v4 + a[i, 4] * s, v5 + a[i, 5] * s)
 
 
 @njit(cache=True, inline="always")

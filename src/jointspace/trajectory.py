@@ -225,7 +225,8 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
     Returns:
         The `Trajectory`.
     """
-    from jointspace.forward import forward, step
+    from jointspace.forward import forward
+    from jointspace.step import step
     from jointspace.types import make_data
 
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.floating)) \

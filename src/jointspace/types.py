@@ -11,7 +11,7 @@ a · size + b. A scalar field has shape ().
 Python sees `Model` and `Data` as plain objects whose attributes are NumPy arrays. Compiled
 code sees them through a Numba structref (`model._s`, `data._s`) that references the very
 same buffers, so a public call crosses into compiled code with one pointer per object
-(DESIGN.md §2.4). `tools/gen_structs.py` turns these tables into `_structs.py`. The
+(DESIGN.md §2.4). `tools/gen_structs.py` turns these tables into `_numba/structs.py`. The
 structs borrow the buffers (no reference count of their own, so compiled code reads fields
 without atomic operations); Model and Data own them and never rebind a field: assigning
 one (`d.qpos = q`) copies into it, as MuJoCo's bindings do, and a model's sizes are fixed.
@@ -48,6 +48,13 @@ DYN_NONE = 0
 GAIN_FIXED = 0
 BIAS_NONE, BIAS_AFFINE = 0, 1
 EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+
+# MuJoCo's numeric limits (mjMINVAL, mjMAXVAL, mjMINIMP, mjMAXIMP, mjMINMU), one home for all
+MINVAL = 1e-15  # a pivot, mass, norm or denominator at or below it counts as zero
+MAXVAL = 1e10  # larger state or force values count as diverged
+MINIMP = 0.0001  # least constraint impedance
+MAXIMP = 0.9999  # largest constraint impedance
+MINMU = 1e-5  # least friction coefficient a contact gets
 
 JOINT_NQ = {JNT_FREE: 7, JNT_BALL: 4, JNT_SLIDE: 1, JNT_HINGE: 1}
 JOINT_NV = {JNT_FREE: 6, JNT_BALL: 3, JNT_SLIDE: 1, JNT_HINGE: 1}
@@ -427,7 +434,7 @@ def _assign_field(obj, name, value):
     """obj.name = value as an in-place copy into the field's buffer (NumPy broadcasting).
 
     Compiled code holds the buffers of Model and Data without a reference of its own
-    (`jointspace._structs`), so a field is never rebound: as in MuJoCo's bindings,
+    (`jointspace._numba.structs`), so a field is never rebound: as in MuJoCo's bindings,
     `d.qpos = q` writes q into d.qpos.
     """
     arr = obj.__dict__[name]
@@ -496,9 +503,9 @@ class Model:
         self._sizes = tuple(self.sizes.values())
         self._shq = (self.nq,)
         self._shv = (self.nv,)
-        from jointspace import _structs
+        from jointspace._numba import structs
 
-        self._s = _structs.make_model_struct(self)
+        self._s = structs.make_model_struct(self)
 
     def __setattr__(self, name, value):
         if "_s" in self.__dict__:
@@ -513,10 +520,10 @@ class Model:
     def __deepcopy__(self, memo):
         """An independent Model: copied arrays and a struct of its own over them."""
         new = _deepcopy_attrs(self, memo, ("_s", "opt"))
-        from jointspace import _structs
+        from jointspace._numba import structs
 
         object.__setattr__(new, "opt", Option(new))
-        object.__setattr__(new, "_s", _structs.make_model_struct(new))
+        object.__setattr__(new, "_s", structs.make_model_struct(new))
         return new
 
     def id(self, kind, name):
@@ -589,9 +596,9 @@ class Data:
         self.mocap_quat[:, 0] = 1.0
         self._msig = model._sizes
         self._ms = model._s
-        from jointspace import _structs
+        from jointspace._numba import structs
 
-        self._s = _structs.make_data_struct(self, model._s)
+        self._s = structs.make_data_struct(self, model._s)
 
     def __setattr__(self, name, value):
         if name in _DATA_ARRAYS and name in self.__dict__:
@@ -602,10 +609,10 @@ class Data:
     def __deepcopy__(self, memo):
         """An independent Data for the same model: copied arrays, a struct of its own."""
         new = _deepcopy_attrs(self, memo, ("_s", "_ms"))
-        from jointspace import _structs
+        from jointspace._numba import structs
 
         object.__setattr__(new, "_ms", self._ms)
-        object.__setattr__(new, "_s", _structs.make_data_struct(new, self._ms))
+        object.__setattr__(new, "_s", structs.make_data_struct(new, self._ms))
         return new
 
     @property
@@ -620,19 +627,138 @@ class Data:
     @property
     def contact(self):
         """The contacts of the last collision call by field name (a `ContactView`)."""
-        from jointspace.collision.contact import ContactView
-
         return ContactView(self)
 
     @property
     def efc(self):
         """Read-only views of the constraint rows in use: d.efc.J is d.efc_J[:nefc], etc."""
-        from jointspace.constraint import efc_view
-
-        return efc_view(self)
+        return EfcView(self)
 
     def __repr__(self):
         return f"Data(time={self.time}, nq={self.qpos.size}, nv={self.qvel.size})"
+
+
+# ---------------------------------------------------------------------------------------------
+# views of Data
+
+
+class EfcView:
+    """Read-only views of the constraint rows in use, by name without the efc_ prefix.
+
+    d.efc.J is d.efc_J[:nefc], d.efc.force is d.efc_force[:nefc], and so on; the views are
+    taken when the attribute is read, so they follow later calls.
+    """
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d):
+        """View the rows of Data d."""
+        self._d = d
+
+    @property
+    def n(self):
+        """Number of rows, d.nefc[0]."""
+        return int(self._d.nefc[0])
+
+    def __getattr__(self, name):
+        """efc_<name>[:nefc], read-only."""
+        arr = getattr(self._d, "efc_" + name, None)
+        if arr is None:
+            raise AttributeError(f"no constraint field efc_{name}")
+        v = arr[:int(self._d.nefc[0])]
+        v.flags.writeable = False
+        return v
+
+    def __repr__(self):
+        """Short description with the number of rows."""
+        return f"EfcView(nefc={self.n})"
+
+
+_CONTACT_FIELDS = ("dist", "pos", "frame", "geom", "dim", "friction", "solref", "solreffriction",
+           "solimp", "includemargin", "gap", "exclude")
+
+
+class ContactView:
+    """The first d.ncon rows of the contact_* arrays of a Data, by MuJoCo's field names.
+
+    Attributes (n = number of contacts; arrays are views into the Data, so they change
+    with the next collision call):
+        dist            (n,)       signed distance, negative in penetration
+        pos             (n, 3)     contact point, midway between the surfaces
+        frame           (n, 9)     rows normal, tangent, tangent (each 3)
+        normal          (n, 3)     first row of frame, from geom[0] to geom[1]
+        geom            (n, 2)     geom ids; geom1, geom2 are its columns
+        dim             (n,)       condim: 1, 3, 4 or 6
+        friction        (n, 5)     tangent1, tangent2, spin, roll1, roll2
+        solref          (n, 2)     normal-direction solref
+        solreffriction  (n, 2)     frictional solref (zeros: use solref)
+        solimp          (n, 5)     solimp
+        includemargin   (n,)       the contact is active while dist < includemargin
+        gap             (n,)       detection reaches includemargin + gap
+        exclude         (n,)       1 for an inactive contact (in the gap), else 0
+
+    `len(view)` is the number of contacts; `view[i]` is a dict of contact i's fields.
+    """
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d):
+        """View the contacts of Data d."""
+        self._d = d
+
+    def __len__(self):
+        """Number of contacts."""
+        return int(self._d.ncon[0])
+
+    def __getattr__(self, name):
+        """Field `name` of all contacts (a view of the first ncon rows)."""
+        if name in _CONTACT_FIELDS:
+            return getattr(self._d, "contact_" + name)[: int(self._d.ncon[0])]
+        raise AttributeError(f"contact has no field {name!r}; fields: "
+                             f"{', '.join(_CONTACT_FIELDS)}, normal, geom1, geom2")
+
+    @property
+    def normal(self):
+        """(n, 3) contact normals (first frame row), pointing from geom1 to geom2."""
+        return self.frame[:, :3]
+
+    @property
+    def geom1(self):
+        """(n,) id of the first geom of each contact."""
+        return self.geom[:, 0]
+
+    @property
+    def geom2(self):
+        """(n,) id of the second geom of each contact."""
+        return self.geom[:, 1]
+
+    def __getitem__(self, i):
+        """Contact i as a dict of its fields (copies)."""
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"contact index {i} out of range for {n} contacts")
+        i %= n
+        out = {k: np.array(getattr(self._d, "contact_" + k)[i]) for k in _CONTACT_FIELDS}
+        for k in ("dist", "includemargin", "gap"):
+            out[k] = float(out[k])
+        for k in ("dim", "exclude"):
+            out[k] = int(out[k])
+        return out
+
+    def __iter__(self):
+        """Iterate over the contacts as dicts."""
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        """A short listing of the contacts."""
+        n = len(self)
+        if n == 0:
+            return "ContactView(0 contacts)"
+        rows = [f"  {i}: geoms {tuple(int(g) for g in self.geom[i])}, dist {self.dist[i]:+.3g}, "
+                f"pos {np.round(self.pos[i], 4).tolist()}" for i in range(min(n, 8))]
+        more = [f"  … {n - 8} more"] if n > 8 else []
+        return f"ContactView({n} contacts\n" + "\n".join(rows + more) + ")"
 
 
 def make_data(model: Model) -> Data:

@@ -5,7 +5,7 @@
 modules load on first use, so importing jointspace stays quick.
 """
 
-from jointspace.collision.contact import ContactView
+from jointspace.types import ContactView
 
 __all__ = ["ContactView", "broadphase_count", "collision"]
 

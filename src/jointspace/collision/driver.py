@@ -69,7 +69,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.collision import box as B
 from jointspace.collision import convex as C
 from jointspace.collision import primitive as P
@@ -84,10 +84,10 @@ from jointspace.types import (
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
+    MINMU,
 )
 
 MAXCONPAIR = 16  # contact buffer rows per geom pair (the most any pair makes is 8)
-MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction coefficient a contact gets
 # the fixed part of Data.scratch_collision_f (types.py): buf, box polygons, contact
 # parameters, the convex placeholder
 if 10 * MAXCONPAIR + 2 * B._MAXVERT * 3 + 12 + 65 > 320:
@@ -719,8 +719,8 @@ def _collision(m, d):
     return 4 * noverlap + flags
 
 
-_k_collision = _entry.Kernel(_collision, globals())
-_k_kinematics = _entry.Kernel(_kinematics, globals())
+_k_collision = entry.Kernel(_collision, globals())
+_k_kinematics = entry.Kernel(_kinematics, globals())
 
 
 def collision(m, d, kinematics=True, stacklevel=2):
@@ -744,7 +744,7 @@ def collision(m, d, kinematics=True, stacklevel=2):
         JointspaceWarning: a geom pose is not finite (then there are no contacts), or the
             contacts did not fit in m.nconmax (the rest were dropped).
     """
-    _entry.check_pair(m, d, "collision")
+    entry.check_pair(m, d, "collision")
     if kinematics:
         _k_kinematics(m._s, d._s)
     flags = _k_collision(m._s, d._s) & 3
@@ -772,5 +772,5 @@ def broadphase_count(m, d):
     A diagnostic of the sweep-and-prune broadphase (see the module docstring); runs the whole
     collision stage.
     """
-    _entry.check_pair(m, d, "broadphase_count")
+    entry.check_pair(m, d, "broadphase_count")
     return int(_k_collision(m._s, d._s)) >> 2

@@ -12,6 +12,10 @@ qpos, qvel), writing its torque to d.qfrc_applied or d.ctrl:
                        forces the model predicts (004); the contact model is a plug-in
     task_inertia       Λ = (J M⁻¹ Jᵀ)⁻¹ from the sparse factorization or the analytical M⁻¹
     soft_inverse       the compiled soft-contact inverse that WholeBodyID uses by default
+    PD                 joint-space PD/PID feedback (paper 002's baseline)
+    InverseDynamics    computed torque on the actuated dofs with contact forces from a
+                       predictor: NoContacts, SensedContacts, RigidContacts (paper 002's
+                       rigid-contact inverse), SoftContacts (the 2014 soft-contact inverse)
 
     import jointspace as js
     from jointspace import control
@@ -30,6 +34,15 @@ See docs/control.md for the equations, the tests that back them and the examples
 """
 
 from jointspace.control.feedback import ComputedTorque
+from jointspace.control.joint import (
+    PD,
+    ControlOutput,
+    InverseDynamics,
+    NoContacts,
+    RigidContacts,
+    SensedContacts,
+    SoftContacts,
+)
 from jointspace.control.osc import (
     BodyTask,
     ComTask,
@@ -42,6 +55,7 @@ from jointspace.control.osc import (
 from jointspace.control.wbid import WholeBodyID, inverse_predictor, soft_inverse
 
 __all__ = [
-    "BodyTask", "ComTask", "ComputedTorque", "OperationalSpace", "Posture", "SiteTask", "Task",
-    "WholeBodyID", "inverse_predictor", "soft_inverse", "task_inertia",
+    "BodyTask", "ComTask", "ComputedTorque", "ControlOutput", "InverseDynamics", "NoContacts",
+    "OperationalSpace", "PD", "Posture", "RigidContacts", "SensedContacts", "SiteTask",
+    "SoftContacts", "Task", "WholeBodyID", "inverse_predictor", "soft_inverse", "task_inertia",
 ]

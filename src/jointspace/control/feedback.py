@@ -18,9 +18,9 @@ differenced on the manifold).
 
 import numpy as np
 
-from jointspace import _entry
-from jointspace.control import _common
-from jointspace.control._kernels import _computed_torque
+from jointspace._numba import entry
+from jointspace.control import common
+from jointspace.control.kernels import _computed_torque
 
 
 class ComputedTorque:
@@ -59,12 +59,12 @@ class ComputedTorque:
                  output="qfrc_applied", compensate_passive=True, on_infeasible="warn",
                  infeasible_tol=1e-6):
         who = "ComputedTorque"
-        _common.check_model(m, who)
-        _common.check_policy(on_infeasible, who)
+        common.check_model(m, who)
+        common.check_policy(on_infeasible, who)
         nv, nq = m.nv, m.nq
         self.m = m
-        mask = _common.actuated_mask(m, actuated, who)
-        mode, act_dof = _common.output_mode(m, output, mask, who)
+        mask = common.actuated_mask(m, actuated, who)
+        mode, act_dof = common.output_mode(m, output, mask, who)
         unact = np.flatnonzero(mask == 0)
         if track == "all":
             tracked = np.ones(nv, dtype=bool)
@@ -72,7 +72,7 @@ class ComputedTorque:
             tracked = mask.astype(bool)
         else:
             tracked = np.zeros(nv, dtype=bool)
-            tracked[_common.dof_list(m, track, "track", who)] = True
+            tracked[common.dof_list(m, track, "track", who)] = True
         self._check = unact[tracked[unact]]
         self.ibuf = np.zeros(4 + nv + m.nu + nv, dtype=np.int64)
         self.ibuf[0] = mode
@@ -86,10 +86,10 @@ class ComputedTorque:
         self._q_ref = self.fbuf[0:nq]
         self._v_ref = self.fbuf[nq:nq + nv]
         self._a_ref = self.fbuf[nq + nv:nq + 2 * nv]
-        self._q_ref[:] = m.qpos0 if q_ref is None else _common.vec(q_ref, nq, "q_ref", who)
+        self._q_ref[:] = m.qpos0 if q_ref is None else common.vec(q_ref, nq, "q_ref", who)
         kp0 = nq + 2 * nv
-        self.fbuf[kp0:kp0 + nv * nv] = _common.gain_matrix(kp, nv, "kp", who).ravel()
-        self.fbuf[kp0 + nv * nv:] = _common.gain_matrix(kd, nv, "kd", who).ravel()
+        self.fbuf[kp0:kp0 + nv * nv] = common.gain_matrix(kp, nv, "kp", who).ravel()
+        self.fbuf[kp0 + nv * nv:] = common.gain_matrix(kd, nv, "kd", who).ravel()
         self.out = np.zeros(4 * nv + 4)
         self.qacc = self.out[nv:2 * nv]
         self.qacc_des = self.out[2 * nv:3 * nv]
@@ -117,17 +117,17 @@ class ComputedTorque:
             (nv,) generalized force τ (also written to the output chosen at construction).
         """
         m = self.m
-        _entry.check_pair(m, d, "ComputedTorque")
+        entry.check_pair(m, d, "ComputedTorque")
         if q_ref is not None:
-            self._q_ref[:] = _common.vec(q_ref, m.nq, "q_ref", "ComputedTorque")
+            self._q_ref[:] = common.vec(q_ref, m.nq, "q_ref", "ComputedTorque")
         if v_ref is not None:
-            self._v_ref[:] = _common.vec(v_ref, m.nv, "v_ref", "ComputedTorque")
+            self._v_ref[:] = common.vec(v_ref, m.nv, "v_ref", "ComputedTorque")
         if a_ref is not None:
-            self._a_ref[:] = _common.vec(a_ref, m.nv, "a_ref", "ComputedTorque")
+            self._a_ref[:] = common.vec(a_ref, m.nv, "a_ref", "ComputedTorque")
         _k_ct(m._s, d._s, self.ibuf, self.fbuf, self.out)
         nv = m.nv
         info = self.out[4 * nv:]
-        _common.check_pivot(m, info[0], "ComputedTorque")
+        common.check_pivot(m, info[0], "ComputedTorque")
         self.saturated = int(info[2])
         if self._check.size:
             dev = np.abs(self.qacc[self._check] - self.qacc_des[self._check])
@@ -136,7 +136,7 @@ class ComputedTorque:
             feasible = self.infeasibility <= self.infeasible_tol * scale
             if not feasible and self._was_feasible:
                 k = int(self._check[np.argmax(dev)])
-                _common.infeasible(
+                common.infeasible(
                     self.on_infeasible,
                     f"ComputedTorque: the command is infeasible: dof {k} is not actuated and "
                     f"the dynamics give it q̈ = {self.qacc[k]:.6g} instead of the commanded "
@@ -147,4 +147,4 @@ class ComputedTorque:
         return self.out[0:nv].copy()
 
 
-_k_ct = _entry.Kernel(_computed_torque, globals())
+_k_ct = entry.Kernel(_computed_torque, globals())

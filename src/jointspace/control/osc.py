@@ -11,7 +11,7 @@ makes the task error obey the commanded spring-damper ë + K_d ė + K_p e = 0, a
 null-space torque (I − Jᵀ J̄ᵀ) τ₀ (here τ₀ = M a₀ with the posture acceleration
 a₀ = k_p (q* ⊖ q) − k_d q̇, the slides' preferred posture q*) moves the robot without
 disturbing the task: J M⁻¹ (I − Jᵀ J̄ᵀ) = 0. Several tasks are handled in priority order,
-each in the null space of those above (`_kernels._prioritized` gives the recursion); M⁻¹
+each in the null space of those above (`kernels._prioritized` gives the recursion); M⁻¹
 is applied through the sparse LᵀDL factor, never formed.
 
 Orientation errors are the world-frame rotation vector log(R_des Rᵀ); for a rotation about
@@ -29,9 +29,9 @@ import warnings
 
 import numpy as np
 
-from jointspace import _entry
-from jointspace.control import _common
-from jointspace.control._kernels import (
+from jointspace._numba import entry
+from jointspace.control import common
+from jointspace.control.kernels import (
     F_ACC,
     F_KD,
     F_KP,
@@ -97,8 +97,8 @@ class Task:
         self.mask = mask
         self.rows = [c for c in range(6) if (mask >> c) & 1]
         self.nrow = len(self.rows)
-        self._kp = _common.gain_vector(kp, self.nrow, "kp", who)
-        self._kd = _common.gain_vector(kd, self.nrow, "kd", who)
+        self._kp = common.gain_vector(kp, self.nrow, "kp", who)
+        self._kd = common.gain_vector(kd, self.nrow, "kd", who)
         self._f = np.zeros(TF)
         self._f[F_QUAT] = 1.0
         self._o = np.zeros(TO)
@@ -134,7 +134,7 @@ class Task:
                                 (vel, F_VEL, 3, "vel"), (angvel, F_VEL + 3, 3, "angvel"),
                                 (acc, F_ACC, 3, "acc"), (angacc, F_ACC + 3, 3, "angacc")):
             if x is not None:
-                f[off:off + n] = _common.vec(x, n, name, who)
+                f[off:off + n] = common.vec(x, n, name, who)
         if quat is not None:
             nrm = np.linalg.norm(f[F_QUAT:F_QUAT + 4])
             if not nrm > 0:
@@ -179,7 +179,7 @@ class Task:
 
 
 def _mat_quat(mat):
-    from jointspace.control._kernels import _mat_to_quat
+    from jointspace.control.kernels import _mat_to_quat
 
     q = np.empty(4)
     _mat_to_quat.py_func(np.asarray(mat, dtype=np.float64), q)
@@ -225,8 +225,8 @@ class Posture:
 def _levels(tasks, who):
     """Flatten tasks (an entry may be a tuple/list of tasks sharing a level) with levels."""
     flat = []
-    for lev, entry in enumerate(tasks):
-        group = entry if isinstance(entry, (list, tuple)) else (entry,)
+    for lev, item in enumerate(tasks):
+        group = item if isinstance(item, (list, tuple)) else (item,)
         if not group:
             raise ValueError(f"{who}: task level {lev} is empty")
         for t in group:
@@ -242,14 +242,14 @@ class _TaskController:
 
     def _setup(self, m, tasks, posture, singular_threshold, output, compensate_passive,
                actuated, extra_i, extra_f, extra_o, who):
-        _common.check_model(m, who)
+        common.check_model(m, who)
         nv, nq = m.nv, m.nq
         flat = _levels(tasks, who)
         eps = float(singular_threshold)
         if not 0.0 < eps < 1.0:
             raise ValueError(f"{who}: singular_threshold must be in (0, 1), got {eps!r}")
-        mask = _common.actuated_mask(m, actuated, who)
-        mode, act_dof = _common.output_mode(m, output, mask, who)
+        mask = common.actuated_mask(m, actuated, who)
+        mode, act_dof = common.output_mode(m, output, mask, who)
         ntask = len(flat)
         nlevel = flat[-1][0] + 1 if flat else 0
         nrow = sum(t.nrow for _, t in flat)
@@ -267,10 +267,10 @@ class _TaskController:
             if not isinstance(posture, Posture):
                 raise TypeError(f"{who}: posture must be a Posture, got "
                                 f"{type(posture).__name__}")
-            self.fbuf[1:1 + nq] = _common.vec(posture.q_star, nq, "posture.q_star", who)
-            self.fbuf[1 + nq:1 + nq + nv] = _common.gain_vector(posture.kp, nv,
+            self.fbuf[1:1 + nq] = common.vec(posture.q_star, nq, "posture.q_star", who)
+            self.fbuf[1 + nq:1 + nq + nv] = common.gain_vector(posture.kp, nv,
                                                                 "posture.kp", who)
-            self.fbuf[1 + nq + nv:f0] = _common.gain_vector(posture.kd, nv, "posture.kd", who)
+            self.fbuf[1 + nq + nv:f0] = common.gain_vector(posture.kd, nv, "posture.kd", who)
         dg0 = 4 * nv + 4
         to0 = dg0 + 3 * nlevel
         self.out = np.zeros(to0 + ntask * TO + extra_o)
@@ -316,7 +316,7 @@ class _TaskController:
         """Raise on a singular M, count saturations, warn when a level turns singular."""
         bad, damped, saturated = info[:3].tolist()
         if bad >= 0:
-            _common.check_pivot(self.m, bad, self._who)
+            common.check_pivot(self.m, bad, self._who)
         self.saturated = int(saturated)
         # (plain Python flags: ndarray.any() costs microseconds here)
         if damped > 0 or self._any_singular:
@@ -377,7 +377,7 @@ class OperationalSpace(_TaskController):
         Returns:
             (nv,) generalized force τ.
         """
-        _entry.check_pair(self.m, d, "OperationalSpace")
+        entry.check_pair(self.m, d, "OperationalSpace")
         _k_osc(self.m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * self.m.nv:4 * self.m.nv + 4])
         return self.tau.copy()
@@ -402,21 +402,21 @@ def task_inertia(m, d, q, jac, *, method="factor", singular_threshold=1e-3):
         (k, k) Λ.
     """
     who = "task_inertia"
-    _entry.check_pair(m, d, who)
-    q = _common.vec(q, m.nq, "q", who)
+    entry.check_pair(m, d, who)
+    q = common.vec(q, m.nq, "q", who)
     jac = np.atleast_2d(np.ascontiguousarray(jac, dtype=np.float64))
     if jac.ndim != 2 or jac.shape[1] != m.nv:
         raise ValueError(f"{who}: argument jac must have shape (k, {m.nv}), got {jac.shape}")
     if method not in ("factor", "minv"):
         raise ValueError(f"{who}: argument method must be 'factor' or 'minv', got {method!r}")
-    from jointspace.dynamics._args import check_not_singular
+    from jointspace.diagnostics import check_not_singular
 
     check_not_singular(m, who)
     k = jac.shape[0]
     lam = np.empty((k, k))
     diag = np.empty(3)
     bad = _k_ti(m._s, d._s, q, jac, float(singular_threshold), method == "minv", lam, diag)
-    _common.check_pivot(m, bad, who)
+    common.check_pivot(m, bad, who)
     if diag[2] > 0 or not diag[1] > 0:
         warnings.warn(
             f"{who}: J M⁻¹ Jᵀ is singular or nearly so (eigenvalues of its unit-diagonal "
@@ -426,5 +426,5 @@ def task_inertia(m, d, q, jac, *, method="factor", singular_threshold=1e-3):
     return lam
 
 
-_k_osc = _entry.Kernel(_osc, globals())
-_k_ti = _entry.Kernel(_task_inertia, globals())
+_k_osc = entry.Kernel(_osc, globals())
+_k_ti = entry.Kernel(_task_inertia, globals())

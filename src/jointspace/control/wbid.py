@@ -29,10 +29,10 @@ reading d.qacc and writing d.qfrc_inverse.
 
 import numpy as np
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.constraint import warn_cnstrfull
-from jointspace.control import _common
-from jointspace.control._kernels import (
+from jointspace.control import common
+from jointspace.control.kernels import (
     _consistency_step,
     _finish,
     _soft_inverse_driver,
@@ -58,12 +58,12 @@ def soft_inverse(m, d, qacc):
     Returns:
         (nv,) qfrc_inverse: what actuators and applied forces must supply.
     """
-    _entry.check_pair(m, d, "soft_inverse")
-    qacc = _common.vec(qacc, m.nv, "qacc", "soft_inverse")
+    entry.check_pair(m, d, "soft_inverse")
+    qacc = common.vec(qacc, m.nv, "qacc", "soft_inverse")
     force = np.empty(max(m.njmax, 1))
     qfrc = np.empty(m.nv)
     bad = _k_soft(m._s, d._s, qacc, force, qfrc)
-    _common.check_pivot(m, bad, "soft_inverse")
+    common.check_pivot(m, bad, "soft_inverse")
     d.efc_force[:d.nefc[0]] = force[:d.nefc[0]]
     return qfrc
 
@@ -116,9 +116,9 @@ class WholeBodyID(_TaskController):
                  output="qfrc_applied", compensate_passive=True, actuated=None, maxiter=20,
                  tol=1e-8, on_infeasible="warn"):
         who = "WholeBodyID"
-        _common.check_policy(on_infeasible, who)
-        _common.check_model(m, who)
-        nun = int(np.sum(_common.actuated_mask(m, actuated, who) == 0))
+        common.check_policy(on_infeasible, who)
+        common.check_model(m, who)
+        nun = int(np.sum(common.actuated_mask(m, actuated, who) == 0))
         nv = m.nv
         self._setup(m, tasks, posture, singular_threshold, output, compensate_passive,
                     actuated, 2 + nun, 1, 2 * nv + 4, who)
@@ -163,7 +163,7 @@ class WholeBodyID(_TaskController):
         """
         m = self.m
         nv = m.nv
-        _entry.check_pair(m, d, "WholeBodyID")
+        entry.check_pair(m, d, "WholeBodyID")
         o = self._o
         if self.predictor is None:
             _k_wbid(m._s, d._s, self.ibuf, self.fbuf, self.out)
@@ -176,7 +176,7 @@ class WholeBodyID(_TaskController):
             self._predicted(d)
         feasible = self.residual <= self.tol
         if not feasible and self._was_feasible:
-            _common.infeasible(
+            common.infeasible(
                 self.on_infeasible,
                 f"WholeBodyID: the base acceleration did not converge: the unactuated dofs "
                 f"still need {self.residual:.3g} after {self.iterations} Newton iterations "
@@ -191,7 +191,7 @@ class WholeBodyID(_TaskController):
         nv = m.nv
         bad = _k_prepare(m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * nv:4 * nv + 4])
-        _common.check_pivot(m, bad, "WholeBodyID")
+        common.check_pivot(m, bad, "WholeBodyID")
         if self.out[self._o + nv + 2] < 0:
             warn_cnstrfull(m, d, int(self.out[self._o + nv + 2]), "WholeBodyID", stacklevel=4)
         qacc = self.qacc
@@ -226,8 +226,8 @@ class WholeBodyID(_TaskController):
         self.saturated = int(_k_finish(m._s, d._s, self.ibuf, self.tau))
 
 
-_k_wbid = _entry.Kernel(_wbid, globals())
-_k_prepare = _entry.Kernel(_wbid_prepare, globals())
-_k_step = _entry.Kernel(_consistency_step, globals())
-_k_finish = _entry.Kernel(_finish, globals())
-_k_soft = _entry.Kernel(_soft_inverse_driver, globals())
+_k_wbid = entry.Kernel(_wbid, globals())
+_k_prepare = entry.Kernel(_wbid_prepare, globals())
+_k_step = entry.Kernel(_consistency_step, globals())
+_k_finish = entry.Kernel(_finish, globals())
+_k_soft = entry.Kernel(_soft_inverse_driver, globals())

@@ -25,10 +25,11 @@ scratch_nv[k] holds U (6), 1/D, u.
 
 from numba import njit, uint64
 
-from jointspace import _entry
-from jointspace._entry import BAD_SHAPE, IN1, IN2, FastPathMiss, fresh
-from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot
-from jointspace.dynamics._spatial import (
+from jointspace._numba import entry
+from jointspace._numba.entry import BAD_SHAPE, IN1, IN2, FastPathMiss, check_pair, fresh
+from jointspace.diagnostics import check_not_singular, raise_pivot
+from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.spatial import (
     cross_force6,
     inert_mul,
     sym_add,
@@ -38,10 +39,8 @@ from jointspace.dynamics._spatial import (
     sym_rank1_sub,
     world_wrench_to_com,
 )
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
-from jointspace.types import Data, Model
+from jointspace.types import MINVAL, Data, Model
 
-_MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _PA = 21  # scratch_body column of pA
 
 
@@ -120,7 +119,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
             # U = IA s, D = sᵀ U + armature, u = τ - sᵀ pA
             u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
             dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
-            if not dk > _MINVAL:
+            if not dk > MINVAL:
                 return kk
             dinv = 1.0 / dk
             uk = tau[k] - (s0 * S[b, _PA] + s1 * S[b, _PA + 1] + s2 * S[b, _PA + 2]
@@ -208,7 +207,7 @@ def _aba_driver(d, q, v, tau, use_fext, fext):
 
 @njit(cache=True)
 def _aba_checked(d, q, v, tau, use_fext, fext):
-    """_aba_driver once the arguments' shapes match d's model; else _entry.BAD_SHAPE."""
+    """_aba_driver once the arguments' shapes match d's model; else entry.BAD_SHAPE."""
     m = d.model
     nv = m.nv
     if (q.shape[0] != m.nq or v.shape[0] != nv or tau.shape[0] != nv
@@ -217,7 +216,7 @@ def _aba_checked(d, q, v, tau, use_fext, fext):
     return _aba_driver(d, q, v, tau, use_fext, fext)
 
 
-_k_aba = _entry.Kernel(_aba_checked, globals(), sig=(None, IN1, IN1, IN1, None, IN2))
+_k_aba = entry.Kernel(_aba_checked, globals(), sig=(None, IN1, IN1, IN1, None, IN2))
 
 
 def aba(m, d, q, v, tau, f_ext=None):

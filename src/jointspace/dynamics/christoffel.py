@@ -39,11 +39,11 @@ As in MuJoCo, only slide joints may follow a ball joint in the same body.
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.dynamics.crba import _crb
 from jointspace.dynamics.factor import _factor_m, _solve_ld
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
-from jointspace.rotation import cross_force, cross_motion, dot6, mul_inert_vec
+from jointspace.spatial import cross_force, cross_motion, dot6, mul_inert_vec
 from jointspace.types import JNT_BALL, JNT_FREE
 
 
@@ -293,17 +293,17 @@ def _inertia_derivative_driver(m, d, dM):
     _inertia_derivative(m, d, dM)
 
 
-_k_coriolis = _entry.Kernel(_coriolis_driver, globals())
-_k_christoffel = _entry.Kernel(_christoffel_driver, globals())
-_k_inertia_derivative = _entry.Kernel(_inertia_derivative_driver, globals())
+_k_coriolis = entry.Kernel(_coriolis_driver, globals())
+_k_christoffel = entry.Kernel(_christoffel_driver, globals())
+_k_inertia_derivative = entry.Kernel(_inertia_derivative_driver, globals())
 
 
 def _set_state(m, d, q, v, fname):
-    _entry.check_pair(m, d, fname)
+    entry.check_pair(m, d, fname)
     if q is not None:
-        d.qpos[:] = _entry.vec(q, m.nq, "q", fname)
+        d.qpos[:] = entry.vec(q, m.nq, "q", fname)
     if v is not None:
-        d.qvel[:] = _entry.vec(v, m.nv, "v", fname)
+        d.qvel[:] = entry.vec(v, m.nv, "v", fname)
 
 
 def coriolis_matrix(m, d, q=None, v=None):
@@ -381,7 +381,7 @@ def christoffel_second_kind(m, d, q=None):
     Returns:
         (nv, nv, nv) array indexed [i, j, k].
     """
-    from jointspace.dynamics._args import raise_pivot
+    from jointspace.diagnostics import raise_pivot
 
     _set_state(m, d, q, None, "christoffel_second_kind")
     G = np.empty((m.nv, m.nv, m.nv))

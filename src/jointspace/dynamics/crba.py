@@ -14,11 +14,10 @@ armature, or set Pinocchio's armature to ours.
 import numpy as np
 from numba import njit, uint64
 
-from jointspace import _entry
-from jointspace._entry import IN1, OUT2, FastPathMiss, fresh
-from jointspace.dynamics._args import check_pair
-from jointspace.dynamics._spatial import inert_mul
+from jointspace._numba import entry
+from jointspace._numba.entry import IN1, OUT2, FastPathMiss, check_pair, fresh
 from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.spatial import inert_mul
 from jointspace.types import Data, Model
 
 
@@ -101,7 +100,7 @@ def _crba_checked(d, q, out):
     return True
 
 
-_k_crba = _entry.Kernel(_crba_checked, globals(), sig=(None, IN1, OUT2))
+_k_crba = entry.Kernel(_crba_checked, globals(), sig=(None, IN1, OUT2))
 _empty = np.empty
 
 

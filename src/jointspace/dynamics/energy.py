@@ -15,7 +15,7 @@ qfrc_bias and −∂V_spring/∂q is the spring part of qfrc_passive, with ∂/�
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
+from jointspace._numba import entry
 from jointspace.dynamics.crba import _crb
 from jointspace.kinematics import _com_pos, _kinematics_bodies
 from jointspace.passive import _spring_displacement
@@ -88,15 +88,15 @@ def _lagrangian(m, d, p):
     d.energy[1] = 0.5 * t
 
 
-_k_lagrangian = _entry.Kernel(_lagrangian, globals())
+_k_lagrangian = entry.Kernel(_lagrangian, globals())
 
 
 def _evaluate(m, d, q, v, fname):
-    _entry.check_pair(m, d, fname)
+    entry.check_pair(m, d, fname)
     if q is not None:
-        d.qpos[:] = _entry.vec(q, m.nq, "q", fname)
+        d.qpos[:] = entry.vec(q, m.nq, "q", fname)
     if v is not None:
-        d.qvel[:] = _entry.vec(v, m.nv, "v", fname)
+        d.qvel[:] = entry.vec(v, m.nv, "v", fname)
     p = np.empty(m.nv)
     _k_lagrangian(m._s, d._s, p)
     return p

@@ -16,14 +16,12 @@ contiguous axpy.
 import numpy as np
 from numba import njit, uint64
 
-from jointspace import _entry
-from jointspace._entry import BAD_SHAPE, IN1, IN2, OUT1, OUT2, FastPathMiss, fresh
-from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot
+from jointspace._numba import entry
+from jointspace._numba.entry import BAD_SHAPE, IN1, IN2, OUT1, OUT2, FastPathMiss, check_pair, fresh
+from jointspace.diagnostics import check_not_singular, raise_pivot
 from jointspace.dynamics.crba import _crb
 from jointspace.kinematics import _com_pos, _kinematics_bodies
-from jointspace.types import Data, Model
-
-_MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
+from jointspace.types import MINVAL, Data, Model
 
 
 @njit(cache=True)
@@ -44,7 +42,7 @@ def _factor_ld(m, mat, diaginv):
         start = uint64(madr[k])
         end = uint64(madr[k + 1]) if k + 1 < nv else uint64(nM)
         dk = mat[start]
-        if not dk > _MINVAL:
+        if not dk > MINVAL:
             for t in range(nv):
                 diaginv[t] = 0.0
             return k
@@ -135,7 +133,7 @@ def _solve_driver(d, x):
 
 @njit(cache=True)
 def _factor_checked(d, q, position):
-    """_factor_driver once q's length matches d's model; else _entry.BAD_SHAPE."""
+    """_factor_driver once q's length matches d's model; else entry.BAD_SHAPE."""
     if q.shape[0] != d.model.nq:
         return BAD_SHAPE
     return _factor_driver(d, q, position)
@@ -161,9 +159,9 @@ def _solve_checked_vec(d, x, y):
     return 1 if _solve_driver(d, y.reshape(1, nv)) else 0
 
 
-_k_factor = _entry.Kernel(_factor_checked, globals(), sig=(None, IN1, None))
-_k_solve = _entry.Kernel(_solve_checked, globals(), sig=(None, IN2, OUT2))
-_k_solve_vec = _entry.Kernel(_solve_checked_vec, globals(), sig=(None, IN1, OUT1))
+_k_factor = entry.Kernel(_factor_checked, globals(), sig=(None, IN1, None))
+_k_solve = entry.Kernel(_solve_checked, globals(), sig=(None, IN2, OUT2))
+_k_solve_vec = entry.Kernel(_solve_checked_vec, globals(), sig=(None, IN1, OUT1))
 _empty = np.empty
 
 

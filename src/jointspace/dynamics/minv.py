@@ -30,14 +30,13 @@ scratch_body_nv[b] P_b.
 import numpy as np
 from numba import njit, uint64
 
-from jointspace import _entry
-from jointspace._entry import BAD_SHAPE, IN1, OUT2, FastPathMiss, fresh
-from jointspace.dynamics._args import check_not_singular, check_pair, raise_pivot
-from jointspace.dynamics._spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
+from jointspace._numba import entry
+from jointspace._numba.entry import BAD_SHAPE, IN1, OUT2, FastPathMiss, check_pair, fresh
+from jointspace.diagnostics import check_not_singular, raise_pivot
 from jointspace.kinematics import _com_pos, _kinematics_bodies
-from jointspace.types import Data, Model
+from jointspace.spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
+from jointspace.types import MINVAL, Data, Model
 
-_MINVAL = 1e-15  # MuJoCo's mjMINVAL: a pivot at or below it counts as zero
 _LO = 21  # scratch_body column: first dof of the body's subtree
 _HI = 22  # scratch_body column: one past the last dof of the body's subtree
 _CNT = 23  # scratch_body column: number of dofs in the body's subtree
@@ -93,7 +92,7 @@ def _minv(m, d, out):
             # U = IA s, D = sᵀ U + armature
             u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
             dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
-            if not dk > _MINVAL:
+            if not dk > MINVAL:
                 return kk
             dinv = 1.0 / dk
             W[k, 0] = u0
@@ -193,14 +192,14 @@ def _minv_driver(d, q, out):
 
 @njit(cache=True)
 def _minv_checked(d, q, out):
-    """_minv_driver once the arguments' shapes match d's model; else _entry.BAD_SHAPE."""
+    """_minv_driver once the arguments' shapes match d's model; else entry.BAD_SHAPE."""
     m = d.model
     if q.shape[0] != m.nq or out.shape[0] != m.nv or out.shape[1] != m.nv:
         return BAD_SHAPE
     return _minv_driver(d, q, out)
 
 
-_k_minv = _entry.Kernel(_minv_checked, globals(), sig=(None, IN1, OUT2))
+_k_minv = entry.Kernel(_minv_checked, globals(), sig=(None, IN1, OUT2))
 _empty = np.empty
 
 

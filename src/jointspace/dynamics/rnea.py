@@ -21,11 +21,10 @@ Unlike MuJoCo's mj_rne, armature is included (armature · qacc), so that rnea ag
 import numpy as np
 from numba import njit, uint64
 
-from jointspace import _entry
-from jointspace._entry import IN1, IN2, OUT1, FastPathMiss, fresh
-from jointspace.dynamics._args import check_pair
-from jointspace.dynamics._spatial import cross_force6, inert_mul, world_wrench_to_com
+from jointspace._numba import entry
+from jointspace._numba.entry import IN1, IN2, OUT1, FastPathMiss, check_pair, fresh
 from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.spatial import cross_force6, inert_mul, world_wrench_to_com
 from jointspace.types import Data, Model
 
 RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
@@ -198,7 +197,7 @@ def _rnea_checked(d, q, v, a, flags, fext, tau):
     return True
 
 
-_k_rnea = _entry.Kernel(_rnea_checked, globals(), sig=(None, IN1, IN1, IN1, None, IN2, OUT1))
+_k_rnea = entry.Kernel(_rnea_checked, globals(), sig=(None, IN1, IN1, IN1, None, IN2, OUT1))
 _ALL = RNE_VEL | RNE_ACC | RNE_GRAVITY
 _empty = np.empty
 

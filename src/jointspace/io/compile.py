@@ -22,9 +22,9 @@ import numpy as np
 
 from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
-from jointspace.constraint import default_njmax, set_constants
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
+from jointspace.io.setconst import default_njmax, set_constants
 from jointspace.io.spec import (
     ACTUATOR_KINDS,
     CONES,
@@ -35,8 +35,8 @@ from jointspace.io.spec import (
     SOLVERS,
     ModelSpec,
 )
+from jointspace.types import MINVAL
 
-_MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses and inertias below this count as zero
 _TRIANGLE_TOL = 1e-12  # relative slack on the triangle inequality (round-off in inputs)
 _BODY_EIG_RELTOL = 4e-15  # MuJoCo's relative tolerance when diagonalizing body inertias
 
@@ -151,7 +151,7 @@ def _triangle_violation(I):
     a, b, c = I
     # relative slack for round-off in the inputs, absolute slack for moments that are zero up
     # to round-off (e.g. -5e-20 in published URDFs)
-    slack = max(_TRIANGLE_TOL * (abs(a) + abs(b) + abs(c)), _MINVAL)
+    slack = max(_TRIANGLE_TOL * (abs(a) + abs(b) + abs(c)), MINVAL)
     return a + b < c - slack or a + c < b - slack or b + c < a - slack
 
 
@@ -250,7 +250,7 @@ class _Compiler:
             iquat = frames.quat_normalize(it.quat)
             if it.fullinertia is not None:
                 full = full_inertia_matrix(_check_finite(it.fullinertia, "fullinertia", it))
-                if np.any(np.linalg.eigvalsh(full) < -_MINVAL):
+                if np.any(np.linalg.eigvalsh(full) < -MINVAL):
                     raise ModelError(f"body {b.name!r}: fullinertia is not positive "
                                      f"semi-definite{_where(it) or _where(b)}")
                 I, q = principal_inertia(full)
@@ -673,7 +673,7 @@ class _Compiler:
         _position(m._s, d._s)
         _crb(m._s, d._s)
         m.dof_M0[:] = d.qM[m.dof_Madr]
-        bad = [i for i in range(m.nv) if not m.dof_M0[i] > _MINVAL]
+        bad = [i for i in range(m.nv) if not m.dof_M0[i] > MINVAL]
         if bad:
             jn = [m.names["joint"][m.dof_jntid[i]] or f"#{m.dof_jntid[i]}" for i in bad]
             msg = (f"M is singular: dof(s) {bad} (joints {sorted(set(jn))}) move no mass or "

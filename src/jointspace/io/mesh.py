@@ -32,13 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.types import MINVAL
 
 __all__ = ["ProcessedMesh", "load_mesh", "process_mesh"]
 
 SUPPORTED_EXTENSIONS = (".stl", ".obj")
 
 # MuJoCo's smallest meaningful value (mjMINVAL): faces, areas and volumes below it count as zero
-_MINVAL = 1e-15
 # MuJoCo's compiler leaves a quaternion as is when its norm is within this of 1 (mjEPS)
 _NORM_EPS = 1e-14
 # relative tolerances of MuJoCo's Jacobi eigen-solver for 3x3 inertia matrices: the one it
@@ -469,7 +469,7 @@ def _dot3(a, b):
 def _triangles(v, f):
     """Areas (m,), unit normals (m, 3) and centroids (m, 3) of the faces.
 
-    n = (b - a) × (c - a), area = |n| / 2. Faces with |n| < _MINVAL get area 0 (and keep an
+    n = (b - a) × (c - a), area = |n| / 2. Faces with |n| < MINVAL get area 0 (and keep an
     unnormalized normal), as MuJoCo ignores them.
     """
     a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
@@ -481,7 +481,7 @@ def _triangles(v, f):
         ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0],
     ], axis=1)
     length = np.sqrt(_dot3(normals, normals))
-    keep = length >= _MINVAL
+    keep = length >= MINVAL
     normals[keep] /= length[keep, None]
     area = np.where(keep, 0.5 * length, 0.0)
     return area, normals, centers
@@ -506,7 +506,7 @@ def _legacy_inertia(v, f, where):
     """
     area, normals, centers = _triangles(v, f)
     total_area = _running_sum(area)
-    if total_area < _MINVAL:
+    if total_area < MINVAL:
         raise ModelError(
             f"{where}: mesh surface area is too small ({total_area:.3g}); check the vertices "
             "and faces"
@@ -515,7 +515,7 @@ def _legacy_inertia(v, f, where):
 
     vol = np.abs(_dot3(centers - facecen, normals) * area / 3)
     total = _running_sum(vol)
-    if total < _MINVAL:
+    if total < MINVAL:
         raise ModelError(
             f"{where}: mesh volume is too small ({total:.3g}); a flat or degenerate mesh has "
             "no volume. Give the body an explicit inertial or use a closed mesh."

@@ -5,6 +5,8 @@
     pgs.py     projected Gauss–Seidel on the dual with elliptic-cone projection (mj_solPGS)
     ipm.py     log-barrier interior-point method on the dual (slides 000)
     cost.py    the problem they share: cost, forces, states, line search, dual matrices
+    barrier.py the slides' log-barrier contact model, forward and inverse (not a stage of
+               `forward`: `barrier_forward`, `barrier_inverse`)
 
 The stage (MuJoCo mj_fwdConstraint): efc_b = J qacc_smooth − aref; warm start from
 d.qacc_warmstart when that beats qacc_smooth (primal cost) or f = 0 (dual cost), unless the
@@ -12,19 +14,16 @@ d.qacc_warmstart when that beats qacc_smooth (primal cost) or f = 0 (dual cost),
 dual solvers finish with qfrc_constraint = Jᵀ f and qacc = qacc_smooth + M⁻¹ qfrc_constraint.
 Statistics per iteration go to d.solver_improvement, _gradient, _lineslope, _cost,
 _nactive, _nchange, _neval, _nupdate (the first 200 iterations), the count to
-d.solver_niter. Inside `forward`, the stage also runs the collision detection, builds the
-rows and saves qacc to d.qacc_warmstart for the next call.
+d.solver_niter. `forward` (its `fwd_constraint` stage) calls `_solve` on the rows that
+`fwd_rows` built and then saves qacc to d.qacc_warmstart for the next call.
 """
 
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
-from jointspace.collision.driver import _collision
+from jointspace._numba import entry
 from jointspace.constraint import (
     _cone_info,
-    _make_constraint,
-    _reference,
     warn_cnstrfull,
 )
 from jointspace.solver.cg import _sol_cg
@@ -40,8 +39,6 @@ from jointspace.solver.ipm import _sol_ipm
 from jointspace.solver.newton import _sol_newton
 from jointspace.solver.pgs import _sol_pgs
 from jointspace.types import (
-    DSBL_CONSTRAINT,
-    DSBL_CONTACT,
     DSBL_WARMSTART,
     SOLVER_CG,
     SOLVER_IPM,
@@ -118,27 +115,6 @@ def _solve(m, d, solver, maxiter):
 
 
 @njit(cache=True)
-def _constraint_stage(m, d):
-    """Collision, rows, reference accelerations, the solve, then qacc_warmstart = qacc.
-
-    The collision stage (MuJoCo runs it at the end of its position stage; nothing between
-    there and here reads contacts) is skipped, with ncon = 0, when the "constraint" or
-    "contact" flag is disabled. Returns the rows requested (negative when some did not fit
-    into njmax).
-    """
-    if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
-        d.ncon[0] = 0
-    else:
-        _collision(m, d)
-    need = _make_constraint(m, d)
-    _reference(m, d)
-    _solve(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))
-    for k in range(m.nv):
-        d.qacc_warmstart[k] = d.qacc[k]
-    return need
-
-
-@njit(cache=True)
 def _primal_cost(m, d, qacc):
     """c(qacc): the primal cost of the current rows (Gauss term plus constraint costs)."""
     nefc = d.nefc[0]
@@ -169,8 +145,8 @@ def _constraint_force(m, d, qacc, force, qfrc):
     _mul_jt(d, force, qfrc)
 
 
-_k_solve = _entry.Kernel(_solve, globals())
-_k_cost = _entry.Kernel(_primal_cost, globals())
+_k_solve = entry.Kernel(_solve, globals())
+_k_cost = entry.Kernel(_primal_cost, globals())
 
 
 def solver_id(solver, fname="solve"):
@@ -202,7 +178,7 @@ def solve(m, d, solver=None, iterations=None):
     Returns:
         The number of iterations, d.solver_niter[0].
     """
-    _entry.check_pair(m, d, "solve")
+    entry.check_pair(m, d, "solve")
     sid = solver_id(solver)
     if sid is None:
         sid = int(m.opt_solver[0])
@@ -222,8 +198,8 @@ def primal_cost(m, d, qacc):
     ½ (qacc − qacc_smooth)ᵀ M (qacc − qacc_smooth) + s(J qacc − aref): the objective all
     solvers minimize, to compare solutions (ours, MuJoCo's) by value.
     """
-    _entry.check_pair(m, d, "primal_cost")
-    qacc = _entry.vec(qacc, m.nv, "qacc", "primal_cost")
+    entry.check_pair(m, d, "primal_cost")
+    qacc = entry.vec(qacc, m.nv, "qacc", "primal_cost")
     return float(_k_cost(m._s, d._s, qacc))
 
 

@@ -16,7 +16,6 @@ import numpy as np
 from numba import njit
 
 from jointspace.solver.cost import (
-    _MINVAL,
     _constraint_update,
     _count_active,
     _dot,
@@ -29,6 +28,7 @@ from jointspace.solver.cost import (
     _save_stats,
     _solve_m,
 )
+from jointspace.types import MINVAL
 
 
 @njit(cache=True)
@@ -113,13 +113,13 @@ def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
             yz += y * Mgrad[k]
             yzy += y * (Mgrad[k] - Mgradold[k])
             sg += search[k] * grad[k]
-        if sy < _MINVAL:
+        if sy < MINVAL:
             beta = 0.0
         else:
             snorm = math.sqrt(_dot(search, search, nv))
             gnorm = math.sqrt(_dot(grad, grad, nv))
             beta = max((yz - 2.0 * yzy / sy * sg) / sy,
-                       -1.0 / max(_MINVAL, snorm * min(0.01, gnorm)))
+                       -1.0 / max(MINVAL, snorm * min(0.01, gnorm)))
         for k in range(nv):
             search[k] = -Mgrad[k] + beta * search[k]
     d.solver_niter[0] = it

@@ -30,9 +30,7 @@ from jointspace.constraint import (
     STATE_QUADRATIC,
     STATE_SATISFIED,
 )
-
-_MINVAL = 1e-15
-
+from jointspace.types import MINVAL
 
 # ---------------------------------------------------------------------------------------------
 # linear algebra on Model/Data layouts
@@ -432,7 +430,7 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
     d1 += 2.0 * alpha * c2 + c1
     d2 += 2.0 * c2
     if d2 <= 0.0:
-        d2 = _MINVAL
+        d2 = MINVAL
     out[0] = cost
     out[1] = d1
     out[2] = d2
@@ -452,7 +450,7 @@ def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
     res[0] = 0.0
     res[1] = 1.0
     res[2] = 0.0
-    if snorm < _MINVAL:
+    if snorm < MINVAL:
         return 0.0
     gtol = m.opt_tolerance[0] * m.opt_ls_tolerance[0] * snorm / scale
     slopescl = scale / snorm
@@ -581,7 +579,7 @@ def _primal_scale(m, d):
     s = 0.0
     for i in range(m.nv):
         s += d.qM[m.dof_Madr[i]]
-    return 1.0 / max(s, _MINVAL)
+    return 1.0 / max(s, MINVAL)
 
 
 @njit(cache=True)

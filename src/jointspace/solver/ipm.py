@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._dense import chol_factor, chol_solve
+from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.solver.cost import (
     _dual_cost,
     _dual_state,

@@ -16,10 +16,9 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._dense import chol_factor, chol_solve
+from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.solver.cost import (
-    _MINVAL,
     _constraint_update,
     _count_active,
     _dot,
@@ -32,6 +31,7 @@ from jointspace.solver.cost import (
     _save_stats,
     _solve_m,
 )
+from jointspace.types import MINVAL
 
 
 @njit(cache=True)
@@ -128,7 +128,7 @@ def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
             H[a, b] += qM[adr]
             adr += 1
             b = parent[b]
-    chol_factor(H, nv, _MINVAL)
+    chol_factor(H, nv, MINVAL)
     return ncone
 
 

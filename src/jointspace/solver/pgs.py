@@ -17,14 +17,14 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._dense import chol_factor, chol_solve
+from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.solver.cost import (
-    _MINVAL,
     _dual_cost,
     _dual_state,
     _make_ar,
     _save_stats,
 )
+from jointspace.types import MINVAL
 
 
 @njit(cache=True)
@@ -131,7 +131,7 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
                     elif f[i] > floss[i]:
                         f[i] = floss[i]
             else:
-                if f[i] < _MINVAL:
+                if f[i] < MINVAL:
                     # normal update, friction cleared
                     f[i] -= res[0] / AR[i, i]
                     if f[i] < 0.0:
@@ -148,7 +148,7 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
                             s += AR[i + j, i + k] * old[k]
                         den += old[j] * s
                         num += old[j] * res[j]
-                    if den >= _MINVAL:
+                    if den >= MINVAL:
                         t = -num / den
                         if f[i] + t * old[0] < 0.0:
                             t = -old[0] / f[i]
@@ -163,7 +163,7 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
                         At[j, k] = AR[i + 1 + j, i + 1 + k]
                         s -= At[j, k] * old[k + 1]
                     bt[j] = s
-                if f[i] < _MINVAL:
+                if f[i] < MINVAL:
                     for j in range(1, dim):
                         f[i + j] = 0.0
                 else:
@@ -173,7 +173,7 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
                         s = 0.0
                         for j in range(nt):
                             s += x[j] * x[j] / (cfr[i, j] * cfr[i, j])
-                        scl = math.sqrt(f[i] * f[i] / max(_MINVAL, s))
+                        scl = math.sqrt(f[i] * f[i] / max(MINVAL, s))
                         for j in range(nt):
                             x[j] *= scl
                     for j in range(nt):

@@ -90,8 +90,9 @@ def render_trajectory(m, out, *, seconds=0.0, traj=None, ctrl=None, fps=30.0, wi
     Returns:
         A `RenderResult`.
     """
-    from jointspace.forward import forward, step
+    from jointspace.forward import forward
     from jointspace.kinematics import kinematics
+    from jointspace.step import step
     from jointspace.trajectory import _ctrl_table
     from jointspace.types import make_data
 

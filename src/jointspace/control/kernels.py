@@ -21,18 +21,17 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._dense import chol_factor, chol_solve
-from jointspace.collision.driver import _collision
-from jointspace.constraint import STATE_CONE, STATE_QUADRATIC, _make_constraint, _reference
+from jointspace._numba.dense import chol_factor, chol_solve
+from jointspace.constraint import STATE_CONE, STATE_QUADRATIC, _reference
 from jointspace.dynamics.factor import _solve_ld
 from jointspace.dynamics.minv import _minv
-from jointspace.forward import _fwd_position, _fwd_velocity
+from jointspace.forward import fwd_position, fwd_rows, fwd_velocity
 from jointspace.integrate import _diff_pos
 from jointspace.kinematics import _com_pos, _jac, _jac_dot_qvel, _kinematics_bodies
 from jointspace.passive import quat_to_vel
 from jointspace.solver import _cone_arrays
 from jointspace.solver.cost import _constraint_update, _mul_jt, _mul_m
-from jointspace.types import DSBL_CONSTRAINT, DSBL_CONTACT
+from jointspace.types import MINVAL
 
 # task kinds (ibuf column 0)
 KIND_SITE, KIND_BODY, KIND_COM = 0, 1, 2
@@ -48,7 +47,6 @@ TO = 12
 # output modes
 OUT_NONE, OUT_QFRC, OUT_CTRL = 0, 1, 2
 
-_MINVAL = 1e-15
 
 
 # ---------------------------------------------------------------------------------------------
@@ -58,19 +56,15 @@ _MINVAL = 1e-15
 @njit(cache=True)
 def _state(m, d):
     """Position and velocity stages of forward at d's (qpos, qvel); returns -1 or a bad pivot."""
-    bad = _fwd_position(m, d)
-    _fwd_velocity(m, d)
+    bad = fwd_position(m, d, True)
+    fwd_velocity(m, d)
     return bad
 
 
 @njit(cache=True)
 def _rows(m, d):
     """Contacts, constraint rows and reference accelerations at d's state (as forward)."""
-    if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
-        d.ncon[0] = 0
-    else:
-        _collision(m, d)
-    need = _make_constraint(m, d)
+    need = fwd_rows(m, d)
     _reference(m, d)
     return need
 
@@ -195,9 +189,9 @@ def _damped_inverse(A, n, eps, out):
 def _chol_solve_small(A, n, b):
     """Solve A x = b in place (b → x) for a symmetric positive definite n × n A (destroyed).
 
-    Returns False when a pivot is not above _MINVAL.
+    Returns False when a pivot is not above MINVAL.
     """
-    if chol_factor(A, n, _MINVAL) < n:
+    if chol_factor(A, n, MINVAL) < n:
         return False
     chol_solve(A, n, b)
     return True
@@ -697,7 +691,7 @@ def _task_inertia(m, d, q, jac, eps, use_minv, lam, diag):
                     s += jac[r, i] * Minv[i, c]
                 X[r, c] = s
     else:
-        bad = _fwd_position(m, d)
+        bad = fwd_position(m, d, True)
         if bad >= 0:
             return bad
         for r in range(k):

@@ -26,8 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
-from jointspace._dense import chol_factor, chol_solve
+from jointspace._numba import entry
+from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.errors import JointspaceError
 from jointspace.solver import _cone_arrays
 from jointspace.solver.cost import _make_ar, _mul_j
@@ -254,8 +254,8 @@ def _barrier_inverse(m, d, jar, kappa, kappa_v, vmin, maxiter, tol, f):
                    cdim, cfr, f, maxiter, tol)
 
 
-_k_forward = _entry.Kernel(_barrier_forward, globals())
-_k_inverse = _entry.Kernel(_barrier_inverse, globals())
+_k_forward = entry.Kernel(_barrier_forward, globals())
+_k_inverse = entry.Kernel(_barrier_inverse, globals())
 
 
 def _check_args(kappa, kappa_v, vmin, fname):
@@ -296,7 +296,7 @@ def barrier_forward(m, d, kappa, kappa_v=0.0, vmin=-1e3, iterations=100, toleran
     Returns:
         (f, jar): (nefc,) forces and the constraint-space accelerations A f + b.
     """
-    _entry.check_pair(m, d, "barrier_forward")
+    entry.check_pair(m, d, "barrier_forward")
     kappa, kappa_v, vmin = _check_args(kappa, kappa_v, vmin, "barrier_forward")
     n = int(d.nefc[0])
     f = np.zeros(max(n, 1))
@@ -327,10 +327,10 @@ def barrier_inverse(m, d, jar, kappa, kappa_v=0.0, vmin=-1e3, iterations=100,
     Returns:
         (nefc,) forces.
     """
-    _entry.check_pair(m, d, "barrier_inverse")
+    entry.check_pair(m, d, "barrier_inverse")
     kappa, kappa_v, vmin = _check_args(kappa, kappa_v, vmin, "barrier_inverse")
     n = int(d.nefc[0])
-    jar = _entry.vec(jar, n, "jar", "barrier_inverse")
+    jar = entry.vec(jar, n, "jar", "barrier_inverse")
     f = np.zeros(max(n, 1))
     if _k_inverse(m._s, d._s, jar, kappa, kappa_v, vmin, int(iterations), float(tolerance),
                   f) == INFEASIBLE:

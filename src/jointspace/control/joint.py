@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jointspace import _entry, rigid
-from jointspace.control._kernels import _consistency_step
+from jointspace import rigid
+from jointspace._numba import entry
+from jointspace.control.kernels import _consistency_step
 from jointspace.dynamics.crba import _crb
 from jointspace.dynamics.rnea import rnea
 from jointspace.errors import JointspaceError
@@ -38,9 +39,9 @@ from jointspace.inverse import inverse
 from jointspace.passive import _passive
 from jointspace.types import make_data
 
-_k_passive = _entry.Kernel(_passive, globals())
-_k_crb = _entry.Kernel(_crb, globals())
-_k_newton = _entry.Kernel(_consistency_step, globals())
+_k_passive = entry.Kernel(_passive, globals())
+_k_crb = entry.Kernel(_crb, globals())
+_k_newton = entry.Kernel(_consistency_step, globals())
 
 
 @dataclass

@@ -17,7 +17,7 @@ import pathlib
 import numba
 from numba.core import caching
 
-_ROOT = pathlib.Path(__file__).resolve().parent
+_ROOT = pathlib.Path(__file__).resolve().parents[1]  # the package, src/jointspace
 
 
 def _package_stamp(root=_ROOT):

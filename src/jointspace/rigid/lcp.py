@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from jointspace import _entry
-from jointspace._dense import chol_solve
+from jointspace._numba import entry
+from jointspace._numba.dense import chol_solve
 from jointspace.errors import JointspaceError
 
 LCP_SOLVED = 0
@@ -780,10 +780,10 @@ def _vector(x, n, name, fname):
     return x
 
 
-_k_lemke = _entry.Kernel(_lemke, globals())
-_k_ppm = _entry.Kernel(_ppm, globals())
-_k_enum = _entry.Kernel(_enumerate, globals())
-_k_find = _entry.Kernel(_find_indices, globals())
+_k_lemke = entry.Kernel(_lemke, globals())
+_k_ppm = entry.Kernel(_ppm, globals())
+_k_enum = entry.Kernel(_enumerate, globals())
+_k_find = entry.Kernel(_find_indices, globals())
 
 METHODS = ("lemke", "ppm")
 

@@ -94,11 +94,11 @@ def check_pair(m, d, fname):
     if d._msig is not m._sizes and d._msig != m._sizes:
         raise ValueError(f"{fname}: this Data was made for a different model "
                          "(sizes differ); create one with jointspace.make_data(model)")
-    from jointspace import _structs
+    from jointspace._numba import structs
 
     d._msig = m._sizes
     d._ms = m._s
-    d._s = _structs.make_data_struct(d, m._s)
+    d._s = structs.make_data_struct(d, m._s)
 
 
 _F64 = np.dtype(np.float64)

@@ -1,8 +1,12 @@
-"""Scalar-level spatial algebra for the dynamics kernels (inlined, no temporaries).
+"""Spatial (6-D) algebra in the com-based frame, inlined into the kernels.
 
-These helpers take array rows by (array, index) and return tuples of scalars, so that the
-kernels create no array views or temporaries on their hot loops (each view costs a reference
-count update in Numba). Spatial vectors are (rotation : linear), in the com-based frame.
+Motion and force cross products, inertia products, packed symmetric 6×6 articulated
+inertias. Spatial vectors are (rotation : linear).
+
+Two forms. Scalar forms take array rows by (array, index) and return tuples of scalars, so
+that hot loops create no array views or temporaries (each view costs a reference-count
+update in Numba). Array forms (`cross_motion`, `cross_force`, `mul_inert_vec`, `dot6`) write
+into or read from 6-vectors. Quaternions and 3×3 rotations are in `jointspace.rotation`.
 
 Articulated inertias are symmetric 6x6 matrices stored packed as their lower triangle,
 row by row: entry (r, c) with r >= c at r (r + 1) / 2 + c, 21 numbers.
@@ -157,3 +161,55 @@ def sym_add(P, i, j):
     """P[i] += P[j] (packed)."""
     for t in range(21):
         P[i, t] += P[j, t]
+
+
+@njit(cache=True, inline="always")
+def cross_motion(out, v, u):
+    """out = v ×ₘ u for spatial motion vectors (rot : lin)."""
+    out[0] = v[1] * u[2] - v[2] * u[1]
+    out[1] = v[2] * u[0] - v[0] * u[2]
+    out[2] = v[0] * u[1] - v[1] * u[0]
+    out[3] = v[1] * u[5] - v[2] * u[4] + v[4] * u[2] - v[5] * u[1]
+    out[4] = v[2] * u[3] - v[0] * u[5] + v[5] * u[0] - v[3] * u[2]
+    out[5] = v[0] * u[4] - v[1] * u[3] + v[3] * u[1] - v[4] * u[0]
+
+
+@njit(cache=True, inline="always")
+def cross_force(out, v, f):
+    """out = v ×* f for a motion vector v and a force vector f (rot : lin)."""
+    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
+    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
+    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
+    out[3] = v[1] * f[5] - v[2] * f[4]
+    out[4] = v[2] * f[3] - v[0] * f[5]
+    out[5] = v[0] * f[4] - v[1] * f[3]
+
+
+@njit(cache=True, inline="always")
+def mul_inert_vec(out, i, v):
+    """out = I v for a com-based inertia in MuJoCo's 10-number layout and a motion v."""
+    out[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
+    out[1] = i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
+    out[2] = i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
+    out[3] = i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
+    out[4] = i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
+    out[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
+
+
+@njit(cache=True, inline="always")
+def dot6(a, b):
+    """a · b for 6-vectors."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True, inline="always")
+def row6(a, i):
+    """The six entries of row i of an (n, 6) array, as scalars."""
+    return a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5]
+
+
+@njit(cache=True, inline="always")
+def add_scaled6(v0, v1, v2, v3, v4, v5, a, i, s):
+    """(v0, …, v5) + s · a[i, :6], as scalars."""
+    return (v0 + a[i, 0] * s, v1 + a[i, 1] * s, v2 + a[i, 2] * s, v3 + a[i, 3] * s,
+            v4 + a[i, 4] * s, v5 + a[i, 5] * s)

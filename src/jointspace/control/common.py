@@ -4,9 +4,9 @@ import warnings
 
 import numpy as np
 
-from jointspace import _entry
-from jointspace.control._kernels import OUT_CTRL, OUT_NONE, OUT_QFRC
-from jointspace.dynamics._args import raise_pivot
+from jointspace._numba import entry
+from jointspace.control.kernels import OUT_CTRL, OUT_NONE, OUT_QFRC
+from jointspace.diagnostics import raise_pivot
 from jointspace.errors import JointspaceError, JointspaceWarning
 from jointspace.types import (
     BIAS_AFFINE,
@@ -26,12 +26,14 @@ ON_INFEASIBLE = ("warn", "raise", "ignore")
 
 
 def check_model(m, who):
+    """Raise a TypeError naming `who` unless m is a jointspace Model."""
     if type(m) is not Model:
         raise TypeError(f"{who}: first argument must be a jointspace Model, "
                         f"got {type(m).__name__}")
 
 
 def finite(x, name, who):
+    """x as a float64 array, or a ValueError naming the argument if it is not finite."""
     x = np.asarray(x, dtype=np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{who}: argument {name} must be finite, got {x}")
@@ -138,6 +140,7 @@ def output_mode(m, output, mask, who):
 
 
 def check_pivot(m, bad, who):
+    """Raise SingularMassError naming the dof if a factorization returned pivot `bad` >= 0."""
     if bad >= 0:
         raise_pivot(m, int(bad), who, "LᵀDL")
 
@@ -151,10 +154,11 @@ def infeasible(policy, message):
 
 
 def check_policy(policy, who):
+    """Raise a ValueError unless policy is one of ON_INFEASIBLE."""
     if policy not in ON_INFEASIBLE:
         raise ValueError(f"{who}: argument on_infeasible must be one of {ON_INFEASIBLE}, "
                          f"got {policy!r}")
 
 
-check_pair = _entry.check_pair
-vec = _entry.vec
+check_pair = entry.check_pair
+vec = entry.vec

@@ -1,0 +1,96 @@
+"""State checks, element labels and the warnings and errors that name them.
+
+- `bad_element` (compiled): the first NaN, inf or |x| > 1e10 of a vector (MuJoCo's
+  mju_isBad), used by forward, step and inverse to refuse or reset a bad state.
+- Labels for messages: `joint_label`, `element_name` (qpos/qvel/qacc index → its joint),
+  `dof_label`.
+- `warn_bad_state` (step's reset warning), `check_not_singular` and `raise_pivot` (a
+  singular mass matrix, named by joint).
+"""
+
+import warnings
+
+import numpy as np
+from numba import njit
+
+from jointspace.errors import JointspaceWarning, SingularMassError
+from jointspace.types import MAXVAL
+
+WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2  # rows of d.warning
+WARN_FIELDS = ("qpos", "qvel", "qacc")
+
+
+@njit(cache=True)
+def bad_element(x):
+    """Index of the first NaN, inf or |x| > 1e10 in x, −1 if none (mju_isBad).
+
+    A branch-free count first (it vectorizes), the search only when something is bad.
+    """
+    nbad = 0
+    for i in range(x.shape[0]):
+        nbad += not (abs(x[i]) <= MAXVAL)
+    if nbad == 0:
+        return -1
+    for i in range(x.shape[0]):
+        if not (abs(x[i]) <= MAXVAL):
+            return i
+    return -1
+
+
+def joint_label(m, j):
+    """'joint NAME' (or 'joint j' when unnamed) for messages."""
+    name = m.names["joint"][j] if 0 <= j < len(m.names["joint"]) else ""
+    return f"joint {name!r}" if name else f"joint {j}"
+
+
+def element_name(m, kind, i):
+    """'qvel[7] (joint 'knee')' for a qpos (kind 0) or dof (kinds 1, 2) index."""
+    if kind == WARN_BADQPOS:
+        j = int(np.searchsorted(m.jnt_qposadr, i, side="right") - 1)
+    else:
+        j = int(m.dof_jntid[i])
+    return f"{WARN_FIELDS[kind]}[{i}] ({joint_label(m, j)})"
+
+
+def warn_bad_state(m, d, mask, fname):
+    """Warn once per bad kind in mask (bit k: qpos, qvel, qacc) that step reset the state."""
+    for kind in range(3):
+        if mask & (1 << kind):
+            what = element_name(m, kind, int(d.warning[kind, 1]))
+            warnings.warn(
+                f"{fname}: {what} became NaN, inf or larger than 1e10; the state was reset "
+                f"to qpos0 (d.warning[{kind}, 0] = {int(d.warning[kind, 0])} such resets so "
+                f"far). Reduce the time step, add damping, or check qpos, qvel, ctrl, "
+                f"qfrc_applied and xfrc_applied (a singular M also gives a NaN qacc).",
+                JointspaceWarning, stacklevel=3)
+
+
+def dof_label(m, i):
+    """'dof i (joint NAME)' for error messages."""
+    j = int(m.dof_jntid[i])
+    name = m.names["joint"][j] if j < len(m.names.get("joint", ())) else ""
+    return f"dof {i} (joint {name!r})" if name else f"dof {i} (joint #{j})"
+
+
+def check_not_singular(m, fname):
+    """Raise SingularMassError if the compiler found dofs that move no mass or inertia.
+
+    Dofs that have been given armature since compilation no longer count as singular.
+    """
+    bad = getattr(m, "singular_dofs", None)
+    if bad:
+        bad = [i for i in bad if not m.dof_armature[i] > 0]
+        if bad:
+            labels = ", ".join(dof_label(m, i) for i in bad)
+            raise SingularMassError(
+                f"{fname}: the joint-space inertia M is singular: {labels} move(s) no mass "
+                "or inertia, so M⁻¹ does not exist. Give the bodies below these joints mass "
+                "and inertia, or add armature to the joints")
+
+
+def raise_pivot(m, i, fname, what):
+    """Raise SingularMassError for a non-positive pivot at dof i."""
+    raise SingularMassError(
+        f"{fname}: the joint-space inertia M is singular at this configuration: the {what} "
+        f"pivot of {dof_label(m, i)} is not positive. Check that the bodies below this joint "
+        "have mass and inertia that this dof can move, or add armature to the joint")
