@@ -39,7 +39,7 @@ from _timing import interleaved, per_call, table, us  # noqa: E402
 import jointspace as js  # noqa: E402
 from jointspace.collision import collision  # noqa: E402
 from jointspace.constraint import _make_constraint_reference  # noqa: E402
-from jointspace.solver import _solve  # noqa: E402
+from jointspace.solver import solve_stage  # noqa: E402
 
 _SOLVER = {"Newton": (2, mujoco.mjtSolver.mjSOL_NEWTON), "CG": (1, mujoco.mjtSolver.mjSOL_CG),
            "PGS": (0, mujoco.mjtSolver.mjSOL_PGS)}
@@ -55,7 +55,7 @@ def _loop_rows(m, d, n):
 def _loop_solve(m, d, ws, solver, n):
     for _ in range(n):
         d.qacc_warmstart[:] = ws
-        _solve(m, d, solver, 100)
+        solve_stage(m, d, solver, 100)
 
 
 def scene(cone):

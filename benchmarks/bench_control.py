@@ -38,19 +38,19 @@ from _timing import per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace import control  # noqa: E402
-from jointspace.control.kernels import _osc, _wbid  # noqa: E402
+from jointspace.control.kernels import osc_kernel, wbid  # noqa: E402
 
 
 @njit(cache=True)
 def _loop_osc(m, d, ib, fb, out, n):
     for _ in range(n):
-        _osc(m, d, ib, fb, out)
+        osc_kernel(m, d, ib, fb, out)
 
 
 @njit(cache=True)
 def _loop_wbid(m, d, ib, fb, out, n):
     for _ in range(n):
-        _wbid(m, d, ib, fb, out)
+        wbid(m, d, ib, fb, out)
 
 
 def rounds(fns, nround, number):

@@ -45,15 +45,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from jointspace.actuation import _actuation  # noqa: E402
-from jointspace.collision.driver import _collision  # noqa: E402
-from jointspace.constraint import _make_constraint, _reference  # noqa: E402
-from jointspace.dynamics.crba import _crb  # noqa: E402
-from jointspace.dynamics.factor import _factor_m  # noqa: E402
+from jointspace.actuation import actuation  # noqa: E402
+from jointspace.collision.driver import collision_stage  # noqa: E402
+from jointspace.constraint import make_constraint_stage, reference  # noqa: E402
+from jointspace.dynamics.crba import crb_stage  # noqa: E402
+from jointspace.dynamics.factor import factor_m_stage  # noqa: E402
 from jointspace.forward import fwd_acceleration, fwd_velocity  # noqa: E402
-from jointspace.inverse import _inv_acceleration, _inv_velocity  # noqa: E402
-from jointspace.kinematics import _com_pos, _kinematics  # noqa: E402
-from jointspace.solver import _solve  # noqa: E402
+from jointspace.inverse import _inv_acceleration  # noqa: E402
+from jointspace.kinematics import com_pos, kinematics_stage  # noqa: E402
+from jointspace.solver import solve_stage  # noqa: E402
 
 SLIDES = {2: 241774, 5: 54190, 10: 12991, 20: 2361}
 
@@ -65,13 +65,20 @@ def _loop_forward_dynamics(m, d, ws, warm, n):
             d.qacc_warmstart[:] = ws
         else:
             d.qacc_warmstart[:] = d.qacc_smooth
-        _crb(m, d)
-        _factor_m(m, d)
+        crb_stage(m, d)
+        factor_m_stage(m, d)
         fwd_velocity(m, d)
-        _actuation(m, d)
+        actuation(m, d)
         fwd_acceleration(m, d)
-        _reference(m, d)
-        _solve(m, d, 2, 100)
+        reference(m, d)
+        solve_stage(m, d, 2, 100)
+
+
+@njit(cache=True)
+def _inv_velocity(m, d):
+    """The inverse's velocity stage: forward's, then the reference accelerations."""
+    fwd_velocity(m, d)
+    reference(m, d)
 
 
 @njit(cache=True)
@@ -86,13 +93,13 @@ def _loop_inverse_dynamics(m, d, qacc, n):
 def _loop_stage(m, d, stage, n):
     for _ in range(n):
         if stage == 0:
-            _kinematics(m, d)
+            kinematics_stage(m, d)
         elif stage == 1:
-            _com_pos(m, d)
+            com_pos(m, d)
         elif stage == 2:
-            _collision(m, d)
+            collision_stage(m, d)
         elif stage == 3:
-            _make_constraint(m, d)
+            make_constraint_stage(m, d)
         elif stage == 4:
             _inv_velocity(m, d)
         else:

@@ -24,9 +24,9 @@ def test_stamp_changes_when_any_source_file_changes(tmp_path):
 
 
 def test_kernels_in_the_package_use_the_package_stamp():
-    from jointspace.kinematics import _kinematics
+    from jointspace.kinematics import kinematics_stage
 
-    impl = _kinematics._cache._impl
+    impl = kinematics_stage._cache._impl
     assert isinstance(impl.locator, (cache._InTree, cache._UserWide, cache._UserProvided))
     assert impl.locator.get_source_stamp() == cache._STAMP
 

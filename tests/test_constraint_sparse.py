@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
-from jointspace.solver.cost import _mul_j, _mul_jt
+from jointspace.solver.cost import mul_j, mul_jt
 from tests.test_constraint import CONTACT_SCENES, LIMITS, LOOPS, _pair, _random_state, _row_map
 
 PROD_TOL = 1e-14  # products over the index vs dense products, relative: the same terms, summed
@@ -52,8 +52,8 @@ def _check_products(m, d, rng):
     f = rng.normal(size=max(n, 1))
     jx = np.empty(max(n, 1))
     jtf = np.empty(m.nv)
-    _mul_j(d._s, x, jx)
-    _mul_jt(d._s, f, jtf)
+    mul_j(d._s, x, jx)
+    mul_jt(d._s, f, jtf)
     scale = max(1.0, np.abs(J).max(initial=0.0))
     np.testing.assert_allclose(jx[:n], J @ x, rtol=0, atol=PROD_TOL * scale * np.abs(x).sum())
     np.testing.assert_allclose(jtf, J.T @ f[:n], rtol=0,

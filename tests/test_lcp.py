@@ -296,7 +296,7 @@ def test_qp_eq_nonneg_matches_scipy():
         x0 = rng.uniform(0.0, 1.0, n) * (rng.uniform(size=n) < 0.7)
         e = E @ x0
         x = x0.copy()
-        _, ok = lcp._qp_eq_nonneg(H, g, E, x, 200, 1e-12)
+        _, ok = lcp.qp_eq_nonneg(H, g, E, x, 200, 1e-12)
         assert ok
         ref = minimize(lambda y: 0.5 * y @ H @ y + g @ y, x0, jac=lambda y: H @ y + g,
                        bounds=[(0, None)] * n, method="SLSQP", options={"ftol": 1e-14},

@@ -20,7 +20,7 @@ actuator_moment is stored dense, (nu, nv).
 import numpy as np
 from numba import njit
 
-from jointspace.kinematics import _jac
+from jointspace.kinematics import jac_point
 from jointspace.passive import quat_to_vel
 from jointspace.types import (
     BIAS_AFFINE,
@@ -36,7 +36,7 @@ from jointspace.types import (
 
 
 @njit(cache=True)
-def _transmission(m, d):
+def transmission(m, d):
     """actuator_length and actuator_moment from the current pose (mj_transmission)."""
     nv = m.nv
     if m.nu == 0:
@@ -86,7 +86,7 @@ def _transmission(m, d):
                     xmat[3 * r + 2] * gear[2]
                 wrench[3 + r] = xmat[3 * r] * gear[3] + xmat[3 * r + 1] * gear[4] + \
                     xmat[3 * r + 2] * gear[5]
-            _jac(m, d, m.site_bodyid[tid], d.site_xpos[tid], jacp, jacr)
+            jac_point(m, d, m.site_bodyid[tid], d.site_xpos[tid], jacp, jacr)
             for c in range(nv):
                 mom[c] = (jacp[0, c] * wrench[0] + jacp[1, c] * wrench[1] + jacp[2, c] * wrench[2]
                           + jacr[0, c] * wrench[3] + jacr[1, c] * wrench[4]
@@ -97,7 +97,7 @@ def _transmission(m, d):
 def _moment_range(m, i):
     """Dofs [lo, hi) outside which actuator i's moment row is zero.
 
-    A joint transmission's row is zero outside its joint's dofs (`_transmission`); products
+    A joint transmission's row is zero outside its joint's dofs (`transmission`); products
     over this range equal the dense ones (the skipped terms are zeros).
     """
     if m.actuator_trntype[i] == TRN_JOINT:
@@ -109,7 +109,7 @@ def _moment_range(m, i):
 
 
 @njit(cache=True)
-def _actuator_velocity(m, d):
+def actuator_velocity(m, d):
     """actuator_velocity = actuator_moment · qvel."""
     mom = d.actuator_moment
     qvel = d.qvel
@@ -123,7 +123,7 @@ def _actuator_velocity(m, d):
 
 
 @njit(cache=True)
-def _actuation(m, d):
+def actuation(m, d):
     """actuator_force and qfrc_actuator = momentᵀ force (mj_fwdActuation, no dynamics)."""
     nu = m.nu
     d.qfrc_actuator[:] = 0.0
@@ -162,7 +162,7 @@ def _actuation(m, d):
 
 
 @njit(cache=True)
-def _actuator_damping(m, d, i):
+def actuator_damping(m, d, i):
     """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
 
     Only the affine bias depends on velocity (gains are fixed): biasprm₂.

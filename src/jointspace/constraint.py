@@ -984,7 +984,7 @@ def _jdotv_equality(m, d):
 
 
 @njit(cache=True)
-def _reference(m, d):
+def reference(m, d):
     """efc_vel = J qvel, efc_aref = −B vel − K I (pos − margin) − J̇ qvel (mj_referenceConstraint).
 
     Needs the velocity stage (cvel, cdof_dot).
@@ -1016,7 +1016,7 @@ def _reference(m, d):
 
 
 @njit(cache=True)
-def _make_constraint(m, d):
+def make_constraint_stage(m, d):
     """All rows, diagApprox and impedance (mj_makeConstraint); returns rows requested.
 
     A negative return −n means n rows were requested but some constraints did not fit into
@@ -1051,9 +1051,9 @@ def _make_constraint(m, d):
 
 @njit(cache=True)
 def _make_constraint_reference(m, d):
-    """_make_constraint, then _reference (efc_vel, efc_aref)."""
-    need = _make_constraint(m, d)
-    _reference(m, d)
+    """make_constraint_stage, then reference (efc_vel, efc_aref)."""
+    need = make_constraint_stage(m, d)
+    reference(m, d)
     return need
 
 
@@ -1131,7 +1131,7 @@ def softness_from_epsilon_kappa(epsilon, kappa):
 
 
 @njit(cache=True)
-def _cone_info(m, d, cdim, cmu, cfr):
+def cone_info(m, d, cdim, cmu, cfr):
     """Elliptic-cone data per row for the solvers (see jointspace.solver.cost).
 
     cdim[i] = condim at the first row of an elliptic contact, else 0; cmu[i] = the

@@ -24,18 +24,18 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import _actuation, _actuator_velocity, _transmission
-from jointspace.collision.driver import _collision
-from jointspace.constraint import _make_constraint, _reference
+from jointspace.actuation import actuation, actuator_velocity, transmission
+from jointspace.collision.driver import collision_stage
+from jointspace.constraint import make_constraint_stage, reference
 from jointspace.diagnostics import bad_element, element_name, joint_label
-from jointspace.dynamics.crba import _crb
-from jointspace.dynamics.energy import _energy_pos, _energy_vel
-from jointspace.dynamics.factor import _factor_m, _solve_ld
-from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, _rne
+from jointspace.dynamics.crba import crb_stage
+from jointspace.dynamics.energy import energy_pos, energy_vel
+from jointspace.dynamics.factor import factor_m_stage, solve_ld
+from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceWarning
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics
-from jointspace.passive import _passive
-from jointspace.solver import _solve
+from jointspace.kinematics import com_pos, com_vel_stage, kinematics_stage
+from jointspace.passive import passive
+from jointspace.solver import solve_stage
 from jointspace.types import DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_GRAVITY
 
 # ---------------------------------------------------------------------------------------------
@@ -48,13 +48,13 @@ def fwd_position(m, d, mass):
 
     Returns -1, or the dof whose LᵀDL pivot is not positive (M singular here).
     """
-    _kinematics(m, d)
-    _com_pos(m, d)
+    kinematics_stage(m, d)
+    com_pos(m, d)
     bad_pivot = -1
     if mass:
-        _crb(m, d)
-        bad_pivot = _factor_m(m, d)
-    _transmission(m, d)
+        crb_stage(m, d)
+        bad_pivot = factor_m_stage(m, d)
+    transmission(m, d)
     return bad_pivot
 
 
@@ -68,22 +68,22 @@ def fwd_rows(m, d):
     if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
         d.ncon[0] = 0
     else:
-        _collision(m, d)
-    return _make_constraint(m, d)
+        collision_stage(m, d)
+    return make_constraint_stage(m, d)
 
 
 @njit(cache=True)
 def fwd_velocity(m, d):
     """Velocity stage: actuator velocities, cvel, passive forces, bias forces c(q, v)."""
-    _actuator_velocity(m, d)
-    _com_vel(m, d)
-    _passive(m, d)
+    actuator_velocity(m, d)
+    com_vel_stage(m, d)
+    passive(m, d)
     gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
-    _rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
+    rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
 
 
 @njit(cache=True)
-def _xfrc_accumulate(m, d, qfrc):
+def xfrc_accumulate(m, d, qfrc):
     """Add applied Cartesian forces: qfrc += Σ_b J_bᵀ xfrc_applied_b (mj_xfrcAccumulate).
 
     J_b is the Jacobian of body b's com.
@@ -119,9 +119,9 @@ def fwd_acceleration(m, d):
     for i in range(m.nv):
         d.qfrc_smooth[i] = (d.qfrc_passive[i] - d.qfrc_bias[i] + d.qfrc_applied[i]
                             + d.qfrc_actuator[i])
-    _xfrc_accumulate(m, d, d.qfrc_smooth)
+    xfrc_accumulate(m, d, d.qfrc_smooth)
     d.qacc_smooth[:] = d.qfrc_smooth
-    _solve_ld(m, d.qLD, d.qLDiagInv, d.qacc_smooth.reshape((1, m.nv)))
+    solve_ld(m, d.qLD, d.qLDiagInv, d.qacc_smooth.reshape((1, m.nv)))
 
 
 @njit(cache=True)
@@ -130,8 +130,8 @@ def fwd_constraint(m, d):
 
     See `jointspace.constraint` and `jointspace.solver`; saves qacc_warmstart = qacc.
     """
-    _reference(m, d)
-    _solve(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))
+    reference(m, d)
+    solve_stage(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))
     for k in range(m.nv):
         d.qacc_warmstart[k] = d.qacc[k]
 
@@ -144,11 +144,11 @@ def forward_stages(m, d):
     so that the checks of `step` reset the state.
     """
     bad_pivot = fwd_position(m, d, True)
-    _energy_pos(m, d)
+    energy_pos(m, d)
     fwd_rows(m, d)
     fwd_velocity(m, d)
-    _energy_vel(m, d)
-    _actuation(m, d)
+    energy_vel(m, d)
+    actuation(m, d)
     fwd_acceleration(m, d)
     if bad_pivot >= 0:
         d.qacc_smooth[bad_pivot] = np.nan

@@ -4,7 +4,7 @@ Positions (mj_integratePos, mj_differentiatePos, engine_support.c):
   hinge, slide      q ← q + h v
   ball              q ← q ⊗ exp(h ω / 2)   with ω the angular velocity in the joint's (child) frame
   free              p ← p + h v_world,  then the ball rule for the quaternion
-`_diff_pos` is the inverse: the velocity that takes q1 to q2 in time h.
+`diff_pos_kernel` is the inverse: the velocity that takes q1 to q2 in time h.
 
 Velocity updates (mj_Euler, mj_implicit, engine_forward.c), all followed by the
 semi-implicit position update q ← q ⊕ h v_next:
@@ -27,10 +27,10 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import _actuator_damping
-from jointspace.dynamics.factor import _factor_ld, _solve_ld
-from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, _rne
-from jointspace.kinematics import _com_vel
+from jointspace.actuation import actuator_damping
+from jointspace.dynamics.factor import factor_ld, solve_ld
+from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
+from jointspace.kinematics import com_vel_stage
 from jointspace.passive import sub_quat
 from jointspace.rotation import quat_mul
 from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, JNT_BALL, JNT_FREE, MINVAL
@@ -67,7 +67,7 @@ def _quat_integrate(quat, vel, scale):
 
 
 @njit(cache=True)
-def _integrate_pos(m, qpos, qvel, h):
+def integrate_pos_kernel(m, qpos, qvel, h):
     """Integrate in place: qpos ← qpos ⊕ h qvel on the configuration manifold (mj_integratePos)."""
     for j in range(m.njnt):
         padr = m.jnt_qposadr[j]
@@ -85,7 +85,7 @@ def _integrate_pos(m, qpos, qvel, h):
 
 
 @njit(cache=True)
-def _diff_pos(m, qvel, h, qpos1, qpos2):
+def diff_pos_kernel(m, qvel, h, qpos1, qpos2):
     """Difference qvel = (qpos2 ⊖ qpos1) / h, taking qpos1 to qpos2 (mj_differentiatePos)."""
     for j in range(m.njnt):
         padr = m.jnt_qposadr[j]
@@ -106,23 +106,23 @@ def _diff_pos(m, qvel, h, qpos1, qpos2):
 
 
 @njit(cache=True)
-def _advance(m, d, qacc):
+def advance(m, d, qacc):
     """Semi-implicit Euler update: qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h."""
     h = m.opt_timestep[0]
     for i in range(m.nv):
         d.qvel[i] += h * qacc[i]
-    _integrate_pos(m, d.qpos, d.qvel, h)
+    integrate_pos_kernel(m, d.qpos, d.qvel, h)
     d.time[0] += h
 
 
 @njit(cache=True, inline="always")
-def _damping(m, i):
+def damping(m, i):
     """dof_damping[i], or 0 when passive damping is disabled."""
     return 0.0 if m.opt_disableflags[0] & DSBL_DAMPER else m.dof_damping[i]
 
 
 @njit(cache=True)
-def _euler_damped(m):
+def euler_damped(m):
     """True when the Euler step integrates dof damping implicitly (some damping > 0).
 
     Implicit damping is on unless disabled (eulerdamp) or damping itself is off (damper).
@@ -136,27 +136,27 @@ def _euler_damped(m):
 
 
 @njit(cache=True)
-def _euler(m, d):
+def euler(m, d):
     """Semi-implicit Euler step with implicit dof damping: (M + h B) qacc = qfrc (mj_Euler)."""
     nv = m.nv
-    if not _euler_damped(m):
-        _advance(m, d, d.qacc)
+    if not euler_damped(m):
+        advance(m, d, d.qacc)
         return
     h = m.opt_timestep[0]
     # qH = M + h diag(B)
     d.qH[:] = d.qM
     for i in range(nv):
-        d.qH[m.dof_Madr[i]] += h * _damping(m, i)
-    _factor_ld(m, d.qH, d.qHDiagInv)
+        d.qH[m.dof_Madr[i]] += h * damping(m, i)
+    factor_ld(m, d.qH, d.qHDiagInv)
     qacc = np.empty(nv)
     for i in range(nv):
         qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
-    _solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
-    _advance(m, d, qacc)
+    solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+    advance(m, d, qacc)
 
 
 @njit(cache=True)
-def _is_free_body(m, b):
+def is_free_body(m, b):
     """True for a body whose only joint is free, with no jointed or massive descendants."""
     if m.body_jntnum[b] != 1 or m.jnt_type[m.body_jntadr[b]] != JNT_FREE:
         return False
@@ -211,7 +211,7 @@ def _skew(a):
 def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
     """Add scale · Σ_a (∂f_a/∂v_a) moment_aᵀ moment_a to qH (sparse) or a dense matrix."""
     for a in range(m.nu):
-        dfdv = _actuator_damping(m, d, a)
+        dfdv = actuator_damping(m, d, a)
         if dfdv == 0.0:
             continue
         mom = d.actuator_moment[a]
@@ -262,21 +262,21 @@ def _lu_solve_dense(A, x):
 
 
 @njit(cache=True)
-def _implicitfast_matrix(m, d):
+def implicitfast_matrix(m, d):
     """qH = M − h D of the implicitfast step, standalone free bodies' blocks left at M.
 
     D = −B + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
-    blocks are then given by `_free_block`.
+    blocks are then given by `free_block`.
     """
     nv = m.nv
     h = m.opt_timestep[0]
     d.qH[:] = d.qM
     for i in range(nv):
-        d.qH[m.dof_Madr[i]] += h * _damping(m, i)
+        d.qH[m.dof_Madr[i]] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
     nfree = 0
     for j in range(m.njnt):
-        if m.jnt_type[j] == JNT_FREE and _is_free_body(m, m.jnt_bodyid[j]):
+        if m.jnt_type[j] == JNT_FREE and is_free_body(m, m.jnt_bodyid[j]):
             nfree += 1
             a = m.jnt_dofadr[j]
             for i in range(a, a + 6):
@@ -287,7 +287,7 @@ def _implicitfast_matrix(m, d):
 
 
 @njit(cache=True)
-def _free_block(m, d, j, A, B):
+def free_block(m, d, j, A, B):
     """A = M_block − h (D_block − ∂bias/∂v) of the standalone free joint j (6×6, unsymmetric).
 
     B is 6×6 scratch.
@@ -299,9 +299,9 @@ def _free_block(m, d, j, A, B):
         for k in range(r + 1):
             A[r, r - k] = d.qM[adr + k]
             A[r - k, r] = d.qM[adr + k]
-        A[r, r] += h * _damping(m, a + r)
+        A[r, r] += h * damping(m, a + r)
     for u in range(m.nu):
-        dfdv = _actuator_damping(m, d, u)
+        dfdv = actuator_damping(m, d, u)
         if dfdv != 0.0:
             mom = d.actuator_moment[u, a:a + 6]
             for r in range(6):
@@ -314,29 +314,29 @@ def _free_block(m, d, j, A, B):
 
 
 @njit(cache=True)
-def _implicitfast(m, d):
+def implicitfast(m, d):
     """Implicit-in-velocity step without Coriolis derivatives (mj_implicit, implicitfast)."""
     nv = m.nv
-    nfree = _implicitfast_matrix(m, d)
+    nfree = implicitfast_matrix(m, d)
     qfrc = np.empty(nv)
     for i in range(nv):
         qfrc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
-    _factor_ld(m, d.qH, d.qHDiagInv)
+    factor_ld(m, d.qH, d.qHDiagInv)
     qacc = qfrc.copy()
-    _solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+    solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
     if nfree > 0:
         A = np.empty((6, 6))
         B = np.empty((6, 6))
         x = np.empty(6)
         for j in range(m.njnt):
-            if m.jnt_type[j] != JNT_FREE or not _is_free_body(m, m.jnt_bodyid[j]):
+            if m.jnt_type[j] != JNT_FREE or not is_free_body(m, m.jnt_bodyid[j]):
                 continue
             a = m.jnt_dofadr[j]
-            _free_block(m, d, j, A, B)
+            free_block(m, d, j, A, B)
             x[:] = qfrc[a:a + 6]
             _lu_solve_dense(A, x)
             qacc[a:a + 6] = x
-    _advance(m, d, qacc)
+    advance(m, d, qacc)
 
 
 @njit(cache=True)
@@ -351,19 +351,19 @@ def _bias_vel_deriv(m, d, out):
     minus = np.empty(nv)
     for k in range(nv):
         d.qvel[k] = v0[k] + 1.0
-        _com_vel(m, d)
-        _rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, plus)
+        com_vel_stage(m, d)
+        rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, plus)
         d.qvel[k] = v0[k] - 1.0
-        _com_vel(m, d)
-        _rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, minus)
+        com_vel_stage(m, d)
+        rne(m, d, RNE_VEL | RNE_GRAVITY, d.cfrc_ext, minus)
         d.qvel[k] = v0[k]
         for i in range(nv):
             out[i, k] = 0.5 * (plus[i] - minus[i])
-    _com_vel(m, d)
+    com_vel_stage(m, d)
 
 
 @njit(cache=True)
-def _implicit_matrix(m, d, A):
+def implicit_matrix(m, d, A):
     """A (nv×nv, dense) = M − h D, D = ∂(qfrc_passive + qfrc_actuator − qfrc_bias)/∂v."""
     nv = m.nv
     h = m.opt_timestep[0]
@@ -381,25 +381,25 @@ def _implicit_matrix(m, d, A):
                 A[j, i] += d.qM[adr]
             adr += 1
             j = m.dof_parentid[j]
-        A[i, i] += h * _damping(m, i)
+        A[i, i] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
 
 
 @njit(cache=True)
-def _implicit(m, d):
+def implicit(m, d):
     """Implicit-in-velocity step with the full D = ∂(passive + actuator − bias)/∂v (mj_implicit)."""
     nv = m.nv
     A = d.scratch_vv
-    _implicit_matrix(m, d, A)
+    implicit_matrix(m, d, A)
     qacc = np.empty(nv)
     for i in range(nv):
         qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
     _lu_solve_dense(A, qacc)
-    _advance(m, d, qacc)
+    advance(m, d, qacc)
 
 
-_k_integrate_pos = entry.Kernel(_integrate_pos, globals())
-_k_diff_pos = entry.Kernel(_diff_pos, globals())
+_k_integrate_pos = entry.Kernel(integrate_pos_kernel, globals())
+_k_diff_pos = entry.Kernel(diff_pos_kernel, globals())
 
 
 def _check_model(m, fname):

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import _actuation
+from jointspace.actuation import actuation
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
@@ -54,11 +54,11 @@ from jointspace.constraint import (
     STATE_LINEARPOS,
     STATE_QUADRATIC,
     STATE_SATISFIED,
-    _reference,
+    reference,
     warn_cnstrfull,
 )
 from jointspace.diagnostics import bad_element, element_name, joint_label
-from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, _rne
+from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceError, SingularMassError
 from jointspace.forward import (
     forward_checked,
@@ -68,14 +68,14 @@ from jointspace.forward import (
     warn_forward,
 )
 from jointspace.integrate import (
-    _damping,
-    _euler_damped,
-    _free_block,
-    _implicit_matrix,
-    _implicitfast_matrix,
-    _is_free_body,
+    damping,
+    euler_damped,
+    free_block,
+    implicit_matrix,
+    implicitfast_matrix,
+    is_free_body,
 )
-from jointspace.solver.cost import _mul_j, _mul_jt, _mul_m, _solve_m
+from jointspace.solver.cost import mul_j, mul_jt, mul_m, solve_m
 from jointspace.types import (
     DSBL_ACTUATION,
     DSBL_GRAVITY,
@@ -279,25 +279,25 @@ def _discrete_acc(m, d, qacc):
         return False
     qfrc = np.empty(nv)
     if integrator == INT_EULER:
-        if not _euler_damped(m):
+        if not euler_damped(m):
             return True
         # qfrc = (M + h B) a_h
         h = m.opt_timestep[0]
-        _mul_m(m, d.qM, qacc, qfrc)
+        mul_m(m, d.qM, qacc, qfrc)
         for i in range(nv):
-            qfrc[i] += h * _damping(m, i) * qacc[i]
+            qfrc[i] += h * damping(m, i) * qacc[i]
     elif integrator == INT_IMPLICITFAST:
         # qfrc = (M − h D) a_h, standalone free bodies by their unsymmetric 6×6 block
-        _actuation(m, d)
-        nfree = _implicitfast_matrix(m, d)
-        _mul_m(m, d.qH, qacc, qfrc)
+        actuation(m, d)
+        nfree = implicitfast_matrix(m, d)
+        mul_m(m, d.qH, qacc, qfrc)
         if nfree > 0:
             A = np.empty((6, 6))
             B = np.empty((6, 6))
             for j in range(m.njnt):
-                if m.jnt_type[j] != JNT_FREE or not _is_free_body(m, m.jnt_bodyid[j]):
+                if m.jnt_type[j] != JNT_FREE or not is_free_body(m, m.jnt_bodyid[j]):
                     continue
-                _free_block(m, d, j, A, B)
+                free_block(m, d, j, A, B)
                 a = m.jnt_dofadr[j]
                 for r in range(6):
                     s = 0.0
@@ -306,9 +306,9 @@ def _discrete_acc(m, d, qacc):
                     qfrc[a + r] = s
     else:
         # qfrc = (M − h D) a_h with the full D (dense)
-        _actuation(m, d)
+        actuation(m, d)
         A = d.scratch_vv
-        _implicit_matrix(m, d, A)
+        implicit_matrix(m, d, A)
         for i in range(nv):
             s = 0.0
             for k in range(nv):
@@ -317,7 +317,7 @@ def _discrete_acc(m, d, qacc):
     # a = M⁻¹ qfrc
     for i in range(nv):
         qacc[i] = qfrc[i]
-    _solve_m(m, d, qacc)
+    solve_m(m, d, qacc)
     return True
 
 
@@ -339,14 +339,14 @@ def _inv_acceleration(m, d, discrete):
     else:
         # jar = J qacc − aref
         jar = d.scratch_efc[:nefc]
-        _mul_j(d, d.qacc, jar)
+        mul_j(d, d.qacc, jar)
         for i in range(nefc):
             jar[i] -= d.efc_aref[i]
         _constraint_forces(d, jar, d.efc_force, d.efc_state)
-        _mul_jt(d, d.efc_force, d.qfrc_constraint)
+        mul_jt(d, d.efc_force, d.qfrc_constraint)
     # qfrc_inverse = M qacc + c(q, v) − qfrc_passive − qfrc_constraint
     gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
-    _rne(m, d, RNE_VEL | RNE_ACC | gravity, d.cfrc_ext, d.qfrc_inverse)
+    rne(m, d, RNE_VEL | RNE_ACC | gravity, d.cfrc_ext, d.qfrc_inverse)
     for k in range(nv):
         d.qfrc_inverse[k] -= d.qfrc_passive[k] + d.qfrc_constraint[k]
     if discrete:
@@ -376,7 +376,7 @@ def _inverse(m, d, discrete):
     if bad_pivot >= 0:
         return -2 - bad_pivot, need
     fwd_velocity(m, d)
-    _reference(m, d)
+    reference(m, d)
     _inv_acceleration(m, d, disc)
     return OK, need
 
@@ -405,13 +405,13 @@ def _xfrc_qfrc(m, d, out):
             out[k] = 0.0
         return
     # RNE with only the external forces gives −Jᵀ xfrc
-    _rne(m, d, RNE_FEXT, d.xfrc_applied, out)
+    rne(m, d, RNE_FEXT, d.xfrc_applied, out)
     for k in range(m.nv):
         out[k] = -out[k]
 
 
 @njit(cache=True)
-def _compare_fwd_inv(m, d):
+def compare_fwd_inv_stage(m, d):
     """d.solver_fwdinv after a forward pass, leaving forward's results (mj_compareFwdInv).
 
     fwdinv[0] = |qfrc_constraint(forward) − qfrc_constraint(inverse)|,
@@ -604,7 +604,7 @@ def _inverse_step_entry(d, qvel_next):
 def _forward_compare(m, d):
     """forward_checked, then the fwdinv comparison (`compare_fwd_inv`)."""
     bad = forward_checked(m, d)
-    _compare_fwd_inv(m, d)
+    compare_fwd_inv_stage(m, d)
     return bad
 
 

@@ -2,10 +2,10 @@
 
 Stages (each a compiled kernel over the model/data structs, mirroring MuJoCo's
 engine_core_smooth.c):
-  _kinematics: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat (_kinematics_bodies), then
+  kinematics_stage: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat (kinematics_bodies), then
                geom_xpos/xmat, site_xpos/xmat (_kinematics_frames)
-  _com_pos:    subtree_com, cinert, cdof
-  _com_vel:    cvel, cdof_dot
+  com_pos:    subtree_com, cinert, cdof
+  com_vel_stage:    cvel, cdof_dot
 Quaternions are composed along the tree and renormalized after every joint rotation, as the
 slides (000, "Forward kinematics") advise, so round-off does not accumulate.
 
@@ -63,7 +63,7 @@ def _frame_on_body(b, q0, q1, q2, q3, p0, p1, p2, xmat, pos, quat, g, out_pos, o
 
 
 @njit(cache=True)
-def _kinematics_bodies(m, d):
+def kinematics_bodies(m, d):
     """World poses of bodies, joint anchors/axes and inertial frames (mj_kinematics).
 
     x_b = x_parent + R_parent body_pos,  q_b = q_parent ⊗ body_quat, then for each joint:
@@ -224,17 +224,17 @@ def _kinematics_frames(m, d):
 
 
 @njit(cache=True)
-def _kinematics(m, d):
+def kinematics_stage(m, d):
     """World poses of bodies, joints, inertial frames, geoms and sites (mj_kinematics)."""
-    _kinematics_bodies(m, d)
+    kinematics_bodies(m, d)
     _kinematics_frames(m, d)
 
 
 @njit(cache=True)
-def _com_pos(m, d):
+def com_pos(m, d):
     """Subtree centers of mass, com-based inertias and motion axes (mj_comPos).
 
-    Scalar style, like _kinematics_bodies: no array views or temporaries.
+    Scalar style, like kinematics_bodies: no array views or temporaries.
     """
     nbody = m.nbody
     parentid = m.body_parentid
@@ -353,7 +353,7 @@ def _com_pos(m, d):
 
 
 @njit(cache=True)
-def _com_vel(m, d):
+def com_vel_stage(m, d):
     """Com-based body velocities and dof-axis derivatives (mj_comVel).
 
     cvel = cvel_parent + Σ cdof qvel;  cdof_dot = cvel_parent ×ₘ cdof (free translation: 0).
@@ -412,20 +412,21 @@ def _com_vel(m, d):
 
 
 @njit(cache=True)
-def _position(m, d):
-    _kinematics(m, d)
-    _com_pos(m, d)
+def kinematics_com_pos(m, d):
+    """Poses and com quantities: kinematics_stage, then com_pos (the compiler at qpos0)."""
+    kinematics_stage(m, d)
+    com_pos(m, d)
 
 
 @njit(cache=True)
 def _position_velocity(m, d):
-    _kinematics(m, d)
-    _com_pos(m, d)
-    _com_vel(m, d)
+    kinematics_stage(m, d)
+    com_pos(m, d)
+    com_vel_stage(m, d)
 
 
 @njit(cache=True)
-def _jac(m, d, body, point, jacp, jacr):
+def jac_point(m, d, body, point, jacp, jacr):
     """Point Jacobian (translation) and body Jacobian (rotation), world frame (mj_jac).
 
     For each dof on the path to the root: jacr[:, i] = cdof_rot, jacp[:, i] = cdof_lin +
@@ -456,7 +457,7 @@ def _jac(m, d, body, point, jacp, jacr):
 
 
 @njit(cache=True)
-def _jac_dot_qvel(m, d, body, point, out):
+def jac_dot_qvel(m, d, body, point, out):
     """Bias acceleration J̇ q̇ of a point fixed to a body (translation : rotation).
 
     With the body's com-based velocity v = (ω, v_c) and acceleration J̇q̇ = Σ cdof_dot q̇
@@ -493,26 +494,26 @@ def _jac_dot_qvel(m, d, body, point, out):
 
 @njit(cache=True)
 def _jac_site(m, d, s, jacp, jacr):
-    _jac(m, d, m.site_bodyid[s], d.site_xpos[s], jacp, jacr)
+    jac_point(m, d, m.site_bodyid[s], d.site_xpos[s], jacp, jacr)
 
 
 @njit(cache=True)
 def _jac_body(m, d, b, jacp, jacr):
-    _jac(m, d, b, d.xpos[b], jacp, jacr)
+    jac_point(m, d, b, d.xpos[b], jacp, jacr)
 
 
 @njit(cache=True)
 def _jac_body_com(m, d, b, jacp, jacr):
-    _jac(m, d, b, d.xipos[b], jacp, jacr)
+    jac_point(m, d, b, d.xipos[b], jacp, jacr)
 
 
 _k_position_velocity = entry.Kernel(_position_velocity, globals())
-_k_com_vel = entry.Kernel(_com_vel, globals())
-_k_jac = entry.Kernel(_jac, globals())
+_k_com_vel = entry.Kernel(com_vel_stage, globals())
+_k_jac = entry.Kernel(jac_point, globals())
 _k_jac_site = entry.Kernel(_jac_site, globals())
 _k_jac_body = entry.Kernel(_jac_body, globals())
 _k_jac_body_com = entry.Kernel(_jac_body_com, globals())
-_k_jac_dot = entry.Kernel(_jac_dot_qvel, globals())
+_k_jac_dot = entry.Kernel(jac_dot_qvel, globals())
 
 
 def kinematics(m, d, qpos=None, qvel=None):

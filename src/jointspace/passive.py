@@ -48,7 +48,7 @@ def sub_quat(out, qa, qb):
 
 
 @njit(cache=True)
-def _spring_displacement(m, qpos, j, out):
+def spring_displacement(m, qpos, j, out):
     """Displacement of joint j from its spring rest pose; returns the number of values.
 
     hinge/slide: 1 value; ball: 3 (rotation vector); free: 6 (world translation, rotation).
@@ -104,7 +104,7 @@ def _springs(m, d):
         jt = jtype[j]
         if k == 0.0 or (jt != JNT_FREE and jt != JNT_BALL):
             continue
-        n = _spring_displacement(m, qpos, j, x)
+        n = spring_displacement(m, qpos, j, x)
         dadr = m.jnt_dofadr[j]
         # qfrc_spring = -k x
         for i in range(n):
@@ -112,7 +112,7 @@ def _springs(m, d):
 
 
 @njit(cache=True)
-def _passive(m, d):
+def passive(m, d):
     """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
     out = d.qfrc_passive
     flags = m.opt_disableflags[0]

@@ -24,13 +24,13 @@ from jointspace.diagnostics import (
 )
 from jointspace.forward import forward_stages
 from jointspace.integrate import (
-    _advance,
-    _euler,
-    _implicit,
-    _implicitfast,
-    _integrate_pos,
+    advance,
+    euler,
+    implicit,
+    implicitfast,
+    integrate_pos_kernel,
 )
-from jointspace.inverse import _compare_fwd_inv
+from jointspace.inverse import compare_fwd_inv_stage
 from jointspace.types import (
     ENBL_FWDINV,
     INT_EULER,
@@ -140,7 +140,7 @@ def _rk4(m, d):
             theta[j] = h * c[i - 1] * k[i - 1, j]
             d.qvel[j] = v0[j] + h * c[i - 1] * acc[i - 1, j]
         d.qpos[:] = q0
-        _integrate_pos(m, d.qpos, theta, 1.0)
+        integrate_pos_kernel(m, d.qpos, theta, 1.0)
         d.time[0] = t0 + c[i - 1] * h
         forward_stages(m, d)
         _dexp_inv(m, theta, d.qvel, k[i])
@@ -151,7 +151,7 @@ def _rk4(m, d):
         d.qacc[j] = (acc[0, j] + 2.0 * acc[1, j] + 2.0 * acc[2, j] + acc[3, j]) / 6.0
         d.qvel[j] = v0[j] + h * d.qacc[j]
     d.qpos[:] = q0
-    _integrate_pos(m, d.qpos, theta, 1.0)
+    integrate_pos_kernel(m, d.qpos, theta, 1.0)
     d.time[0] = t0 + h
 
 
@@ -173,18 +173,18 @@ def _step(m, d, nstep):
             bad |= 1 << WARN_BADQACC
             forward_stages(m, d)
         if m.opt_enableflags[0] & ENBL_FWDINV:
-            _compare_fwd_inv(m, d)
+            compare_fwd_inv_stage(m, d)
         integrator = m.opt_integrator[0]
         if integrator == INT_EULER:
-            _euler(m, d)
+            euler(m, d)
         elif integrator == INT_RK4:
             _rk4(m, d)
         elif integrator == INT_IMPLICITFAST:
-            _implicitfast(m, d)
+            implicitfast(m, d)
         elif integrator == INT_IMPLICIT:
-            _implicit(m, d)
+            implicit(m, d)
         else:
-            _advance(m, d, d.qacc)
+            advance(m, d, d.qacc)
     bad |= _check(m, d, d.qpos, WARN_BADQPOS)
     bad |= _check(m, d, d.qvel, WARN_BADQVEL)
     return bad

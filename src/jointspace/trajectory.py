@@ -188,7 +188,7 @@ class Trajectory:
         return cls(**kw)
 
 
-def _ctrl_table(m, ctrl, nstep):
+def ctrl_table(m, ctrl, nstep):
     """ctrl as None (leave d.ctrl alone) or an (n, nu) table whose row i is applied at step i."""
     if ctrl is None:
         return None
@@ -240,7 +240,7 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
             or record_every < 1:
         raise ValueError(f"simulate: argument record_every must be a positive integer, got "
                          f"{record_every!r}")
-    table = _ctrl_table(m, ctrl, nstep)
+    table = ctrl_table(m, ctrl, nstep)
     nframe = nstep // record_every + 1 + (nstep % record_every != 0)
     rec = {"time": np.zeros(nframe), "qpos": np.zeros((nframe, m.nq)),
            "qvel": np.zeros((nframe, m.nv)), "ctrl": np.zeros((nframe, m.nu)),

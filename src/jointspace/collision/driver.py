@@ -75,7 +75,7 @@ from jointspace.collision import convex as C
 from jointspace.collision import primitive as P
 from jointspace.collision._vec import MINVAL, dot, m9, normalize, sub, v3
 from jointspace.errors import JointspaceWarning
-from jointspace.kinematics import _kinematics
+from jointspace.kinematics import kinematics_stage
 from jointspace.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
@@ -598,7 +598,7 @@ def _contact_frame(frame, nrm, tan):
 
 
 @njit(cache=True)
-def _collision(m, d):
+def collision_stage(m, d):
     """All contacts of the current poses into d.ncon, d.contact_* (mj_collision).
 
     The compiled stage; geom poses must be current (forward kinematics). Returns
@@ -719,8 +719,8 @@ def _collision(m, d):
     return 4 * noverlap + flags
 
 
-_k_collision = entry.Kernel(_collision, globals())
-_k_kinematics = entry.Kernel(_kinematics, globals())
+_k_collision = entry.Kernel(collision_stage, globals())
+_k_kinematics = entry.Kernel(kinematics_stage, globals())
 
 
 def collision(m, d, kinematics=True, stacklevel=2):

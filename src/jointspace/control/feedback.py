@@ -20,7 +20,7 @@ import numpy as np
 
 from jointspace._numba import entry
 from jointspace.control import common
-from jointspace.control.kernels import _computed_torque
+from jointspace.control.kernels import computed_torque
 
 
 class ComputedTorque:
@@ -147,4 +147,4 @@ class ComputedTorque:
         return self.out[0:nv].copy()
 
 
-_k_ct = entry.Kernel(_computed_torque, globals())
+_k_ct = entry.Kernel(computed_torque, globals())

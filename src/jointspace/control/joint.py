@@ -31,17 +31,17 @@ import numpy as np
 
 from jointspace import rigid
 from jointspace._numba import entry
-from jointspace.control.kernels import _consistency_step
-from jointspace.dynamics.crba import _crb
+from jointspace.control.kernels import consistency_step
+from jointspace.dynamics.crba import crb_stage
 from jointspace.dynamics.rnea import rnea
 from jointspace.errors import JointspaceError
 from jointspace.inverse import inverse
-from jointspace.passive import _passive
+from jointspace.passive import passive
 from jointspace.types import make_data
 
-_k_passive = entry.Kernel(_passive, globals())
-_k_crb = entry.Kernel(_crb, globals())
-_k_newton = entry.Kernel(_consistency_step, globals())
+_k_passive = entry.Kernel(passive, globals())
+_k_crb = entry.Kernel(crb_stage, globals())
+_k_newton = entry.Kernel(consistency_step, globals())
 
 
 @dataclass

@@ -21,16 +21,16 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._numba.dense import chol_factor, chol_solve
-from jointspace.constraint import STATE_CONE, STATE_QUADRATIC, _reference
-from jointspace.dynamics.factor import _solve_ld
-from jointspace.dynamics.minv import _minv
+from jointspace._numba.dense import chol_solve_spd
+from jointspace.constraint import STATE_CONE, STATE_QUADRATIC, reference
+from jointspace.dynamics.factor import solve_ld
+from jointspace.dynamics.minv import minv_kernel
 from jointspace.forward import fwd_position, fwd_rows, fwd_velocity
-from jointspace.integrate import _diff_pos
-from jointspace.kinematics import _com_pos, _jac, _jac_dot_qvel, _kinematics_bodies
+from jointspace.integrate import diff_pos_kernel
+from jointspace.kinematics import com_pos, jac_dot_qvel, jac_point, kinematics_bodies
 from jointspace.passive import quat_to_vel
-from jointspace.solver import _cone_arrays
-from jointspace.solver.cost import _constraint_update, _mul_jt, _mul_m
+from jointspace.solver import cone_arrays
+from jointspace.solver.cost import constraint_update, mul_jt, mul_m
 from jointspace.types import MINVAL
 
 # task kinds (ibuf column 0)
@@ -65,14 +65,14 @@ def _state(m, d):
 def _rows(m, d):
     """Contacts, constraint rows and reference accelerations at d's state (as forward)."""
     need = fwd_rows(m, d)
-    _reference(m, d)
+    reference(m, d)
     return need
 
 
 @njit(cache=True)
 def _minv_solve(m, d, x):
     """Overwrite each row r of x (k, nv) with M⁻¹ x[r] (sparse LᵀDL of the state stage)."""
-    _solve_ld(m, d.qLD, d.qLDiagInv, x)
+    solve_ld(m, d.qLD, d.qLDiagInv, x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,20 +185,8 @@ def _damped_inverse(A, n, eps, out):
     return wmin, wmax, delta
 
 
-@njit(cache=True)
-def _chol_solve_small(A, n, b):
-    """Solve A x = b in place (b → x) for a symmetric positive definite n × n A (destroyed).
-
-    Returns False when a pivot is not above MINVAL.
-    """
-    if chol_factor(A, n, MINVAL) < n:
-        return False
-    chol_solve(A, n, b)
-    return True
-
-
 @njit(cache=True, inline="always")
-def _mat_to_quat(R, out):
+def mat_to_quat(R, out):
     """Unit quaternion (w, x, y, z) of the row-major rotation matrix R (9,), Shepperd's method."""
     tr = R[0] + R[4] + R[8]
     if tr > 0.0:
@@ -234,7 +222,7 @@ def _orientation_error(R, qdes, out):
     Computed as the rotation vector of q_des ⊗ q⁻¹ (angle wrapped into (−π, π]).
     """
     q = np.empty(4)
-    _mat_to_quat(R, q)
+    mat_to_quat(R, q)
     n = math.sqrt(qdes[0] * qdes[0] + qdes[1] * qdes[1] + qdes[2] * qdes[2] + qdes[3] * qdes[3])
     a0 = qdes[0] / n
     a1 = qdes[1] / n
@@ -284,8 +272,8 @@ def _task_frame(m, d, kind, oid, jacp, jacr, jdot):
             if p != oid or mass <= 0.0:
                 continue
             total += mass
-            _jac(m, d, b, d.xipos[b], jp, jr)
-            _jac_dot_qvel(m, d, b, d.xipos[b], jd)
+            jac_point(m, d, b, d.xipos[b], jp, jr)
+            jac_dot_qvel(m, d, b, d.xipos[b], jd)
             for r in range(3):
                 for c in range(nv):
                     jacp[r, c] += mass * jp[r, c]
@@ -309,8 +297,8 @@ def _task_frame(m, d, kind, oid, jacp, jacr, jdot):
             point[k] = d.xpos[oid, k]
         for k in range(9):
             R[k] = d.xmat[oid, k]
-    _jac(m, d, body, point, jacp, jacr)
-    _jac_dot_qvel(m, d, body, point, jdot)
+    jac_point(m, d, body, point, jacp, jacr)
+    jac_dot_qvel(m, d, body, point, jdot)
     return point, R
 
 
@@ -393,7 +381,7 @@ def _prioritized(m, d, J, b, nrow, lstart, nlevel, eps, a0, use_a0, qacc, qacc_n
     for r in range(nrow):
         for k in range(nv):
             Z[r, k] = J[r, k]
-    _solve_ld(m, d.qLD, d.qLDiagInv, Z[:nrow])
+    solve_ld(m, d.qLD, d.qLDiagInv, Z[:nrow])
     for k in range(nv):
         qacc[k] = 0.0
     ndamped = 0
@@ -467,7 +455,7 @@ def _posture_acc(m, d, fbuf, p0, out):
     """a0 = kp (q* ⊖ q) − kd q̇ with q* at fbuf[p0:p0+nq], kp and kd (nv,) after it."""
     nq = m.nq
     nv = m.nv
-    _diff_pos(m, out, 1.0, d.qpos, fbuf[p0:p0 + nq])
+    diff_pos_kernel(m, out, 1.0, d.qpos, fbuf[p0:p0 + nq])
     kp = p0 + nq
     kd = kp + nv
     for k in range(nv):
@@ -485,7 +473,7 @@ def _inverse_smooth(m, d, qacc, tau, use_passive):
     Without use_passive the plant's springs and dampers are left uncompensated (not
     subtracted).
     """
-    _mul_m(m, d.qM, qacc, tau)
+    mul_m(m, d.qM, qacc, tau)
     for k in range(m.nv):
         tau[k] += d.qfrc_bias[k]
         if use_passive:
@@ -532,7 +520,7 @@ def _write_output(m, d, mode, actuated, act_dof, tau):
 
 
 @njit(cache=True)
-def _computed_torque(m, d, ibuf, fbuf, out):
+def computed_torque(m, d, ibuf, fbuf, out):
     """One computed-torque step at d's state (see `jointspace.control.ComputedTorque`).
 
     a_des = a_ref + Kd (v_ref − q̇) + Kp (q_ref ⊖ q). Fully actuated: q̈ = a_des and
@@ -562,7 +550,7 @@ def _computed_torque(m, d, ibuf, fbuf, out):
     aref = fbuf[nq + nv:nq + 2 * nv]
     kp0 = nq + 2 * nv
     kd0 = kp0 + nv * nv
-    _diff_pos(m, err, 1.0, d.qpos, qref)
+    diff_pos_kernel(m, err, 1.0, d.qpos, qref)
     for i in range(nv):
         s = aref[i]
         for k in range(nv):
@@ -580,14 +568,14 @@ def _computed_torque(m, d, ibuf, fbuf, out):
         col = np.empty(nv)
         for j in range(nun):
             ej[unact[j]] = 1.0
-            _mul_m(m, d.qM, ej, col)
+            mul_m(m, d.qM, ej, col)
             ej[unact[j]] = 0.0
             for i in range(nun):
                 Muu[i, j] = col[unact[i]]
         rhs = np.empty(nun)
         for i in range(nun):
             rhs[i] = -tau[unact[i]]
-        if not _chol_solve_small(Muu, nun, rhs):
+        if not chol_solve_spd(Muu, nun, rhs, MINVAL):
             info[0] = unact[0]
             return
         dev = 0.0
@@ -647,12 +635,12 @@ def _osc_accel(m, d, ibuf, fbuf, out):
         _posture_acc(m, d, fbuf, 1, a0)
     info[1] = _prioritized(m, d, J, b, nrow, ibuf[ls0:ls0 + nlevel + 1], nlevel, fbuf[0], a0,
                            use_posture, qacc, qnull, diag)
-    _mul_m(m, d.qM, qnull, taunull)
+    mul_m(m, d.qM, qnull, taunull)
     _inverse_smooth(m, d, qacc, tau, ibuf[5] != 0)
 
 
 @njit(cache=True)
-def _osc(m, d, ibuf, fbuf, out):
+def osc_kernel(m, d, ibuf, fbuf, out):
     """One operational-space control step at d's state (`OperationalSpace`)."""
     nv = m.nv
     info = out[4 * nv:4 * nv + 4]
@@ -666,7 +654,7 @@ def _osc(m, d, ibuf, fbuf, out):
 
 
 @njit(cache=True)
-def _task_inertia(m, d, q, jac, eps, use_minv, lam, diag):
+def task_inertia_kernel(m, d, q, jac, eps, use_minv, lam, diag):
     """Λ = (J M⁻¹ Jᵀ)⁻¹ (damped as `_damped_inverse`) at q, from LᵀDL solves or from M⁻¹.
 
     Returns -1 or the dof of a non-positive pivot.
@@ -677,10 +665,10 @@ def _task_inertia(m, d, q, jac, eps, use_minv, lam, diag):
         d.qpos[i] = q[i]
     X = np.empty((k, nv))
     if use_minv:
-        _kinematics_bodies(m, d)
-        _com_pos(m, d)
+        kinematics_bodies(m, d)
+        com_pos(m, d)
         Minv = np.empty((nv, nv))
-        bad = _minv(m, d, Minv)
+        bad = minv_kernel(m, d, Minv)
         if bad >= 0:
             return bad
         # X = J M⁻¹ (rows)
@@ -697,7 +685,7 @@ def _task_inertia(m, d, q, jac, eps, use_minv, lam, diag):
         for r in range(k):
             for c in range(nv):
                 X[r, c] = jac[r, c]
-        _solve_ld(m, d.qLD, d.qLDiagInv, X)
+        solve_ld(m, d.qLD, d.qLDiagInv, X)
     A = np.empty((k, k))
     for i in range(k):
         for j in range(i, k):
@@ -742,7 +730,7 @@ def _soft_force(m, d, qacc, force, H, cdim, cmu, cfr, want):
         for k in range(m.nv):
             s += J[i, k] * qacc[k]
         jar[i] = s
-    cost = _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want)
+    cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want)
     if not want:
         return cost
     for i in range(nefc):
@@ -771,11 +759,11 @@ def _soft_inverse(m, d, qacc, force, qfrc, use_passive):
     by `_rows` at d's state).
     """
     nv = m.nv
-    cdim, cmu, cfr = _cone_arrays(m, d)
+    cdim, cmu, cfr = cone_arrays(m, d)
     cost = _soft_force(m, d, qacc, force, np.empty((1, 1)), cdim, cmu, cfr, False)
     _inverse_smooth(m, d, qacc, qfrc, use_passive)
     fq = np.empty(nv)
-    _mul_jt(d, force, fq)
+    mul_jt(d, force, fq)
     # Φ = ½ aᵀ (M a) + (c − p)ᵀ a + s, with M a = qfrc − (c − p)
     for k in range(nv):
         cp = 0.5 * (qfrc[k] + d.qfrc_bias[k] - (d.qfrc_passive[k] if use_passive else 0.0))
@@ -785,7 +773,7 @@ def _soft_inverse(m, d, qacc, force, qfrc, use_passive):
 
 
 @njit(cache=True)
-def _soft_inverse_driver(m, d, qacc, force, qfrc):
+def soft_inverse_driver(m, d, qacc, force, qfrc):
     """State stage and rows at d's (qpos, qvel), then `_soft_inverse` at qacc."""
     bad = _state(m, d)
     if bad >= 0:
@@ -805,7 +793,7 @@ def _base_newton(m, d, qacc, unact, nun, r):
     nv = m.nv
     nefc = d.nefc[0]
     n = max(nefc, 1)
-    cdim, cmu, cfr = _cone_arrays(m, d)
+    cdim, cmu, cfr = cone_arrays(m, d)
     H = np.empty((n, n))
     force = np.empty(n)
     _soft_force(m, d, qacc, force, H, cdim, cmu, cfr, True)
@@ -818,7 +806,7 @@ def _base_newton(m, d, qacc, unact, nun, r):
         u = unact[b]
         # column u of M + Jᵀ H J
         ej[u] = 1.0
-        _mul_m(m, d.qM, ej, col)
+        mul_m(m, d.qM, ej, col)
         ej[u] = 0.0
         for i in range(nefc):
             s = 0.0
@@ -837,7 +825,7 @@ def _base_newton(m, d, qacc, unact, nun, r):
     delta = np.empty(nun)
     for a in range(nun):
         delta[a] = -r[a]
-    if not _chol_solve_small(Huu, nun, delta):
+    if not chol_solve_spd(Huu, nun, delta, MINVAL):
         return 1.0
     slope = 0.0
     for a in range(nun):
@@ -860,7 +848,7 @@ def _unact_residual(qfrc, unact, nun, r):
 
 
 @njit(cache=True)
-def _wbid_prepare(m, d, ibuf, fbuf, out):
+def wbid_prepare(m, d, ibuf, fbuf, out):
     """State, rows and the task accelerations (into qacc_des); returns -1 or a bad pivot."""
     nv = m.nv
     ntask, nrow, nlevel, ls0, t0 = _osc_layout(m, ibuf)
@@ -877,7 +865,7 @@ def _wbid_prepare(m, d, ibuf, fbuf, out):
 
 
 @njit(cache=True)
-def _wbid(m, d, ibuf, fbuf, out):
+def wbid(m, d, ibuf, fbuf, out):
     """One whole-body inverse-dynamics step with the compiled soft-contact predictor.
 
     q̈_des from the prioritized tasks (`_prioritized`); the actuated dofs keep it and the
@@ -895,7 +883,7 @@ def _wbid(m, d, ibuf, fbuf, out):
     unact = ibuf[wb0 + 2:wb0 + 2 + nun]
     tol = fbuf[1 + m.nq + 2 * nv + ntask * TF]
     use_passive = ibuf[5] != 0
-    if _wbid_prepare(m, d, ibuf, fbuf, out) >= 0:
+    if wbid_prepare(m, d, ibuf, fbuf, out) >= 0:
         return
     tau = out[0:nv]
     qacc = out[nv:2 * nv]
@@ -942,13 +930,13 @@ def _wbid(m, d, ibuf, fbuf, out):
 
 
 @njit(cache=True)
-def _consistency_step(m, d, qacc, unact, r):
-    """The Newton step of `_wbid` for the residual r of an external predictor (in place)."""
+def consistency_step(m, d, qacc, unact, r):
+    """The Newton step of `wbid` for the residual r of an external predictor (in place)."""
     return _base_newton(m, d, qacc, unact, unact.shape[0], r)
 
 
 @njit(cache=True)
-def _finish(m, d, ibuf, tau):
+def finish(m, d, ibuf, tau):
     """Zero tau on the unactuated dofs and send it to the plant (OSC/WBID ibuf layout)."""
     nv = m.nv
     act = ibuf[6:6 + nv]

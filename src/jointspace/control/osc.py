@@ -44,8 +44,8 @@ from jointspace.control.kernels import (
     TF,
     TI,
     TO,
-    _osc,
-    _task_inertia,
+    osc_kernel,
+    task_inertia_kernel,
 )
 from jointspace.errors import JointspaceError, JointspaceWarning
 
@@ -179,10 +179,10 @@ class Task:
 
 
 def _mat_quat(mat):
-    from jointspace.control.kernels import _mat_to_quat
+    from jointspace.control.kernels import mat_to_quat
 
     q = np.empty(4)
-    _mat_to_quat.py_func(np.asarray(mat, dtype=np.float64), q)
+    mat_to_quat.py_func(np.asarray(mat, dtype=np.float64), q)
     return q
 
 
@@ -237,7 +237,7 @@ def _levels(tasks, who):
     return flat
 
 
-class _TaskController:
+class TaskController:
     """Layout of the buffers shared by OperationalSpace and WholeBodyID (see _kernels)."""
 
     def _setup(self, m, tasks, posture, singular_threshold, output, compensate_passive,
@@ -334,7 +334,7 @@ class _TaskController:
             self._any_singular = damped > 0
 
 
-class OperationalSpace(_TaskController):
+class OperationalSpace(TaskController):
     """Operational-space control with prioritized tasks and a posture (one compiled call).
 
     τ = M q̈ + c − passive with q̈ from the task-priority recursion of the module docstring:
@@ -426,5 +426,5 @@ def task_inertia(m, d, q, jac, *, method="factor", singular_threshold=1e-3):
     return lam
 
 
-_k_osc = entry.Kernel(_osc, globals())
-_k_ti = entry.Kernel(_task_inertia, globals())
+_k_osc = entry.Kernel(osc_kernel, globals())
+_k_ti = entry.Kernel(task_inertia_kernel, globals())

@@ -33,13 +33,13 @@ from jointspace._numba import entry
 from jointspace.constraint import warn_cnstrfull
 from jointspace.control import common
 from jointspace.control.kernels import (
-    _consistency_step,
-    _finish,
-    _soft_inverse_driver,
-    _wbid,
-    _wbid_prepare,
+    consistency_step,
+    finish,
+    soft_inverse_driver,
+    wbid,
+    wbid_prepare,
 )
-from jointspace.control.osc import _TaskController
+from jointspace.control.osc import TaskController
 
 
 def soft_inverse(m, d, qacc):
@@ -82,7 +82,7 @@ def inverse_predictor(inverse):
     return predictor
 
 
-class WholeBodyID(_TaskController):
+class WholeBodyID(TaskController):
     """Whole-body inverse-dynamics control for a floating base on soft contacts.
 
     Tasks and posture as in `OperationalSpace` (typically: feet poses at the first level,
@@ -226,8 +226,8 @@ class WholeBodyID(_TaskController):
         self.saturated = int(_k_finish(m._s, d._s, self.ibuf, self.tau))
 
 
-_k_wbid = entry.Kernel(_wbid, globals())
-_k_prepare = entry.Kernel(_wbid_prepare, globals())
-_k_step = entry.Kernel(_consistency_step, globals())
-_k_finish = entry.Kernel(_finish, globals())
-_k_soft = entry.Kernel(_soft_inverse_driver, globals())
+_k_wbid = entry.Kernel(wbid, globals())
+_k_prepare = entry.Kernel(wbid_prepare, globals())
+_k_step = entry.Kernel(consistency_step, globals())
+_k_finish = entry.Kernel(finish, globals())
+_k_soft = entry.Kernel(soft_inverse_driver, globals())

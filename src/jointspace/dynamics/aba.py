@@ -28,7 +28,7 @@ from numba import njit, uint64
 from jointspace._numba import entry
 from jointspace._numba.entry import BAD_SHAPE, IN1, IN2, FastPathMiss, check_pair, fresh
 from jointspace.diagnostics import check_not_singular, raise_pivot
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
 from jointspace.spatial import (
     cross_force6,
     inert_mul,
@@ -46,7 +46,7 @@ _PA = 21  # scratch_body column of pA
 
 @njit(cache=True)
 def _aba(m, d, tau, use_fext, fext, qacc):
-    """Articulated-body algorithm (needs _com_pos and _com_vel); returns -1 or a bad dof.
+    """Articulated-body algorithm (needs com_pos and com_vel_stage); returns -1 or a bad dof.
 
     Reads qvel and cvel, cdof, cdof_dot, cinert from d; writes qacc (nv,), d.cacc and
     d.cfrc_ext (f_ext in the c-frame, or zero).
@@ -199,9 +199,9 @@ def _aba_driver(d, q, v, tau, use_fext, fext):
         qpos[k] = q[k]
     for k in range(v.shape[0]):
         qvel[k] = v[k]
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    _com_vel(m, d)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    com_vel_stage(m, d)
     return _aba(m, d, tau, use_fext, fext, d.qacc)
 
 

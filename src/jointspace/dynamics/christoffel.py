@@ -40,9 +40,9 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.dynamics.crba import _crb
-from jointspace.dynamics.factor import _factor_m, _solve_ld
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.dynamics.crba import crb_stage
+from jointspace.dynamics.factor import factor_m_stage, solve_ld
+from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
 from jointspace.spatial import cross_force, cross_motion, dot6, mul_inert_vec
 from jointspace.types import JNT_BALL, JNT_FREE
 
@@ -158,10 +158,10 @@ def _coriolis(m, d, C):
 
 @njit(cache=True)
 def _coriolis_driver(m, d, C):
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    _crb(m, d)
-    _com_vel(m, d)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    crb_stage(m, d)
+    com_vel_stage(m, d)
     _coriolis(m, d, C)
 
 
@@ -265,13 +265,13 @@ def _christoffel(m, d, G):
 
 @njit(cache=True)
 def _christoffel_driver(m, d, G, second_kind):
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    _crb(m, d)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    crb_stage(m, d)
     _christoffel(m, d, G)
     if second_kind:
         nv = m.nv
-        bad = _factor_m(m, d)
+        bad = factor_m_stage(m, d)
         if bad >= 0:
             return bad
         x = np.empty((1, nv))
@@ -279,7 +279,7 @@ def _christoffel_driver(m, d, G, second_kind):
             for k in range(nv):
                 for i in range(nv):
                     x[0, i] = G[i, j, k]
-                _solve_ld(m, d.qLD, d.qLDiagInv, x)
+                solve_ld(m, d.qLD, d.qLDiagInv, x)
                 for i in range(nv):
                     G[i, j, k] = x[0, i]
     return -1
@@ -287,9 +287,9 @@ def _christoffel_driver(m, d, G, second_kind):
 
 @njit(cache=True)
 def _inertia_derivative_driver(m, d, dM):
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    _crb(m, d)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    crb_stage(m, d)
     _inertia_derivative(m, d, dM)
 
 

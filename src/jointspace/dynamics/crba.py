@@ -16,14 +16,14 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import IN1, OUT2, FastPathMiss, check_pair, fresh
-from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.kinematics import com_pos, kinematics_bodies
 from jointspace.spatial import inert_mul
 from jointspace.types import Data, Model
 
 
 @njit(cache=True)
-def _crb(m, d):
-    """Composite inertias (crb) and sparse M (qM); needs _com_pos."""
+def crb_stage(m, d):
+    """Composite inertias (crb) and sparse M (qM); needs com_pos."""
     nbody = m.nbody
     parentid = m.body_parentid
     dof_bodyid = m.dof_bodyid
@@ -59,7 +59,7 @@ def _crb(m, d):
 
 
 @njit(cache=True)
-def _dense_from_sparse(m, qM, out):
+def dense_from_sparse(m, qM, out):
     """Fill out (nv, nv) with the symmetric matrix stored in MuJoCo's sparse layout."""
     nv = m.nv
     madr = m.dof_Madr
@@ -84,10 +84,10 @@ def _crba_driver(d, q, out):
     qpos = d.qpos
     for k in range(q.shape[0]):
         qpos[k] = q[k]
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    _crb(m, d)
-    _dense_from_sparse(m, d.qM, out)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    crb_stage(m, d)
+    dense_from_sparse(m, d.qM, out)
 
 
 @njit(cache=True)

@@ -16,9 +16,9 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.dynamics.crba import _crb
-from jointspace.kinematics import _com_pos, _kinematics_bodies
-from jointspace.passive import _spring_displacement
+from jointspace.dynamics.crba import crb_stage
+from jointspace.kinematics import com_pos, kinematics_bodies
+from jointspace.passive import spring_displacement
 
 
 @njit(cache=True)
@@ -37,7 +37,7 @@ def _mul_m(m, qM, x, out):
 
 
 @njit(cache=True)
-def _energy_pos(m, d):
+def energy_pos(m, d):
     """energy[0] = gravitational + spring potential energy (mj_energyPos); needs kinematics."""
     g = m.opt_gravity
     e = 0.0
@@ -51,7 +51,7 @@ def _energy_pos(m, d):
         k = m.jnt_stiffness[j]
         if k == 0.0:
             continue
-        n = _spring_displacement(m, d.qpos, j, x)
+        n = spring_displacement(m, d.qpos, j, x)
         if n == 6:
             e += 0.5 * k * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
             e += 0.5 * k * (x[3] * x[3] + x[4] * x[4] + x[5] * x[5])
@@ -64,7 +64,7 @@ def _energy_pos(m, d):
 
 
 @njit(cache=True)
-def _energy_vel(m, d):
+def energy_vel(m, d):
     """energy[1] = ½ qvelᵀ M qvel (mj_energyVel); needs qM."""
     mv = np.empty(m.nv)
     _mul_m(m, d.qM, d.qvel, mv)
@@ -77,10 +77,10 @@ def _energy_vel(m, d):
 @njit(cache=True)
 def _lagrangian(m, d, p):
     """Kinematics, M, energies (d.energy) and momentum p = M qvel, in one compiled call."""
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    _crb(m, d)
-    _energy_pos(m, d)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    crb_stage(m, d)
+    energy_pos(m, d)
     _mul_m(m, d.qM, d.qvel, p)
     t = 0.0
     for i in range(m.nv):

@@ -19,13 +19,13 @@ from numba import njit, uint64
 from jointspace._numba import entry
 from jointspace._numba.entry import BAD_SHAPE, IN1, IN2, OUT1, OUT2, FastPathMiss, check_pair, fresh
 from jointspace.diagnostics import check_not_singular, raise_pivot
-from jointspace.dynamics.crba import _crb
-from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.dynamics.crba import crb_stage
+from jointspace.kinematics import com_pos, kinematics_bodies
 from jointspace.types import MINVAL, Data, Model
 
 
 @njit(cache=True)
-def _factor_ld(m, mat, diaginv):
+def factor_ld(m, mat, diaginv):
     """In-place LᵀDL of a matrix in qM's layout; returns -1, or the dof of a bad pivot.
 
     for k = nv-1 … 0:  for each ancestor i of k:  a = H[k, i] / H[k, k];
@@ -63,8 +63,8 @@ def _factor_ld(m, mat, diaginv):
 
 
 @njit(cache=True)
-def _solve_ld(m, mat, diaginv, x):
-    """Overwrite each row r of x (k, nv) with (LᵀDL)⁻¹ x[r], for a factor from _factor_ld.
+def solve_ld(m, mat, diaginv, x):
+    """Overwrite each row r of x (k, nv) with (LᵀDL)⁻¹ x[r], for a factor from factor_ld.
 
     Lᵀ y = x (leaves first), z = D⁻¹ y, L x = z (root first). Row k's off-diagonal
     entries are read with their columns from M_col rather than by walking dof_parentid, so
@@ -98,13 +98,13 @@ def _solve_ld(m, mat, diaginv, x):
 
 
 @njit(cache=True)
-def _factor_m(m, d):
-    """qLD, qLDiagInv = LᵀDL of qM; returns -1 or the dof of a bad pivot (needs _crb)."""
+def factor_m_stage(m, d):
+    """qLD, qLDiagInv = LᵀDL of qM; returns -1 or the dof of a bad pivot (needs crb_stage)."""
     qM = d.qM
     qLD = d.qLD
     for t in range(qM.shape[0]):
         qLD[t] = qM[t]
-    return _factor_ld(m, qLD, d.qLDiagInv)
+    return factor_ld(m, qLD, d.qLDiagInv)
 
 
 @njit(cache=True)
@@ -115,10 +115,10 @@ def _factor_driver(d, q, position):
         qpos = d.qpos
         for k in range(q.shape[0]):
             qpos[k] = q[k]
-        _kinematics_bodies(m, d)
-        _com_pos(m, d)
-        _crb(m, d)
-    return _factor_m(m, d)
+        kinematics_bodies(m, d)
+        com_pos(m, d)
+        crb_stage(m, d)
+    return factor_m_stage(m, d)
 
 
 @njit(cache=True)
@@ -127,7 +127,7 @@ def _solve_driver(d, x):
     m = d.model
     if m.nv > 0 and not d.qLDiagInv[0] > 0.0:
         return False
-    _solve_ld(m, d.qLD, d.qLDiagInv, x)
+    solve_ld(m, d.qLD, d.qLDiagInv, x)
     return True
 
 

@@ -33,7 +33,7 @@ from numba import njit, uint64
 from jointspace._numba import entry
 from jointspace._numba.entry import BAD_SHAPE, IN1, OUT2, FastPathMiss, check_pair, fresh
 from jointspace.diagnostics import check_not_singular, raise_pivot
-from jointspace.kinematics import _com_pos, _kinematics_bodies
+from jointspace.kinematics import com_pos, kinematics_bodies
 from jointspace.spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
 from jointspace.types import MINVAL, Data, Model
 
@@ -43,8 +43,8 @@ _CNT = 23  # scratch_body column: number of dofs in the body's subtree
 
 
 @njit(cache=True)
-def _minv(m, d, out):
-    """M⁻¹ into out (nv, nv) by Carpentier's Algorithm 1 (needs _com_pos).
+def minv_kernel(m, d, out):
+    """M⁻¹ into out (nv, nv) by Carpentier's Algorithm 1 (needs com_pos).
 
     Returns -1, the dof of a non-positive pivot, or -2 if the dofs of a subtree are not
     numbered contiguously (the compiler's depth-first numbering guarantees they are).
@@ -185,9 +185,9 @@ def _minv_driver(d, q, out):
     qpos = d.qpos
     for k in range(q.shape[0]):
         qpos[k] = q[k]
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
-    return _minv(m, d, out)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+    return minv_kernel(m, d, out)
 
 
 @njit(cache=True)

@@ -23,7 +23,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import IN1, IN2, OUT1, FastPathMiss, check_pair, fresh
-from jointspace.kinematics import _com_pos, _com_vel, _kinematics_bodies
+from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
 from jointspace.spatial import cross_force6, inert_mul, world_wrench_to_com
 from jointspace.types import Data, Model
 
@@ -34,8 +34,8 @@ RNE_GRAVITY = 8  # include gravity (world acceleration -g)
 
 
 @njit(cache=True)
-def _rne(m, d, flags, fext, tau):
-    """RNEA over the c-frame quantities of d (needs _com_pos, and _com_vel with RNE_VEL).
+def rne(m, d, flags, fext, tau):
+    """RNEA over the c-frame quantities of d (needs com_pos, and com_vel_stage with RNE_VEL).
 
     Reads qvel and qacc from d; writes cacc, cfrc_int (the spatial force each body receives
     from its parent, c-frame), cfrc_ext (f_ext in the c-frame, or zero) and tau (nv,).
@@ -178,11 +178,11 @@ def _rnea_driver(d, q, v, a, flags, fext, tau):
         _copy(d.qvel, v)
     if (flags & RNE_ACC) != 0:
         _copy(d.qacc, a)
-    _kinematics_bodies(m, d)
-    _com_pos(m, d)
+    kinematics_bodies(m, d)
+    com_pos(m, d)
     if (flags & RNE_VEL) != 0:
-        _com_vel(m, d)
-    _rne(m, d, flags, fext, tau)
+        com_vel_stage(m, d)
+    rne(m, d, flags, fext, tau)
 
 
 @njit(cache=True)

@@ -660,8 +660,8 @@ class _Compiler:
 
     # -- 5. constants at qpos0 ------------------------------------------------------------------
     def finish(self, m):
-        from jointspace.dynamics.crba import _crb
-        from jointspace.kinematics import _position
+        from jointspace.dynamics.crba import crb_stage
+        from jointspace.kinematics import kinematics_com_pos
         from jointspace.types import Data
 
         # body_subtreemass = Σ body_mass over the subtree (backward pass)
@@ -670,8 +670,8 @@ class _Compiler:
             m.body_subtreemass[m.body_parentid[i]] += m.body_subtreemass[i]
         # dof_M0 = diag(M) at qpos0
         d = Data(m)
-        _position(m._s, d._s)
-        _crb(m._s, d._s)
+        kinematics_com_pos(m._s, d._s)
+        crb_stage(m._s, d._s)
         m.dof_M0[:] = d.qM[m.dof_Madr]
         bad = [i for i in range(m.nv) if not m.dof_M0[i] > MINVAL]
         if bad:

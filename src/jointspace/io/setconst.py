@@ -7,8 +7,8 @@ scales the solvers' tolerance, and the equality data that depends on qpos0.
 
 import numpy as np
 
-from jointspace.dynamics.crba import _dense_from_sparse
-from jointspace.kinematics import _jac
+from jointspace.dynamics.crba import dense_from_sparse
+from jointspace.kinematics import jac_point
 from jointspace.types import (
     EQ_CONNECT,
     EQ_JOINT,
@@ -65,7 +65,7 @@ def set_constants(m, d):
     nv = m.nv
     if nv:
         M = np.empty((nv, nv))
-        _dense_from_sparse(m._s, d.qM, M)
+        dense_from_sparse(m._s, d.qM, M)
         m.stat_meaninertia[0] = float(np.mean(np.diag(M)))
         try:
             Minv = np.linalg.inv(M)
@@ -85,7 +85,7 @@ def set_constants(m, d):
         if simple[b]:
             m.body_invweight0[b] = (1.0 / max(MINVAL, m.body_mass[b]), 0.0)
         elif ok:
-            _jac(m._s, d._s, b, d.xipos[b].copy(), jacp, jacr)
+            jac_point(m._s, d._s, b, d.xipos[b].copy(), jacp, jacr)
             A = np.vstack((jacp, jacr)) @ Minv @ np.vstack((jacp, jacr)).T
             dg = np.diag(A)
             m.body_invweight0[b] = (dg[:3].mean(), dg[3:].mean())

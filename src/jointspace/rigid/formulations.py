@@ -10,7 +10,7 @@ velocity level (§3: v⁺ = v + h q̈, contact impulses z = h f):
 Eliminating τ and the actuated velocities leaves the unactuated velocities (the floating
 base, a free object) affine in the impulses: v⁺_u = v⁰_u + Q J_uᵀ z with Q = M_uu⁻¹, so every
 contact row r has the velocity r v⁺ = r v⁰ + r_u Q J_uᵀ z. Contacts come from our collision
-stage (d.contact_*: normal from geom 1 to geom 2, two tangents), rows from `_jac` as in the
+stage (d.contact_*: normal from geom 1 to geom 2, two tangents), rows from `jac_point` as in the
 simulator, and the gap φ = dist − margin enters as N v⁺ + gain φ/h ≥ 0 (§3.2; gain = 1 is the
 paper's choice, closing the gap in one period). Formulations:
 
@@ -50,26 +50,25 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._numba.dense import chol_factor
-from jointspace.collision.driver import _collision
+from jointspace._numba.dense import chol_factor_pd, chol_solve_into
+from jointspace.collision.driver import collision_stage
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL,
 )
-from jointspace.dynamics.crba import _dense_from_sparse
-from jointspace.forward import _xfrc_accumulate, fwd_position, fwd_velocity
-from jointspace.kinematics import _jac
+from jointspace.dynamics.crba import dense_from_sparse
+from jointspace.forward import fwd_position, fwd_velocity, xfrc_accumulate
+from jointspace.kinematics import jac_point
 from jointspace.rigid.lcp import (
     LCP_MAXITER,
     LCP_SINGULAR,
     LCP_SOLVED,
-    _chol_solve,
-    _enumerate,
-    _find_indices,
-    _lemke,
-    _ppm,
-    _qp_eq_nonneg,
+    enumerate,
+    find_indices_kernel,
+    lemke,
+    ppm,
+    qp_eq_nonneg,
 )
 
 NOSLIP = 0
@@ -86,19 +85,6 @@ IP_FORM, IP_K, IP_MAXITER, IP_PROJECT, IP_ENUMCAP, IP_STAGE2 = 0, 1, 2, 3, 4, 5
  DG_COMPL, DG_CONE, DG_NSOL, DG_STAGE2, DG_FALLBACK, DG_KEPT, DG_STATUS0, DG_STAGE2OK) = range(16)
 NDIAG = 16
 
-_TINY = 1e-300  # a Cholesky pivot must be positive: the least threshold that refuses 0
-
-
-@njit(cache=True)
-def _cholesky(A, L):
-    """L Lᵀ = A (A symmetric PD, n × n, kept); returns False if a pivot is not positive."""
-    n = A.shape[0]
-    for i in range(n):
-        for j in range(i + 1):
-            L[i, j] = A[i, j]
-        for j in range(i + 1, n):
-            L[i, j] = 0.0
-    return chol_factor(L, n, _TINY) == n
 
 
 @njit(cache=True)
@@ -121,8 +107,8 @@ def _contact_rows(m, d, mu_override, rows, phi, mu, cid, occ):
         b1 = m.geom_bodyid[d.contact_geom[c, 0]]
         b2 = m.geom_bodyid[d.contact_geom[c, 1]]
         p = d.contact_pos[c]
-        _jac(m, d, b1, p, j1p, j1r)
-        _jac(m, d, b2, p, j2p, j2r)
+        jac_point(m, d, b1, p, j1p, j1r)
+        jac_point(m, d, b2, p, j2p, j2r)
         fr = d.contact_frame[c]
         for r in range(3):
             for k in range(nv):
@@ -164,14 +150,14 @@ def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, 
     p = Q.shape[0]
     order = np.arange(nt)
     kept = np.empty(max(nt, 1), dtype=np.int64)
-    nk = _find_indices(Tu, Q, order, nt, kept, 1e-8) if p > 0 else 0
+    nk = find_indices_kernel(Tu, Q, order, nt, kept, 1e-8) if p > 0 else 0
     TK = np.empty((nk, p))
     for a in range(nk):
         TK[a, :] = Tu[kept[a]]
     QT = Q @ TK.T                       # p × nk
     AK = TK @ QT
     LK = np.zeros((nk, nk))
-    while nk > 0 and not _cholesky(AK[:nk, :nk], LK[:nk, :nk]):
+    while nk > 0 and not chol_factor_pd(AK[:nk, :nk], LK[:nk, :nk]):
         nk -= 1                         # round-off at Algorithm 1's threshold: drop the last
     TK = np.ascontiguousarray(TK[:nk])
     QT = np.ascontiguousarray(QT[:, :nk])
@@ -183,14 +169,14 @@ def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, 
     for j in range(p):
         for a in range(nk):
             colb[a] = QT[j, a]
-        _chol_solve(LK, nk, colb, colx)
+        chol_solve_into(LK, nk, colb, colx)
         for a in range(nk):
             X[a, j] = colx[a]
     qtK = np.empty(nk)
     for a in range(nk):
         qtK[a] = qt[kept[a]]
     y = np.empty(nk)
-    _chol_solve(LK, nk, qtK, y)
+    chol_solve_into(LK, nk, qtK, y)
     Qp = Q - QT @ X
     for i in range(p):
         for j in range(i):
@@ -199,11 +185,11 @@ def _noslip_core(Nu, qn, Tu, qt, Q, warm, nwarm, max_iter, tol, cn, ct, active, 
             Qp[j, i] = s
     qtv = QT @ y                        # p
     qnp = qn - Nu @ qtv
-    status, piv, na = _ppm(Nu, Qp, qnp, warm, nwarm, cn, active, max_iter, tol)
+    status, piv, na = ppm(Nu, Qp, qnp, warm, nwarm, cn, active, max_iter, tol)
     if status == LCP_MAXITER:
         # fall back on Lemke with the dense matrix
         Md = Nu @ Qp @ Nu.T
-        st2, piv2 = _lemke(Md, qnp, cn, 50 * (nc + 1), tol)
+        st2, piv2 = lemke(Md, qnp, cn, 50 * (nc + 1), tol)
         piv += piv2
         status = st2
         na = 0
@@ -272,7 +258,7 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
         for b in range(nu_):
             Muu[a, b] = M[un[a], un[b]]
     Lu = np.zeros((nu_, nu_))
-    if not _cholesky(Muu, Lu):
+    if not chol_factor_pd(Muu, Lu):
         # M restricted to the unactuated dofs is singular (a dof moving no mass)
         diag[DG_STATUS] = LCP_SINGULAR
         out_tau[:] = np.nan
@@ -285,7 +271,7 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
     for j in range(nu_):
         e_[:] = 0.0
         e_[j] = 1.0
-        _chol_solve(Lu, nu_, e_, x_)
+        chol_solve_into(Lu, nu_, e_, x_)
         Q[:, j] = x_
     v0 = np.empty(nv)
     for i in range(nv):
@@ -376,12 +362,12 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
             Ml[nc + nd + c, c] = mu[c]            # U
         diag[DG_NLCP] = n
         x = np.zeros(n)
-        st, piv = _lemke(Ml, ql, x, 50 * (n + 1), tol)
+        st, piv = lemke(Ml, ql, x, 50 * (n + 1), tol)
         status = st
         diag[DG_PIVOTS] = piv
         if form == COULOMB_ENUM and n <= iprm[IP_ENUMCAP]:
             sols = np.empty((512, n))
-            ns = _enumerate(Ml, ql, sols, tol)
+            ns = enumerate(Ml, ql, sols, tol)
             diag[DG_NSOL] = ns
             ns = min(ns, 512)
             best = np.inf
@@ -425,9 +411,9 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
                     EF[r, i] = rows[3 * c, i] + a1 * rows[3 * c + 1, i] + a2 * rows[3 * c + 2, i]
                 ev[r] = rv[3 * c] + a1 * rv[3 * c + 1] + a2 * rv[3 * c + 2] + gain * phi[c] / h
         fe = np.zeros(ne)
-        st, piv, nact = _ppm(EU, Q, ev, warm, nwarm, fe, out_active, max_iter, tol)
+        st, piv, nact = ppm(EU, Q, ev, warm, nwarm, fe, out_active, max_iter, tol)
         if st == LCP_MAXITER:
-            st, piv2 = _lemke(EU @ Q @ EU.T, ev, fe, 50 * (ne + 1), tol)
+            st, piv2 = lemke(EU @ Q @ EU.T, ev, fe, 50 * (ne + 1), tol)
             piv += piv2
             nact = 0
             for i in range(ne):
@@ -523,7 +509,7 @@ def _stage2(V, x0, extra, use_extra, M, f, v, v0, Q, un, act, h, tau_prev, eps, 
     accelerations; τ(x) = τ* − (1/h) V_aᵀ (x − x*) varies with the internal forces. Solve
         min ½‖τ(x) − τ_prev‖² + ½ ε s ‖x‖²   s.t.  V_uᵀ x = V_uᵀ x* [, extraᵀ x = extraᵀ x*], x ≥ 0
     (s = the largest diagonal of the first term; ε > 0 makes the solution unique and spreads
-    the force evenly) by `_qp_eq_nonneg` from x*. For §6 the extra row keeps the QP's linear
+    the force evenly) by `qp_eq_nonneg` from x*. For §6 the extra row keeps the QP's linear
     term constant, so the set is exactly the first stage's optimal face. x0 is overwritten
     when the solve converges and keeps the constraints. Returns the iterations.
     """
@@ -555,7 +541,7 @@ def _stage2(V, x0, extra, use_extra, M, f, v, v0, Q, un, act, h, tau_prev, eps, 
         H[r, r] += eps * sc
     g = -(Ja.T @ (c0 - tau_prev))
     x = x0.copy()
-    it, ok = _qp_eq_nonneg(H, g, E, x, max_iter, tol)
+    it, ok = qp_eq_nonneg(H, g, E, x, max_iter, tol)
     # accept only if the motion (and, for §6, the first-stage objective) is unchanged
     r0 = E @ x0
     r1 = E @ x
@@ -627,14 +613,14 @@ def _project(M, v, a_ref, rows, phi, mu, nc, gain, h, form, k, max_iter, tol, a_
     """
     nv = M.shape[0]
     L = np.zeros((nv, nv))
-    _cholesky(M, L)
+    chol_factor_pd(M, L)
     Minv = np.empty((nv, nv))
     e_ = np.zeros(nv)
     x_ = np.empty(nv)
     for j in range(nv):
         e_[:] = 0.0
         e_[j] = 1.0
-        _chol_solve(L, nv, e_, x_)
+        chol_solve_into(L, nv, e_, x_)
         Minv[:, j] = x_
     per = k if form == CFREE else 1
     nt = 2 * nc if form == NOSLIP else 0
@@ -730,7 +716,7 @@ def _rigid_solve(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nw
 
 
 @njit(cache=True)
-def _rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, out_tau,
+def rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, out_tau,
                   out_qacc, out_force, out_cid, out_keys, diag):
     """One compiled call: the state's dynamics and contacts, then `_rigid_solve`.
 
@@ -738,14 +724,14 @@ def _rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, o
     """
     fwd_position(m, d, True)
     fwd_velocity(m, d)
-    _collision(m, d)
+    collision_stage(m, d)
     nv = m.nv
     M = np.empty((nv, nv))
-    _dense_from_sparse(m, d.qM, M)
+    dense_from_sparse(m, d.qM, M)
     f = np.empty(nv)
     for i in range(nv):
         f[i] = d.qfrc_passive[i] - d.qfrc_bias[i] + d.qfrc_applied[i]
-    _xfrc_accumulate(m, d, f)
+    xfrc_accumulate(m, d, f)
     ncmax = d.ncon[0]
     rows = np.empty((3 * max(ncmax, 1), nv))
     phi = np.empty(max(ncmax, 1))
@@ -783,7 +769,7 @@ def _rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, o
 
 
 @njit(cache=True)
-def _contact_forces(m, d, out):
+def contact_forces_kernel(m, d, out):
     """Contact forces of the last constraint solve in each contact's frame (mj_contactForce).
 
     out[c] = (normal, tangent 1, tangent 2) in newtons for c < ncon (zero for excluded

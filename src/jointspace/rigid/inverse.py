@@ -19,14 +19,14 @@ from jointspace.rigid.formulations import (
     DG_STATUS,
     NDIAG,
     NOSLIP,
-    _contact_forces,
-    _rigid_kernel,
+    contact_forces_kernel,
+    rigid_kernel,
 )
 from jointspace.rigid.lcp import STATUS_NAMES
 from jointspace.types import JNT_HINGE, JNT_SLIDE, TRN_JOINT
 
-_k_rigid = entry.Kernel(_rigid_kernel, globals())
-_k_forces = entry.Kernel(_contact_forces, globals())
+_k_rigid = entry.Kernel(rigid_kernel, globals())
+_k_forces = entry.Kernel(contact_forces_kernel, globals())
 
 FORMULATIONS = {"noslip": NOSLIP, "coulomb": COULOMB, "coulomb_enum": COULOMB_ENUM,
                 "cfree": CFREE}

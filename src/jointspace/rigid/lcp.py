@@ -5,7 +5,7 @@ An LCP(q, M) asks for z with  w = M z + q,  z ≥ 0,  w ≥ 0,  zᵀw = 0  (Cott
 three kinds:
 
   symmetric PSD     no-slip contact (§4) and the complementarity-free model (§6): convex
-                    QPs  min ½ zᵀMz + qᵀz, z ≥ 0.  Solved by `_ppm`, a principal pivoting
+                    QPs  min ½ zᵀMz + qᵀz, z ≥ 0.  Solved by `ppm`, a principal pivoting
                     method that changes one index of the active set at a time, keeps the
                     principal block M_αα positive definite with an updated Cholesky
                     factor, starts from the previous active set (§4.6, Algorithm 2) and
@@ -14,15 +14,15 @@ three kinds:
   copositive        Coulomb friction with a linearized cone (§5): Lemke's complementary
                     pivoting with the covering vector e and a lexicographic ratio test,
                     which cannot cycle, so that it terminates with a solution or a
-                    secondary ray (`_lemke`). A ray proves infeasibility for copositive-plus
+                    secondary ray (`lemke`). A ray proves infeasibility for copositive-plus
                     M (PSD included).
-  any, small        `_enumerate`: every complementary basis (2ⁿ principal
+  any, small        `enumerate`: every complementary basis (2ⁿ principal
                     systems), the exhaustive search of Algorithm 3.
 
-`_qp_eq_nonneg` is the small convex QP (equality constraints, nonnegative variables) of the
+`qp_eq_nonneg` is the small convex QP (equality constraints, nonnegative variables) of the
 second stage of §6, solved through its dual LCP by the same pivoting.
 
-`_find_indices` is Algorithm 1 (Find-Indices): a greedy, incremental-Cholesky choice of rows
+`find_indices_kernel` is Algorithm 1 (Find-Indices): a greedy, incremental-Cholesky choice of rows
 of J whose Gram matrix J G Jᵀ stays positive definite.
 
 Every kernel works on dense float64 arrays, allocates only its small workspaces and returns
@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace._numba.dense import chol_solve
+from jointspace._numba.dense import chol_append, chol_solve_into
 from jointspace.errors import JointspaceError
 
 LCP_SOLVED = 0
@@ -92,37 +92,6 @@ def _lu_solve(A, b, x, rtol):
             s -= a[i, j] * x[j]
         x[i] = s / a[i, i]
     return True
-
-
-@njit(cache=True)
-def _chol_append(L, k, col, diag, rtol):
-    """Extend the Cholesky factor L[:k, :k] of a PD matrix by one row and column.
-
-    col (k,) = the new column's off-diagonal part, diag = its diagonal entry. Writes row k
-    of L and returns True, or returns False (L unchanged) when the new pivot
-    diag − |L⁻¹ col|² is not above rtol · diag: the extended matrix is (numerically)
-    singular. O(k²).
-    """
-    s = diag
-    for i in range(k):
-        v = col[i]
-        for j in range(i):
-            v -= L[i, j] * L[k, j]
-        v /= L[i, i]
-        L[k, i] = v
-        s -= v * v
-    if not (s > rtol * max(diag, 1e-300)):
-        return False
-    L[k, k] = np.sqrt(s)
-    return True
-
-
-@njit(cache=True)
-def _chol_solve(L, k, b, x):
-    """x = (L Lᵀ)⁻¹ b for the leading k × k block of L."""
-    for i in range(k):
-        x[i] = b[i]
-    chol_solve(L, k, x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +183,7 @@ def _polish(M, q, z, tol):
 
 
 @njit(cache=True)
-def _lemke(M, q, z, max_pivots, tol):
+def lemke(M, q, z, max_pivots, tol):
     """Solve LCP(q, M) by Lemke's complementary pivoting; returns (status, pivots).
 
     Tableau  w − M z − e z₀ = q  with the slacks w as the first basis. z₀ enters at
@@ -343,14 +312,14 @@ def _refactor(P, N, act, na, L, rtol):
         i = act[a]
         for c in range(k):
             col[c] = _mij(P, N, act[c], i)
-        if _chol_append(L, k, col, _mij(P, N, i, i), rtol):
+        if chol_append(L, k, col, _mij(P, N, i, i), rtol):
             act[k] = i
             k += 1
     return k
 
 
 @njit(cache=True)
-def _ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
+def ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
     """Solve LCP(q, N Q Nᵀ) for symmetric PSD Q by principal pivoting with warm start.
 
     The LCP is the convex QP  min ½ zᵀMz + qᵀz, z ≥ 0  with M = N Q Nᵀ. The method keeps an
@@ -418,7 +387,7 @@ def _ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
         # 1. minimizer on the active set, with a ratio step back to feasibility
         for a in range(na):
             rhs[a] = -q[act[a]]
-        _chol_solve(L, na, rhs, s)
+        chol_solve_into(L, na, rhs, s)
         lam = 1.0
         blk = -1
         for a in range(na):
@@ -464,14 +433,14 @@ def _ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
         for a in range(na):
             col[a] = _mij(P, N, act[a], j)
         mjj = _mij(P, N, j, j)
-        if na < cap and _chol_append(L, na, col, mjj, rtol):
+        if na < cap and chol_append(L, na, col, mjj, rtol):
             act[na] = j
             inact[j] = True
             na += 1
             pivots += 1
             continue
         # column j depends on α: move along the null direction d
-        _chol_solve(L, na, col, y)
+        chol_solve_into(L, na, col, y)
         t = np.inf
         blk = -1
         for a in range(na):
@@ -510,7 +479,7 @@ def _ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
 
 
 @njit(cache=True)
-def _find_indices(J, G, order, norder, out, rtol):
+def find_indices_kernel(J, G, order, norder, out, rtol):
     """Greedy choice of rows of J with a positive definite Gram matrix J_S G J_Sᵀ.
 
     Rows are tried in the given order; a row is kept when the Cholesky factor of the
@@ -553,7 +522,7 @@ def _find_indices(J, G, order, norder, out, rtol):
             for c in range(n):
                 s += JG[b, c] * J[r, c]
             col[b] = s
-        if diag > 0.0 and _chol_append(L, k, col, diag, rtol):
+        if diag > 0.0 and chol_append(L, k, col, diag, rtol):
             JG[k, :] = g
             out[k] = r
             k += 1
@@ -561,7 +530,7 @@ def _find_indices(J, G, order, norder, out, rtol):
 
 
 @njit(cache=True)
-def _enumerate(M, q, sols, tol):
+def enumerate(M, q, sols, tol):
     """Every solution of LCP(q, M) whose support gives a nonsingular principal system.
 
     For each of the 2ⁿ subsets α: solve M_αα z_α = −q_α (skip if singular), keep z when
@@ -641,14 +610,14 @@ def _enumerate(M, q, sols, tol):
 
 
 @njit(cache=True)
-def _qp_eq_nonneg(H, g, E, x, max_iter, tol):
+def qp_eq_nonneg(H, g, E, x, max_iter, tol):
     """min ½ xᵀHx + gᵀx  s.t.  E x = E x₀,  x ≥ 0, from a feasible start x₀ (overwritten).
 
     H positive definite. The equalities are eliminated on their null space (an SVD, so
     redundant rows of E are harmless): x = x₀ + Z y. The remaining problem,
     min ½ yᵀH_r y + g_rᵀy s.t. x₀ + Z y ≥ 0 with H_r = ZᵀHZ, g_r = Zᵀ(Hx₀ + g), has for dual
     the symmetric PSD LCP  s = Z H_r⁻¹ Zᵀ λ + (x₀ − Z H_r⁻¹ g_r) ⊥ λ ≥ 0  (s the slack of
-    x ≥ 0), solved by `_ppm` in factored form (Lemke if pivoting gives up); then
+    x ≥ 0), solved by `ppm` in factored form (Lemke if pivoting gives up); then
     y = H_r⁻¹ (Zᵀλ − g_r). x₀ feasible makes the dual bounded, so it always has a solution.
 
     Returns:
@@ -677,7 +646,7 @@ def _qp_eq_nonneg(H, g, E, x, max_iter, tol):
         col = np.empty(max(i, 1))
         for j in range(i):
             col[j] = Hr[j, i]
-        if not _chol_append(L, i, col, Hr[i, i], 1e-14):
+        if not chol_append(L, i, col, Hr[i, i], 1e-14):
             return 0, False
     Hinv = np.empty((k, k))
     e_ = np.zeros(k)
@@ -685,16 +654,16 @@ def _qp_eq_nonneg(H, g, E, x, max_iter, tol):
     for j in range(k):
         e_[:] = 0.0
         e_[j] = 1.0
-        _chol_solve(L, k, e_, c_)
+        chol_solve_into(L, k, e_, c_)
         Hinv[:, j] = c_
     y0 = Hinv @ gr
     qv = x - Z @ y0
     lam = np.zeros(n)
     act = np.empty(n, dtype=np.int64)
     warm = np.empty(1, dtype=np.int64)
-    st, piv, _ = _ppm(Z, Hinv, qv, warm, 0, lam, act, max_iter, tol)
+    st, piv, _ = ppm(Z, Hinv, qv, warm, 0, lam, act, max_iter, tol)
     if st == LCP_MAXITER:
-        st, piv2 = _lemke(Z @ Hinv @ Z.T, qv, lam, 50 * (n + 1), tol)
+        st, piv2 = lemke(Z @ Hinv @ Z.T, qv, lam, 50 * (n + 1), tol)
         piv += piv2
     if st != LCP_SOLVED:
         return piv, False
@@ -780,10 +749,10 @@ def _vector(x, n, name, fname):
     return x
 
 
-_k_lemke = entry.Kernel(_lemke, globals())
-_k_ppm = entry.Kernel(_ppm, globals())
-_k_enum = entry.Kernel(_enumerate, globals())
-_k_find = entry.Kernel(_find_indices, globals())
+_k_lemke = entry.Kernel(lemke, globals())
+_k_ppm = entry.Kernel(ppm, globals())
+_k_enum = entry.Kernel(enumerate, globals())
+_k_find = entry.Kernel(find_indices_kernel, globals())
 
 METHODS = ("lemke", "ppm")
 

@@ -14,7 +14,7 @@ d.qacc_warmstart when that beats qacc_smooth (primal cost) or f = 0 (dual cost),
 dual solvers finish with qfrc_constraint = Jᵀ f and qacc = qacc_smooth + M⁻¹ qfrc_constraint.
 Statistics per iteration go to d.solver_improvement, _gradient, _lineslope, _cost,
 _nactive, _nchange, _neval, _nupdate (the first 200 iterations), the count to
-d.solver_niter. `forward` (its `fwd_constraint` stage) calls `_solve` on the rows that
+d.solver_niter. `forward` (its `fwd_constraint` stage) calls `solve_stage` on the rows that
 `fwd_rows` built and then saves qacc to d.qacc_warmstart for the next call.
 """
 
@@ -23,21 +23,21 @@ from numba import njit
 
 from jointspace._numba import entry
 from jointspace.constraint import (
-    _cone_info,
+    cone_info,
     warn_cnstrfull,
 )
-from jointspace.solver.cg import _sol_cg
+from jointspace.solver.cg import sol_cg
 from jointspace.solver.cost import (
-    _constraint_update,
-    _dual_finish,
-    _gauss,
-    _mul_j,
-    _mul_jt,
-    _mul_m,
+    constraint_update,
+    dual_finish,
+    gauss,
+    mul_j,
+    mul_jt,
+    mul_m,
 )
-from jointspace.solver.ipm import _sol_ipm
-from jointspace.solver.newton import _sol_newton
-from jointspace.solver.pgs import _sol_pgs
+from jointspace.solver.ipm import sol_ipm
+from jointspace.solver.newton import sol_newton
+from jointspace.solver.pgs import sol_pgs
 from jointspace.types import (
     DSBL_WARMSTART,
     SOLVER_CG,
@@ -50,17 +50,17 @@ SOLVERS = ("PGS", "CG", "Newton", "IPM")
 
 
 @njit(cache=True)
-def _cone_arrays(m, d):
+def cone_arrays(m, d):
     n = max(d.nefc[0], 1)
     cdim = np.zeros(n, dtype=np.int32)
     cmu = np.zeros(n)
     cfr = np.ones((n, 5))
-    _cone_info(m, d, cdim, cmu, cfr)
+    cone_info(m, d, cdim, cmu, cfr)
     return cdim, cmu, cfr
 
 
 @njit(cache=True)
-def _solve(m, d, solver, maxiter):
+def solve_stage(m, d, solver, maxiter):
     """The constraint solve on the current rows (mj_fwdConstraint)."""
     nv = m.nv
     nefc = d.nefc[0]
@@ -72,27 +72,27 @@ def _solve(m, d, solver, maxiter):
             d.qacc[k] = d.qacc_smooth[k]
         return
     # b = J a0 − aref
-    _mul_j(d, d.qacc_smooth, d.efc_b)
+    mul_j(d, d.qacc_smooth, d.efc_b)
     for i in range(nefc):
         d.efc_b[i] -= d.efc_aref[i]
-    cdim, cmu, cfr = _cone_arrays(m, d)
+    cdim, cmu, cfr = cone_arrays(m, d)
     hc = np.empty((1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
     if (m.opt_disableflags[0] & DSBL_WARMSTART) == 0:
         # cost at the warm start, primal or dual
         jar = np.empty(nefc)
-        _mul_j(d, d.qacc_warmstart, jar)
+        mul_j(d, d.qacc_warmstart, jar)
         for i in range(nefc):
             jar[i] -= d.efc_aref[i]
-        cost_ws = _constraint_update(d, jar, cdim, cmu, cfr, d.efc_force, d.efc_state, hc,
+        cost_ws = constraint_update(d, jar, cdim, cmu, cfr, d.efc_force, d.efc_state, hc,
                                      False)
         for k in range(nv):
             d.qacc[k] = d.qacc_warmstart[k]
         if not dual:
             Ma = np.empty(nv)
-            _mul_m(m, d.qM, d.qacc_warmstart, Ma)
-            cost_ws += _gauss(m, d, d.qacc_warmstart, Ma)
-            cost_smooth = _constraint_update(d, d.efc_b, cdim, cmu, cfr, d.efc_force,
+            mul_m(m, d.qM, d.qacc_warmstart, Ma)
+            cost_ws += gauss(m, d, d.qacc_warmstart, Ma)
+            cost_smooth = constraint_update(d, d.efc_b, cdim, cmu, cfr, d.efc_force,
                                              d.efc_state, hc, False)
             if cost_ws > cost_smooth:
                 for k in range(nv):
@@ -103,49 +103,49 @@ def _solve(m, d, solver, maxiter):
         for i in range(nefc):
             d.efc_force[i] = 0.0
     if solver == SOLVER_NEWTON:
-        _sol_newton(m, d, maxiter, cdim, cmu, cfr)
+        sol_newton(m, d, maxiter, cdim, cmu, cfr)
     elif solver == SOLVER_CG:
-        _sol_cg(m, d, maxiter, cdim, cmu, cfr)
+        sol_cg(m, d, maxiter, cdim, cmu, cfr)
     elif solver == SOLVER_PGS:
-        _sol_pgs(m, d, maxiter, cdim, cmu, cfr)
+        sol_pgs(m, d, maxiter, cdim, cmu, cfr)
     else:
-        _sol_ipm(m, d, maxiter, cdim, cmu, cfr)
+        sol_ipm(m, d, maxiter, cdim, cmu, cfr)
     if dual:
-        _dual_finish(m, d)
+        dual_finish(m, d)
 
 
 @njit(cache=True)
 def _primal_cost(m, d, qacc):
     """c(qacc): the primal cost of the current rows (Gauss term plus constraint costs)."""
     nefc = d.nefc[0]
-    cdim, cmu, cfr = _cone_arrays(m, d)
+    cdim, cmu, cfr = cone_arrays(m, d)
     jar = np.empty(max(nefc, 1))
-    _mul_j(d, qacc, jar)
+    mul_j(d, qacc, jar)
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
     force = np.empty(max(nefc, 1))
     state = np.empty(max(nefc, 1), dtype=np.int32)
-    s = _constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
+    s = constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
     Ma = np.empty(m.nv)
-    _mul_m(m, d.qM, qacc, Ma)
-    return s + _gauss(m, d, qacc, Ma)
+    mul_m(m, d.qM, qacc, Ma)
+    return s + gauss(m, d, qacc, Ma)
 
 
 @njit(cache=True)
 def _constraint_force(m, d, qacc, force, qfrc):
     """Constraint force at qacc (primal map f = −∂s/∂jar) and its joint-space image Jᵀ f."""
     nefc = d.nefc[0]
-    cdim, cmu, cfr = _cone_arrays(m, d)
+    cdim, cmu, cfr = cone_arrays(m, d)
     jar = np.empty(max(nefc, 1))
-    _mul_j(d, qacc, jar)
+    mul_j(d, qacc, jar)
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
     state = np.empty(max(nefc, 1), dtype=np.int32)
-    _constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
-    _mul_jt(d, force, qfrc)
+    constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
+    mul_jt(d, force, qfrc)
 
 
-_k_solve = entry.Kernel(_solve, globals())
+_k_solve = entry.Kernel(solve_stage, globals())
 _k_cost = entry.Kernel(_primal_cost, globals())
 
 

@@ -29,9 +29,9 @@ from numba import njit
 from jointspace._numba import entry
 from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.errors import JointspaceError
-from jointspace.solver import _cone_arrays
-from jointspace.solver.cost import _make_ar, _mul_j
-from jointspace.solver.ipm import _barrier, _feasible
+from jointspace.solver import cone_arrays
+from jointspace.solver.cost import make_ar, mul_j
+from jointspace.solver.ipm import barrier, feasible
 
 INFEASIBLE = -1
 
@@ -101,14 +101,14 @@ def _objective(d, H0, lin, kappa, A, kappa_v, vmin, mask, cdim, cfr, x, jar, p1,
     With `want`: gphi, Hphi = ∇φ, ∇²φ and p1, p2 = ∇ψ, diag ∇²ψ at jar = A x + lin.
     """
     n = d.nefc[0]
-    if not _feasible(d, x, cdim, cfr):
+    if not feasible(d, x, cdim, cfr):
         return np.inf
     if want:
         for r in range(n):
             gphi[r] = 0.0
             for k in range(n):
                 Hphi[r, k] = 0.0
-    F = _quadratic(H0, lin, x, n) + kappa * _barrier(d, x, cdim, cfr, gphi, Hphi, want)
+    F = _quadratic(H0, lin, x, n) + kappa * barrier(d, x, cdim, cfr, gphi, Hphi, want)
     if A.shape[0] == n and kappa_v > 0.0:
         for r in range(n):
             s = lin[r]
@@ -193,11 +193,11 @@ def _newton(d, H0, lin, kappa, A, kappa_v, vmin, mask, cdim, cfr, f, maxiter, to
 def _barrier_forward(m, d, kappa, kappa_v, vmin, maxiter, tol, f, jar):
     """Forward barrier model on d's rows (needs forward's qLD, qacc_smooth, efc rows)."""
     n = d.nefc[0]
-    cdim, _, cfr = _cone_arrays(m, d)
+    cdim, _, cfr = cone_arrays(m, d)
     AR = np.empty((n, n))
-    _make_ar(m, d, AR)
+    make_ar(m, d, AR)
     b = np.empty(n)
-    _mul_j(d, d.qacc_smooth, b)
+    mul_j(d, d.qacc_smooth, b)
     for i in range(n):
         b[i] -= d.efc_aref[i]
     A = AR.copy()
@@ -231,7 +231,7 @@ def _barrier_forward(m, d, kappa, kappa_v, vmin, maxiter, tol, f, jar):
 def _barrier_inverse(m, d, jar, kappa, kappa_v, vmin, maxiter, tol, f):
     """Inverse barrier model: f from jar (needs qLD only when kappa_v > 0)."""
     n = d.nefc[0]
-    cdim, _, cfr = _cone_arrays(m, d)
+    cdim, _, cfr = cone_arrays(m, d)
     lin = jar[:n].copy()
     if kappa_v > 0.0:
         # lin = jar + κ_v A ∇ψ(jar)
@@ -240,7 +240,7 @@ def _barrier_inverse(m, d, jar, kappa, kappa_v, vmin, maxiter, tol, f):
         if not np.isfinite(_psi(lin, mask, vmin, p1, np.empty(n))):
             return INFEASIBLE
         AR = np.empty((n, n))
-        _make_ar(m, d, AR)
+        make_ar(m, d, AR)
         for r in range(n):
             s = -d.efc_R[r] * p1[r]
             for k in range(n):

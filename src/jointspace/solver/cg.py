@@ -16,23 +16,23 @@ import numpy as np
 from numba import njit
 
 from jointspace.solver.cost import (
-    _constraint_update,
-    _count_active,
-    _dot,
-    _gauss,
-    _linesearch,
-    _mul_j,
-    _mul_jt,
-    _mul_m,
-    _primal_scale,
-    _save_stats,
-    _solve_m,
+    constraint_update,
+    count_active,
+    dot,
+    gauss,
+    linesearch,
+    mul_j,
+    mul_jt,
+    mul_m,
+    primal_scale,
+    save_stats,
+    solve_m,
 )
 from jointspace.types import MINVAL
 
 
 @njit(cache=True)
-def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
+def sol_cg(m, d, maxiter, cdim, cmu, cfr):
     """CG iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint."""
     nv = m.nv
     nefc = d.nefc[0]
@@ -54,25 +54,25 @@ def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
     oldstate = np.empty(nefc, dtype=np.int32)
     res = np.empty(3)
 
-    _mul_m(m, d.qM, qacc, Ma)
-    _mul_j(d, qacc, jar)
+    mul_m(m, d.qM, qacc, Ma)
+    mul_j(d, qacc, jar)
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
-    cost = _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, False)
-    cost += _gauss(m, d, qacc, Ma)
-    _mul_jt(d, force, d.qfrc_constraint)
+    cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, False)
+    cost += gauss(m, d, qacc, Ma)
+    mul_jt(d, force, d.qfrc_constraint)
     for k in range(nv):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
         Mgrad[k] = grad[k]
-    _solve_m(m, d, Mgrad)
-    scale = _primal_scale(m, d)
+    solve_m(m, d, Mgrad)
+    scale = primal_scale(m, d)
     # the cost is strongly convex in the M-norm: c(a) − c* ≤ ½ gᵀ M⁻¹ g
-    done = max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
+    done = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     for k in range(nv):
         search[k] = -Mgrad[k]
     it = 0
     while not done and it < maxiter:
-        alpha = _linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
+        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
         if alpha == 0.0:
             break
         for k in range(nv):
@@ -83,20 +83,20 @@ def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
         for i in range(nefc):
             jar[i] += alpha * Jv[i]
             oldstate[i] = state[i]
-        cost = _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, False)
-        cost += _gauss(m, d, qacc, Ma)
-        _mul_jt(d, force, d.qfrc_constraint)
+        cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, False)
+        cost += gauss(m, d, qacc, Ma)
+        mul_jt(d, force, d.qfrc_constraint)
         for k in range(nv):
             grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
             Mgrad[k] = grad[k]
-        _solve_m(m, d, Mgrad)
+        solve_m(m, d, Mgrad)
         nchange = 0
         for i in range(nefc):
             if state[i] != oldstate[i]:
                 nchange += 1
         improvement = scale * res[0]
-        gradient = scale * math.sqrt(_dot(grad, grad, nv))
-        _save_stats(d, it, improvement, gradient, res[1], cost, _count_active(d, state),
+        gradient = scale * math.sqrt(dot(grad, grad, nv))
+        save_stats(d, it, improvement, gradient, res[1], cost, count_active(d, state),
                     nchange, int(res[2]), 0)
         it += 1
         if (improvement > 0.0 and improvement < tol) or gradient < tol:
@@ -116,8 +116,8 @@ def _sol_cg(m, d, maxiter, cdim, cmu, cfr):
         if sy < MINVAL:
             beta = 0.0
         else:
-            snorm = math.sqrt(_dot(search, search, nv))
-            gnorm = math.sqrt(_dot(grad, grad, nv))
+            snorm = math.sqrt(dot(search, search, nv))
+            gnorm = math.sqrt(dot(grad, grad, nv))
             beta = max((yz - 2.0 * yzy / sy * sg) / sy,
                        -1.0 / max(MINVAL, snorm * min(0.01, gnorm)))
         for k in range(nv):

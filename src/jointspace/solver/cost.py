@@ -14,7 +14,7 @@ The constraint force is f = −∂s/∂jar and qfrc_constraint = Jᵀ f; at the 
 M a = qfrc_smooth + Jᵀ f. Dual form: f minimizes ½ fᵀ(A + R)f + fᵀ b over the cones
 (b = J a0 − aref, A = J M⁻¹ Jᵀ), and a = a0 + M⁻¹ Jᵀ f.
 
-Cone data per row (from `jointspace.constraint._cone_info`): cdim[i] = condim at the first
+Cone data per row (from `jointspace.constraint.cone_info`): cdim[i] = condim at the first
 row of an elliptic contact (0 elsewhere), cmu[i] its regularized μ, cfr[i, :] its friction.
 """
 
@@ -37,7 +37,7 @@ from jointspace.types import MINVAL
 
 
 @njit(cache=True)
-def _mul_m(m, qM, x, out):
+def mul_m(m, qM, x, out):
     """Product out = M x with M in qM's sparse layout."""
     nv = m.nv
     madr = m.dof_Madr
@@ -55,7 +55,7 @@ def _mul_m(m, qM, x, out):
 
 
 @njit(cache=True)
-def _mul_j(d, x, out):
+def mul_j(d, x, out):
     """Product out[:nefc] = efc_J x over each row's index efc_J_colind."""
     nefc = d.nefc[0]
     J = d.efc_J
@@ -70,7 +70,7 @@ def _mul_j(d, x, out):
 
 
 @njit(cache=True)
-def _mul_jt(d, f, out):
+def mul_jt(d, f, out):
     """Product out = efc_Jᵀ f[:nefc] over each row's index efc_J_colind."""
     nefc = d.nefc[0]
     J = d.efc_J
@@ -87,7 +87,7 @@ def _mul_jt(d, f, out):
 
 
 @njit(cache=True)
-def _solve_m(m, d, x):
+def solve_m(m, d, x):
     """Solve in place x ← M⁻¹ x with the factor in d.qLD, d.qLDiagInv (one vector)."""
     nv = m.nv
     madr = m.dof_Madr
@@ -116,7 +116,8 @@ def _solve_m(m, d, x):
 
 
 @njit(cache=True)
-def _dot(a, b, n):
+def dot(a, b, n):
+    """a[:n] · b[:n]."""
     s = 0.0
     for k in range(n):
         s += a[k] * b[k]
@@ -128,7 +129,7 @@ def _dot(a, b, n):
 
 
 @njit(cache=True)
-def _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want_hess):
+def constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want_hess):
     """Forces f = −∂s/∂jar and states at jar; returns s(jar) (MuJoCo mj_constraintUpdate).
 
     With want_hess, the local Hessian ∂²s/∂jar² of each elliptic contact in the middle zone
@@ -232,7 +233,7 @@ def _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, want_hess):
 
 
 @njit(cache=True)
-def _gauss(m, d, qacc, Ma):
+def gauss(m, d, qacc, Ma):
     """½ (a − a0)ᵀ (M a − qfrc_smooth), with Ma = M a (the Gauss term of the cost)."""
     s = 0.0
     for k in range(m.nv):
@@ -437,7 +438,7 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
 
 
 @njit(cache=True)
-def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
+def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
     """Exact line search along v: returns α, the minimizer of cost(a + α v) to tolerance.
 
     One-dimensional Newton steps from α = 0, then a bracketed search mixing Newton steps and
@@ -446,7 +447,7 @@ def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
     res = (improvement −Δcost, |slope| scaled, evaluations).
     """
     nv = m.nv
-    snorm = math.sqrt(_dot(v, v, nv))
+    snorm = math.sqrt(dot(v, v, nv))
     res[0] = 0.0
     res[1] = 1.0
     res[2] = 0.0
@@ -455,11 +456,11 @@ def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
     gtol = m.opt_tolerance[0] * m.opt_ls_tolerance[0] * snorm / scale
     slopescl = scale / snorm
     maxeval = m.opt_ls_iterations[0]
-    _mul_m(m, d.qM, v, Mv)
-    _mul_j(d, v, Jv)
+    mul_m(m, d.qM, v, Mv)
+    mul_j(d, v, Jv)
     _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad)
-    g1 = _dot(v, Ma, nv) - _dot(d.qfrc_smooth, v, nv)
-    g2 = 0.5 * _dot(v, Mv, nv)
+    g1 = dot(v, Ma, nv) - dot(d.qfrc_smooth, v, nv)
+    g2 = 0.5 * dot(v, Mv, nv)
     # points are (α, cost, d1, d2)
     p0 = np.zeros(4)
     p1 = np.empty(4)
@@ -570,7 +571,7 @@ def _linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
 
 
 @njit(cache=True)
-def _primal_scale(m, d):
+def primal_scale(m, d):
     """1 / trace(M): the scale of improvements and gradients in the primal termination tests.
 
     MuJoCo 4.0's binary divides by the trace of M at the current state (its per-island
@@ -583,7 +584,7 @@ def _primal_scale(m, d):
 
 
 @njit(cache=True)
-def _save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neval, nupdate):
+def save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neval, nupdate):
     """Per-iteration statistics (MuJoCo's d.solver) for iterations below 200."""
     if it >= d.solver_improvement.shape[0]:
         return
@@ -598,7 +599,8 @@ def _save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, nev
 
 
 @njit(cache=True)
-def _count_active(d, state):
+def count_active(d, state):
+    """Number of rows whose state is not STATE_SATISFIED."""
     n = 0
     for i in range(d.nefc[0]):
         if state[i] != STATE_SATISFIED:
@@ -611,7 +613,7 @@ def _count_active(d, state):
 
 
 @njit(cache=True)
-def _make_ar(m, d, AR):
+def make_ar(m, d, AR):
     """AR = J M⁻¹ Jᵀ + diag(R) (nefc × nefc, dense, symmetric): the dual's Hessian."""
     nefc = d.nefc[0]
     nv = m.nv
@@ -620,7 +622,7 @@ def _make_ar(m, d, AR):
     for i in range(nefc):
         for k in range(nv):
             Y[i, k] = J[i, k]
-        _solve_m(m, d, Y[i])
+        solve_m(m, d, Y[i])
     nnz = d.efc_J_rownnz
     ind = d.efc_J_colind
     for i in range(nefc):
@@ -635,7 +637,7 @@ def _make_ar(m, d, AR):
 
 
 @njit(cache=True)
-def _dual_cost(d, AR, f):
+def dual_cost(d, AR, f):
     """½ fᵀ AR f + fᵀ b."""
     nefc = d.nefc[0]
     s = 0.0
@@ -648,7 +650,7 @@ def _dual_cost(d, AR, f):
 
 
 @njit(cache=True)
-def _dual_state(d, f, cdim, cmu, cfr, state):
+def dual_state(d, f, cdim, cmu, cfr, state):
     """States of the dual solution f (MuJoCo's dualState); returns the number active."""
     ne = d.ne[0]
     nf = d.nf[0]
@@ -694,11 +696,11 @@ def _dual_state(d, f, cdim, cmu, cfr, state):
 
 
 @njit(cache=True)
-def _dual_finish(m, d):
+def dual_finish(m, d):
     """qfrc_constraint = Jᵀ efc_force, qacc = qacc_smooth + M⁻¹ qfrc_constraint."""
-    _mul_jt(d, d.efc_force, d.qfrc_constraint)
+    mul_jt(d, d.efc_force, d.qfrc_constraint)
     for k in range(m.nv):
         d.qacc[k] = d.qfrc_constraint[k]
-    _solve_m(m, d, d.qacc)
+    solve_m(m, d, d.qacc)
     for k in range(m.nv):
         d.qacc[k] += d.qacc_smooth[k]

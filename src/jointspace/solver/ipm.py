@@ -21,15 +21,15 @@ from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.solver.cost import (
-    _dual_cost,
-    _dual_state,
-    _make_ar,
-    _save_stats,
+    dual_cost,
+    dual_state,
+    make_ar,
+    save_stats,
 )
 
 
 @njit(cache=True)
-def _feasible(d, f, cdim, cfr):
+def feasible(d, f, cdim, cfr):
     """True when f is strictly inside every constraint."""
     ne = d.ne[0]
     nf = d.nf[0]
@@ -56,7 +56,7 @@ def _feasible(d, f, cdim, cfr):
 
 
 @njit(cache=True)
-def _barrier(d, f, cdim, cfr, g, H, want):
+def barrier(d, f, cdim, cfr, g, H, want):
     """φ(f); with `want`, adds ∇φ to g and ∇²φ to H."""
     ne = d.ne[0]
     nf = d.nf[0]
@@ -102,7 +102,7 @@ def _barrier(d, f, cdim, cfr, g, H, want):
 
 
 @njit(cache=True)
-def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
+def sol_ipm(m, d, maxiter, cdim, cmu, cfr):
     """Barrier iterations from a strictly feasible start; writes efc_force and efc_state."""
     ne = d.ne[0]
     nf = d.nf[0]
@@ -111,7 +111,7 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
     f = d.efc_force
     b = d.efc_b
     AR = np.empty((nefc, nefc))
-    _make_ar(m, d, AR)
+    make_ar(m, d, AR)
     H = np.empty((nefc, nefc))
     g = np.empty(nefc)
     step = np.empty(nefc)
@@ -136,7 +136,7 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
     scale = 0.0
     for i in range(nefc):
         scale += 0.5 * b[i] * b[i] / AR[i, i]
-    ell = _dual_cost(d, AR, f)
+    ell = dual_cost(d, AR, f)
     t = theta / max(abs(ell), scale, 1e-300) if theta > 0.0 else 1.0
     it = 0
     while it < maxiter:
@@ -147,7 +147,7 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
                 s += AR[r, k] * f[k]
                 H[r, k] = t * AR[r, k]
             g[r] = t * s
-        phi = _barrier(d, f, cdim, cfr, g, H, True)
+        phi = barrier(d, f, cdim, cfr, g, H, True)
         chol_factor(H, nefc, 1e-300)
         for r in range(nefc):
             step[r] = -g[r]
@@ -155,15 +155,15 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
         dec = 0.0
         for r in range(nefc):
             dec -= g[r] * step[r]
-        value = t * _dual_cost(d, AR, f) + phi
+        value = t * dual_cost(d, AR, f) + phi
         # largest feasible fraction of the step, then Armijo backtracking
         a = 1.0
         found = False
         for _ in range(60):
             for r in range(nefc):
                 trial[r] = f[r] + a * step[r]
-            if _feasible(d, trial, cdim, cfr):
-                vt = t * _dual_cost(d, AR, trial) + _barrier(d, trial, cdim, cfr, g, H, False)
+            if feasible(d, trial, cdim, cfr):
+                vt = t * dual_cost(d, AR, trial) + barrier(d, trial, cdim, cfr, g, H, False)
                 if vt <= value - 0.25 * a * dec:
                     found = True
                     break
@@ -171,8 +171,8 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
         if found:
             for r in range(nefc):
                 f[r] += a * step[r]
-        ell = _dual_cost(d, AR, f)
-        _save_stats(d, it, 0.5 * dec / t, math.sqrt(max(dec, 0.0)) / t, a if found else 0.0,
+        ell = dual_cost(d, AR, f)
+        save_stats(d, it, 0.5 * dec / t, math.sqrt(max(dec, 0.0)) / t, a if found else 0.0,
                     ell, 0, 0, 0, 0)
         it += 1
         # centered when the Newton decrement (affine invariant) is negligible, or below the
@@ -182,4 +182,4 @@ def _sol_ipm(m, d, maxiter, cdim, cmu, cfr):
                 break
             t *= 10.0
     d.solver_niter[0] = it
-    _dual_state(d, f, cdim, cmu, cfr, d.efc_state)
+    dual_state(d, f, cdim, cmu, cfr, d.efc_state)

@@ -19,17 +19,17 @@ from numba import njit
 from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.solver.cost import (
-    _constraint_update,
-    _count_active,
-    _dot,
-    _gauss,
-    _linesearch,
-    _mul_j,
-    _mul_jt,
-    _mul_m,
-    _primal_scale,
-    _save_stats,
-    _solve_m,
+    constraint_update,
+    count_active,
+    dot,
+    gauss,
+    linesearch,
+    mul_j,
+    mul_jt,
+    mul_m,
+    primal_scale,
+    save_stats,
+    solve_m,
 )
 from jointspace.types import MINVAL
 
@@ -133,7 +133,7 @@ def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
 
 
 @njit(cache=True)
-def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
+def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint."""
     nv = m.nv
     nefc = d.nefc[0]
@@ -167,33 +167,33 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
     vals = np.empty(nv)
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
-    _mul_m(m, d.qM, qacc, Ma)
-    _mul_j(d, qacc, jar)
+    mul_m(m, d.qM, qacc, Ma)
+    mul_j(d, qacc, jar)
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
-    cost = _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
-    cost += _gauss(m, d, qacc, Ma)
-    _mul_jt(d, force, d.qfrc_constraint)
+    cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
+    cost += gauss(m, d, qacc, Ma)
+    mul_jt(d, force, d.qfrc_constraint)
     for k in range(nv):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
-    scale = _primal_scale(m, d)
+    scale = primal_scale(m, d)
     for k in range(nv):
         Mgrad[k] = grad[k]
-    _solve_m(m, d, Mgrad)
-    gradnorm = math.sqrt(_dot(grad, grad, nv))
+    solve_m(m, d, Mgrad)
+    gradnorm = math.sqrt(dot(grad, grad, nv))
     gradient_ok = scale * gradnorm < tol
-    done = gradient_ok and max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
+    done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     if not done:
         _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W)
         for k in range(nv):
             Mgrad[k] = grad[k]
         chol_solve(H, nv, Mgrad)
-        done = gradient_ok and max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv)) < tol
+        done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     for k in range(nv):
         search[k] = -Mgrad[k]
     it = 0
     while not done and it < maxiter:
-        alpha = _linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
+        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
         if alpha == 0.0:
             break
         for k in range(nv):
@@ -202,9 +202,9 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
         for i in range(nefc):
             jar[i] += alpha * Jv[i]
             oldstate[i] = state[i]
-        cost = _constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
-        cost += _gauss(m, d, qacc, Ma)
-        _mul_jt(d, force, d.qfrc_constraint)
+        cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
+        cost += gauss(m, d, qacc, Ma)
+        mul_jt(d, force, d.qfrc_constraint)
         for k in range(nv):
             grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
         nchange = 0
@@ -223,10 +223,10 @@ def _sol_newton(m, d, maxiter, cdim, cmu, cfr):
             Mgrad[k] = grad[k]
         chol_solve(H, nv, Mgrad)
         improvement = scale * res[0]
-        gradient = scale * math.sqrt(_dot(grad, grad, nv))
-        _save_stats(d, it, improvement, gradient, res[1], cost, _count_active(d, state),
+        gradient = scale * math.sqrt(dot(grad, grad, nv))
+        save_stats(d, it, improvement, gradient, res[1], cost, count_active(d, state),
                     nchange, int(res[2]), nupdate)
-        decrement = max(0.0, 0.5 * scale * _dot(grad, Mgrad, nv))
+        decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
         it += 1
         if (improvement > 0.0 and improvement < tol) or gradient < tol or decrement < tol:
             break

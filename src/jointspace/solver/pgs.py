@@ -19,10 +19,10 @@ from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.solver.cost import (
-    _dual_cost,
-    _dual_state,
-    _make_ar,
-    _save_stats,
+    dual_cost,
+    dual_state,
+    make_ar,
+    save_stats,
 )
 from jointspace.types import MINVAL
 
@@ -80,7 +80,7 @@ def _qcqp(A, b, mu, r, n, x):
 
 
 @njit(cache=True)
-def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
+def sol_pgs(m, d, maxiter, cdim, cmu, cfr):
     """Gauss–Seidel sweeps from d.efc_force; writes efc_force and efc_state."""
     nv = m.nv
     ne = d.ne[0]
@@ -91,9 +91,9 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
     b = d.efc_b
     floss = d.efc_frictionloss
     AR = np.empty((nefc, nefc))
-    _make_ar(m, d, AR)
+    make_ar(m, d, AR)
     # warm start only if it beats f = 0
-    if _dual_cost(d, AR, f) > 0.0:
+    if dual_cost(d, AR, f) > 0.0:
         for i in range(nefc):
             f[i] = 0.0
     scale = 1.0 / (m.stat_meaninertia[0] * max(1, nv))
@@ -104,7 +104,7 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
     bt = np.empty(5)
     x = np.empty(5)
     oldstate = np.empty(nefc, dtype=np.int32)
-    _dual_state(d, f, cdim, cmu, cfr, d.efc_state)
+    dual_state(d, f, cdim, cmu, cfr, d.efc_state)
     it = 0
     while it < maxiter:
         improvement = 0.0
@@ -195,13 +195,13 @@ def _sol_pgs(m, d, maxiter, cdim, cmu, cfr):
             i += n
         for k in range(nefc):
             oldstate[k] = d.efc_state[k]
-        nactive = _dual_state(d, f, cdim, cmu, cfr, d.efc_state)
+        nactive = dual_state(d, f, cdim, cmu, cfr, d.efc_state)
         nchange = 0
         for k in range(nefc):
             if d.efc_state[k] != oldstate[k]:
                 nchange += 1
         improvement *= scale
-        _save_stats(d, it, improvement, 0.0, 0.0, _dual_cost(d, AR, f), nactive, nchange, 0, 0)
+        save_stats(d, it, improvement, 0.0, 0.0, dual_cost(d, AR, f), nactive, nchange, 0, 0)
         it += 1
         if improvement < tol:
             break

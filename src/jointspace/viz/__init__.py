@@ -93,7 +93,7 @@ def render_trajectory(m, out, *, seconds=0.0, traj=None, ctrl=None, fps=30.0, wi
     from jointspace.forward import forward
     from jointspace.kinematics import kinematics
     from jointspace.step import step
-    from jointspace.trajectory import _ctrl_table
+    from jointspace.trajectory import ctrl_table
     from jointspace.types import make_data
 
     out = os.fspath(out)
@@ -110,7 +110,7 @@ def render_trajectory(m, out, *, seconds=0.0, traj=None, ctrl=None, fps=30.0, wi
     else:
         nframes = int(np.floor(seconds * fps + 1e-9)) + 1 if writer is not None else 1
         nsteps = int(round(seconds / dt))
-        table = _ctrl_table(m, ctrl, max(nsteps, 1))
+        table = ctrl_table(m, ctrl, max(nsteps, 1))
         if table is not None:
             d.ctrl[:] = table[0]
         forward(m, d)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.viz.camera import Camera
-from jointspace.viz.scene import Scene, _cylinder, _grid_sphere
+from jointspace.viz.scene import Scene, cylinder, grid_sphere
 
 NEAR = 0.02                  # triangles closer than this to the camera plane are dropped (m)
 AMBIENT, KEY, HEAD = 0.32, 0.5, 0.28
@@ -118,8 +118,8 @@ def _rot_z_to(u):
     return np.column_stack([x, np.cross(z, x), z])
 
 
-_SPHERE = _grid_sphere(12, 8)
-_ROD = _cylinder(1.0, 0.5, 10)
+_SPHERE = grid_sphere(12, 8)
+_ROD = cylinder(1.0, 0.5, 10)
 _ROD = (_ROD[0] + [0.0, 0.0, 0.5], _ROD[1])       # rod from z = 0 to z = 1
 
 

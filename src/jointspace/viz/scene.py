@@ -25,7 +25,7 @@ INFINITE_PLANE_HALF = 10.0
 CHECKER = 0.82  # second checker color of a plane, as a fraction of its rgba
 
 
-def _grid_sphere(nu=20, nv=12):
+def grid_sphere(nu=20, nv=12):
     """Unit sphere as a latitude-longitude grid: vertices (n, 3), faces (k, 3)."""
     th = np.linspace(0.0, np.pi, nv + 1)
     ph = np.linspace(0.0, 2 * np.pi, nu, endpoint=False)
@@ -60,7 +60,7 @@ def _capsule(radius, half, nu=20, nh=6):
     return v, _grid_faces(len(rings), nu, wrap=True)
 
 
-def _cylinder(radius, half, nu=24):
+def cylinder(radius, half, nu=24):
     """Closed cylinder along z with caps at z = ±half."""
     ph = np.linspace(0.0, 2 * np.pi, nu, endpoint=False)
     ring = np.stack([radius * np.cos(ph), radius * np.sin(ph)], -1)
@@ -119,15 +119,15 @@ def geom_mesh(m, g):
         return None
     shade = None
     if t == GEOM_SPHERE:
-        v, f = _grid_sphere()
+        v, f = grid_sphere()
         v = v * size[0]
     elif t == GEOM_ELLIPSOID:
-        v, f = _grid_sphere()
+        v, f = grid_sphere()
         v = v * size[:3]
     elif t == GEOM_CAPSULE:
         v, f = _capsule(size[0], size[1])
     elif t == GEOM_CYLINDER:
-        v, f = _cylinder(size[0], size[1])
+        v, f = cylinder(size[0], size[1])
     elif t == GEOM_BOX:
         v, f = _box(size[:3])
     elif t == GEOM_PLANE:
