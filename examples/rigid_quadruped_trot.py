@@ -36,13 +36,15 @@ Printed per run: RMS joint tracking error (rad), torque total variation (mean ov
 Σ_j |τ_j(t) − τ_j(t − h)|, N m: the chatter measure), success (torso upright within 45° and
 above 0.25 m at the end: the robot did not fall), the distance walked and the controller's
 median compute time per step. Writes a
-Markdown table (and plots if matplotlib is installed) with --out.
+Markdown table with --out, and, if matplotlib is installed, the torque traces as
+img/<name>_torques.png beside it (docs/img/ for --out docs/rigid_quadruped.md).
 
     python examples/rigid_quadruped_trot.py [--quick] [--balance feet|add|none] [--out F.md]
 """
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -227,7 +229,7 @@ def main():
     ap.add_argument("--balance", choices=("feet", "add", "none"), default="feet",
                     help="torso feedback of the ID controllers (see the module docstring)")
     ap.add_argument("--only", help="run only controllers whose name contains this")
-    ap.add_argument("--out", help="write the Markdown table here (and PNG plots beside it)")
+    ap.add_argument("--out", help="write the Markdown table here (and PNG plots in img/ beside it)")
     args = ap.parse_args()
     mus = [(0.5, "0.5"), (100.0, "∞ (100)")] if args.quick else \
         [(0.1, "0.1"), (0.5, "0.5"), (1.0, "1"), (100.0, "∞ (100)")]
@@ -287,7 +289,10 @@ def plot(path, traces):
         ax.set_title(k[2], fontsize=8)
     np.atleast_1d(axes)[-1].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(path.rsplit(".", 1)[0] + "_torques.png", dpi=110)
+    folder = os.path.join(os.path.dirname(path), "img")  # the docs' one images folder
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    fig.savefig(os.path.join(folder, stem + "_torques.png"), dpi=110)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import pytest
 
 import jointspace as js
 
-# trajectories match mj_step to round-off (README: measured ~2e-14 over 1 s); a margin for
+# trajectories match mj_step to round-off (docs/testing.md: measured ~2e-14 over 1 s); a margin for
 # the pendulum's 0.3 s and the contact solver's tolerance
 TOL_QPOS = 1e-9
 TOL_FORCE = 1e-6  # contact forces: both solvers stop at the same tolerance, not exactly
