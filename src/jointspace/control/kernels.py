@@ -865,7 +865,7 @@ def wbid_prepare(m, d, ibuf, fbuf, out):
 
 
 @njit(cache=True)
-def wbid(m, d, ibuf, fbuf, out):
+def wbid_kernel(m, d, ibuf, fbuf, out):
     """One whole-body inverse-dynamics step with the compiled soft-contact predictor.
 
     q̈_des from the prioritized tasks (`_prioritized`); the actuated dofs keep it and the
@@ -931,7 +931,7 @@ def wbid(m, d, ibuf, fbuf, out):
 
 @njit(cache=True)
 def consistency_step(m, d, qacc, unact, r):
-    """The Newton step of `wbid` for the residual r of an external predictor (in place)."""
+    """The Newton step of `wbid_kernel` for the residual r of an external predictor (in place)."""
     return _base_newton(m, d, qacc, unact, unact.shape[0], r)
 
 

@@ -36,7 +36,7 @@ from jointspace.control.kernels import (
     consistency_step,
     finish,
     soft_inverse_driver,
-    wbid,
+    wbid_kernel,
     wbid_prepare,
 )
 from jointspace.control.osc import TaskController
@@ -226,7 +226,7 @@ class WholeBodyID(TaskController):
         self.saturated = int(_k_finish(m._s, d._s, self.ibuf, self.tau))
 
 
-_k_wbid = entry.Kernel(wbid, globals())
+_k_wbid = entry.Kernel(wbid_kernel, globals())
 _k_prepare = entry.Kernel(wbid_prepare, globals())
 _k_step = entry.Kernel(consistency_step, globals())
 _k_finish = entry.Kernel(finish, globals())

@@ -64,7 +64,7 @@ from jointspace.rigid.lcp import (
     LCP_MAXITER,
     LCP_SINGULAR,
     LCP_SOLVED,
-    enumerate,
+    enumerate_solutions,
     find_indices_kernel,
     lemke,
     ppm,
@@ -367,7 +367,7 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
         diag[DG_PIVOTS] = piv
         if form == COULOMB_ENUM and n <= iprm[IP_ENUMCAP]:
             sols = np.empty((512, n))
-            ns = enumerate(Ml, ql, sols, tol)
+            ns = enumerate_solutions(Ml, ql, sols, tol)
             diag[DG_NSOL] = ns
             ns = min(ns, 512)
             best = np.inf

@@ -16,7 +16,7 @@ three kinds:
                     which cannot cycle, so that it terminates with a solution or a
                     secondary ray (`lemke`). A ray proves infeasibility for copositive-plus
                     M (PSD included).
-  any, small        `enumerate`: every complementary basis (2ⁿ principal
+  any, small        `enumerate_solutions`: every complementary basis (2ⁿ principal
                     systems), the exhaustive search of Algorithm 3.
 
 `qp_eq_nonneg` is the small convex QP (equality constraints, nonnegative variables) of the
@@ -530,7 +530,7 @@ def find_indices_kernel(J, G, order, norder, out, rtol):
 
 
 @njit(cache=True)
-def enumerate(M, q, sols, tol):
+def enumerate_solutions(M, q, sols, tol):
     """Every solution of LCP(q, M) whose support gives a nonsingular principal system.
 
     For each of the 2ⁿ subsets α: solve M_αα z_α = −q_α (skip if singular), keep z when
@@ -751,7 +751,7 @@ def _vector(x, n, name, fname):
 
 _k_lemke = entry.Kernel(lemke, globals())
 _k_ppm = entry.Kernel(ppm, globals())
-_k_enum = entry.Kernel(enumerate, globals())
+_k_enum = entry.Kernel(enumerate_solutions, globals())
 _k_find = entry.Kernel(find_indices_kernel, globals())
 
 METHODS = ("lemke", "ppm")

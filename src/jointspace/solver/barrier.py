@@ -31,7 +31,7 @@ from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace.errors import JointspaceError
 from jointspace.solver import cone_arrays
 from jointspace.solver.cost import make_ar, mul_j
-from jointspace.solver.ipm import barrier, feasible
+from jointspace.solver.ipm import feasible, log_barrier
 
 INFEASIBLE = -1
 
@@ -108,7 +108,7 @@ def _objective(d, H0, lin, kappa, A, kappa_v, vmin, mask, cdim, cfr, x, jar, p1,
             gphi[r] = 0.0
             for k in range(n):
                 Hphi[r, k] = 0.0
-    F = _quadratic(H0, lin, x, n) + kappa * barrier(d, x, cdim, cfr, gphi, Hphi, want)
+    F = _quadratic(H0, lin, x, n) + kappa * log_barrier(d, x, cdim, cfr, gphi, Hphi, want)
     if A.shape[0] == n and kappa_v > 0.0:
         for r in range(n):
             s = lin[r]

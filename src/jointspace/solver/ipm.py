@@ -56,7 +56,7 @@ def feasible(d, f, cdim, cfr):
 
 
 @njit(cache=True)
-def barrier(d, f, cdim, cfr, g, H, want):
+def log_barrier(d, f, cdim, cfr, g, H, want):
     """φ(f); with `want`, adds ∇φ to g and ∇²φ to H."""
     ne = d.ne[0]
     nf = d.nf[0]
@@ -147,7 +147,7 @@ def sol_ipm(m, d, maxiter, cdim, cmu, cfr):
                 s += AR[r, k] * f[k]
                 H[r, k] = t * AR[r, k]
             g[r] = t * s
-        phi = barrier(d, f, cdim, cfr, g, H, True)
+        phi = log_barrier(d, f, cdim, cfr, g, H, True)
         chol_factor(H, nefc, 1e-300)
         for r in range(nefc):
             step[r] = -g[r]
@@ -163,7 +163,7 @@ def sol_ipm(m, d, maxiter, cdim, cmu, cfr):
             for r in range(nefc):
                 trial[r] = f[r] + a * step[r]
             if feasible(d, trial, cdim, cfr):
-                vt = t * dual_cost(d, AR, trial) + barrier(d, trial, cdim, cfr, g, H, False)
+                vt = t * dual_cost(d, AR, trial) + log_barrier(d, trial, cdim, cfr, g, H, False)
                 if vt <= value - 0.25 * a * dec:
                     found = True
                     break
