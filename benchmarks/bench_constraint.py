@@ -38,7 +38,7 @@ from _timing import interleaved, per_call, table, us  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace.collision import collision  # noqa: E402
-from jointspace.constraint import _make_constraint_reference  # noqa: E402
+from jointspace.constraint import make_constraint_reference  # noqa: E402
 from jointspace.solver import solve_stage  # noqa: E402
 
 _SOLVER = {"Newton": (2, mujoco.mjtSolver.mjSOL_NEWTON), "CG": (1, mujoco.mjtSolver.mjSOL_CG),
@@ -48,7 +48,7 @@ _SOLVER = {"Newton": (2, mujoco.mjtSolver.mjSOL_NEWTON), "CG": (1, mujoco.mjtSol
 @njit(cache=True)
 def _loop_rows(m, d, n):
     for _ in range(n):
-        _make_constraint_reference(m, d)
+        make_constraint_reference(m, d)
 
 
 @njit(cache=True)

@@ -1,5 +1,7 @@
-"""The docs point at things that exist: every relative link resolves, and every function the
-code map (docs/README.md, "Where is the code for X") names is defined in the file it names.
+"""The docs point at things that exist.
+
+Every relative link resolves, and every function that the code map (docs/README.md, "Where
+is the code for X") names is defined in the file it names.
 """
 
 import ast

@@ -8,6 +8,7 @@ also imports on its own, without the package's __init__ (which imports everythin
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -130,3 +131,10 @@ def test_each_module_imports_in_isolation():
     r = subprocess.run([sys.executable, "-c", code, str(PKG.parent), *names],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_numeric_limits_have_one_home():
+    """MuJoCo's mjMINVAL and friends are defined in types.py only (others import them)."""
+    limits = re.compile(r"^_?(MINVAL|MAXVAL|MINIMP|MAXIMP|MINMU)\s*=", re.M)
+    assert [m for m, p in MODULES.items()
+            if m != "jointspace.types" and limits.search(p.read_text())] == []

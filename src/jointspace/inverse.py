@@ -664,9 +664,18 @@ def inverse(m, d):
             discrete inverse with RK4.
     """
     entry.check_pair(m, d, "inverse")
-    word = _k_inverse(d._s, -1)
+    inverse_at(m, d, -1, "inverse")
+
+
+def inverse_at(m, d, discrete, fname):
+    """The inverse's compiled call and its errors, for a checked (m, d) pair.
+
+    discrete: 0 reads d.qacc as continuous, 1 as the step's acceleration, -1 as the
+    model's "invdiscrete" flag says. Errors name `fname`.
+    """
+    word = _k_inverse(d._s, discrete)
     if word:
-        _raise_for(m, d, *_unpack_status(word), "inverse")
+        _raise_for(m, d, *_unpack_status(word), fname, stacklevel=4)
 
 
 def inverse_step(m, d, qvel_next):

@@ -48,6 +48,22 @@ DYN_NONE = 0
 GAIN_FIXED = 0
 BIAS_NONE, BIAS_AFFINE = 0, 1
 EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+# constraint row types (MuJoCo's mjtConstraint)
+CNSTR_EQUALITY = 0
+CNSTR_FRICTION_DOF = 1
+CNSTR_FRICTION_TENDON = 2
+CNSTR_LIMIT_JOINT = 3
+CNSTR_LIMIT_TENDON = 4
+CNSTR_CONTACT_FRICTIONLESS = 5
+CNSTR_CONTACT_PYRAMIDAL = 6
+CNSTR_CONTACT_ELLIPTIC = 7
+
+# row states at the solution (MuJoCo's mjtConstraintState)
+STATE_SATISFIED = 0
+STATE_QUADRATIC = 1
+STATE_LINEARNEG = 2
+STATE_LINEARPOS = 3
+STATE_CONE = 4
 
 # MuJoCo's numeric limits (mjMINVAL, mjMAXVAL, mjMINIMP, mjMAXIMP, mjMINMU), one home for all
 MINVAL = 1e-15  # a pivot, mass, norm or denominator at or below it counts as zero

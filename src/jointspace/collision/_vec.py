@@ -8,7 +8,7 @@ import math
 
 from numba import njit, types
 
-MINVAL = 1e-15  # MuJoCo's mjMINVAL: smallest meaningful denominator
+from jointspace.types import MINVAL
 
 # compiled and cached; divisions follow IEEE rules (inf/nan) as in C instead of raising
 jit = njit(cache=True, error_model="numpy")

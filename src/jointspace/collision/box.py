@@ -24,7 +24,6 @@ from jointspace.collision._vec import (
     F8,
     I8,
     M9,
-    MINVAL,
     V3,
     add,
     add_scl,
@@ -39,6 +38,7 @@ from jointspace.collision._vec import (
     sub,
 )
 from jointspace.collision.primitive import put
+from jointspace.types import MINVAL
 
 
 @jit_sig(I8(BUF, I8, F8, V3, F8, V3, M9, V3))

@@ -40,7 +40,6 @@ from jointspace.collision._vec import (
     I2,
     I8,
     M9,
-    MINVAL,
     V3,
     VOID,
     WS,
@@ -67,6 +66,7 @@ from jointspace.types import (
     GEOM_ELLIPSOID,
     GEOM_MESH,
     GEOM_SPHERE,
+    MINVAL,
 )
 
 # core shapes used by step 1 (not geom types)

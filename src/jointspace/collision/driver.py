@@ -73,7 +73,7 @@ from jointspace._numba import entry
 from jointspace.collision import box as B
 from jointspace.collision import convex as C
 from jointspace.collision import primitive as P
-from jointspace.collision._vec import MINVAL, dot, m9, normalize, sub, v3
+from jointspace.collision._vec import dot, m9, normalize, sub, v3
 from jointspace.errors import JointspaceWarning
 from jointspace.kinematics import kinematics_stage
 from jointspace.types import (
@@ -85,6 +85,7 @@ from jointspace.types import (
     GEOM_PLANE,
     GEOM_SPHERE,
     MINMU,
+    MINVAL,
 )
 
 MAXCONPAIR = 16  # contact buffer rows per geom pair (the most any pair makes is 8)

@@ -18,7 +18,6 @@ from jointspace.collision._vec import (
     F8,
     I8,
     M9,
-    MINVAL,
     V3,
     VOID,
     add,
@@ -33,6 +32,7 @@ from jointspace.collision._vec import (
     scl,
     sub,
 )
+from jointspace.types import MINVAL
 
 
 @jit_sig(VOID(BUF, I8, V3, V3, F8))

@@ -11,7 +11,7 @@ qpos, qvel), writing its torque to d.qfrc_applied or d.ctrl:
     WholeBodyID        inverse-dynamics control of a floating base on soft contacts whose
                        forces the model predicts (004); the contact model is a plug-in
     task_inertia       Λ = (J M⁻¹ Jᵀ)⁻¹ from the sparse factorization or the analytical M⁻¹
-    soft_inverse       the compiled soft-contact inverse that WholeBodyID uses by default
+    soft_inverse       the soft-contact inverse at a given q̈ (`jointspace.inverse`)
     PD                 joint-space PD/PID feedback (paper 002's baseline)
     InverseDynamics    computed torque on the actuated dofs with contact forces from a
                        predictor: NoContacts, SensedContacts, RigidContacts (paper 002's

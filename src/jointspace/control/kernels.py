@@ -773,17 +773,6 @@ def _soft_inverse(m, d, qacc, force, qfrc, use_passive):
 
 
 @njit(cache=True)
-def soft_inverse_driver(m, d, qacc, force, qfrc):
-    """State stage and rows at d's (qpos, qvel), then `_soft_inverse` at qacc."""
-    bad = _state(m, d)
-    if bad >= 0:
-        return bad
-    _rows(m, d)
-    _soft_inverse(m, d, qacc, force, qfrc, True)
-    return -1
-
-
-@njit(cache=True)
 def _base_newton(m, d, qacc, unact, nun, r):
     """Newton step on the unactuated accelerations: qacc_u −= H_uu⁻¹ r.
 

@@ -21,8 +21,9 @@ produces exactly q̈ (the forward problem's optimum is unique). No QP is solved:
 friction cones and unilaterality are in f itself.
 
 The contact model is a plug-in: `predictor(m, d, qacc) -> qfrc_inverse` (the rows built at
-d's state are in d; the line search then uses ‖r‖² instead of Φ). The default is compiled
-(`soft_inverse`: MuJoCo's mj_inverse semantics on our efc rows);
+d's state are in d; the line search then uses ‖r‖² instead of Φ). The default runs inside
+the compiled Newton iteration: Φ, its gradient (the same qfrc_inverse as `jointspace.inverse`
+and `soft_inverse`: the soft force is −∂s/∂jar, 004 §IV) and H from the solvers' cost;
 `inverse_predictor(jointspace.inverse)` adapts an inverse with MuJoCo's calling convention,
 reading d.qacc and writing d.qfrc_inverse.
 """
@@ -35,20 +36,22 @@ from jointspace.control import common
 from jointspace.control.kernels import (
     consistency_step,
     finish,
-    soft_inverse_driver,
     wbid_kernel,
     wbid_prepare,
 )
 from jointspace.control.osc import TaskController
+from jointspace.inverse import inverse_at
 
 
 def soft_inverse(m, d, qacc):
     """The soft-contact inverse dynamics at d's state: the force that produces qacc.
 
-    Runs the position and velocity stages, collision and the constraint rows at d's
-    (qpos, qvel) in one compiled call, then qfrc_inverse = M qacc + c − passive − Jᵀ f with
-    f = −∂s/∂jar the soft constraint force at jar = J qacc − aref (004 §IV; MuJoCo's
-    mj_inverse with its default options). Also writes d.efc_force.
+    `jointspace.inverse` (one compiled call: the position and velocity stages, collision
+    and the constraint rows at d's (qpos, qvel), then qfrc_inverse = M qacc + c − passive
+    − Jᵀ f with the analytical soft constraint force f of 004 §IV; MuJoCo's mj_inverse)
+    with d.qacc = qacc, read as a continuous acceleration whatever the model's
+    "invdiscrete" flag says. Also writes d.qacc, d.efc_force and the other fields of
+    `jointspace.inverse`.
 
     Args:
         m: the Model.
@@ -59,13 +62,9 @@ def soft_inverse(m, d, qacc):
         (nv,) qfrc_inverse: what actuators and applied forces must supply.
     """
     entry.check_pair(m, d, "soft_inverse")
-    qacc = common.vec(qacc, m.nv, "qacc", "soft_inverse")
-    force = np.empty(max(m.njmax, 1))
-    qfrc = np.empty(m.nv)
-    bad = _k_soft(m._s, d._s, qacc, force, qfrc)
-    common.check_pivot(m, bad, "soft_inverse")
-    d.efc_force[:d.nefc[0]] = force[:d.nefc[0]]
-    return qfrc
+    d.qacc[:] = common.vec(qacc, m.nv, "qacc", "soft_inverse")
+    inverse_at(m, d, 0, "soft_inverse")
+    return d.qfrc_inverse.copy()
 
 
 def inverse_predictor(inverse):
@@ -230,4 +229,3 @@ _k_wbid = entry.Kernel(wbid_kernel, globals())
 _k_prepare = entry.Kernel(wbid_prepare, globals())
 _k_step = entry.Kernel(consistency_step, globals())
 _k_finish = entry.Kernel(finish, globals())
-_k_soft = entry.Kernel(soft_inverse_driver, globals())
