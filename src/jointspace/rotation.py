@@ -139,3 +139,33 @@ def quat_to_mat_row(out, i, w, x, y, z):
     out[i, 6] = 2.0 * (x * z - w * y)
     out[i, 7] = 2.0 * (y * z + w * x)
     out[i, 8] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit(cache=True, inline="always")
+def mat_to_quat(R, out):
+    """Unit quaternion (w, x, y, z) of the row-major rotation matrix R (9,), Shepperd's method."""
+    tr = R[0] + R[4] + R[8]
+    if tr > 0.0:
+        s = 2.0 * math.sqrt(1.0 + tr)
+        out[0] = 0.25 * s
+        out[1] = (R[7] - R[5]) / s
+        out[2] = (R[2] - R[6]) / s
+        out[3] = (R[3] - R[1]) / s
+    elif R[0] > R[4] and R[0] > R[8]:
+        s = 2.0 * math.sqrt(1.0 + R[0] - R[4] - R[8])
+        out[0] = (R[7] - R[5]) / s
+        out[1] = 0.25 * s
+        out[2] = (R[1] + R[3]) / s
+        out[3] = (R[2] + R[6]) / s
+    elif R[4] > R[8]:
+        s = 2.0 * math.sqrt(1.0 + R[4] - R[0] - R[8])
+        out[0] = (R[2] - R[6]) / s
+        out[1] = (R[1] + R[3]) / s
+        out[2] = 0.25 * s
+        out[3] = (R[5] + R[7]) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + R[8] - R[0] - R[4])
+        out[0] = (R[3] - R[1]) / s
+        out[1] = (R[2] + R[6]) / s
+        out[2] = (R[5] + R[7]) / s
+        out[3] = 0.25 * s

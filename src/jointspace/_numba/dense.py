@@ -3,6 +3,7 @@
 `chol_factor` (regularized, in place) and `chol_solve`; `chol_factor_pd` (a copy, refusing a
 non-positive pivot), `chol_solve_spd` (factor and solve, refusing), `chol_solve_into` (into
 another vector); `chol_append` extends a factor by one row and column (the LCP's pivoting).
+`sym_eig` (cyclic Jacobi) and `damped_inverse` serve the controllers' task-space inverses.
 
 One factorization serves every dense symmetric system in the package: Newton's and the
 interior-point Hessians, the barrier model's, PGS's friction subproblem, the LCP's and
@@ -116,3 +117,109 @@ def chol_append(L, k, col, diag, rtol):
         return False
     L[k, k] = np.sqrt(s)
     return True
+
+
+@njit(cache=True)
+def sym_eig(A, n, w, V):
+    """Eigenvalues w and eigenvectors (columns of V) of the symmetric n × n A, cyclic Jacobi.
+
+    A is destroyed. Sweeps of rotations go on until every off-diagonal element is at
+    round-off (1e-15) against its two diagonal elements or the largest one; convergence is
+    quadratic, a few sweeps for n ≤ 20.
+    """
+    floor = 0.0
+    for i in range(n):
+        for j in range(n):
+            V[i, j] = 0.0
+        V[i, i] = 1.0
+        floor = max(floor, abs(A[i, i]))
+    floor *= 1e-15
+    for _ in range(50):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = A[p, q]
+                # at round-off against the diagonal (or the matrix): rotating is pointless
+                if abs(apq) <= 1e-15 * (math.sqrt(abs(A[p, p] * A[q, q])) + floor):
+                    continue
+                rotated = True
+                # rotation angle that zeroes A[p, q]
+                theta = (A[q, q] - A[p, p]) / (2.0 * apq)
+                t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(n):
+                    akp = A[k, p]
+                    akq = A[k, q]
+                    A[k, p] = c * akp - s * akq
+                    A[k, q] = s * akp + c * akq
+                for k in range(n):
+                    apk = A[p, k]
+                    aqk = A[q, k]
+                    A[p, k] = c * apk - s * aqk
+                    A[q, k] = s * apk + c * aqk
+                for k in range(n):
+                    vkp = V[k, p]
+                    vkq = V[k, q]
+                    V[k, p] = c * vkp - s * vkq
+                    V[k, q] = s * vkp + c * vkq
+        if not rotated:
+            break
+    for i in range(n):
+        w[i] = A[i, i]
+
+
+@njit(cache=True)
+def damped_inverse(A, n, eps, out):
+    """out ≈ A⁻¹ for a symmetric positive semi-definite n × n A, damped when A is singular.
+
+    A is first scaled to unit diagonal, Â = S A S with S = diag(A_ii)^(-1/2) (so that rows of
+    different units, positions and orientations, compare; a zero row gets S_ii = 0). With w
+    the eigenvalues of Â and w̄ = eps · max(w): out = S (Â + δ I)⁻¹ S, δ = 0 when
+    min(w) ≥ w̄, otherwise δ = w̄ (1 − (min(w) / w̄)²), which is continuous in A and bounds the
+    eigenvalues of (Â + δ I)⁻¹ by 1 / w̄ (Chiaverini's variable damping). A is destroyed.
+    Returns (min(w), max(w), δ); a zero A gives out = 0.
+    """
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    sc = np.empty(n)
+    dmax = 0.0
+    for i in range(n):
+        dmax = max(dmax, A[i, i])
+    for i in range(n):
+        sc[i] = 1.0 / math.sqrt(A[i, i]) if A[i, i] > 1e-14 * dmax else 0.0
+    for i in range(n):
+        for j in range(n):
+            A[i, j] *= sc[i] * sc[j]
+    w = np.empty(n)
+    V = np.empty((n, n))
+    sym_eig(A, n, w, V)
+    wmin = np.inf
+    wmax = 0.0
+    for i in range(n):
+        wmin = min(wmin, w[i])
+        wmax = max(wmax, w[i])
+    if not wmax > 0.0:
+        for i in range(n):
+            for j in range(n):
+                out[i, j] = 0.0
+        return wmin, wmax, 0.0
+    wbar = eps * wmax
+    delta = 0.0
+    wpos = max(wmin, 0.0)
+    if wpos < wbar:
+        r = wpos / wbar
+        delta = wbar * (1.0 - r * r)
+    for i in range(n):
+        w[i] = 1.0 / (max(w[i], 0.0) + delta)
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.0
+            for k in range(n):
+                s += V[i, k] * w[k] * V[j, k]
+            s *= sc[i] * sc[j]
+            out[i, j] = s
+            out[j, i] = s
+    return wmin, wmax, delta

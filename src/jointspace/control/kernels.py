@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._numba.dense import chol_solve_spd
+from jointspace._numba.dense import chol_solve_spd, damped_inverse
 from jointspace.constraint import STATE_CONE, STATE_QUADRATIC, reference
 from jointspace.dynamics.factor import solve_ld
 from jointspace.dynamics.minv import minv_kernel
@@ -29,6 +29,7 @@ from jointspace.forward import fwd_position, fwd_rows, fwd_velocity
 from jointspace.integrate import diff_pos_kernel
 from jointspace.kinematics import com_pos, jac_dot_qvel, jac_point, kinematics_bodies
 from jointspace.passive import quat_to_vel
+from jointspace.rotation import mat_to_quat
 from jointspace.solver import cone_arrays
 from jointspace.solver.cost import constraint_update, mul_jt, mul_m
 from jointspace.types import MINVAL
@@ -73,146 +74,6 @@ def _rows(m, d):
 def _minv_solve(m, d, x):
     """Overwrite each row r of x (k, nv) with M⁻¹ x[r] (sparse LᵀDL of the state stage)."""
     solve_ld(m, d.qLD, d.qLDiagInv, x)
-
-
-# ---------------------------------------------------------------------------------------------
-# small dense linear algebra
-
-
-@njit(cache=True)
-def _sym_eig(A, n, w, V):
-    """Eigenvalues w and eigenvectors (columns of V) of the symmetric n × n A, cyclic Jacobi.
-
-    A is destroyed. Sweeps of rotations go on until every off-diagonal element is at
-    round-off (1e-15) against its two diagonal elements or the largest one; convergence is
-    quadratic, a few sweeps for n ≤ 20.
-    """
-    floor = 0.0
-    for i in range(n):
-        for j in range(n):
-            V[i, j] = 0.0
-        V[i, i] = 1.0
-        floor = max(floor, abs(A[i, i]))
-    floor *= 1e-15
-    for _ in range(50):
-        rotated = False
-        for p in range(n - 1):
-            for q in range(p + 1, n):
-                apq = A[p, q]
-                # at round-off against the diagonal (or the matrix): rotating is pointless
-                if abs(apq) <= 1e-15 * (math.sqrt(abs(A[p, p] * A[q, q])) + floor):
-                    continue
-                rotated = True
-                # rotation angle that zeroes A[p, q]
-                theta = (A[q, q] - A[p, p]) / (2.0 * apq)
-                t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                if theta < 0.0:
-                    t = -t
-                c = 1.0 / math.sqrt(t * t + 1.0)
-                s = t * c
-                for k in range(n):
-                    akp = A[k, p]
-                    akq = A[k, q]
-                    A[k, p] = c * akp - s * akq
-                    A[k, q] = s * akp + c * akq
-                for k in range(n):
-                    apk = A[p, k]
-                    aqk = A[q, k]
-                    A[p, k] = c * apk - s * aqk
-                    A[q, k] = s * apk + c * aqk
-                for k in range(n):
-                    vkp = V[k, p]
-                    vkq = V[k, q]
-                    V[k, p] = c * vkp - s * vkq
-                    V[k, q] = s * vkp + c * vkq
-        if not rotated:
-            break
-    for i in range(n):
-        w[i] = A[i, i]
-
-
-@njit(cache=True)
-def _damped_inverse(A, n, eps, out):
-    """out ≈ A⁻¹ for a symmetric positive semi-definite n × n A, damped when A is singular.
-
-    A is first scaled to unit diagonal, Â = S A S with S = diag(A_ii)^(-1/2) (so that rows of
-    different units, positions and orientations, compare; a zero row gets S_ii = 0). With w
-    the eigenvalues of Â and w̄ = eps · max(w): out = S (Â + δ I)⁻¹ S, δ = 0 when
-    min(w) ≥ w̄, otherwise δ = w̄ (1 − (min(w) / w̄)²), which is continuous in A and bounds the
-    eigenvalues of (Â + δ I)⁻¹ by 1 / w̄ (Chiaverini's variable damping). A is destroyed.
-    Returns (min(w), max(w), δ); a zero A gives out = 0.
-    """
-    if n == 0:
-        return 0.0, 0.0, 0.0
-    sc = np.empty(n)
-    dmax = 0.0
-    for i in range(n):
-        dmax = max(dmax, A[i, i])
-    for i in range(n):
-        sc[i] = 1.0 / math.sqrt(A[i, i]) if A[i, i] > 1e-14 * dmax else 0.0
-    for i in range(n):
-        for j in range(n):
-            A[i, j] *= sc[i] * sc[j]
-    w = np.empty(n)
-    V = np.empty((n, n))
-    _sym_eig(A, n, w, V)
-    wmin = np.inf
-    wmax = 0.0
-    for i in range(n):
-        wmin = min(wmin, w[i])
-        wmax = max(wmax, w[i])
-    if not wmax > 0.0:
-        for i in range(n):
-            for j in range(n):
-                out[i, j] = 0.0
-        return wmin, wmax, 0.0
-    wbar = eps * wmax
-    delta = 0.0
-    wpos = max(wmin, 0.0)
-    if wpos < wbar:
-        r = wpos / wbar
-        delta = wbar * (1.0 - r * r)
-    for i in range(n):
-        w[i] = 1.0 / (max(w[i], 0.0) + delta)
-    for i in range(n):
-        for j in range(i, n):
-            s = 0.0
-            for k in range(n):
-                s += V[i, k] * w[k] * V[j, k]
-            s *= sc[i] * sc[j]
-            out[i, j] = s
-            out[j, i] = s
-    return wmin, wmax, delta
-
-
-@njit(cache=True, inline="always")
-def mat_to_quat(R, out):
-    """Unit quaternion (w, x, y, z) of the row-major rotation matrix R (9,), Shepperd's method."""
-    tr = R[0] + R[4] + R[8]
-    if tr > 0.0:
-        s = 2.0 * math.sqrt(1.0 + tr)
-        out[0] = 0.25 * s
-        out[1] = (R[7] - R[5]) / s
-        out[2] = (R[2] - R[6]) / s
-        out[3] = (R[3] - R[1]) / s
-    elif R[0] > R[4] and R[0] > R[8]:
-        s = 2.0 * math.sqrt(1.0 + R[0] - R[4] - R[8])
-        out[0] = (R[7] - R[5]) / s
-        out[1] = 0.25 * s
-        out[2] = (R[1] + R[3]) / s
-        out[3] = (R[2] + R[6]) / s
-    elif R[4] > R[8]:
-        s = 2.0 * math.sqrt(1.0 + R[4] - R[0] - R[8])
-        out[0] = (R[2] - R[6]) / s
-        out[1] = (R[1] + R[3]) / s
-        out[2] = 0.25 * s
-        out[3] = (R[5] + R[7]) / s
-    else:
-        s = 2.0 * math.sqrt(1.0 + R[8] - R[0] - R[4])
-        out[0] = (R[3] - R[1]) / s
-        out[1] = (R[2] + R[6]) / s
-        out[2] = (R[5] + R[7]) / s
-        out[3] = 0.25 * s
 
 
 @njit(cache=True)
@@ -360,7 +221,7 @@ def _prioritized(m, d, J, b, nrow, lstart, nlevel, eps, a0, use_a0, qacc, qacc_n
 
     Level k (rows lstart[k] … lstart[k+1]−1 of J, b) gets, with N the projector of the
     levels above (N = I for the first), Ĵ = J N, Λ = (Ĵ M⁻¹ Ĵᵀ)⁻¹ (damped as in
-    `_damped_inverse`) and J̄ = M⁻¹ Ĵᵀ Λ:
+    `damped_inverse`) and J̄ = M⁻¹ Ĵᵀ Λ:
 
         q̈ += J̄ (b − J q̈),      N ← N − J̄ Ĵ
 
@@ -412,7 +273,7 @@ def _prioritized(m, d, J, b, nrow, lstart, nlevel, eps, a0, use_a0, qacc, qacc_n
                 A[i, j] = s
                 A[j, i] = s
         Lam = np.empty((mk, mk))
-        wmin, wmax, delta = _damped_inverse(A, mk, eps, Lam)
+        wmin, wmax, delta = damped_inverse(A, mk, eps, Lam)
         diag[lev, 0] = wmin
         diag[lev, 1] = wmax
         diag[lev, 2] = delta
@@ -655,7 +516,7 @@ def osc_kernel(m, d, ibuf, fbuf, out):
 
 @njit(cache=True)
 def task_inertia_kernel(m, d, q, jac, eps, use_minv, lam, diag):
-    """Λ = (J M⁻¹ Jᵀ)⁻¹ (damped as `_damped_inverse`) at q, from LᵀDL solves or from M⁻¹.
+    """Λ = (J M⁻¹ Jᵀ)⁻¹ (damped as `damped_inverse`) at q, from LᵀDL solves or from M⁻¹.
 
     Returns -1 or the dof of a non-positive pivot.
     """
@@ -694,7 +555,7 @@ def task_inertia_kernel(m, d, q, jac, eps, use_minv, lam, diag):
                 s += jac[i, c] * X[j, c]
             A[i, j] = s
             A[j, i] = s
-    wmin, wmax, delta = _damped_inverse(A, k, eps, lam)
+    wmin, wmax, delta = damped_inverse(A, k, eps, lam)
     diag[0] = wmin
     diag[1] = wmax
     diag[2] = delta

@@ -179,7 +179,7 @@ class Task:
 
 
 def _mat_quat(mat):
-    from jointspace.control.kernels import mat_to_quat
+    from jointspace.rotation import mat_to_quat
 
     q = np.empty(4)
     mat_to_quat.py_func(np.asarray(mat, dtype=np.float64), q)
