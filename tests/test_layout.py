@@ -138,3 +138,14 @@ def test_numeric_limits_have_one_home():
     limits = re.compile(r"^_?(MINVAL|MAXVAL|MINIMP|MAXIMP|MINMU)\s*=", re.M)
     assert [m for m, p in MODULES.items()
             if m != "jointspace.types" and limits.search(p.read_text())] == []
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A leading underscore means private to its module: shared names are plain."""
+    private = []
+    for name, path in MODULES.items():
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("jointspace"):
+                private += [f"{name} imports {n.module}.{a.name}" for a in n.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert private == []

@@ -43,6 +43,7 @@ from jointspace.io.spec import (
     PairSpec,
     SiteSpec,
 )
+from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS
 
 __all__ = ["parse_mjcf", "load_mjcf", "load_mjcf_string"]
 
@@ -286,12 +287,6 @@ _OPTION_ATTRS = {
     "jacobian", "solver", "iterations", "ls_iterations", "noslip_iterations",
     "ccd_iterations", "sdf_iterations", "sdf_initpoints", "actuatorgroupdisable",
 }
-_DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring",
-                  "damper", "gravity", "clampctrl", "warmstart", "filterparent", "actuation",
-                  "refsafe", "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd",
-                  "island", "multiccd")
-_ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
-                 "speculative")
 _BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
                *_ORIENT_KEYS}
 _FRAME_ATTRS = {"name", "childclass", "pos", *_ORIENT_KEYS}
@@ -720,10 +715,10 @@ class _Loader:
                                  f" only <flag> is allowed")
             for key in child.attrib:
                 v = self._parse_value(child, key, _k("enable", "disable")) \
-                    if key in _DISABLE_FLAGS + _ENABLE_FLAGS else None
+                    if key in DISABLE_FLAGS + ENABLE_FLAGS else None
                 if v is None:
                     self.unknown_attrs.setdefault(f"<flag> {key}", child.where())
-                elif key in _DISABLE_FLAGS:
+                elif key in DISABLE_FLAGS:
                     disable = [f for f in disable if f != key] + ([key] if v == "disable" else [])
                 else:
                     enable = [f for f in enable if f != key] + ([key] if v == "enable" else [])
