@@ -4,8 +4,11 @@ From qpos, qvel and qacc, `inverse(m, d)` computes the generalized force that ca
 motion, d.qfrc_inverse, and every constraint force, d.efc_force, with no factorization of M
 and no iterative solve (Todorov 2014, 004 §III; MuJoCo's mj_inverse, engine_inverse.c):
 
-  position      kinematics → com_pos → collision → make_constraint → transmission
-  velocity      actuator_velocity → com_vel → passive → rne (qfrc_bias) → reference (aref)
+  position      forward's fwd_position (kinematics → com_pos → transmission; crb and
+                factor_m only for the discrete inverse) and fwd_rows (collision →
+                make_constraint): the same contacts and rows as `forward`
+  velocity      forward's fwd_velocity (actuator_velocity → com_vel → passive → rne
+                (qfrc_bias)) → reference (efc_vel, aref)
   acceleration  jar = J qacc − aref,   y = −R⁻¹ jar   (004 eq. 15: y = R⁻¹(v* − v⁺))
                 efc_force, one closed form per constraint:
                   equality                      f = y                  (Theorem 2, eq. 13)
