@@ -1,11 +1,19 @@
-"""The package-wide Numba cache key: any source change anywhere invalidates every kernel."""
+"""The Numba cache key: a kernel's stamp covers the files it depends on, and nothing else."""
 
+import os
+import pathlib
 import shutil
+import subprocess
+import sys
+import textwrap
 
+import pytest
 from numba.core import caching
 
 import jointspace  # noqa: F401  (installs the locators)
 from jointspace._numba import cache
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_locators_are_installed_first():
@@ -13,34 +21,129 @@ def test_locators_are_installed_first():
     assert locs[:3] == [cache._UserProvided, cache._InTree, cache._UserWide]
 
 
-def test_stamp_changes_when_any_source_file_changes(tmp_path):
-    pkg = tmp_path / "pkg"
+@pytest.fixture
+def package_copy(tmp_path, monkeypatch):
+    """A copy of the package that the stamp functions read instead of the real one."""
+    pkg = tmp_path / "jointspace"
     shutil.copytree(cache._ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    before = cache._package_stamp(pkg)
-    assert cache._package_stamp(pkg) == before
-    f = pkg / "rotation.py"  # an inlined helper: callers in other files must recompile
+    monkeypatch.setattr(cache, "_ROOT", pkg)
+    monkeypatch.setattr(cache, "_CORE", tuple(sorted([pkg / "types.py",
+                                                      *(pkg / "_numba").glob("*.py")])))
+    monkeypatch.setattr(cache, "_FILE_DEPS", {})
+    monkeypatch.setattr(cache, "_CLOSURES", {})
+    return pkg
+
+
+def _stamps(pkg, files):
+    cache._FILE_DEPS.clear()
+    cache._CLOSURES.clear()
+    return {f: cache._stamp(pkg / f) for f in files}
+
+
+FILES = ("kinematics.py", "forward.py", "dynamics/rnea.py", "_numba/dense.py", "cli.py",
+         "collision/driver.py")
+
+
+def test_stamp_covers_what_a_file_imports_transitively(package_copy):
+    pkg = package_copy
+    before = _stamps(pkg, FILES)
+    assert _stamps(pkg, FILES) == before
+    f = pkg / "rotation.py"  # inlined into kinematics; forward and rnea import kinematics
     f.write_text(f.read_text() + "\n# edited\n")
-    assert cache._package_stamp(pkg) != before
+    after = _stamps(pkg, FILES)
+    changed = {k for k in FILES if after[k] != before[k]}
+    assert changed == {"kinematics.py", "forward.py", "dynamics/rnea.py", "collision/driver.py",
+                       "cli.py"}  # cli imports the simulator; dense.py does not import rotation
 
 
-def test_kernels_in_the_package_use_the_package_stamp():
+def test_an_application_edit_changes_no_kernel_stamp(package_copy):
+    pkg = package_copy
+    before = _stamps(pkg, FILES)
+    f = pkg / "cli.py"
+    f.write_text(f.read_text().replace('"""', '"""Edited. ', 1))
+    after = _stamps(pkg, FILES)
+    assert {k for k in FILES if after[k] != before[k]} == {"cli.py"}
+
+
+def test_core_edits_change_every_stamp(package_copy):
+    """types.py and _numba/ define the layouts compiled code reads: every kernel depends on them."""
+    pkg = package_copy
+    before = _stamps(pkg, FILES)
+    f = pkg / "_numba" / "structs.py"
+    f.write_text(f.read_text() + "\n# edited\n")
+    after = _stamps(pkg, FILES)
+    assert all(after[k] != before[k] for k in FILES)
+
+
+def test_multiline_and_lazy_imports_count(package_copy):
+    pkg = package_copy
+    (pkg / "probe.py").write_text(textwrap.dedent("""\
+        def f():
+            from jointspace.dynamics import (
+                rnea,  # a comment
+            )
+            import jointspace.spatial
+        """))
+    deps = cache._direct_deps(pkg / "probe.py")
+    assert {pkg / "dynamics" / "rnea.py", pkg / "dynamics" / "__init__.py",
+            pkg / "spatial.py"} <= deps
+
+
+def test_kernels_in_the_package_use_the_dependency_stamp():
     from jointspace.kinematics import kinematics_stage
 
     impl = kinematics_stage._cache._impl
     assert isinstance(impl.locator, (cache._InTree, cache._UserWide, cache._UserProvided))
-    assert impl.locator.get_source_stamp() == cache._STAMP
+    assert impl.locator.get_source_stamp() == cache._stamp(cache._ROOT / "kinematics.py")
 
 
-def test_benchmark_loops_are_keyed_on_the_package_and_their_file(monkeypatch):
+def test_benchmark_loops_are_keyed_on_their_file_and_the_package_files_they_import():
     """A benchmark's compiled loop inlines package kernels: a package edit must recompile it."""
     bench = cache._COMPANIONS[0] / "bench_inverse.py"
     assert cache._ours(bench)
-    stamp = cache._stamp(bench)
-    assert stamp != cache._STAMP
-    assert cache._stamp(cache._COMPANIONS[0] / "bench_dynamics.py") != stamp
-    monkeypatch.setattr(cache, "_STAMP", "another build")
-    assert cache._stamp(bench) != stamp
+    assert cache._ROOT / "inverse.py" in cache._closure(bench.resolve())
+    assert cache._stamp(bench) != cache._stamp(cache._COMPANIONS[0] / "bench_dynamics.py")
     assert not cache._ours(cache._ROOT.parents[1] / "setup_elsewhere.py")
+
+
+_COUNT = textwrap.dedent("""\
+    import numpy as np
+    from jointspace._numba import dense
+    from jointspace.passive import quat_to_vel
+    quat_to_vel(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
+    dense.chol_factor(np.eye(3), 3, 1e-12)
+    def misses(f):
+        return sum(f.stats.cache_misses.values())
+    print(misses(quat_to_vel), misses(dense.chol_factor))
+    """)
+
+
+def test_edits_recompile_only_the_kernels_that_depend_on_them(tmp_path):
+    """Counted compilations in fresh interpreters on a copy of the package.
+
+    A docstring edit in cli.py recompiles nothing; an edit of rotation.py recompiles a
+    kernel of passive.py (which imports it) and not the dense Cholesky (which does not).
+    """
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "jointspace", src / "jointspace",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(src))
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", _COUNT], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=900)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return tuple(int(x) for x in r.stdout.split()[-2:])
+
+    assert run() == (1, 1)  # cold: both compiled
+    assert run() == (0, 0)  # warm: both loaded
+    cli = src / "jointspace" / "cli.py"
+    cli.write_text(cli.read_text().replace('"""', '"""Edited. ', 1))
+    assert run() == (0, 0)
+    rot = src / "jointspace" / "rotation.py"
+    rot.write_text(rot.read_text() + "\n# edited\n")
+    assert run() == (1, 0)
 
 
 def test_checked_kernels_loaded_from_the_cache_take_the_fast_path():

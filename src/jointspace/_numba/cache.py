@@ -1,40 +1,99 @@
-"""Numba cache invalidation for the whole package.
+"""Numba cache invalidation keyed on what each kernel depends on.
 
-Numba keys a cached function on its own source file's timestamp only. Compiled kernels inline
-helpers and read constants from other files (rotation.py, types.py, …), so a change there
-would leave stale machine code in the cache. This module registers cache locators for
-jointspace's files whose source stamp is a hash of every .py file in the package (and the
-Numba version): any change anywhere recompiles every kernel once, and nothing stale is ever
-loaded. Compiled loops in the checkout's benchmarks, examples and tests inline the package's
-kernels too, so theirs are keyed on the package stamp and their own file. Caches live where
-Numba would put them (`__pycache__` beside the sources, or the user-wide cache directory
-when the installation is read-only).
+Numba keys a cached function on its own source file only. Compiled kernels inline helpers
+and read constants from other files (rotation.py, types.py, …), so a change there would
+leave stale machine code in the cache. The cache locators registered here give every file
+of the package a source stamp that is a hash of the Numba version, of the file itself and
+of every package file it imports, transitively (imports inside functions included), and of
+the core that every kernel's types come from (types.py and _numba/, whose structs define
+the layout compiled code reads). Editing cli.py then recompiles nothing, and editing
+rotation.py recompiles the kernels of the modules that import it, directly or not, and
+nothing else. The import closure is read from the sources with a regular expression (no
+import, no AST), once per file per process.
+
+Compiled loops in the checkout's benchmarks, examples and tests inline the package's
+kernels too: theirs are keyed the same way, on their own file and the package files they
+import. Caches live where Numba would put them (`__pycache__` beside the sources, or the
+user-wide cache directory when the installation is read-only).
 """
 
 import hashlib
 import pathlib
+import re
 
 import numba
 from numba.core import caching
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]  # the package, src/jointspace
 
+# files every kernel depends on: the field tables and enums, and the crossing (structs,
+# checked arrays) whose generated code reads Model and Data at fixed offsets
+_CORE = tuple(sorted([_ROOT / "types.py", *(_ROOT / "_numba").glob("*.py")]))
 
-def _package_stamp(root=_ROOT):
-    """Hash of every .py file under root (names and contents) and of the Numba version."""
-    h = hashlib.sha1(numba.__version__.encode())
-    for p in sorted(root.rglob("*.py")):
-        h.update(p.relative_to(root).as_posix().encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()
+# `from jointspace.a.b import x, y` (also in parentheses over several lines) and
+# `import jointspace.a.b`, anywhere in a file
+_FROM = re.compile(r"^\s*from\s+(jointspace(?:\.\w+)*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(r"^\s*import\s+(jointspace(?:\.\w+)*)", re.M)
+
+_FILE_DEPS = {}  # file -> the package files it imports directly
+_CLOSURES = {}  # file -> its stamp
 
 
-_STAMP = _package_stamp()
+def _module_file(dotted):
+    """The file of a package module or subpackage ('jointspace.a.b'), or None."""
+    parts = dotted.split(".")[1:]
+    if not parts:
+        return None  # the package's own __init__ only re-exports: no kernel reads it
+    rel = pathlib.Path(*parts)
+    for cand in (_ROOT / rel.with_suffix(".py"), _ROOT / rel / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _direct_deps(path):
+    """Package files that `path` imports (a module, or a subpackage's __init__)."""
+    if path in _FILE_DEPS:
+        return _FILE_DEPS[path]
+    text = path.read_text(encoding="utf-8")
+    modules = set(_IMPORT.findall(text))
+    for mod, names in _FROM.findall(text):
+        modules.add(mod)
+        for name in re.findall(r"\w+", names.split("#")[0]):
+            modules.add(f"{mod}.{name}")  # `from pkg import submodule`
+    deps = {f for f in map(_module_file, modules) if f is not None and f != path}
+    _FILE_DEPS[path] = deps
+    return deps
+
+
+def _closure(path):
+    """Every package file `path` depends on, itself and the core included."""
+    seen = set(_CORE)
+    todo = [path]
+    while todo:
+        p = todo.pop()
+        if p in seen and p != path:
+            continue
+        seen.add(p)
+        todo.extend(d for d in _direct_deps(p) if d not in seen)
+    return seen
+
+
+def _stamp(py_file):
+    """Hash of the Numba version and of the contents of every file `py_file` depends on."""
+    path = pathlib.Path(py_file).resolve()
+    if path not in _CLOSURES:
+        h = hashlib.sha1(numba.__version__.encode())
+        for p in sorted(_closure(path)):
+            name = p.relative_to(_ROOT).as_posix() if p.is_relative_to(_ROOT) else p.name
+            h.update(name.encode() + b"\0" + p.read_bytes() + b"\0")
+        _CLOSURES[path] = h.hexdigest()
+    return _CLOSURES[path]
 
 
 # the checkout's own scripts whose compiled loops call the package's kernels (absent from an
 # installed package): their caches hold the package's machine code inlined, so they are
-# keyed on the package too, else a benchmark would time the kernels of an older build
+# keyed on the package files they import too, else a benchmark would time an older build
 _COMPANIONS = tuple(_ROOT.parents[1] / d for d in ("benchmarks", "examples", "tests"))
 
 
@@ -44,20 +103,6 @@ def _ours(py_file):
         return path.is_relative_to(_ROOT) or any(path.is_relative_to(c) for c in _COMPANIONS)
     except (OSError, ValueError):
         return False
-
-
-_SCRIPT_STAMPS = {}
-
-
-def _stamp(py_file):
-    """The package stamp; for a companion script, a hash of it and of the script."""
-    path = pathlib.Path(py_file).resolve()
-    if path.is_relative_to(_ROOT):
-        return _STAMP
-    key = (_STAMP, path)
-    if key not in _SCRIPT_STAMPS:
-        _SCRIPT_STAMPS[key] = hashlib.sha1(_STAMP.encode() + path.read_bytes()).hexdigest()
-    return _SCRIPT_STAMPS[key]
 
 
 class _InTree(caching.InTreeCacheLocator):
