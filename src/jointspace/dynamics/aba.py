@@ -32,10 +32,10 @@ from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
 from jointspace.spatial import (
     cross_force6,
     inert_mul,
+    row6,
     sym_add,
     sym_from_cinert,
-    sym_mul,
-    sym_mul_scalars,
+    sym_mul6,
     sym_rank1_sub,
     world_wrench_to_com,
 )
@@ -80,7 +80,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
         v4 = cvel[b, 4]
         v5 = cvel[b, 5]
         h0, h1, h2, h3, h4, h5 = inert_mul(cinert, b, v0, v1, v2, v3, v4, v5)
-        p0, p1, p2, p3, p4, p5 = cross_force6(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
+        p0, p1, p2, p3, p4, p5 = cross_force6((v0, v1, v2, v3, v4, v5), (h0, h1, h2, h3, h4, h5))
         if use_fext:
             r = uint64(rootid[b])
             e0, e1, e2, e3, e4, e5 = world_wrench_to_com(
@@ -117,7 +117,7 @@ def _aba(m, d, tau, use_fext, fext, qacc):
             s4 = cdof[k, 4]
             s5 = cdof[k, 5]
             # U = IA s, D = sᵀ U + armature, u = τ - sᵀ pA
-            u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
+            u0, u1, u2, u3, u4, u5 = sym_mul6(S, b, row6(cdof, k))
             dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
             if not dk > MINVAL:
                 return kk
@@ -133,11 +133,11 @@ def _aba(m, d, tau, use_fext, fext, qacc):
             W[k, 6] = dinv
             W[k, 7] = uk
             # IA ← IA - U Uᵀ / D;  pA ← pA + IA c + U u / D
-            sym_rank1_sub(S, b, u0, u1, u2, u3, u4, u5, dinv)
+            sym_rank1_sub(S, b, (u0, u1, u2, u3, u4, u5), dinv)
             qv = qvel[k]
-            g0, g1, g2, g3, g4, g5 = sym_mul_scalars(
-                S, b, cdof_dot[k, 0] * qv, cdof_dot[k, 1] * qv, cdof_dot[k, 2] * qv,
-                cdof_dot[k, 3] * qv, cdof_dot[k, 4] * qv, cdof_dot[k, 5] * qv)
+            g0, g1, g2, g3, g4, g5 = sym_mul6(
+                S, b, (cdof_dot[k, 0] * qv, cdof_dot[k, 1] * qv, cdof_dot[k, 2] * qv,
+                       cdof_dot[k, 3] * qv, cdof_dot[k, 4] * qv, cdof_dot[k, 5] * qv))
             w = uk * dinv
             S[b, _PA] += g0 + u0 * w
             S[b, _PA + 1] += g1 + u1 * w

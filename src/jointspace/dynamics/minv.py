@@ -34,7 +34,7 @@ from jointspace._numba import entry
 from jointspace._numba.entry import BAD_SHAPE, IN1, OUT2, FastPathMiss, check_pair, fresh
 from jointspace.diagnostics import check_not_singular, raise_pivot
 from jointspace.kinematics import com_pos, kinematics_bodies
-from jointspace.spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
+from jointspace.spatial import row6, sym_add, sym_from_cinert, sym_mul6, sym_rank1_sub
 from jointspace.types import MINVAL, Data, Model
 
 _LO = 21  # scratch_body column: first dof of the body's subtree
@@ -90,7 +90,7 @@ def minv_kernel(m, d, out):
             s4 = cdof[k, 4]
             s5 = cdof[k, 5]
             # U = IA s, D = sᵀ U + armature
-            u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
+            u0, u1, u2, u3, u4, u5 = sym_mul6(S, b, row6(cdof, k))
             dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
             if not dk > MINVAL:
                 return kk
@@ -124,7 +124,7 @@ def minv_kernel(m, d, out):
             for j in range(hi, uint64(nv)):
                 out[k, j] = 0.0
             # IA ← IA - U Uᵀ / D
-            sym_rank1_sub(S, b, u0, u1, u2, u3, u4, u5, dinv)
+            sym_rank1_sub(S, b, (u0, u1, u2, u3, u4, u5), dinv)
         p = uint64(parentid[b])
         if p > 0:
             sym_add(S, p, b)

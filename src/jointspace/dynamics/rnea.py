@@ -114,8 +114,8 @@ def rne(m, d, flags, fext, tau):
             v4 = cvel[i, 4]
             v5 = cvel[i, 5]
             h0, h1, h2, h3, h4, h5 = inert_mul(cinert, i, v0, v1, v2, v3, v4, v5)
-            g0, g1, g2, g3, g4, g5 = cross_force6(v0, v1, v2, v3, v4, v5,
-                                                  h0, h1, h2, h3, h4, h5)
+            g0, g1, g2, g3, g4, g5 = cross_force6((v0, v1, v2, v3, v4, v5),
+                                                  (h0, h1, h2, h3, h4, h5))
             f0 += g0
             f1 += g1
             f2 += g2
