@@ -3,16 +3,21 @@
 Motion and force cross products, inertia products, packed symmetric 6×6 articulated
 inertias. Spatial vectors are (rotation : linear).
 
-Two forms. Scalar forms take array rows by (array, index) and return tuples of scalars, so
-that hot loops create no array views or temporaries (each view costs a reference-count
-update in Numba). Array forms (`cross_motion`, `cross_force`, `mul_inert_vec`, `dot6`) write
-into or read from 6-vectors. Quaternions and 3×3 rotations are in `jointspace.rotation`.
+Two forms. Scalar forms take array rows by (array, index) and 6-vectors as tuples of six
+scalars, and return tuples, so that hot loops create no array views or temporaries (each
+view costs a reference-count update in Numba; a tuple lives in registers). Array forms
+(`cross_motion`, `cross_force`, `mul_inert_vec`) write into 6-vectors. Each helper keeps its
+equation's order of floating-point operations (a + b + c is (a + b) + c), so a kernel that
+calls them computes bit for bit what the same equations written out by hand compute.
+Quaternions and 3×3 rotations are in `jointspace.rotation`.
 
 Articulated inertias are symmetric 6x6 matrices stored packed as their lower triangle,
 row by row: entry (r, c) with r >= c at r (r + 1) / 2 + c, 21 numbers.
 """
 
 from numba import njit
+
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # the zero 6-vector as a tuple (a compile-time constant)
 
 
 @njit(cache=True, inline="always")
@@ -41,8 +46,16 @@ def inert_mul(c, i, v0, v1, v2, v3, v4, v5):
 
 
 @njit(cache=True, inline="always")
-def cross_force6(v0, v1, v2, v3, v4, v5, f0, f1, f2, f3, f4, f5):
-    """Spatial cross product v ×* f of a motion v and a force f."""
+def inert_mul6(c, i, v):
+    """I v for the com-based inertia c[i] and a motion v given as a 6-tuple (see inert_mul)."""
+    return inert_mul(c, i, v[0], v[1], v[2], v[3], v[4], v[5])
+
+
+@njit(cache=True, inline="always")
+def cross_force6(v, f):
+    """Spatial cross product v ×* f of a motion v and a force f, both 6-tuples."""
+    v0, v1, v2, v3, v4, v5 = v
+    f0, f1, f2, f3, f4, f5 = f
     return (v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4,
             v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5,
             v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3,
@@ -102,8 +115,9 @@ def sym_from_cinert(P, i, c, k):
 
 
 @njit(cache=True, inline="always")
-def sym_mul_scalars(P, i, s0, s1, s2, s3, s4, s5):
-    """P[i] s for a packed symmetric 6x6 P[i] and a 6-vector given as scalars."""
+def sym_mul6(P, i, s):
+    """P[i] s for a packed symmetric 6x6 P[i] and a 6-tuple s."""
+    s0, s1, s2, s3, s4, s5 = s
     return (P[i, 0] * s0 + P[i, 1] * s1 + P[i, 3] * s2
             + P[i, 6] * s3 + P[i, 10] * s4 + P[i, 15] * s5,
             P[i, 1] * s0 + P[i, 2] * s1 + P[i, 4] * s2
@@ -119,14 +133,9 @@ def sym_mul_scalars(P, i, s0, s1, s2, s3, s4, s5):
 
 
 @njit(cache=True, inline="always")
-def sym_mul(P, i, s, k):
-    """P[i] s[k] for a packed symmetric 6x6 P[i] and a 6-vector s[k]."""
-    return sym_mul_scalars(P, i, s[k, 0], s[k, 1], s[k, 2], s[k, 3], s[k, 4], s[k, 5])
-
-
-@njit(cache=True, inline="always")
-def sym_rank1_sub(P, i, u0, u1, u2, u3, u4, u5, scale):
-    """P[i] -= scale u uᵀ (packed lower triangle), u given as scalars."""
+def sym_rank1_sub(P, i, u, scale):
+    """P[i] -= scale u uᵀ (packed lower triangle) for a 6-tuple u."""
+    u0, u1, u2, u3, u4, u5 = u
     w0 = scale * u0
     w1 = scale * u1
     w2 = scale * u2
@@ -198,7 +207,7 @@ def mul_inert_vec(out, i, v):
 
 @njit(cache=True, inline="always")
 def dot6(a, b):
-    """a · b for 6-vectors."""
+    """a · b for 6-vectors (arrays or 6-tuples)."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
@@ -209,7 +218,62 @@ def row6(a, i):
 
 
 @njit(cache=True, inline="always")
+def row6_at(a, i, c):
+    """a[i, c:c + 6] as scalars (a 6-vector stored at column c; a view would cost time)."""
+    return a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5]
+
+
+@njit(cache=True, inline="always")
 def add_scaled6(v0, v1, v2, v3, v4, v5, a, i, s):
     """(v0, …, v5) + s · a[i, :6], as scalars."""
     return (v0 + a[i, 0] * s, v1 + a[i, 1] * s, v2 + a[i, 2] * s, v3 + a[i, 3] * s,
             v4 + a[i, 4] * s, v5 + a[i, 5] * s)
+
+
+@njit(cache=True, inline="always")
+def set_row6(a, i, v):
+    """a[i, :6] = v for a 6-tuple v."""
+    a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5] = v
+
+
+@njit(cache=True, inline="always")
+def set_row6_at(a, i, c, v):
+    """a[i, c:c + 6] = v for a 6-tuple v."""
+    a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5] = v
+
+
+@njit(cache=True, inline="always")
+def col6(a, j):
+    """The six entries of column j of a (6, n) array, as scalars."""
+    return a[0, j], a[1, j], a[2, j], a[3, j], a[4, j], a[5, j]
+
+
+@njit(cache=True, inline="always")
+def set_col6(a, j, v):
+    """a[:6, j] = v for a 6-tuple v."""
+    a[0, j], a[1, j], a[2, j], a[3, j], a[4, j], a[5, j] = v
+
+
+@njit(cache=True, inline="always")
+def add6(u, v):
+    """u + v for 6-tuples."""
+    return u[0] + v[0], u[1] + v[1], u[2] + v[2], u[3] + v[3], u[4] + v[4], u[5] + v[5]
+
+
+@njit(cache=True, inline="always")
+def sub6(u, v):
+    """u - v for 6-tuples."""
+    return u[0] - v[0], u[1] - v[1], u[2] - v[2], u[3] - v[3], u[4] - v[4], u[5] - v[5]
+
+
+@njit(cache=True, inline="always")
+def scale6(v, s):
+    """v s for a 6-tuple v and a scalar s."""
+    return v[0] * s, v[1] * s, v[2] * s, v[3] * s, v[4] * s, v[5] * s
+
+
+@njit(cache=True, inline="always")
+def add_scl6(v, u, s):
+    """v + u s for 6-tuples u, v and a scalar s (MuJoCo's mju_addToScl)."""
+    return (v[0] + u[0] * s, v[1] + u[1] * s, v[2] + u[2] * s, v[3] + u[3] * s,
+            v[4] + u[4] * s, v[5] + u[5] * s)

@@ -30,12 +30,21 @@ from jointspace._numba.entry import BAD_SHAPE, IN1, IN2, FastPathMiss, check_pai
 from jointspace.diagnostics import check_not_singular, raise_pivot
 from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
 from jointspace.spatial import (
+    ZERO6,
+    add6,
+    add_scl6,
     cross_force6,
-    inert_mul,
+    dot6,
+    inert_mul6,
+    row6,
+    row6_at,
+    scale6,
+    set_row6,
+    set_row6_at,
+    sub6,
     sym_add,
     sym_from_cinert,
-    sym_mul,
-    sym_mul_scalars,
+    sym_mul6,
     sym_rank1_sub,
     world_wrench_to_com,
 )
@@ -48,12 +57,13 @@ _PA = 21  # scratch_body column of pA
 def _aba(m, d, tau, use_fext, fext, qacc):
     """Articulated-body algorithm (needs com_pos and com_vel_stage); returns -1 or a bad dof.
 
-    Reads qvel and cvel, cdof, cdof_dot, cinert from d; writes qacc (nv,), d.cacc and
-    d.cfrc_ext (f_ext in the c-frame, or zero).
+    RBDA §7.3 per dof, as in the module docstring, in the book's symbols: IA, pA (rows of
+    scratch_body: IA[b, :21] packed, pA[b] = IA[b, _PA:_PA + 6]), U, D, u (W[k] = U, 1/D, u),
+    s = cdof[k], c = cdof_dot[k] qvel[k], a the body's acceleration. Reads qvel and cvel,
+    cdof, cdof_dot, cinert from d; writes qacc (nv,), d.cacc and d.cfrc_ext (f_ext in the
+    c-frame, or zero).
     """
-    nbody = m.nbody
     parentid = m.body_parentid
-    rootid = m.body_rootid
     dofadr = m.body_dofadr
     dofnum = m.body_dofnum
     armature = m.dof_armature
@@ -61,131 +71,65 @@ def _aba(m, d, tau, use_fext, fext, qacc):
     cdof = d.cdof
     cdof_dot = d.cdof_dot
     cinert = d.cinert
-    cvel = d.cvel
     cacc = d.cacc
+    cvel = d.cvel
     cfrc_ext = d.cfrc_ext
+    rootid = m.body_rootid
     xipos = d.xipos
     com = d.subtree_com
-    S = d.scratch_body
+    IA = d.scratch_body
     W = d.scratch_nv
     # IA = cinert;  pA = cvel ×* (cinert cvel) - cfrc_ext
-    for k in range(6):
-        cfrc_ext[0, k] = 0.0
-    for b in range(1, nbody):
-        sym_from_cinert(S, b, cinert, b)
-        v0 = cvel[b, 0]
-        v1 = cvel[b, 1]
-        v2 = cvel[b, 2]
-        v3 = cvel[b, 3]
-        v4 = cvel[b, 4]
-        v5 = cvel[b, 5]
-        h0, h1, h2, h3, h4, h5 = inert_mul(cinert, b, v0, v1, v2, v3, v4, v5)
-        p0, p1, p2, p3, p4, p5 = cross_force6(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
+    set_row6(cfrc_ext, 0, ZERO6)
+    for b in range(1, m.nbody):
+        sym_from_cinert(IA, b, cinert, b)
+        v = row6(cvel, b)
+        pAb = cross_force6(v, inert_mul6(cinert, b, v))
+        e = ZERO6
         if use_fext:
             r = uint64(rootid[b])
-            e0, e1, e2, e3, e4, e5 = world_wrench_to_com(
-                fext, b, xipos[b, 0], xipos[b, 1], xipos[b, 2], com[r, 0], com[r, 1], com[r, 2])
-            cfrc_ext[b, 0] = e0
-            cfrc_ext[b, 1] = e1
-            cfrc_ext[b, 2] = e2
-            cfrc_ext[b, 3] = e3
-            cfrc_ext[b, 4] = e4
-            cfrc_ext[b, 5] = e5
-            p0 -= e0
-            p1 -= e1
-            p2 -= e2
-            p3 -= e3
-            p4 -= e4
-            p5 -= e5
-        else:
-            for k in range(6):
-                cfrc_ext[b, k] = 0.0
-        S[b, _PA + 0] = p0
-        S[b, _PA + 1] = p1
-        S[b, _PA + 2] = p2
-        S[b, _PA + 3] = p3
-        S[b, _PA + 4] = p4
-        S[b, _PA + 5] = p5
-    # backward pass: articulated inertias and bias forces
-    for b in range(nbody - 1, 0, -1):
+            e = world_wrench_to_com(fext, b, xipos[b, 0], xipos[b, 1], xipos[b, 2],
+                                    com[r, 0], com[r, 1], com[r, 2])
+            pAb = sub6(pAb, e)
+        set_row6(cfrc_ext, b, e)
+        set_row6_at(IA, b, _PA, pAb)
+    # backward, over dofs k = nv-1 … 0
+    for b in range(m.nbody - 1, 0, -1):
+        pA = row6_at(IA, b, _PA)
         for kk in range(dofadr[b] + dofnum[b] - 1, dofadr[b] - 1, -1):
             k = uint64(kk)
-            s0 = cdof[k, 0]
-            s1 = cdof[k, 1]
-            s2 = cdof[k, 2]
-            s3 = cdof[k, 3]
-            s4 = cdof[k, 4]
-            s5 = cdof[k, 5]
-            # U = IA s, D = sᵀ U + armature, u = τ - sᵀ pA
-            u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
-            dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
-            if not dk > MINVAL:
+            s = row6(cdof, k)
+            # U = IA s,  D = sᵀ U + armature,  u = τ - sᵀ pA
+            U = sym_mul6(IA, b, s)
+            D = dot6(s, U) + armature[k]
+            if not D > MINVAL:
                 return kk
-            dinv = 1.0 / dk
-            uk = tau[k] - (s0 * S[b, _PA] + s1 * S[b, _PA + 1] + s2 * S[b, _PA + 2]
-                           + s3 * S[b, _PA + 3] + s4 * S[b, _PA + 4] + s5 * S[b, _PA + 5])
-            W[k, 0] = u0
-            W[k, 1] = u1
-            W[k, 2] = u2
-            W[k, 3] = u3
-            W[k, 4] = u4
-            W[k, 5] = u5
-            W[k, 6] = dinv
-            W[k, 7] = uk
+            Dinv = 1.0 / D
+            u = tau[k] - dot6(s, pA)
+            set_row6(W, k, U)
+            W[k, 6] = Dinv
+            W[k, 7] = u
             # IA ← IA - U Uᵀ / D;  pA ← pA + IA c + U u / D
-            sym_rank1_sub(S, b, u0, u1, u2, u3, u4, u5, dinv)
-            qv = qvel[k]
-            g0, g1, g2, g3, g4, g5 = sym_mul_scalars(
-                S, b, cdof_dot[k, 0] * qv, cdof_dot[k, 1] * qv, cdof_dot[k, 2] * qv,
-                cdof_dot[k, 3] * qv, cdof_dot[k, 4] * qv, cdof_dot[k, 5] * qv)
-            w = uk * dinv
-            S[b, _PA] += g0 + u0 * w
-            S[b, _PA + 1] += g1 + u1 * w
-            S[b, _PA + 2] += g2 + u2 * w
-            S[b, _PA + 3] += g3 + u3 * w
-            S[b, _PA + 4] += g4 + u4 * w
-            S[b, _PA + 5] += g5 + u5 * w
+            sym_rank1_sub(IA, b, U, Dinv)
+            c = scale6(row6(cdof_dot, k), qvel[k])
+            pA = add6(pA, add_scl6(sym_mul6(IA, b, c), U, u * Dinv))
+        set_row6_at(IA, b, _PA, pA)
+        # IA_parent += IA;  pA_parent += pA
         p = uint64(parentid[b])
         if p > 0:
-            sym_add(S, p, b)
-            for t in range(_PA, _PA + 6):
-                S[p, t] += S[b, t]
-    # forward pass: accelerations
-    for k in range(3):
-        cacc[0, k] = 0.0
-        cacc[0, 3 + k] = -m.opt_gravity[k]
-    for b in range(1, nbody):
-        p = uint64(parentid[b])
-        a0 = cacc[p, 0]
-        a1 = cacc[p, 1]
-        a2 = cacc[p, 2]
-        a3 = cacc[p, 3]
-        a4 = cacc[p, 4]
-        a5 = cacc[p, 5]
+            sym_add(IA, p, b)
+            set_row6_at(IA, p, _PA, add6(row6_at(IA, p, _PA), pA))
+    # forward, over dofs in order: a ← a + c;  q̈ = (u - Uᵀ a) / D;  a ← a + s q̈
+    g = m.opt_gravity
+    set_row6(cacc, 0, (0.0, 0.0, 0.0, -g[0], -g[1], -g[2]))
+    for b in range(1, m.nbody):
+        a = row6(cacc, uint64(parentid[b]))
         for k in range(uint64(dofadr[b]), uint64(dofadr[b] + dofnum[b])):
-            # a ← a + c;  q̈ = (u - Uᵀ a) / D;  a ← a + s q̈
-            qv = qvel[k]
-            a0 += cdof_dot[k, 0] * qv
-            a1 += cdof_dot[k, 1] * qv
-            a2 += cdof_dot[k, 2] * qv
-            a3 += cdof_dot[k, 3] * qv
-            a4 += cdof_dot[k, 4] * qv
-            a5 += cdof_dot[k, 5] * qv
-            qa = W[k, 6] * (W[k, 7] - (W[k, 0] * a0 + W[k, 1] * a1 + W[k, 2] * a2
-                                       + W[k, 3] * a3 + W[k, 4] * a4 + W[k, 5] * a5))
+            a = add_scl6(a, row6(cdof_dot, k), qvel[k])
+            qa = W[k, 6] * (W[k, 7] - dot6(row6(W, k), a))
             qacc[k] = qa
-            a0 += cdof[k, 0] * qa
-            a1 += cdof[k, 1] * qa
-            a2 += cdof[k, 2] * qa
-            a3 += cdof[k, 3] * qa
-            a4 += cdof[k, 4] * qa
-            a5 += cdof[k, 5] * qa
-        cacc[b, 0] = a0
-        cacc[b, 1] = a1
-        cacc[b, 2] = a2
-        cacc[b, 3] = a3
-        cacc[b, 4] = a4
-        cacc[b, 5] = a5
+            a = add_scl6(a, row6(cdof, k), qa)
+        set_row6(cacc, b, a)
     return -1
 
 

@@ -34,7 +34,19 @@ from jointspace._numba import entry
 from jointspace._numba.entry import BAD_SHAPE, IN1, OUT2, FastPathMiss, check_pair, fresh
 from jointspace.diagnostics import check_not_singular, raise_pivot
 from jointspace.kinematics import com_pos, kinematics_bodies
-from jointspace.spatial import sym_add, sym_from_cinert, sym_mul, sym_rank1_sub
+from jointspace.spatial import (
+    add_scl6,
+    col6,
+    dot6,
+    row6,
+    scale6,
+    set_col6,
+    set_row6,
+    sym_add,
+    sym_from_cinert,
+    sym_mul6,
+    sym_rank1_sub,
+)
 from jointspace.types import MINVAL, Data, Model
 
 _LO = 21  # scratch_body column: first dof of the body's subtree
@@ -43,139 +55,140 @@ _CNT = 23  # scratch_body column: number of dofs in the body's subtree
 
 
 @njit(cache=True)
-def minv_kernel(m, d, out):
-    """M⁻¹ into out (nv, nv) by Carpentier's Algorithm 1 (needs com_pos).
+def _minv_init(m, d):
+    """IA = cinert, and each body's subtree dof range and count; False if not contiguous.
 
-    Returns -1, the dof of a non-positive pivot, or -2 if the dofs of a subtree are not
-    numbered contiguously (the compiler's depth-first numbering guarantees they are).
+    Algorithm 1's first forward pass (Pinocchio's ComputeMinverseForwardStep1), plus the
+    column ranges [lo, hi) that let one F serve every body (scratch_body[b, 21:24]).
     """
     nbody = m.nbody
-    nv = m.nv
     parentid = m.body_parentid
-    weldid = m.body_weldid
+    dofadr = m.body_dofadr
+    dofnum = m.body_dofnum
+    cinert = d.cinert
+    IA = d.scratch_body
+    for b in range(nbody):
+        if b > 0:
+            sym_from_cinert(IA, b, cinert, b)
+        IA[b, _LO] = dofadr[b] if dofnum[b] > 0 else m.nv
+        IA[b, _HI] = dofadr[b] + dofnum[b] if dofnum[b] > 0 else 0
+        IA[b, _CNT] = dofnum[b]
+    for b in range(nbody - 1, 0, -1):
+        p = parentid[b]
+        IA[p, _LO] = min(IA[p, _LO], IA[b, _LO])
+        IA[p, _HI] = max(IA[p, _HI], IA[b, _HI])
+        IA[p, _CNT] += IA[b, _CNT]
+    for b in range(nbody):
+        if IA[b, _CNT] > 0 and IA[b, _HI] - IA[b, _LO] != IA[b, _CNT]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _minv_backward(m, d, out):
+    """U, D and F, and rows k of M⁻¹ over the subtree of k; returns -1 or a bad pivot's dof.
+
+    Algorithm 1's backward pass (Pinocchio's ComputeMinverseBackwardStep), over dofs
+    k = nv-1 … 0 with s = cdof[k]; F's column j is set at dof j and updated by each
+    ancestor of j in turn (subtrees own disjoint column ranges).
+    """
+    parentid = m.body_parentid
     dofadr = m.body_dofadr
     dofnum = m.body_dofnum
     armature = m.dof_armature
+    nv = uint64(m.nv)
     cdof = d.cdof
-    cinert = d.cinert
-    S = d.scratch_body
+    IA = d.scratch_body
     W = d.scratch_nv
-    P = d.scratch_body_nv
-    F = P[0]
-    # IA = cinert; subtree dof ranges [lo, hi) and counts (backward)
-    for b in range(nbody):
-        if b > 0:
-            sym_from_cinert(S, b, cinert, b)
-        S[b, _LO] = dofadr[b] if dofnum[b] > 0 else nv
-        S[b, _HI] = dofadr[b] + dofnum[b] if dofnum[b] > 0 else 0
-        S[b, _CNT] = dofnum[b]
-    for b in range(nbody - 1, 0, -1):
-        p = parentid[b]
-        S[p, _LO] = min(S[p, _LO], S[b, _LO])
-        S[p, _HI] = max(S[p, _HI], S[b, _HI])
-        S[p, _CNT] += S[b, _CNT]
-    for b in range(nbody):
-        if S[b, _CNT] > 0 and S[b, _HI] - S[b, _LO] != S[b, _CNT]:
-            return -2
-    # backward pass; subtrees own disjoint column ranges, so one F serves every body:
-    # column j of F is set at dof j and updated by each ancestor of j in turn
-    for b in range(nbody - 1, 0, -1):
-        hi = uint64(S[b, _HI])
+    F = d.scratch_body_nv[0]
+    for b in range(m.nbody - 1, 0, -1):
+        hi = uint64(IA[b, _HI])
         for kk in range(dofadr[b] + dofnum[b] - 1, dofadr[b] - 1, -1):
             k = uint64(kk)
-            s0 = cdof[k, 0]
-            s1 = cdof[k, 1]
-            s2 = cdof[k, 2]
-            s3 = cdof[k, 3]
-            s4 = cdof[k, 4]
-            s5 = cdof[k, 5]
-            # U = IA s, D = sᵀ U + armature
-            u0, u1, u2, u3, u4, u5 = sym_mul(S, b, cdof, k)
-            dk = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5 + armature[k]
-            if not dk > MINVAL:
+            s = row6(cdof, k)
+            # U = IA s,  D = sᵀ U + armature
+            U = sym_mul6(IA, b, s)
+            D = dot6(s, U) + armature[k]
+            if not D > MINVAL:
                 return kk
-            dinv = 1.0 / dk
-            W[k, 0] = u0
-            W[k, 1] = u1
-            W[k, 2] = u2
-            W[k, 3] = u3
-            W[k, 4] = u4
-            W[k, 5] = u5
-            W[k, 6] = dinv
+            Dinv = 1.0 / D
+            set_row6(W, k, U)
+            W[k, 6] = Dinv
             # M⁻¹[k, k] = 1/D;  F[:, k] = U / D
-            out[k, k] = dinv
-            F[0, k] = u0 * dinv
-            F[1, k] = u1 * dinv
-            F[2, k] = u2 * dinv
-            F[3, k] = u3 * dinv
-            F[4, k] = u4 * dinv
-            F[5, k] = u5 * dinv
+            out[k, k] = Dinv
+            set_col6(F, k, scale6(U, Dinv))
             # M⁻¹[k, j] = -sᵀ F[:, j] / D;  F[:, j] += U M⁻¹[k, j]  (j in the subtree after k)
             for j in range(k + uint64(1), hi):
-                x = -dinv * (s0 * F[0, j] + s1 * F[1, j] + s2 * F[2, j]
-                             + s3 * F[3, j] + s4 * F[4, j] + s5 * F[5, j])
+                f = col6(F, j)
+                x = -Dinv * dot6(s, f)
                 out[k, j] = x
-                F[0, j] += u0 * x
-                F[1, j] += u1 * x
-                F[2, j] += u2 * x
-                F[3, j] += u3 * x
-                F[4, j] += u4 * x
-                F[5, j] += u5 * x
-            for j in range(hi, uint64(nv)):
+                set_col6(F, j, add_scl6(f, U, x))
+            for j in range(hi, nv):
                 out[k, j] = 0.0
             # IA ← IA - U Uᵀ / D
-            sym_rank1_sub(S, b, u0, u1, u2, u3, u4, u5, dinv)
+            sym_rank1_sub(IA, b, U, Dinv)
+        # IA_parent += IA
         p = uint64(parentid[b])
         if p > 0:
-            sym_add(S, p, b)
-    # forward pass: P[b] (P[0], the world's, was F)
-    for b in range(1, nbody):
+            sym_add(IA, p, b)
+    return -1
+
+
+@njit(cache=True)
+def _minv_forward(m, d, out):
+    """P and the final M⁻¹, both triangles: Algorithm 1's second forward pass.
+
+    Pinocchio's ComputeMinverseForwardStep2. P_src is the parent's P (none at a tree's
+    root: the world's, P[0], was F), or this body's for its later dofs.
+    """
+    weldid = m.body_weldid
+    parentid = m.body_parentid
+    dofadr = m.body_dofadr
+    dofnum = m.body_dofnum
+    nv = uint64(m.nv)
+    cdof = d.cdof
+    W = d.scratch_nv
+    P = d.scratch_body_nv
+    for b in range(1, m.nbody):
         src = uint64(weldid[parentid[b]])
+        Pb = P[b]
         for k in range(uint64(dofadr[b]), uint64(dofadr[b] + dofnum[b])):
-            s0 = cdof[k, 0]
-            s1 = cdof[k, 1]
-            s2 = cdof[k, 2]
-            s3 = cdof[k, 3]
-            s4 = cdof[k, 4]
-            s5 = cdof[k, 5]
+            s = row6(cdof, k)
             if src > 0:
                 # M⁻¹[k, k:] -= Uᵀ P_src[:, k:] / D;  P[:, k:] = P_src[:, k:] + s M⁻¹[k, k:]
-                u0 = W[k, 0]
-                u1 = W[k, 1]
-                u2 = W[k, 2]
-                u3 = W[k, 3]
-                u4 = W[k, 4]
-                u5 = W[k, 5]
-                dinv = W[k, 6]
-                for j in range(k, uint64(nv)):
-                    p0 = P[src, 0, j]
-                    p1 = P[src, 1, j]
-                    p2 = P[src, 2, j]
-                    p3 = P[src, 3, j]
-                    p4 = P[src, 4, j]
-                    p5 = P[src, 5, j]
-                    x = out[k, j] - dinv * (u0 * p0 + u1 * p1 + u2 * p2
-                                            + u3 * p3 + u4 * p4 + u5 * p5)
+                U = row6(W, k)
+                Dinv = W[k, 6]
+                Psrc = P[src]
+                for j in range(k, nv):
+                    p = col6(Psrc, j)
+                    x = out[k, j] - Dinv * dot6(U, p)
                     out[k, j] = x
                     out[j, k] = x
-                    P[b, 0, j] = p0 + s0 * x
-                    P[b, 1, j] = p1 + s1 * x
-                    P[b, 2, j] = p2 + s2 * x
-                    P[b, 3, j] = p3 + s3 * x
-                    P[b, 4, j] = p4 + s4 * x
-                    P[b, 5, j] = p5 + s5 * x
+                    set_col6(Pb, j, add_scl6(p, s, x))
             else:
-                for j in range(k, uint64(nv)):
+                # P[:, k:] = s M⁻¹[k, k:]
+                for j in range(k, nv):
                     x = out[k, j]
                     out[j, k] = x
-                    P[b, 0, j] = s0 * x
-                    P[b, 1, j] = s1 * x
-                    P[b, 2, j] = s2 * x
-                    P[b, 3, j] = s3 * x
-                    P[b, 4, j] = s4 * x
-                    P[b, 5, j] = s5 * x
+                    set_col6(Pb, j, scale6(s, x))
             src = uint64(b)
-    return -1
+
+
+@njit(cache=True)
+def minv_kernel(m, d, out):
+    """M⁻¹ into out (nv, nv) by Carpentier's Algorithm 1, in three passes (needs com_pos).
+
+    The passes are Pinocchio's computeMinverse: _minv_init (IA = cinert), _minv_backward
+    (U, D, F, M⁻¹ over each subtree), _minv_forward (P, the final M⁻¹). Returns -1, the dof
+    of a non-positive pivot, or -2 if the dofs of a subtree are not numbered contiguously
+    (the compiler's depth-first numbering guarantees they are).
+    """
+    if not _minv_init(m, d):
+        return -2
+    bad = _minv_backward(m, d, out)
+    if bad < 0:
+        _minv_forward(m, d, out)
+    return bad
 
 
 @njit(cache=True)

@@ -24,7 +24,18 @@ from numba import njit, uint64
 from jointspace._numba import entry
 from jointspace._numba.entry import IN1, IN2, OUT1, FastPathMiss, check_pair, fresh
 from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
-from jointspace.spatial import cross_force6, inert_mul, world_wrench_to_com
+from jointspace.spatial import (
+    ZERO6,
+    add6,
+    add_scl6,
+    cross_force6,
+    dot6,
+    inert_mul6,
+    row6,
+    set_row6,
+    sub6,
+    world_wrench_to_com,
+)
 from jointspace.types import Data, Model
 
 RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
@@ -40,18 +51,14 @@ def rne(m, d, flags, fext, tau):
     Reads qvel and qacc from d; writes cacc, cfrc_int (the spatial force each body receives
     from its parent, c-frame), cfrc_ext (f_ext in the c-frame, or zero) and tau (nv,).
     Indices read from the model are made unsigned: Numba then emits no negative-index
-    fix-ups (the same in every dynamics kernel).
+    fix-ups (the same in every dynamics kernel). Mirrors mj_rne, engine_core_smooth.c.
     """
     use_vel = (flags & RNE_VEL) != 0
     use_acc = (flags & RNE_ACC) != 0
     use_fext = (flags & RNE_FEXT) != 0
-    nbody = m.nbody
     parentid = m.body_parentid
-    rootid = m.body_rootid
     dofadr = m.body_dofadr
     dofnum = m.body_dofnum
-    dof_bodyid = m.dof_bodyid
-    armature = m.dof_armature
     qvel = d.qvel
     qacc = d.qacc
     cdof = d.cdof
@@ -61,6 +68,7 @@ def rne(m, d, flags, fext, tau):
     cacc = d.cacc
     cfrc = d.cfrc_int
     cfrc_ext = d.cfrc_ext
+    rootid = m.body_rootid
     xipos = d.xipos
     com = d.subtree_com
     # cacc_world = (0, -g)
@@ -71,93 +79,38 @@ def rne(m, d, flags, fext, tau):
     if (flags & RNE_GRAVITY) != 0:
         for k in range(3):
             cacc[0, 3 + k] = -m.opt_gravity[k]
-    for i in range(1, nbody):
-        # cacc = cacc_parent + cdof_dot qvel + cdof qacc
-        p = uint64(parentid[i])
-        a0 = cacc[p, 0]
-        a1 = cacc[p, 1]
-        a2 = cacc[p, 2]
-        a3 = cacc[p, 3]
-        a4 = cacc[p, 4]
-        a5 = cacc[p, 5]
-        bda = uint64(dofadr[i])
-        for j in range(bda, bda + uint64(dofnum[i])):
+    for i in range(1, m.nbody):
+        # cacc = cacc_parent + Σ cdof_dot qvel + Σ cdof qacc
+        a = row6(cacc, uint64(parentid[i]))
+        for j in range(uint64(dofadr[i]), uint64(dofadr[i]) + uint64(dofnum[i])):
             if use_vel:
-                qv = qvel[j]
-                a0 += cdof_dot[j, 0] * qv
-                a1 += cdof_dot[j, 1] * qv
-                a2 += cdof_dot[j, 2] * qv
-                a3 += cdof_dot[j, 3] * qv
-                a4 += cdof_dot[j, 4] * qv
-                a5 += cdof_dot[j, 5] * qv
+                a = add_scl6(a, row6(cdof_dot, j), qvel[j])
             if use_acc:
-                qa = qacc[j]
-                a0 += cdof[j, 0] * qa
-                a1 += cdof[j, 1] * qa
-                a2 += cdof[j, 2] * qa
-                a3 += cdof[j, 3] * qa
-                a4 += cdof[j, 4] * qa
-                a5 += cdof[j, 5] * qa
-        cacc[i, 0] = a0
-        cacc[i, 1] = a1
-        cacc[i, 2] = a2
-        cacc[i, 3] = a3
-        cacc[i, 4] = a4
-        cacc[i, 5] = a5
+                a = add_scl6(a, row6(cdof, j), qacc[j])
+        set_row6(cacc, i, a)
         # cfrc = cinert cacc + cvel ×* (cinert cvel) - cfrc_ext
-        f0, f1, f2, f3, f4, f5 = inert_mul(cinert, i, a0, a1, a2, a3, a4, a5)
+        f = inert_mul6(cinert, i, a)
         if use_vel:
-            v0 = cvel[i, 0]
-            v1 = cvel[i, 1]
-            v2 = cvel[i, 2]
-            v3 = cvel[i, 3]
-            v4 = cvel[i, 4]
-            v5 = cvel[i, 5]
-            h0, h1, h2, h3, h4, h5 = inert_mul(cinert, i, v0, v1, v2, v3, v4, v5)
-            g0, g1, g2, g3, g4, g5 = cross_force6(v0, v1, v2, v3, v4, v5,
-                                                  h0, h1, h2, h3, h4, h5)
-            f0 += g0
-            f1 += g1
-            f2 += g2
-            f3 += g3
-            f4 += g4
-            f5 += g5
+            v = row6(cvel, i)
+            f = add6(f, cross_force6(v, inert_mul6(cinert, i, v)))
+        e = ZERO6
         if use_fext:
             r = uint64(rootid[i])
-            e0, e1, e2, e3, e4, e5 = world_wrench_to_com(
-                fext, i, xipos[i, 0], xipos[i, 1], xipos[i, 2], com[r, 0], com[r, 1], com[r, 2])
-            cfrc_ext[i, 0] = e0
-            cfrc_ext[i, 1] = e1
-            cfrc_ext[i, 2] = e2
-            cfrc_ext[i, 3] = e3
-            cfrc_ext[i, 4] = e4
-            cfrc_ext[i, 5] = e5
-            f0 -= e0
-            f1 -= e1
-            f2 -= e2
-            f3 -= e3
-            f4 -= e4
-            f5 -= e5
-        else:
-            for k in range(6):
-                cfrc_ext[i, k] = 0.0
-        cfrc[i, 0] = f0
-        cfrc[i, 1] = f1
-        cfrc[i, 2] = f2
-        cfrc[i, 3] = f3
-        cfrc[i, 4] = f4
-        cfrc[i, 5] = f5
+            e = world_wrench_to_com(fext, i, xipos[i, 0], xipos[i, 1], xipos[i, 2],
+                                    com[r, 0], com[r, 1], com[r, 2])
+            f = sub6(f, e)
+        set_row6(cfrc_ext, i, e)
+        set_row6(cfrc, i, f)
     # cfrc_parent += cfrc_child (trees do not share a frame origin: stop below the world)
-    for i in range(nbody - 1, 0, -1):
+    for i in range(m.nbody - 1, 0, -1):
         p = uint64(parentid[i])
         if p > 0:
-            for k in range(6):
-                cfrc[p, k] += cfrc[i, k]
+            set_row6(cfrc, p, add6(row6(cfrc, p), row6(cfrc, i)))
     # tau = cdof · cfrc_body + armature qacc
+    bodyid = m.dof_bodyid
+    armature = m.dof_armature
     for j in range(m.nv):
-        b = uint64(dof_bodyid[j])
-        t = (cdof[j, 0] * cfrc[b, 0] + cdof[j, 1] * cfrc[b, 1] + cdof[j, 2] * cfrc[b, 2]
-             + cdof[j, 3] * cfrc[b, 3] + cdof[j, 4] * cfrc[b, 4] + cdof[j, 5] * cfrc[b, 5])
+        t = dot6(row6(cdof, j), row6(cfrc, uint64(bodyid[j])))
         if use_acc:
             t += armature[j] * qacc[j]
         tau[j] = t
