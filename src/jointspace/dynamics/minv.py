@@ -4,14 +4,15 @@ J. Carpentier, "Analytical Inverse of the Joint Space Inertia Matrix" (LAAS repo
 Algorithm 1: the articulated-body algorithm with the affine terms removed, run on every unit
 force at once. Row k of M⁻¹ maps τ to q̈_k; column j of the force set F holds the bias
 force that a unit torque at dof j sends up to the body being processed, and P_b (6 × nv)
-the acceleration of body b that unit torques produce. Three passes:
+the acceleration of body b that unit torques produce. After kinematics and com_pos
+(positions only), three passes, Pinocchio's computeMinverse steps:
 
-    kinematics and com_pos (positions only);
-    backward, over dofs k = nv-1 … 0, with IA of the body of k updated in place:
+    `_minv_init`: IA = cinert of every body, each subtree's dof range;
+    `_minv_backward`, over dofs k = nv-1 … 0, with IA of the body of k updated in place:
         U = IA s,  D = sᵀ U + armature,  M⁻¹[k, k] = 1 / D,  F[:, k] = U / D
         M⁻¹[k, j] = -sᵀ F[:, j] / D,  F[:, j] += U M⁻¹[k, j]   for j in sub(k)∖k
         IA ← IA - U Uᵀ / D;  after a body: IA_parent += IA
-    forward, over dofs in order (P_src: the parent's P, or this body's for its later dofs):
+    `_minv_forward`, over dofs in order (P_src: the parent's P, or this body's for its later dofs):
         M⁻¹[k, k:] -= Uᵀ P_src[:, k:] / D,   P[:, k:] = P_src[:, k:] + s M⁻¹[k, k:]
 
 where each final M⁻¹[k, j] is also written to M⁻¹[j, k] (M⁻¹ is symmetric). The paper
