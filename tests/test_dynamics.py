@@ -331,6 +331,7 @@ def test_arguments_that_are_not_arrays_of_floats_are_named():
 
 def test_valid_arguments_pass_the_compiled_checks():
     """Aligned float64 arrays of any stride cross without a miss (the fast path is taken)."""
+    from jointspace._numba import entry
     from jointspace._numba.entry import FastPathMiss
     from jointspace.dynamics import minv as minv_mod
     from jointspace.dynamics import rnea as rnea_mod
@@ -339,20 +340,22 @@ def test_valid_arguments_pass_the_compiled_checks():
     q, v, a, _ = next(_states(m, 14, n=1))
     js.rnea(m, d, q, v, a)
     js.minv(m, d, q)
+    # a kernel's name stays its Kernel; the wrappers call the entry point it holds
+    assert type(rnea_mod._k_rnea) is entry.Kernel and type(minv_mod._k_minv) is entry.Kernel
     strided = np.repeat(v, 2)[::2]
     try:
-        assert rnea_mod._k_rnea(d._s, q, strided, a, rnea_mod._ALL, d.cfrc_ext,
-                                np.empty(m.nv)) is True
-        assert minv_mod._k_minv(d._s, q, np.empty((m.nv, m.nv))) == -1
+        assert rnea_mod._k_rnea.ep(d._s, q, strided, a, rnea_mod._ALL, d.cfrc_ext,
+                                   np.empty(m.nv)) == entry.OK
+        assert minv_mod._k_minv.ep(d._s, q, np.empty((m.nv, m.nv))) == entry.OK
     except FastPathMiss:
         pytest.fail("valid arrays missed the compiled checks")
     with pytest.raises(FastPathMiss):
-        rnea_mod._k_rnea(d._s, q, v.astype(np.float32), a, rnea_mod._ALL, d.cfrc_ext,
-                         np.empty(m.nv))
+        rnea_mod._k_rnea.ep(d._s, q, v.astype(np.float32), a, rnea_mod._ALL, d.cfrc_ext,
+                            np.empty(m.nv))
     with pytest.raises(FastPathMiss):  # outputs must be C-contiguous
-        minv_mod._k_minv(d._s, q, np.empty((m.nv, m.nv)).T)
-    assert rnea_mod._k_rnea(d._s, q[:-1], v, a, rnea_mod._ALL, d.cfrc_ext,
-                            np.empty(m.nv)) is False
+        minv_mod._k_minv.ep(d._s, q, np.empty((m.nv, m.nv)).T)
+    assert rnea_mod._k_rnea.ep(d._s, q[:-1], v, a, rnea_mod._ALL, d.cfrc_ext,
+                               np.empty(m.nv)) == entry.BAD_SHAPE
 
 
 def test_calls_leave_their_arguments_reference_counts_alone():

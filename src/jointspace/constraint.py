@@ -1057,7 +1057,7 @@ def _make_constraint_reference(m, d):
     return need
 
 
-_k_make = entry.Kernel(_make_constraint_reference, globals())
+_k_make = entry.Kernel(_make_constraint_reference)
 
 
 def warn_cnstrfull(m, d, need, fname, stacklevel=3):
@@ -1086,7 +1086,7 @@ def make_constraint(m, d):
         The number of rows, d.nefc[0].
     """
     entry.check_pair(m, d, "make_constraint")
-    need = _k_make(m._s, d._s)
+    need = _k_make.ep(m._s, d._s)
     if need < 0:
         warn_cnstrfull(m, d, need, "make_constraint")
     return int(d.nefc[0])

@@ -608,11 +608,11 @@ def _forward_compare(m, d):
     return bad
 
 
-_k_inverse = entry.Kernel(_inverse_entry, globals())
-_k_forward_compare = entry.Kernel(_forward_compare, globals())
-_k_inverse_step = entry.Kernel(_inverse_step_entry, globals())
-_k_trajectory = entry.Kernel(_inverse_trajectory, globals())
-_k_cone = entry.Kernel(_cone_project_batch, globals())
+_k_inverse = entry.Kernel(_inverse_entry)
+_k_forward_compare = entry.Kernel(_forward_compare)
+_k_inverse_step = entry.Kernel(_inverse_step_entry)
+_k_trajectory = entry.Kernel(_inverse_trajectory)
+_k_cone = entry.Kernel(_cone_project_batch)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -664,7 +664,7 @@ def inverse(m, d):
             discrete inverse with RK4.
     """
     entry.check_pair(m, d, "inverse")
-    word = _k_inverse(d._s, -1)
+    word = _k_inverse.ep(d._s, -1)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse")
 
@@ -689,7 +689,7 @@ def inverse_step(m, d, qvel_next):
     """
     entry.check_pair(m, d, "inverse_step")
     qvel_next = entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
-    word = _k_inverse_step(d._s, qvel_next)
+    word = _k_inverse_step.ep(d._s, qvel_next)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse_step")
 
@@ -713,7 +713,7 @@ def compare_fwd_inv(m, d):
         (float, float): d.solver_fwdinv.
     """
     entry.check_pair(m, d, "compare_fwd_inv")
-    bad = _k_forward_compare(m._s, d._s)
+    bad = _k_forward_compare.ep(m._s, d._s)
     if bad != -1:
         warn_forward(m, bad, "compare_fwd_inv")
     return float(d.solver_fwdinv[0]), float(d.solver_fwdinv[1])
@@ -797,7 +797,7 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
     contact = np.zeros((T, max(m.nconmax, 1), 11))
     contact[:, :, :2] = -1.0
     ncon = np.zeros(T, dtype=np.int64)
-    t, code, need = _k_trajectory(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
+    t, code, need = _k_trajectory.ep(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
                                   out["qfrc_constraint"], out["ctrl"], out["ctrl_residual"],
                                   efc, nefc, contact)
     if t >= 0:
@@ -852,7 +852,7 @@ def cone_project(y, mu, r0, r_f):
     yf = np.ascontiguousarray(y.reshape(N, n))
     x = np.empty_like(yf)
     state = np.empty(N, dtype=np.int64)
-    _k_cone(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
+    _k_cone.ep(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
             np.ascontiguousarray(r_f.reshape(N)), x, state)
     return x.reshape(y.shape), state.reshape(lead)
 

@@ -719,8 +719,8 @@ def collision_stage(m, d):
     return 4 * noverlap + flags
 
 
-_k_collision = entry.Kernel(collision_stage, globals())
-_k_kinematics = entry.Kernel(kinematics_stage, globals())
+_k_collision = entry.Kernel(collision_stage)
+_k_kinematics = entry.Kernel(kinematics_stage)
 
 
 def collision(m, d, kinematics=True, stacklevel=2):
@@ -746,8 +746,8 @@ def collision(m, d, kinematics=True, stacklevel=2):
     """
     entry.check_pair(m, d, "collision")
     if kinematics:
-        _k_kinematics(m._s, d._s)
-    flags = _k_collision(m._s, d._s) & 3
+        _k_kinematics.ep(m._s, d._s)
+    flags = _k_collision.ep(m._s, d._s) & 3
     if flags:
         _warn(m, d, flags, stacklevel)
     return int(d.ncon[0])
@@ -773,4 +773,4 @@ def broadphase_count(m, d):
     collision stage.
     """
     entry.check_pair(m, d, "broadphase_count")
-    return int(_k_collision(m._s, d._s)) >> 2
+    return int(_k_collision.ep(m._s, d._s)) >> 2

@@ -124,7 +124,7 @@ class ComputedTorque:
             self._v_ref[:] = common.vec(v_ref, m.nv, "v_ref", "ComputedTorque")
         if a_ref is not None:
             self._a_ref[:] = common.vec(a_ref, m.nv, "a_ref", "ComputedTorque")
-        _k_ct(m._s, d._s, self.ibuf, self.fbuf, self.out)
+        _k_ct.ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
         nv = m.nv
         info = self.out[4 * nv:]
         common.check_pivot(m, info[0], "ComputedTorque")
@@ -147,4 +147,4 @@ class ComputedTorque:
         return self.out[0:nv].copy()
 
 
-_k_ct = entry.Kernel(computed_torque, globals())
+_k_ct = entry.Kernel(computed_torque)

@@ -62,7 +62,7 @@ def soft_inverse(m, d, qacc):
     qacc = common.vec(qacc, m.nv, "qacc", "soft_inverse")
     force = np.empty(max(m.njmax, 1))
     qfrc = np.empty(m.nv)
-    bad = _k_soft(m._s, d._s, qacc, force, qfrc)
+    bad = _k_soft.ep(m._s, d._s, qacc, force, qfrc)
     common.check_pivot(m, bad, "soft_inverse")
     d.efc_force[:d.nefc[0]] = force[:d.nefc[0]]
     return qfrc
@@ -166,7 +166,7 @@ class WholeBodyID(TaskController):
         entry.check_pair(m, d, "WholeBodyID")
         o = self._o
         if self.predictor is None:
-            _k_wbid(m._s, d._s, self.ibuf, self.fbuf, self.out)
+            _k_wbid.ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
             self._after(self.out[4 * nv:4 * nv + 4])
             self.residual, self.iterations, need = self.out[o + nv:o + nv + 3].tolist()
             self.iterations = int(self.iterations)
@@ -189,7 +189,7 @@ class WholeBodyID(TaskController):
     def _predicted(self, d):
         m = self.m
         nv = m.nv
-        bad = _k_prepare(m._s, d._s, self.ibuf, self.fbuf, self.out)
+        bad = _k_prepare.ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * nv:4 * nv + 4])
         common.check_pivot(m, bad, "WholeBodyID")
         if self.out[self._o + nv + 2] < 0:
@@ -209,7 +209,7 @@ class WholeBodyID(TaskController):
         it = 0
         while rn > self.tol and it < self.maxiter and r.size:
             start = qacc.copy()
-            if _k_step(m._s, d._s, qacc, unact, r) > 0:
+            if _k_step.ep(m._s, d._s, qacc, unact, r) > 0:
                 break
             it += 1
             alpha = 1.0
@@ -223,11 +223,11 @@ class WholeBodyID(TaskController):
         self.residual = rn
         self.iterations = it
         self.tau[:] = qfrc
-        self.saturated = int(_k_finish(m._s, d._s, self.ibuf, self.tau))
+        self.saturated = int(_k_finish.ep(m._s, d._s, self.ibuf, self.tau))
 
 
-_k_wbid = entry.Kernel(wbid, globals())
-_k_prepare = entry.Kernel(wbid_prepare, globals())
-_k_step = entry.Kernel(consistency_step, globals())
-_k_finish = entry.Kernel(finish, globals())
-_k_soft = entry.Kernel(soft_inverse_driver, globals())
+_k_wbid = entry.Kernel(wbid)
+_k_prepare = entry.Kernel(wbid_prepare)
+_k_step = entry.Kernel(consistency_step)
+_k_finish = entry.Kernel(finish)
+_k_soft = entry.Kernel(soft_inverse_driver)
