@@ -140,6 +140,25 @@ def test_factor_and_minv_match_mujoco(name):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
+def test_mul_m_matches_crba_and_mujoco(name):
+    """mul_m(q, x) = crba(q) x = MuJoCo's mj_mulM; arguments converted and named as elsewhere."""
+    m, d, mm, md = _load(name)
+    for q, v, _, rng in _states(m, 15, n=5):
+        x = rng.normal(size=m.nv)
+        y = js.mul_m(m, d, q, x)
+        _close(y, js.crba(m, d, q) @ x, f"{name} mul_m vs crba")
+        _mj_forward(mm, md, q, v)
+        ref = np.zeros(m.nv)
+        mujoco.mj_mulM(mm, md, ref, x)
+        _close(y, ref, f"{name} mul_m vs mj_mulM")
+    np.testing.assert_array_equal(js.mul_m(m, d, list(q), x.astype(np.float32).tolist()),
+                                  js.mul_m(m, d, q, x.astype(np.float32)))
+    np.testing.assert_array_equal(js.mul_m(m, d, q, np.repeat(x, 2)[::2]), y)
+    with pytest.raises(ValueError, match=r"mul_m: argument x must have shape"):
+        js.mul_m(m, d, q, x[:-1])
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_algorithms_agree(name):
     """M = RNEA columns; aba(rnea(a)) = a; M⁻¹ M = I; solve_m(M x) = x; nle, gravity."""
     m, d, _, _ = _load(name)
