@@ -1086,7 +1086,8 @@ def make_constraint(m, d):
         The number of rows, d.nefc[0].
     """
     entry.check_pair(m, d, "make_constraint")
-    need = _k_make.ep(m._s, d._s)
+    ep = _k_make.ep
+    need = ep(m._s, d._s)
     if need < 0:
         warn_cnstrfull(m, d, need, "make_constraint")
     return int(d.nefc[0])

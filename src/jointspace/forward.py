@@ -203,6 +203,7 @@ def forward(m, d):
         d: a Data for m (reads qpos, qvel, ctrl, qfrc_applied, xfrc_applied).
     """
     entry.check_pair(m, d, "forward")
-    bad = _k_forward.ep(d._s)
+    ep = _k_forward.ep
+    bad = ep(d._s)
     if bad != -1:
         warn_forward(m, bad)

@@ -664,7 +664,8 @@ def inverse(m, d):
             discrete inverse with RK4.
     """
     entry.check_pair(m, d, "inverse")
-    word = _k_inverse.ep(d._s, -1)
+    ep = _k_inverse.ep
+    word = ep(d._s, -1)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse")
 
@@ -689,7 +690,8 @@ def inverse_step(m, d, qvel_next):
     """
     entry.check_pair(m, d, "inverse_step")
     qvel_next = entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
-    word = _k_inverse_step.ep(d._s, qvel_next)
+    ep = _k_inverse_step.ep
+    word = ep(d._s, qvel_next)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse_step")
 
@@ -713,7 +715,8 @@ def compare_fwd_inv(m, d):
         (float, float): d.solver_fwdinv.
     """
     entry.check_pair(m, d, "compare_fwd_inv")
-    bad = _k_forward_compare.ep(m._s, d._s)
+    ep = _k_forward_compare.ep
+    bad = ep(m._s, d._s)
     if bad != -1:
         warn_forward(m, bad, "compare_fwd_inv")
     return float(d.solver_fwdinv[0]), float(d.solver_fwdinv[1])
@@ -797,7 +800,8 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
     contact = np.zeros((T, max(m.nconmax, 1), 11))
     contact[:, :, :2] = -1.0
     ncon = np.zeros(T, dtype=np.int64)
-    t, code, need = _k_trajectory.ep(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
+    ep = _k_trajectory.ep
+    t, code, need = ep(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
                                   out["qfrc_constraint"], out["ctrl"], out["ctrl_residual"],
                                   efc, nefc, contact)
     if t >= 0:
@@ -852,7 +856,8 @@ def cone_project(y, mu, r0, r_f):
     yf = np.ascontiguousarray(y.reshape(N, n))
     x = np.empty_like(yf)
     state = np.empty(N, dtype=np.int64)
-    _k_cone.ep(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
+    ep = _k_cone.ep
+    ep(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
             np.ascontiguousarray(r_f.reshape(N)), x, state)
     return x.reshape(y.shape), state.reshape(lead)
 

@@ -528,13 +528,15 @@ def kinematics(m, d, qpos=None, qvel=None):
         d.qpos[:] = entry.vec(qpos, m.nq, "qpos", "kinematics")
     if qvel is not None:
         d.qvel[:] = entry.vec(qvel, m.nv, "qvel", "kinematics")
-    _k_position_velocity.ep(m._s, d._s)
+    ep = _k_position_velocity.ep
+    ep(m._s, d._s)
 
 
 def com_vel(m, d):
     """Com-based velocities cvel and cdof_dot from d.qvel (needs kinematics first)."""
     entry.check_pair(m, d, "com_vel")
-    _k_com_vel.ep(m._s, d._s)
+    ep = _k_com_vel.ep
+    ep(m._s, d._s)
 
 
 def _outputs(m, jacp, jacr, fname):
@@ -555,7 +557,8 @@ def jacobian(m, d, body, point, jacp=None, jacr=None):
     b = m.id("body", body)
     p = entry.vec(point, 3, "point", "jacobian")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian")
-    _k_jac.ep(m._s, d._s, b, p, jacp, jacr)
+    ep = _k_jac.ep
+    ep(m._s, d._s, b, p, jacp, jacr)
     return jacp, jacr
 
 
@@ -563,7 +566,8 @@ def jacobian_site(m, d, site, jacp=None, jacr=None):
     """Jacobians of a site (name or id), as `jacobian` (MuJoCo's mj_jacSite)."""
     entry.check_pair(m, d, "jacobian_site")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_site")
-    _k_jac_site.ep(m._s, d._s, m.id("site", site), jacp, jacr)
+    ep = _k_jac_site.ep
+    ep(m._s, d._s, m.id("site", site), jacp, jacr)
     return jacp, jacr
 
 
@@ -571,7 +575,8 @@ def jacobian_body(m, d, body, jacp=None, jacr=None):
     """Jacobians of the origin of `body`'s frame (MuJoCo's mj_jacBody)."""
     entry.check_pair(m, d, "jacobian_body")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body")
-    _k_jac_body.ep(m._s, d._s, m.id("body", body), jacp, jacr)
+    ep = _k_jac_body.ep
+    ep(m._s, d._s, m.id("body", body), jacp, jacr)
     return jacp, jacr
 
 
@@ -579,7 +584,8 @@ def jacobian_body_com(m, d, body, jacp=None, jacr=None):
     """Jacobians of `body`'s center of mass (MuJoCo's mj_jacBodyCom)."""
     entry.check_pair(m, d, "jacobian_body_com")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body_com")
-    _k_jac_body_com.ep(m._s, d._s, m.id("body", body), jacp, jacr)
+    ep = _k_jac_body_com.ep
+    ep(m._s, d._s, m.id("body", body), jacp, jacr)
     return jacp, jacr
 
 
@@ -614,5 +620,6 @@ def jacobian_dot_qvel(m, d, body, point):
     b = m.id("body", body)
     p = entry.vec(point, 3, "point", "jacobian_dot_qvel")
     out = np.empty(6)
-    _k_jac_dot.ep(m._s, d._s, b, p, out)
+    ep = _k_jac_dot.ep
+    ep(m._s, d._s, b, p, out)
     return out

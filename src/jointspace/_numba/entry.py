@@ -2,12 +2,16 @@
 
 Numba's dispatcher resolves argument types on every call; for structref arguments that costs
 several microseconds. `Kernel` calls the dispatcher once (compiling, or loading from the
-cache), then keeps the compiled overload's `entry_point` in its attribute `ep`, which
-callers call directly: `_k_step.ep(d._s, nstep)`. Before the first call `ep` is the
-Kernel's own `first`, which compiles and then replaces `ep`; a module-level `_k_…` name is
-thus always the same Kernel. This is safe because public wrappers validate their arguments,
-so every later call has the same types. Measured here (numba 0.68): dispatcher with Model +
-Data structs ≈ 4.4 µs, entry point ≈ 0.8 µs.
+cache), then keeps the compiled overload's `entry_point` in its attribute `ep`. Callers
+read `ep` into a local and call that, `ep = _k_step.ep; ep(d._s, nstep)`: CPython 3.11
+does not specialize the method-style call `_k_step.ep(…)` of a callable held in an
+attribute, which costs ≈ 30 ns more, while the local costs ≈ 5 ns over a global. Before the
+first call `ep` is the Kernel's own `first`, which compiles and then replaces `ep`, so a
+module-level `_k_…` name is always the same Kernel (earlier, the name itself was rebound to
+the entry point, and changed type under a reader or a tool following calls). This is safe
+because public wrappers validate their arguments, so every later call has the same types.
+Measured here (numba 0.68): dispatcher with Model + Data structs ≈ 4.4 µs, entry point
+≈ 0.8 µs.
 
 The hottest kernels (the smooth dynamics) go further: their float64 array arguments are
 typed `CheckedArray`, whose unboxing reads the ndarray's C fields and checks class, dtype,
@@ -41,11 +45,13 @@ from jointspace.types import Data, Model
 
 
 class Kernel:
-    """A compiled function, called as `k.ep(*args)` through its compiled overload's entry point.
+    """A compiled function, called through its compiled overload's entry point `ep`.
 
     `ep` is the entry point from the first call on; before, it is `first`, which compiles
     (or loads from the cache) and installs it. The Kernel object itself never changes, so
     a module's `_k_…` name leads a reader, or a tool, to the function it wraps (`disp`).
+    Call it as `ep = k.ep; ep(*args)` (see the module docstring), reading `ep` again before
+    each call rather than once before a loop: the first call replaces it.
     """
 
     __slots__ = ("disp", "ep", "sig")
@@ -264,7 +270,7 @@ def _unbox_checked(typ, obj, c):
 
 OK = -1  # a checked kernel's return when its driver succeeded (drivers return -1 or a code)
 BAD_SHAPE = -100  # a checked kernel's return when an argument's length does not match
-empty = np.empty  # for the generated wrappers' allocations
+empty = np.empty  # the generated wrappers' allocator (imported: a global is the cheapest call)
 
 
 def checked(kernel, **sizes):

@@ -62,7 +62,8 @@ def soft_inverse(m, d, qacc):
     qacc = common.vec(qacc, m.nv, "qacc", "soft_inverse")
     force = np.empty(max(m.njmax, 1))
     qfrc = np.empty(m.nv)
-    bad = _k_soft.ep(m._s, d._s, qacc, force, qfrc)
+    ep = _k_soft.ep
+    bad = ep(m._s, d._s, qacc, force, qfrc)
     common.check_pivot(m, bad, "soft_inverse")
     d.efc_force[:d.nefc[0]] = force[:d.nefc[0]]
     return qfrc
@@ -166,7 +167,8 @@ class WholeBodyID(TaskController):
         entry.check_pair(m, d, "WholeBodyID")
         o = self._o
         if self.predictor is None:
-            _k_wbid.ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
+            ep = _k_wbid.ep
+            ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
             self._after(self.out[4 * nv:4 * nv + 4])
             self.residual, self.iterations, need = self.out[o + nv:o + nv + 3].tolist()
             self.iterations = int(self.iterations)
@@ -189,7 +191,8 @@ class WholeBodyID(TaskController):
     def _predicted(self, d):
         m = self.m
         nv = m.nv
-        bad = _k_prepare.ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
+        ep = _k_prepare.ep
+        bad = ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * nv:4 * nv + 4])
         common.check_pivot(m, bad, "WholeBodyID")
         if self.out[self._o + nv + 2] < 0:
@@ -209,7 +212,8 @@ class WholeBodyID(TaskController):
         it = 0
         while rn > self.tol and it < self.maxiter and r.size:
             start = qacc.copy()
-            if _k_step.ep(m._s, d._s, qacc, unact, r) > 0:
+            ep = _k_step.ep  # each time: before the first call it is the compiling `first`
+            if ep(m._s, d._s, qacc, unact, r) > 0:
                 break
             it += 1
             alpha = 1.0
@@ -223,7 +227,8 @@ class WholeBodyID(TaskController):
         self.residual = rn
         self.iterations = it
         self.tau[:] = qfrc
-        self.saturated = int(_k_finish.ep(m._s, d._s, self.ibuf, self.tau))
+        ep = _k_finish.ep
+        self.saturated = int(ep(m._s, d._s, self.ibuf, self.tau))
 
 
 _k_wbid = entry.Kernel(wbid)

@@ -188,7 +188,8 @@ def solve(m, d, solver=None, iterations=None):
           or iterations < 0):
         raise ValueError(f"solve: argument iterations must be a non-negative integer, "
                          f"got {iterations!r}")
-    _k_solve.ep(m._s, d._s, sid, int(iterations))
+    ep = _k_solve.ep
+    ep(m._s, d._s, sid, int(iterations))
     return int(d.solver_niter[0])
 
 
@@ -200,7 +201,8 @@ def primal_cost(m, d, qacc):
     """
     entry.check_pair(m, d, "primal_cost")
     qacc = entry.vec(qacc, m.nv, "qacc", "primal_cost")
-    return float(_k_cost.ep(m._s, d._s, qacc))
+    ep = _k_cost.ep
+    return float(ep(m._s, d._s, qacc))
 
 
 __all__ = ["SOLVERS", "primal_cost", "solve", "solver_id", "warn_cnstrfull"]
