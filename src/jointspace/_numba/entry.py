@@ -56,13 +56,14 @@ class Kernel:
 
     __slots__ = ("disp", "ep", "sig")
 
-    def __init__(self, disp, sig=None):
+    def __init__(self, disp, *, sig=None):
         """Wrap the dispatcher disp.
 
         Args:
             disp: the `@njit` function.
             sig: optional tuple of argument types (None where the first call's argument
-                decides), for kernels with `CheckedArray` arguments.
+                decides), for kernels with `CheckedArray` arguments. Keyword-only, so that
+                the old form `Kernel(f, globals())` fails at import instead of misreading.
         """
         self.disp = disp
         self.sig = sig
