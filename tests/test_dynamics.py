@@ -140,6 +140,25 @@ def test_factor_and_minv_match_mujoco(name):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
+def test_mul_m_matches_crba_and_mujoco(name):
+    """mul_m(q, x) = crba(q) x = MuJoCo's mj_mulM; arguments converted and named as elsewhere."""
+    m, d, mm, md = _load(name)
+    for q, v, _, rng in _states(m, 15, n=5):
+        x = rng.normal(size=m.nv)
+        y = js.mul_m(m, d, q, x)
+        _close(y, js.crba(m, d, q) @ x, f"{name} mul_m vs crba")
+        _mj_forward(mm, md, q, v)
+        ref = np.zeros(m.nv)
+        mujoco.mj_mulM(mm, md, ref, x)
+        _close(y, ref, f"{name} mul_m vs mj_mulM")
+    np.testing.assert_array_equal(js.mul_m(m, d, list(q), x.astype(np.float32).tolist()),
+                                  js.mul_m(m, d, q, x.astype(np.float32)))
+    np.testing.assert_array_equal(js.mul_m(m, d, q, np.repeat(x, 2)[::2]), y)
+    with pytest.raises(ValueError, match=r"mul_m: argument x must have shape"):
+        js.mul_m(m, d, q, x[:-1])
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_algorithms_agree(name):
     """M = RNEA columns; aba(rnea(a)) = a; M⁻¹ M = I; solve_m(M x) = x; nle, gravity."""
     m, d, _, _ = _load(name)
@@ -331,6 +350,7 @@ def test_arguments_that_are_not_arrays_of_floats_are_named():
 
 def test_valid_arguments_pass_the_compiled_checks():
     """Aligned float64 arrays of any stride cross without a miss (the fast path is taken)."""
+    from jointspace._numba import entry
     from jointspace._numba.entry import FastPathMiss
     from jointspace.dynamics import minv as minv_mod
     from jointspace.dynamics import rnea as rnea_mod
@@ -339,20 +359,22 @@ def test_valid_arguments_pass_the_compiled_checks():
     q, v, a, _ = next(_states(m, 14, n=1))
     js.rnea(m, d, q, v, a)
     js.minv(m, d, q)
+    # a kernel's name stays its Kernel; the wrappers call the entry point it holds
+    assert type(rnea_mod._k_rnea) is entry.Kernel and type(minv_mod._k_minv) is entry.Kernel
     strided = np.repeat(v, 2)[::2]
     try:
-        assert rnea_mod._k_rnea(d._s, q, strided, a, rnea_mod._ALL, d.cfrc_ext,
-                                np.empty(m.nv)) is True
-        assert minv_mod._k_minv(d._s, q, np.empty((m.nv, m.nv))) == -1
+        assert rnea_mod._k_rnea.ep(d._s, q, strided, a, rnea_mod._ALL, d.cfrc_ext,
+                                   np.empty(m.nv)) == entry.OK
+        assert minv_mod._k_minv.ep(d._s, q, np.empty((m.nv, m.nv))) == entry.OK
     except FastPathMiss:
         pytest.fail("valid arrays missed the compiled checks")
     with pytest.raises(FastPathMiss):
-        rnea_mod._k_rnea(d._s, q, v.astype(np.float32), a, rnea_mod._ALL, d.cfrc_ext,
-                         np.empty(m.nv))
+        rnea_mod._k_rnea.ep(d._s, q, v.astype(np.float32), a, rnea_mod._ALL, d.cfrc_ext,
+                            np.empty(m.nv))
     with pytest.raises(FastPathMiss):  # outputs must be C-contiguous
-        minv_mod._k_minv(d._s, q, np.empty((m.nv, m.nv)).T)
-    assert rnea_mod._k_rnea(d._s, q[:-1], v, a, rnea_mod._ALL, d.cfrc_ext,
-                            np.empty(m.nv)) is False
+        minv_mod._k_minv.ep(d._s, q, np.empty((m.nv, m.nv)).T)
+    assert rnea_mod._k_rnea.ep(d._s, q[:-1], v, a, rnea_mod._ALL, d.cfrc_ext,
+                               np.empty(m.nv)) == entry.BAD_SHAPE
 
 
 def test_calls_leave_their_arguments_reference_counts_alone():

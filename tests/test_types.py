@@ -29,6 +29,17 @@ def test_generated_structs_are_current():
     assert gen.render() == committed, "run: python tools/gen_structs.py"
 
 
+def test_generated_entries_are_current():
+    spec = importlib.util.spec_from_file_location("gen_entries",
+                                                  ROOT / "tools" / "gen_entries.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    paths = gen.files()
+    assert any(p.name == "rnea.py" for p in paths)
+    for path in paths:
+        assert gen.render(path) == path.read_text(), f"run: python tools/gen_entries.py ({path})"
+
+
 def test_compiled_code_writes_the_arrays_python_sees():
     m = _pendulum()
     d = js.make_data(m)

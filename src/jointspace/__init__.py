@@ -23,7 +23,7 @@ from jointspace.dynamics.christoffel import (
     coriolis_matrix,
     inertia_derivative,
 )
-from jointspace.dynamics.crba import crba
+from jointspace.dynamics.crba import crba, mul_m
 from jointspace.dynamics.energy import hamiltonian, kinetic_energy, momentum, potential_energy
 from jointspace.dynamics.factor import factor_m, solve_m
 from jointspace.dynamics.minv import minv
@@ -70,8 +70,8 @@ __all__ = [
     "forward", "gravity_forces", "hamiltonian", "ik", "inertia_derivative", "integrate_pos",
     "jacobian", "jacobian_body", "jacobian_body_com", "jacobian_dot_qvel", "jacobian_site",
     "jacobian_subtree_com", "kinematics", "kinetic_energy", "lcp", "load", "load_string",
-    "make_constraint", "make_data", "minv", "models", "momentum", "potential_energy", "primal_cost",
-    "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
+    "make_constraint", "make_data", "minv", "models", "momentum", "mul_m", "potential_energy",
+    "primal_cost", "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view",

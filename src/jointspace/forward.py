@@ -171,7 +171,7 @@ def _forward_entry(d):
     return forward_checked(d.model, d)
 
 
-_k_forward = entry.Kernel(_forward_entry, globals())
+_k_forward = entry.Kernel(_forward_entry)
 
 
 def warn_forward(m, bad, fname="forward"):
@@ -203,6 +203,7 @@ def forward(m, d):
         d: a Data for m (reads qpos, qvel, ctrl, qfrc_applied, xfrc_applied).
     """
     entry.check_pair(m, d, "forward")
-    bad = _k_forward(d._s)
+    ep = _k_forward.ep
+    bad = ep(d._s)
     if bad != -1:
         warn_forward(m, bad)

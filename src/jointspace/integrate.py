@@ -398,8 +398,8 @@ def implicit(m, d):
     advance(m, d, qacc)
 
 
-_k_integrate_pos = entry.Kernel(integrate_pos_kernel, globals())
-_k_diff_pos = entry.Kernel(diff_pos_kernel, globals())
+_k_integrate_pos = entry.Kernel(integrate_pos_kernel)
+_k_diff_pos = entry.Kernel(diff_pos_kernel)
 
 
 def _check_model(m, fname):
@@ -429,7 +429,8 @@ def integrate_pos(m, qpos, qvel, dt):
     _check_model(m, "integrate_pos")
     q = entry.vec(qpos, m.nq, "qpos", "integrate_pos").copy()
     v = entry.vec(qvel, m.nv, "qvel", "integrate_pos")
-    _k_integrate_pos(m._s, q, v, float(dt))
+    ep = _k_integrate_pos.ep
+    ep(m._s, q, v, float(dt))
     return q
 
 
@@ -454,5 +455,6 @@ def diff_pos(m, q1, q2, dt=1.0):
     if dt == 0.0:
         raise ValueError("diff_pos: argument dt must be non-zero")
     v = np.empty(m.nv)
-    _k_diff_pos(m._s, v, dt, a, b)
+    ep = _k_diff_pos.ep
+    ep(m._s, v, dt, a, b)
     return v

@@ -611,11 +611,11 @@ def _forward_compare(m, d):
     return bad
 
 
-_k_inverse = entry.Kernel(_inverse_entry, globals())
-_k_forward_compare = entry.Kernel(_forward_compare, globals())
-_k_inverse_step = entry.Kernel(_inverse_step_entry, globals())
-_k_trajectory = entry.Kernel(_inverse_trajectory, globals())
-_k_cone = entry.Kernel(_cone_project_batch, globals())
+_k_inverse = entry.Kernel(_inverse_entry)
+_k_forward_compare = entry.Kernel(_forward_compare)
+_k_inverse_step = entry.Kernel(_inverse_step_entry)
+_k_trajectory = entry.Kernel(_inverse_trajectory)
+_k_cone = entry.Kernel(_cone_project_batch)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -676,7 +676,8 @@ def inverse_at(m, d, discrete, fname):
     discrete: 0 reads d.qacc as continuous, 1 as the step's acceleration, -1 as the
     model's "invdiscrete" flag says. Errors name `fname`.
     """
-    word = _k_inverse(d._s, discrete)
+    ep = _k_inverse.ep
+    word = ep(d._s, discrete)
     if word:
         _raise_for(m, d, *_unpack_status(word), fname, stacklevel=4)
 
@@ -701,7 +702,8 @@ def inverse_step(m, d, qvel_next):
     """
     entry.check_pair(m, d, "inverse_step")
     qvel_next = entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
-    word = _k_inverse_step(d._s, qvel_next)
+    ep = _k_inverse_step.ep
+    word = ep(d._s, qvel_next)
     if word:
         _raise_for(m, d, *_unpack_status(word), "inverse_step")
 
@@ -725,7 +727,8 @@ def compare_fwd_inv(m, d):
         (float, float): d.solver_fwdinv.
     """
     entry.check_pair(m, d, "compare_fwd_inv")
-    bad = _k_forward_compare(m._s, d._s)
+    ep = _k_forward_compare.ep
+    bad = ep(m._s, d._s)
     if bad != -1:
         warn_forward(m, bad, "compare_fwd_inv")
     return float(d.solver_fwdinv[0]), float(d.solver_fwdinv[1])
@@ -809,7 +812,8 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
     contact = np.zeros((T, max(m.nconmax, 1), 11))
     contact[:, :, :2] = -1.0
     ncon = np.zeros(T, dtype=np.int64)
-    t, code, need = _k_trajectory(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
+    ep = _k_trajectory.ep
+    t, code, need = ep(m._s, d._s, qpos, qvel, qacc, flag, out["qfrc_inverse"],
                                   out["qfrc_constraint"], out["ctrl"], out["ctrl_residual"],
                                   efc, nefc, contact)
     if t >= 0:
@@ -864,7 +868,8 @@ def cone_project(y, mu, r0, r_f):
     yf = np.ascontiguousarray(y.reshape(N, n))
     x = np.empty_like(yf)
     state = np.empty(N, dtype=np.int64)
-    _k_cone(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
+    ep = _k_cone.ep
+    ep(yf, np.ascontiguousarray(mu.reshape(N, n - 1)), np.ascontiguousarray(r0.reshape(N)),
             np.ascontiguousarray(r_f.reshape(N)), x, state)
     return x.reshape(y.shape), state.reshape(lead)
 

@@ -507,13 +507,13 @@ def _jac_body_com(m, d, b, jacp, jacr):
     jac_point(m, d, b, d.xipos[b], jacp, jacr)
 
 
-_k_position_velocity = entry.Kernel(_position_velocity, globals())
-_k_com_vel = entry.Kernel(com_vel_stage, globals())
-_k_jac = entry.Kernel(jac_point, globals())
-_k_jac_site = entry.Kernel(_jac_site, globals())
-_k_jac_body = entry.Kernel(_jac_body, globals())
-_k_jac_body_com = entry.Kernel(_jac_body_com, globals())
-_k_jac_dot = entry.Kernel(jac_dot_qvel, globals())
+_k_position_velocity = entry.Kernel(_position_velocity)
+_k_com_vel = entry.Kernel(com_vel_stage)
+_k_jac = entry.Kernel(jac_point)
+_k_jac_site = entry.Kernel(_jac_site)
+_k_jac_body = entry.Kernel(_jac_body)
+_k_jac_body_com = entry.Kernel(_jac_body_com)
+_k_jac_dot = entry.Kernel(jac_dot_qvel)
 
 
 def kinematics(m, d, qpos=None, qvel=None):
@@ -528,13 +528,15 @@ def kinematics(m, d, qpos=None, qvel=None):
         d.qpos[:] = entry.vec(qpos, m.nq, "qpos", "kinematics")
     if qvel is not None:
         d.qvel[:] = entry.vec(qvel, m.nv, "qvel", "kinematics")
-    _k_position_velocity(m._s, d._s)
+    ep = _k_position_velocity.ep
+    ep(m._s, d._s)
 
 
 def com_vel(m, d):
     """Com-based velocities cvel and cdof_dot from d.qvel (needs kinematics first)."""
     entry.check_pair(m, d, "com_vel")
-    _k_com_vel(m._s, d._s)
+    ep = _k_com_vel.ep
+    ep(m._s, d._s)
 
 
 def _outputs(m, jacp, jacr, fname):
@@ -555,7 +557,8 @@ def jacobian(m, d, body, point, jacp=None, jacr=None):
     b = m.id("body", body)
     p = entry.vec(point, 3, "point", "jacobian")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian")
-    _k_jac(m._s, d._s, b, p, jacp, jacr)
+    ep = _k_jac.ep
+    ep(m._s, d._s, b, p, jacp, jacr)
     return jacp, jacr
 
 
@@ -563,7 +566,8 @@ def jacobian_site(m, d, site, jacp=None, jacr=None):
     """Jacobians of a site (name or id), as `jacobian` (MuJoCo's mj_jacSite)."""
     entry.check_pair(m, d, "jacobian_site")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_site")
-    _k_jac_site(m._s, d._s, m.id("site", site), jacp, jacr)
+    ep = _k_jac_site.ep
+    ep(m._s, d._s, m.id("site", site), jacp, jacr)
     return jacp, jacr
 
 
@@ -571,7 +575,8 @@ def jacobian_body(m, d, body, jacp=None, jacr=None):
     """Jacobians of the origin of `body`'s frame (MuJoCo's mj_jacBody)."""
     entry.check_pair(m, d, "jacobian_body")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body")
-    _k_jac_body(m._s, d._s, m.id("body", body), jacp, jacr)
+    ep = _k_jac_body.ep
+    ep(m._s, d._s, m.id("body", body), jacp, jacr)
     return jacp, jacr
 
 
@@ -579,7 +584,8 @@ def jacobian_body_com(m, d, body, jacp=None, jacr=None):
     """Jacobians of `body`'s center of mass (MuJoCo's mj_jacBodyCom)."""
     entry.check_pair(m, d, "jacobian_body_com")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body_com")
-    _k_jac_body_com(m._s, d._s, m.id("body", body), jacp, jacr)
+    ep = _k_jac_body_com.ep
+    ep(m._s, d._s, m.id("body", body), jacp, jacr)
     return jacp, jacr
 
 
@@ -614,5 +620,6 @@ def jacobian_dot_qvel(m, d, body, point):
     b = m.id("body", body)
     p = entry.vec(point, 3, "point", "jacobian_dot_qvel")
     out = np.empty(6)
-    _k_jac_dot(m._s, d._s, b, p, out)
+    ep = _k_jac_dot.ep
+    ep(m._s, d._s, b, p, out)
     return out

@@ -196,7 +196,7 @@ def _step_entry(d, nstep):
     return _step(d.model, d, nstep)
 
 
-_k_step = entry.Kernel(_step_entry, globals())
+_k_step = entry.Kernel(_step_entry)
 
 
 def step(m, d, nstep=1):
@@ -217,6 +217,7 @@ def step(m, d, nstep=1):
     entry.check_pair(m, d, "step")
     if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 1:
         raise ValueError(f"step: argument nstep must be a positive integer, got {nstep!r}")
-    mask = _k_step(d._s, int(nstep))
+    ep = _k_step.ep
+    mask = ep(d._s, int(nstep))
     if mask:
         warn_bad_state(m, d, mask, "step")

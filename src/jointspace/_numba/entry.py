@@ -2,12 +2,16 @@
 
 Numba's dispatcher resolves argument types on every call; for structref arguments that costs
 several microseconds. `Kernel` calls the dispatcher once (compiling, or loading from the
-cache), then keeps the compiled overload's `entry_point` and calls it directly. This is safe
+cache), then keeps the compiled overload's `entry_point` in its attribute `ep`. Callers
+read `ep` into a local and call that, `ep = _k_step.ep; ep(d._s, nstep)`: CPython 3.11
+does not specialize the method-style call `_k_step.ep(…)` of a callable held in an
+attribute, which costs ≈ 30 ns more, while the local costs ≈ 5 ns over a global. Before the
+first call `ep` is the Kernel's own `first`, which compiles and then replaces `ep`, so a
+module-level `_k_…` name is always the same Kernel (earlier, the name itself was rebound to
+the entry point, and changed type under a reader or a tool following calls). This is safe
 because public wrappers validate their arguments, so every later call has the same types.
-Measured here (numba 0.68): dispatcher with Model + Data structs ≈ 4.4 µs, entry point ≈ 0.8 µs.
-Given its module's globals, a `Kernel` also rebinds its own module-level name to the entry
-point after that first call, so the public wrappers then call compiled code with no Python
-frame in between (≈ 0.2 µs less per call).
+Measured here (numba 0.68): dispatcher with Model + Data structs ≈ 4.4 µs, entry point
+≈ 0.8 µs.
 
 The hottest kernels (the smooth dynamics) go further: their float64 array arguments are
 typed `CheckedArray`, whose unboxing reads the ndarray's C fields and checks class, dtype,
@@ -19,6 +23,11 @@ Python (converting, or raising an error that names the argument) only when that 
 misses. Measured: four arrays cross in 0.06 µs against 0.16 µs, and the Python checks
 they replace cost ≈ 0.1 µs per vector. Input vectors are compiled for any stride, so a
 strided view is read in place rather than copied.
+
+Those kernels and wrappers are declared, not written: `checked` on a driver declares its
+arguments' sizes, `public` on a wrapper its calls, outputs and error codes, and
+tools/gen_entries.py writes the checked kernel, its `Kernel` and the wrapper's body from
+them (docs/architecture.md, "Adding a public compiled function").
 """
 
 import ctypes
@@ -31,50 +40,50 @@ from numba.core import cgutils
 from numba.core.datamodel.models import ArrayModel
 from numba.extending import NativeValue, register_model, unbox
 
+from jointspace.diagnostics import check_not_singular, raise_pivot  # noqa: F401 (generated code)
 from jointspace.types import Data, Model
 
 
 class Kernel:
-    """A compiled function called through its cached entry point after the first call."""
+    """A compiled function, called through its compiled overload's entry point `ep`.
 
-    __slots__ = ("disp", "ep", "home", "sig")
+    `ep` is the entry point from the first call on; before, it is `first`, which compiles
+    (or loads from the cache) and installs it. The Kernel object itself never changes, so
+    a module's `_k_…` name leads a reader, or a tool, to the function it wraps (`disp`).
+    Call it as `ep = k.ep; ep(*args)` (see the module docstring), reading `ep` again before
+    each call rather than once before a loop: the first call replaces it.
+    """
 
-    def __init__(self, disp, home=None, sig=None):
+    __slots__ = ("disp", "ep", "sig")
+
+    def __init__(self, disp, *, sig=None):
         """Wrap the dispatcher disp.
 
         Args:
             disp: the `@njit` function.
-            home: the globals() of the module that names the kernel, for the rebinding.
             sig: optional tuple of argument types (None where the first call's argument
-                decides), for kernels with `CheckedArray` arguments.
+                decides), for kernels with `CheckedArray` arguments. Keyword-only, so that
+                the old form `Kernel(f, globals())` fails at import instead of misreading.
         """
         self.disp = disp
-        self.ep = None
-        self.home = home
         self.sig = sig
+        self.ep = self.first
 
     def __call__(self, *args):
-        ep = self.ep
-        if ep is not None:
-            return ep(*args)
+        """Call the kernel (through `ep`; wrappers call `ep` directly, one frame less)."""
+        return self.ep(*args)
+
+    def first(self, *args):
+        """The first call: compile for these arguments' types, install `ep`, call it."""
         if self.sig is not None:
             sig = tuple(typeof(a) if t is None else t for a, t in zip(args, self.sig))
-            self.disp.compile(sig)
-            self._bind(sig)
+            self.ep = self.disp.compile(sig)
             return self.ep(*args)
         result = self.disp(*args)
-        sig = tuple(typeof(a) for a in args)
-        self._bind(sig)
-        return result
-
-    def _bind(self, sig):
-        cres = self.disp.overloads.get(sig)
-        if cres is not None:
+        cres = self.disp.overloads.get(tuple(typeof(a) for a in args))
+        if cres is not None:  # else (an argument typed differently) ep stays first
             self.ep = cres.entry_point
-            if self.home is not None:
-                for name, value in list(self.home.items()):
-                    if value is self:
-                        self.home[name] = self.ep
+        return result
 
 
 def check_pair(m, d, fname):
@@ -260,7 +269,49 @@ def _unbox_checked(typ, obj, c):
     return NativeValue(ary._getvalue(), is_error=b.not_(ok))
 
 
+OK = -1  # a checked kernel's return when its driver succeeded (drivers return -1 or a code)
 BAD_SHAPE = -100  # a checked kernel's return when an argument's length does not match
+empty = np.empty  # the generated wrappers' allocator (imported: a global is the cheapest call)
+
+
+def checked(kernel, **sizes):
+    """Declare a driver's checked kernel; tools/gen_entries.py writes it below the driver.
+
+    The generated `_…_checked(d, …)` returns BAD_SHAPE unless every sized argument matches
+    d's model, else the driver's return (OK for a driver that returns nothing); `kernel`
+    names the `Kernel` made of it. At run time this returns the function unchanged.
+
+    Args:
+        kernel: the Kernel's name, `_k_<name>` (the checked function is `_<name>_checked`).
+        **sizes: for each array argument of the driver, its sizes: Model sizes (`nq`,
+            `nbody`), integers, or a one-letter name that the first use binds (`k, nv`);
+            `out:` first for an output (C-contiguous and writeable): `tau="out: nv"`.
+            Arguments without sizes (the Data struct, flags) are passed as they come.
+    """
+    return lambda f: f
+
+
+def public(call, *, new=None, returns=None, pivot=None, errors=None):
+    """Declare a public wrapper; tools/gen_entries.py writes its body below its docstring.
+
+    The body calls the kernel on the caller's arguments (the fast path), and only if that
+    misses checks the Model/Data pair, converts every argument that reaches a sized kernel
+    argument (`fresh`, naming it in any error), calls again and turns error codes into
+    exceptions. At run time this returns the function unchanged.
+
+    Args:
+        call: the kernel call, in Python with the wrapper's names and without the Data
+            struct: `"_k_crba(q, out)"`; `"A if f_ext is None else B"` for an optional
+            argument; a tuple of calls to pick by the shape of the argument whose sizes
+            differ between them (the fast path tries the first).
+        new: the arrays to allocate, `"out: nv, nv"`, or `"y: like x"` (x's shape).
+        returns: the expression returned, e.g. `"d.qacc.copy()"`; None returns nothing.
+        pivot: the factorization's name for `raise_pivot` when the driver returns a dof
+            (>= 0); also makes the wrapper refuse a model whose M is singular by compilation.
+        errors: {code: (exception class, message)}: raised, the message after the
+            function's name, when the call returns that code.
+    """
+    return lambda f: f
 
 
 def fresh(x, shape, name, fname):

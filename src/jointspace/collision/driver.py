@@ -720,8 +720,8 @@ def collision_stage(m, d):
     return 4 * noverlap + flags
 
 
-_k_collision = entry.Kernel(collision_stage, globals())
-_k_kinematics = entry.Kernel(kinematics_stage, globals())
+_k_collision = entry.Kernel(collision_stage)
+_k_kinematics = entry.Kernel(kinematics_stage)
 
 
 def collision(m, d, kinematics=True, stacklevel=2):
@@ -747,8 +747,10 @@ def collision(m, d, kinematics=True, stacklevel=2):
     """
     entry.check_pair(m, d, "collision")
     if kinematics:
-        _k_kinematics(m._s, d._s)
-    flags = _k_collision(m._s, d._s) & 3
+        ep = _k_kinematics.ep
+        ep(m._s, d._s)
+    ep = _k_collision.ep
+    flags = ep(m._s, d._s) & 3
     if flags:
         _warn(m, d, flags, stacklevel)
     return int(d.ncon[0])
@@ -774,4 +776,5 @@ def broadphase_count(m, d):
     collision stage.
     """
     entry.check_pair(m, d, "broadphase_count")
-    return int(_k_collision(m._s, d._s)) >> 2
+    ep = _k_collision.ep
+    return int(ep(m._s, d._s)) >> 2

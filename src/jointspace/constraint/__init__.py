@@ -47,7 +47,7 @@ def make_constraint_reference(m, d):
     return need
 
 
-_k_make = entry.Kernel(make_constraint_reference, globals())
+_k_make = entry.Kernel(make_constraint_reference)
 
 
 def make_constraint(m, d):
@@ -67,7 +67,8 @@ def make_constraint(m, d):
         The number of rows, d.nefc[0].
     """
     entry.check_pair(m, d, "make_constraint")
-    need = _k_make(m._s, d._s)
+    ep = _k_make.ep
+    need = ep(m._s, d._s)
     if need < 0:
         warn_cnstrfull(m, d, need, "make_constraint")
     return int(d.nefc[0])

@@ -124,7 +124,8 @@ class ComputedTorque:
             self._v_ref[:] = common.vec(v_ref, m.nv, "v_ref", "ComputedTorque")
         if a_ref is not None:
             self._a_ref[:] = common.vec(a_ref, m.nv, "a_ref", "ComputedTorque")
-        _k_ct(m._s, d._s, self.ibuf, self.fbuf, self.out)
+        ep = _k_ct.ep
+        ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
         nv = m.nv
         info = self.out[4 * nv:]
         common.check_pivot(m, info[0], "ComputedTorque")
@@ -147,4 +148,4 @@ class ComputedTorque:
         return self.out[0:nv].copy()
 
 
-_k_ct = entry.Kernel(computed_torque, globals())
+_k_ct = entry.Kernel(computed_torque)

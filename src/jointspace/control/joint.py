@@ -39,9 +39,9 @@ from jointspace.inverse import inverse
 from jointspace.passive import passive
 from jointspace.types import make_data
 
-_k_passive = entry.Kernel(passive, globals())
-_k_crb = entry.Kernel(crb_stage, globals())
-_k_newton = entry.Kernel(consistency_step, globals())
+_k_passive = entry.Kernel(passive)
+_k_crb = entry.Kernel(crb_stage)
+_k_newton = entry.Kernel(consistency_step)
 
 
 @dataclass
@@ -129,7 +129,8 @@ def _rnea_minus_passive(m, dm, d_sim, qacc):
     """M q̈ + c(q, v) − f_passive(q, v) at the simulator's state (two compiled calls)."""
     full = rnea(m, dm, d_sim.qpos, d_sim.qvel, qacc)
     dm.qvel[:] = d_sim.qvel
-    _k_passive(m._s, dm._s)
+    ep = _k_passive.ep
+    ep(m._s, dm._s)
     return full - dm.qfrc_passive
 
 
@@ -284,10 +285,12 @@ class SoftContacts:
         qfrc, r, rn, r2 = self._qfrc(m, dm, qacc)
         it = 0
         if self.base == "consistent" and rn > self.tol:
-            _k_crb(m._s, dm._s)
+            ep = _k_crb.ep
+            ep(m._s, dm._s)
             while rn > self.tol and it < self.maxiter:
                 start = qacc.copy()
-                if _k_newton(m._s, dm._s, qacc, self._unact, r) > 0:
+                ep = _k_newton.ep  # each time: before the first call it is the compiling `first`
+                if ep(m._s, dm._s, qacc, self._unact, r) > 0:
                     break
                 it += 1
                 alpha = 1.0

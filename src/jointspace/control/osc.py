@@ -378,7 +378,8 @@ class OperationalSpace(TaskController):
             (nv,) generalized force τ.
         """
         entry.check_pair(self.m, d, "OperationalSpace")
-        _k_osc(self.m._s, d._s, self.ibuf, self.fbuf, self.out)
+        ep = _k_osc.ep
+        ep(self.m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * self.m.nv:4 * self.m.nv + 4])
         return self.tau.copy()
 
@@ -415,7 +416,8 @@ def task_inertia(m, d, q, jac, *, method="factor", singular_threshold=1e-3):
     k = jac.shape[0]
     lam = np.empty((k, k))
     diag = np.empty(3)
-    bad = _k_ti(m._s, d._s, q, jac, float(singular_threshold), method == "minv", lam, diag)
+    ep = _k_ti.ep
+    bad = ep(m._s, d._s, q, jac, float(singular_threshold), method == "minv", lam, diag)
     common.check_pivot(m, bad, who)
     if diag[2] > 0 or not diag[1] > 0:
         warnings.warn(
@@ -426,5 +428,5 @@ def task_inertia(m, d, q, jac, *, method="factor", singular_threshold=1e-3):
     return lam
 
 
-_k_osc = entry.Kernel(osc_kernel, globals())
-_k_ti = entry.Kernel(task_inertia_kernel, globals())
+_k_osc = entry.Kernel(osc_kernel)
+_k_ti = entry.Kernel(task_inertia_kernel)

@@ -165,7 +165,8 @@ class WholeBodyID(TaskController):
         entry.check_pair(m, d, "WholeBodyID")
         o = self._o
         if self.predictor is None:
-            _k_wbid(m._s, d._s, self.ibuf, self.fbuf, self.out)
+            ep = _k_wbid.ep
+            ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
             self._after(self.out[4 * nv:4 * nv + 4])
             self.residual, self.iterations, need = self.out[o + nv:o + nv + 3].tolist()
             self.iterations = int(self.iterations)
@@ -188,7 +189,8 @@ class WholeBodyID(TaskController):
     def _predicted(self, d):
         m = self.m
         nv = m.nv
-        bad = _k_prepare(m._s, d._s, self.ibuf, self.fbuf, self.out)
+        ep = _k_prepare.ep
+        bad = ep(m._s, d._s, self.ibuf, self.fbuf, self.out)
         self._after(self.out[4 * nv:4 * nv + 4])
         common.check_pivot(m, bad, "WholeBodyID")
         if self.out[self._o + nv + 2] < 0:
@@ -208,7 +210,8 @@ class WholeBodyID(TaskController):
         it = 0
         while rn > self.tol and it < self.maxiter and r.size:
             start = qacc.copy()
-            if _k_step(m._s, d._s, qacc, unact, r) > 0:
+            ep = _k_step.ep  # each time: before the first call it is the compiling `first`
+            if ep(m._s, d._s, qacc, unact, r) > 0:
                 break
             it += 1
             alpha = 1.0
@@ -222,10 +225,11 @@ class WholeBodyID(TaskController):
         self.residual = rn
         self.iterations = it
         self.tau[:] = qfrc
-        self.saturated = int(_k_finish(m._s, d._s, self.ibuf, self.tau))
+        ep = _k_finish.ep
+        self.saturated = int(ep(m._s, d._s, self.ibuf, self.tau))
 
 
-_k_wbid = entry.Kernel(wbid_kernel, globals())
-_k_prepare = entry.Kernel(wbid_prepare, globals())
-_k_step = entry.Kernel(consistency_step, globals())
-_k_finish = entry.Kernel(finish, globals())
+_k_wbid = entry.Kernel(wbid_kernel)
+_k_prepare = entry.Kernel(wbid_prepare)
+_k_step = entry.Kernel(consistency_step)
+_k_finish = entry.Kernel(finish)

@@ -293,9 +293,9 @@ def _inertia_derivative_driver(m, d, dM):
     _inertia_derivative(m, d, dM)
 
 
-_k_coriolis = entry.Kernel(_coriolis_driver, globals())
-_k_christoffel = entry.Kernel(_christoffel_driver, globals())
-_k_inertia_derivative = entry.Kernel(_inertia_derivative_driver, globals())
+_k_coriolis = entry.Kernel(_coriolis_driver)
+_k_christoffel = entry.Kernel(_christoffel_driver)
+_k_inertia_derivative = entry.Kernel(_inertia_derivative_driver)
 
 
 def _set_state(m, d, q, v, fname):
@@ -324,7 +324,8 @@ def coriolis_matrix(m, d, q=None, v=None):
     """
     _set_state(m, d, q, v, "coriolis_matrix")
     C = np.empty((m.nv, m.nv))
-    _k_coriolis(m._s, d._s, C)
+    ep = _k_coriolis.ep
+    ep(m._s, d._s, C)
     return C
 
 
@@ -341,7 +342,8 @@ def inertia_derivative(m, d, q=None):
     """
     _set_state(m, d, q, None, "inertia_derivative")
     dM = np.empty((m.nv, m.nv, m.nv))
-    _k_inertia_derivative(m._s, d._s, dM)
+    ep = _k_inertia_derivative.ep
+    ep(m._s, d._s, dM)
     return dM
 
 
@@ -363,7 +365,8 @@ def christoffel(m, d, q=None):
     """
     _set_state(m, d, q, None, "christoffel")
     G = np.empty((m.nv, m.nv, m.nv))
-    _k_christoffel(m._s, d._s, G, False)
+    ep = _k_christoffel.ep
+    ep(m._s, d._s, G, False)
     return G
 
 
@@ -385,7 +388,8 @@ def christoffel_second_kind(m, d, q=None):
 
     _set_state(m, d, q, None, "christoffel_second_kind")
     G = np.empty((m.nv, m.nv, m.nv))
-    bad = _k_christoffel(m._s, d._s, G, True)
+    ep = _k_christoffel.ep
+    bad = ep(m._s, d._s, G, True)
     if bad >= 0:
         raise_pivot(m, bad, "christoffel_second_kind", "LᵀDL")
     return G

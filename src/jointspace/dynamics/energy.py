@@ -88,7 +88,7 @@ def _lagrangian(m, d, p):
     d.energy[1] = 0.5 * t
 
 
-_k_lagrangian = entry.Kernel(_lagrangian, globals())
+_k_lagrangian = entry.Kernel(_lagrangian)
 
 
 def _evaluate(m, d, q, v, fname):
@@ -98,7 +98,8 @@ def _evaluate(m, d, q, v, fname):
     if v is not None:
         d.qvel[:] = entry.vec(v, m.nv, "v", fname)
     p = np.empty(m.nv)
-    _k_lagrangian(m._s, d._s, p)
+    ep = _k_lagrangian.ep
+    ep(m._s, d._s, p)
     return p
 
 

@@ -25,8 +25,8 @@ from jointspace.rigid.formulations import (
 from jointspace.rigid.lcp import STATUS_NAMES
 from jointspace.types import JNT_HINGE, JNT_SLIDE, TRN_JOINT
 
-_k_rigid = entry.Kernel(rigid_kernel, globals())
-_k_forces = entry.Kernel(contact_forces_kernel, globals())
+_k_rigid = entry.Kernel(rigid_kernel)
+_k_forces = entry.Kernel(contact_forces_kernel)
 
 FORMULATIONS = {"noslip": NOSLIP, "coulomb": COULOMB, "coulomb_enum": COULOMB_ENUM,
                 "cfree": CFREE}
@@ -233,7 +233,8 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
     out_cid = np.empty(ncmax, dtype=np.int64)
     out_keys = np.empty((ncmax * per, 4), dtype=np.int64)
     diag = np.zeros(NDIAG)
-    nc, na = _k_rigid(m._s, d._s, qacc_desired, fprm, iprm, act, warm, warm.shape[0], tau_prev,
+    ep = _k_rigid.ep
+    nc, na = ep(m._s, d._s, qacc_desired, fprm, iprm, act, warm, warm.shape[0], tau_prev,
                       out_tau, out_qacc, out_force, out_cid, out_keys, diag)
     qfrc = np.zeros(m.nv)
     qfrc[act] = out_tau
@@ -251,5 +252,6 @@ def contact_forces(m, d):
     """
     entry.check_pair(m, d, "rigid.contact_forces")
     out = np.empty((max(d.ncon[0], 1), 3))
-    _k_forces(m._s, d._s, out)
+    ep = _k_forces.ep
+    ep(m._s, d._s, out)
     return out[:d.ncon[0]].copy()

@@ -749,10 +749,10 @@ def _vector(x, n, name, fname):
     return x
 
 
-_k_lemke = entry.Kernel(lemke, globals())
-_k_ppm = entry.Kernel(ppm, globals())
-_k_enum = entry.Kernel(enumerate_solutions, globals())
-_k_find = entry.Kernel(find_indices_kernel, globals())
+_k_lemke = entry.Kernel(lemke)
+_k_ppm = entry.Kernel(ppm)
+_k_enum = entry.Kernel(enumerate_solutions)
+_k_find = entry.Kernel(find_indices_kernel)
 
 METHODS = ("lemke", "ppm")
 
@@ -800,7 +800,8 @@ def solve_lcp(M, q, method="lemke", warm=None, factor=None, max_iter=None, tol=1
     max_iter = 50 * (n + 1) if max_iter is None else int(max_iter)
     z = np.zeros(n)
     if method == "lemke":
-        st, piv = _k_lemke(Md, q, z, max_iter, tol * scale)
+        ep = _k_lemke.ep
+        st, piv = ep(Md, q, z, max_iter, tol * scale)
         active = np.flatnonzero(z > 0.0)
         w = Md @ z + q
     else:
@@ -815,7 +816,8 @@ def solve_lcp(M, q, method="lemke", warm=None, factor=None, max_iter=None, tol=1
             raise JointspaceError(f"{fname}: warm indices must lie in [0, {n}); got "
                                   f"{warm.min()}..{warm.max()}")
         act = np.empty(n, dtype=np.int64)
-        st, piv, na = _k_ppm(N, Q, q, warm, warm.size, z, act, max_iter, tol * scale)
+        ep = _k_ppm.ep
+        st, piv, na = ep(N, Q, q, warm, warm.size, z, act, max_iter, tol * scale)
         active = np.sort(act[:na])
         w = N @ (Q @ (N.T @ z)) + q
     return LCPResult(z, w, STATUS_NAMES[st], int(piv), active)
@@ -841,7 +843,8 @@ def lcp_solutions(M, q, max_solutions=256, tol=1e-10):
                               f"subsystems), got shape {M.shape}")
     q = _vector(q, n, "q", fname)
     sols = np.empty((max_solutions, n))
-    k = _k_enum(M, q, sols, tol)
+    ep = _k_enum.ep
+    k = ep(M, q, sols, tol)
     if k > max_solutions:
         raise JointspaceError(f"{fname}: {k} solutions found, more than max_solutions="
                               f"{max_solutions}; pass a larger max_solutions")
@@ -864,5 +867,6 @@ def find_indices(J, G, rtol=1e-9):
     G = _matrix(G, "G", fname, (J.shape[1], J.shape[1]))
     order = np.arange(J.shape[0], dtype=np.int64)
     out = np.empty(max(J.shape[0], 1), dtype=np.int64)
-    k = _k_find(J, G, order, J.shape[0], out, float(rtol))
+    ep = _k_find.ep
+    k = ep(J, G, order, J.shape[0], out, float(rtol))
     return out[:k].copy()

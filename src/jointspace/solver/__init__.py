@@ -145,8 +145,8 @@ def _constraint_force(m, d, qacc, force, qfrc):
     mul_jt(d, force, qfrc)
 
 
-_k_solve = entry.Kernel(solve_stage, globals())
-_k_cost = entry.Kernel(_primal_cost, globals())
+_k_solve = entry.Kernel(solve_stage)
+_k_cost = entry.Kernel(_primal_cost)
 
 
 def solver_id(solver, fname="solve"):
@@ -188,7 +188,8 @@ def solve(m, d, solver=None, iterations=None):
           or iterations < 0):
         raise ValueError(f"solve: argument iterations must be a non-negative integer, "
                          f"got {iterations!r}")
-    _k_solve(m._s, d._s, sid, int(iterations))
+    ep = _k_solve.ep
+    ep(m._s, d._s, sid, int(iterations))
     return int(d.solver_niter[0])
 
 
@@ -200,7 +201,8 @@ def primal_cost(m, d, qacc):
     """
     entry.check_pair(m, d, "primal_cost")
     qacc = entry.vec(qacc, m.nv, "qacc", "primal_cost")
-    return float(_k_cost(m._s, d._s, qacc))
+    ep = _k_cost.ep
+    return float(ep(m._s, d._s, qacc))
 
 
 __all__ = ["SOLVERS", "primal_cost", "solve", "solver_id", "warn_cnstrfull"]

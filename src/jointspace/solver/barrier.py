@@ -254,8 +254,8 @@ def _barrier_inverse(m, d, jar, kappa, kappa_v, vmin, maxiter, tol, f):
                    cdim, cfr, f, maxiter, tol)
 
 
-_k_forward = entry.Kernel(_barrier_forward, globals())
-_k_inverse = entry.Kernel(_barrier_inverse, globals())
+_k_forward = entry.Kernel(_barrier_forward)
+_k_inverse = entry.Kernel(_barrier_inverse)
 
 
 def _check_args(kappa, kappa_v, vmin, fname):
@@ -301,7 +301,8 @@ def barrier_forward(m, d, kappa, kappa_v=0.0, vmin=-1e3, iterations=100, toleran
     n = int(d.nefc[0])
     f = np.zeros(max(n, 1))
     jar = np.zeros(max(n, 1))
-    if _k_forward(m._s, d._s, kappa, kappa_v, vmin, int(iterations), float(tolerance), f,
+    ep = _k_forward.ep
+    if ep(m._s, d._s, kappa, kappa_v, vmin, int(iterations), float(tolerance), f,
                   jar) == INFEASIBLE:
         raise _infeasible("barrier_forward")
     return f[:n], jar[:n]
@@ -332,7 +333,8 @@ def barrier_inverse(m, d, jar, kappa, kappa_v=0.0, vmin=-1e3, iterations=100,
     n = int(d.nefc[0])
     jar = entry.vec(jar, n, "jar", "barrier_inverse")
     f = np.zeros(max(n, 1))
-    if _k_inverse(m._s, d._s, jar, kappa, kappa_v, vmin, int(iterations), float(tolerance),
+    ep = _k_inverse.ep
+    if ep(m._s, d._s, jar, kappa, kappa_v, vmin, int(iterations), float(tolerance),
                   f) == INFEASIBLE:
         raise _infeasible("barrier_inverse")
     return f[:n]
