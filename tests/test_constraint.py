@@ -365,6 +365,23 @@ def test_njmax_overflow_warns_and_stays_in_bounds():
     assert d.efc_J.shape == (4, m.nv) and np.all(np.isfinite(d.qacc))
 
 
+def test_inverse_warns_when_rows_are_dropped_and_errors_take_precedence():
+    """Too small njmax: the inverse warns with the rows requested (from d.warning_cnstrfull).
+
+    A bad state is an error whether or not rows overflow.
+    """
+    spec = parse_mjcf(LOOPS)
+    spec.njmax = 4
+    m = js.compile_model(spec)
+    d = js.make_data(m)
+    with pytest.warns(JointspaceWarning, match=r"inverse: the constraints need 17 rows .*= 4"):
+        js.inverse(m, d)
+    assert d.warning_cnstrfull[0] == 1 and d.nefc[0] == 4
+    d.qacc[0] = np.nan
+    with pytest.raises(js.JointspaceError, match=r"qacc\[0\].*NaN"):
+        js.inverse(m, d)
+
+
 def test_default_njmax_counts_rows():
     """The default capacity holds every equality, friction and limit row (no contacts)."""
     m = js.load_string(LIMITS)

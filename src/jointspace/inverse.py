@@ -92,6 +92,8 @@ from jointspace.types import (
 
 # return codes of the compiled drivers (≥ 1: 1 + 3 · index + kind, a bad qpos/qvel/qacc element)
 OK, RK4_DISCRETE = 0, -1  # −2 − dof: M is singular at that dof (discrete inverse only)
+ROWS_DROPPED = -(1 << 40)  # the inverse ran, but rows did not fit into njmax (count and rows
+#                            requested in d.warning_cnstrfull); no dof index reaches this value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -576,31 +578,25 @@ def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_con
 
 
 @njit(cache=True, inline="always")
-def _status_word(code, need):
-    """0 when all went well, else code · 2³² + need + 2³¹ (one integer crosses back)."""
-    if code == OK and need >= 0:
-        return 0
-    return np.int64(code) * 4294967296 + (need + 2147483648)
-
-
-def _unpack_status(word):
-    """(code, rows requested) of a nonzero _status_word."""
-    code, low = divmod(word, 4294967296)
-    return code, low - 2147483648
+def _entry_code(code, need):
+    """The driver's code, or ROWS_DROPPED when it succeeded with rows dropped (need < 0)."""
+    if code == OK and need < 0:
+        return ROWS_DROPPED
+    return code
 
 
 @njit(cache=True)
 def _inverse_entry(d, discrete):
     """_inverse with the model carried by d (one struct crosses into compiled code)."""
     code, need = _inverse(d.model, d, discrete)
-    return _status_word(code, need)
+    return _entry_code(code, need)
 
 
 @njit(cache=True)
 def _inverse_step_entry(d, qvel_next):
     """_inverse_step with the model carried by d."""
     code, need = _inverse_step(d.model, d, qvel_next)
-    return _status_word(code, need)
+    return _entry_code(code, need)
 
 
 @njit(cache=True)
@@ -622,11 +618,10 @@ _k_cone = entry.Kernel(_cone_project_batch)
 # public API
 
 
-def _raise_for(m, d, code, need, fname, stacklevel=3):
-    """Turn a driver's return code into a clear exception (and the njmax warning)."""
-    if need < 0:
-        warn_cnstrfull(m, d, need, fname, stacklevel=stacklevel + 1)
-    if code == OK:
+def _raise_for(m, d, code, fname, stacklevel=3):
+    """Turn a driver's return code into a clear exception, or the njmax warning."""
+    if code == ROWS_DROPPED:
+        warn_cnstrfull(m, d, -int(d.warning_cnstrfull[1]), fname, stacklevel=stacklevel + 1)
         return
     if code == RK4_DISCRETE:
         raise JointspaceError(
@@ -677,9 +672,9 @@ def inverse_at(m, d, discrete, fname):
     model's "invdiscrete" flag says. Errors name `fname`.
     """
     ep = _k_inverse.ep
-    word = ep(d._s, discrete)
-    if word:
-        _raise_for(m, d, *_unpack_status(word), fname, stacklevel=4)
+    code = ep(d._s, discrete)
+    if code:
+        _raise_for(m, d, code, fname, stacklevel=4)
 
 
 def inverse_step(m, d, qvel_next):
@@ -703,9 +698,9 @@ def inverse_step(m, d, qvel_next):
     entry.check_pair(m, d, "inverse_step")
     qvel_next = entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
     ep = _k_inverse_step.ep
-    word = ep(d._s, qvel_next)
-    if word:
-        _raise_for(m, d, *_unpack_status(word), "inverse_step")
+    code = ep(d._s, qvel_next)
+    if code:
+        _raise_for(m, d, code, "inverse_step")
 
 
 def compare_fwd_inv(m, d):
@@ -817,7 +812,8 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
                                   out["qfrc_constraint"], out["ctrl"], out["ctrl_residual"],
                                   efc, nefc, contact)
     if t >= 0:
-        _raise_for(m, d, code, need, f"{fname} (time index {t})")
+        _raise_for(m, d, ROWS_DROPPED if code == OK and need < 0 else code,
+                   f"{fname} (time index {t})")
     for k in range(T):
         ncon[k] = np.count_nonzero(contact[k, :, 0] >= 0)
     E = int(nefc.max(initial=0))
