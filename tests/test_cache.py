@@ -31,12 +31,14 @@ def package_copy(tmp_path, monkeypatch):
                                                       *(pkg / "_numba").glob("*.py")])))
     monkeypatch.setattr(cache, "_FILE_DEPS", {})
     monkeypatch.setattr(cache, "_CLOSURES", {})
+    monkeypatch.setattr(cache, "_DIGESTS", {})
     return pkg
 
 
 def _stamps(pkg, files):
     cache._FILE_DEPS.clear()
     cache._CLOSURES.clear()
+    cache._DIGESTS.clear()
     return {f: cache._stamp(pkg / f) for f in files}
 
 

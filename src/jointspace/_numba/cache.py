@@ -79,14 +79,23 @@ def _closure(path):
     return seen
 
 
+_DIGESTS = {}  # file -> sha1 of its name and contents: each file is read once per process
+
+
+def _digest(p):
+    if p not in _DIGESTS:
+        name = p.relative_to(_ROOT).as_posix() if p.is_relative_to(_ROOT) else p.name
+        _DIGESTS[p] = hashlib.sha1(name.encode() + b"\0" + p.read_bytes()).digest()
+    return _DIGESTS[p]
+
+
 def _stamp(py_file):
     """Hash of the Numba version and of the contents of every file `py_file` depends on."""
     path = pathlib.Path(py_file).resolve()
     if path not in _CLOSURES:
         h = hashlib.sha1(numba.__version__.encode())
         for p in sorted(_closure(path)):
-            name = p.relative_to(_ROOT).as_posix() if p.is_relative_to(_ROOT) else p.name
-            h.update(name.encode() + b"\0" + p.read_bytes() + b"\0")
+            h.update(_digest(p))
         _CLOSURES[path] = h.hexdigest()
     return _CLOSURES[path]
 
