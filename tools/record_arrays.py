@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 import jointspace as js
+from jointspace.types import JNT_HINGE, JNT_SLIDE
 
 MODELS = ("humanoid", "quadruped", "arm_box", "arm7", "hinge_friction", "painleve", "arm2", "chain")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
@@ -29,11 +30,10 @@ DATA_FIELDS = ("qpos", "qvel", "qacc", "act", "xpos", "xquat", "cdof", "cinert",
 def _state(m, rng):
     d = js.make_data(m)
     d.qpos[:] = m.qpos0
-    d.qpos[:] += 0.0  # keep qpos0 for free joints' quaternions
     for j in range(m.njnt):
         t = int(m.jnt_type[j])
         a = int(m.jnt_qposadr[j])
-        if t in (2, 3):  # slide, hinge
+        if t in (JNT_SLIDE, JNT_HINGE):
             d.qpos[a] += 0.05 * rng.standard_normal()
     d.qvel[:] = 0.1 * rng.standard_normal(m.nv)
     return d
