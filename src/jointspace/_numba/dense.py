@@ -2,7 +2,8 @@
 
 `chol_factor` (regularized, in place) and `chol_solve`; `chol_factor_pd` (a copy, refusing a
 non-positive pivot), `chol_solve_spd` (factor and solve, refusing), `chol_solve_into` (into
-another vector); `chol_append` extends a factor by one row and column (the LCP's pivoting).
+another vector), `chol_inverse` (the inverse from a factor); `chol_append` extends a factor
+by one row and column (the LCP's pivoting).
 `sym_eig` (cyclic Jacobi) and `damped_inverse` serve the controllers' task-space inverses.
 
 One factorization serves every dense symmetric system in the package: Newton's and the
@@ -94,6 +95,18 @@ def chol_solve_into(L, k, b, x):
     for i in range(k):
         x[i] = b[i]
     chol_solve(L, k, x)
+
+
+@njit(cache=True)
+def chol_inverse(L, n, out):
+    """out[:n, :n] = (L Lᵀ)⁻¹ from the lower factor L[:n, :n], one unit column at a time."""
+    e = np.zeros(n)
+    x = np.empty(n)
+    for j in range(n):
+        e[:] = 0.0
+        e[j] = 1.0
+        chol_solve_into(L, n, e, x)
+        out[:, j] = x
 
 
 @njit(cache=True)

@@ -50,7 +50,7 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._numba.dense import chol_factor_pd, chol_solve_into
+from jointspace._numba.dense import chol_factor_pd, chol_inverse, chol_solve_into
 from jointspace.collision.driver import collision_stage
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -266,13 +266,7 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
         out_force[:nc, :] = np.nan
         return 0
     Q = np.empty((nu_, nu_))
-    e_ = np.zeros(nu_)
-    x_ = np.empty(nu_)
-    for j in range(nu_):
-        e_[:] = 0.0
-        e_[j] = 1.0
-        chol_solve_into(Lu, nu_, e_, x_)
-        Q[:, j] = x_
+    chol_inverse(Lu, nu_, Q)
     v0 = np.empty(nv)
     for i in range(nv):
         v0[i] = v[i] + h * qacc_des[i]
@@ -615,13 +609,7 @@ def _project(M, v, a_ref, rows, phi, mu, nc, gain, h, form, k, max_iter, tol, a_
     L = np.zeros((nv, nv))
     chol_factor_pd(M, L)
     Minv = np.empty((nv, nv))
-    e_ = np.zeros(nv)
-    x_ = np.empty(nv)
-    for j in range(nv):
-        e_[:] = 0.0
-        e_[j] = 1.0
-        chol_solve_into(L, nv, e_, x_)
-        Minv[:, j] = x_
+    chol_inverse(L, nv, Minv)
     per = k if form == CFREE else 1
     nt = 2 * nc if form == NOSLIP else 0
     Gf = np.empty((nc * per, nv))

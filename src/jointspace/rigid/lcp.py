@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace._numba.dense import chol_append, chol_solve_into
+from jointspace._numba.dense import chol_append, chol_inverse, chol_solve_into
 from jointspace.errors import JointspaceError
 
 LCP_SOLVED = 0
@@ -649,13 +649,7 @@ def qp_eq_nonneg(H, g, E, x, max_iter, tol):
         if not chol_append(L, i, col, Hr[i, i], 1e-14):
             return 0, False
     Hinv = np.empty((k, k))
-    e_ = np.zeros(k)
-    c_ = np.empty(k)
-    for j in range(k):
-        e_[:] = 0.0
-        e_[j] = 1.0
-        chol_solve_into(L, k, e_, c_)
-        Hinv[:, j] = c_
+    chol_inverse(L, k, Hinv)
     y0 = Hinv @ gr
     qv = x - Z @ y0
     lam = np.zeros(n)
