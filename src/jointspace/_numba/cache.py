@@ -5,11 +5,11 @@ and read constants from other files (rotation.py, types.py, …), so a change th
 leave stale machine code in the cache. The cache locators registered here give every file
 of the package a source stamp that is a hash of the Numba version, of the file itself and
 of every package file it imports, transitively (imports inside functions included), and of
-the core that every kernel's types come from (types.py and _numba/, whose structs define
-the layout compiled code reads). Editing cli.py then recompiles nothing, and editing
-rotation.py recompiles the kernels of the modules that import it, directly or not, and
-nothing else. The import closure is read from the sources with a regular expression (no
-import, no AST), once per file per process.
+the core that every kernel's types come from (types.py, and _numba's structs and checked
+arrays, which define the layout compiled code reads). Editing cli.py then recompiles
+nothing, and editing rotation.py recompiles the kernels of the modules that import it,
+directly or not, and nothing else. The import closure is read from the sources with a
+regular expression (no import, no AST), once per file per process.
 
 Compiled loops in the checkout's benchmarks, examples and tests inline the package's
 kernels too: theirs are keyed the same way, on their own file and the package files they
@@ -27,8 +27,11 @@ from numba.core import caching
 _ROOT = pathlib.Path(__file__).resolve().parents[1]  # the package, src/jointspace
 
 # files every kernel depends on: the field tables and enums, and the crossing (structs,
-# checked arrays) whose generated code reads Model and Data at fixed offsets
-_CORE = tuple(sorted([_ROOT / "types.py", *(_ROOT / "_numba").glob("*.py")]))
+# checked arrays) whose generated code reads Model and Data at fixed offsets. The rest of
+# _numba/ (this file, the compile notice, dense algebra) is reached through imports, or
+# shapes no machine code.
+_CORE_FILES = ("types.py", "_numba/entry.py", "_numba/structs.py")
+_CORE = tuple(_ROOT / f for f in _CORE_FILES)
 
 # `from jointspace.a.b import x, y` (also in parentheses over several lines) and
 # `import jointspace.a.b`, anywhere in a file
@@ -114,31 +117,48 @@ def _ours(py_file):
         return False
 
 
-class _InTree(caching.InTreeCacheLocator):
+_CORE_TAG = []  # the core's hash, once per process
+
+
+def _core_tag():
+    if not _CORE_TAG:
+        h = hashlib.sha1(numba.__version__.encode())
+        for p in _CORE:
+            h.update(_digest(p))
+        _CORE_TAG.append(h.hexdigest()[:10])
+    return _CORE_TAG[0]
+
+
+class _Keyed:
+    """The dependency stamp, and index files named after the core they were built against.
+
+    Numba unpickles an index (whose signatures name our struct types) before it compares
+    stamps: an index written against another version of the structs could fail to unpickle
+    and raise from the user's call. Naming the index after the core's hash means such an
+    index is never opened.
+    """
+
     def get_source_stamp(self):
         return _stamp(self._py_file)
+
+    def get_disambiguator(self):
+        return f"{super().get_disambiguator()}-{_core_tag()}"
 
     @classmethod
     def from_function(cls, py_func, py_file):
         return super().from_function(py_func, py_file) if _ours(py_file) else None
 
 
-class _UserWide(caching.UserWideCacheLocator):
-    def get_source_stamp(self):
-        return _stamp(self._py_file)
-
-    @classmethod
-    def from_function(cls, py_func, py_file):
-        return super().from_function(py_func, py_file) if _ours(py_file) else None
+class _InTree(_Keyed, caching.InTreeCacheLocator):
+    pass
 
 
-class _UserProvided(caching.UserProvidedCacheLocator):
-    def get_source_stamp(self):
-        return _stamp(self._py_file)
+class _UserWide(_Keyed, caching.UserWideCacheLocator):
+    pass
 
-    @classmethod
-    def from_function(cls, py_func, py_file):
-        return super().from_function(py_func, py_file) if _ours(py_file) else None
+
+class _UserProvided(_Keyed, caching.UserProvidedCacheLocator):
+    pass
 
 
 def install():
