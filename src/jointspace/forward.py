@@ -58,7 +58,7 @@ def fwd_position(m, d, mass):
     return bad_pivot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fwd_rows(m, d):
     """Contacts and constraint rows at the current poses (mj_collision, mj_makeConstraint).
 
@@ -124,7 +124,7 @@ def fwd_acceleration(m, d):
     solve_ld(m, d.qLD, d.qLDiagInv, d.qacc_smooth.reshape((1, m.nv)))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fwd_constraint(m, d):
     """Constraint stage on the rows of fwd_rows: efc_vel, efc_aref, the solve, the warm start.
 
@@ -136,7 +136,7 @@ def fwd_constraint(m, d):
         d.qacc_warmstart[k] = d.qacc[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def forward_stages(m, d):
     """The whole forward pipeline (mj_forward); returns -1 or the dof of a singular pivot.
 

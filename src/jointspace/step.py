@@ -113,7 +113,7 @@ def _dexp_inv(m, theta, v, out):
         out[a + 2] = w2 + 0.5 * x2 + c * y2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rk4(m, d):
     """Classic 4th-order Runge–Kutta on the configuration manifold (mj_RungeKutta).
 
@@ -155,7 +155,7 @@ def _rk4(m, d):
     d.time[0] = t0 + h
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step(m, d, nstep):
     """Run nstep steps of check → forward → check → integrate, then check the final state.
 
