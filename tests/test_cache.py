@@ -27,11 +27,11 @@ def package_copy(tmp_path, monkeypatch):
     pkg = tmp_path / "jointspace"
     shutil.copytree(cache._ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "_ROOT", pkg)
-    monkeypatch.setattr(cache, "_CORE", tuple(sorted([pkg / "types.py",
-                                                      *(pkg / "_numba").glob("*.py")])))
+    monkeypatch.setattr(cache, "_CORE", tuple(pkg / f for f in cache._CORE_FILES))
     monkeypatch.setattr(cache, "_FILE_DEPS", {})
     monkeypatch.setattr(cache, "_CLOSURES", {})
     monkeypatch.setattr(cache, "_DIGESTS", {})
+    monkeypatch.setattr(cache, "_CORE_TAG", [])
     return pkg
 
 
@@ -61,20 +61,48 @@ def test_stamp_covers_what_a_file_imports_transitively(package_copy):
 def test_an_application_edit_changes_no_kernel_stamp(package_copy):
     pkg = package_copy
     before = _stamps(pkg, FILES)
-    f = pkg / "cli.py"
-    f.write_text(f.read_text().replace('"""', '"""Edited. ', 1))
+    for name in ("cli.py", "_numba/cache.py", "_numba/notice.py", "precompile.py"):
+        f = pkg / name  # shape no machine code: the CLI, the cache key, the compile notice
+        f.write_text(f.read_text().replace('"""', '"""Edited. ', 1))
     after = _stamps(pkg, FILES)
     assert {k for k in FILES if after[k] != before[k]} == {"cli.py"}
 
 
 def test_core_edits_change_every_stamp(package_copy):
-    """types.py and _numba/ define the layouts compiled code reads: every kernel depends on them."""
+    """types.py and _numba's structs define the layouts compiled code reads: all depend on them."""
     pkg = package_copy
     before = _stamps(pkg, FILES)
     f = pkg / "_numba" / "structs.py"
     f.write_text(f.read_text() + "\n# edited\n")
     after = _stamps(pkg, FILES)
     assert all(after[k] != before[k] for k in FILES)
+
+
+def test_an_index_written_against_other_structs_is_never_opened(package_copy):
+    """An index from other structs is never read: its file is named after the core's hash.
+
+    Numba unpickles an index before comparing stamps, and the pickle names our struct types.
+    """
+    pkg = package_copy
+    before = cache._core_tag()
+    f = pkg / "_numba" / "structs.py"
+    f.write_text(f.read_text() + "\n# edited\n")
+    cache._DIGESTS.clear()
+    cache._CORE_TAG.clear()
+    assert cache._core_tag() != before
+    g = pkg / "_numba" / "notice.py"
+    g.write_text(g.read_text() + "\n# edited\n")
+    cache._DIGESTS.clear()
+    after = cache._core_tag()
+    cache._CORE_TAG.clear()
+    assert cache._core_tag() == after  # only the core names the files
+
+
+def test_index_files_carry_the_core_tag():
+    from jointspace.kinematics import kinematics_stage
+
+    impl = kinematics_stage._cache._impl
+    assert impl.filename_base.split(".")[1].endswith("-" + cache._core_tag())
 
 
 def test_multiline_and_lazy_imports_count(package_copy):
@@ -132,14 +160,18 @@ def test_edits_recompile_only_the_kernels_that_depend_on_them(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(src))
     env.pop("NUMBA_CACHE_DIR", None)
 
+    notices = []
+
     def run():
         r = subprocess.run([sys.executable, "-c", _COUNT], capture_output=True, text=True,
                            env=env, cwd=tmp_path, timeout=900)
         assert r.returncode == 0, r.stderr[-3000:]
+        notices.append(r.stderr.count("compiling its kernels for first use"))
         return tuple(int(x) for x in r.stdout.split()[-2:])
 
     assert run() == (1, 1)  # cold: both compiled
     assert run() == (0, 0)  # warm: both loaded
+    assert notices == [1, 0]  # the first use says once that it compiles; a warm one is quiet
     cli = src / "jointspace" / "cli.py"
     cli.write_text(cli.read_text().replace('"""', '"""Edited. ', 1))
     assert run() == (0, 0)
@@ -179,3 +211,52 @@ def test_checked_kernels_loaded_from_the_cache_take_the_fast_path():
     assert out.returncode == 0, out.stderr
     hits, ok = out.stdout.split()
     assert int(hits) >= 1 and ok == "-1"
+
+
+def test_the_compile_notice_names_what_happens_once(monkeypatch, capsys):
+    """The first compilation of a jointspace function in a process writes one line."""
+    from numba import njit
+
+    from jointspace._numba import notice
+
+    monkeypatch.setitem(notice._state, "said", False)
+    monkeypatch.delenv("JOINTSPACE_COMPILE_NOTICE", raising=False)
+
+    def other(x):
+        return x + 1
+
+    def ours(x):
+        return x + 2
+
+    ours.__module__ = "jointspace.probe"
+    count = notice.compiled()
+    assert njit(other)(1) == 2  # not ours: no line
+    assert capsys.readouterr().err == ""
+    assert njit(ours)(1) == 3
+    err = capsys.readouterr().err
+    assert err.count("jointspace: compiling its kernels for first use") == 1
+    assert "python -m jointspace compile" in err
+    assert notice.compiled() >= count + 2 and not notice.compiling()
+
+    def ours2(x):
+        return x * 3
+
+    ours2.__module__ = "jointspace.probe"
+    assert njit(ours2)(2) == 6
+    assert capsys.readouterr().err == ""  # once per process
+
+
+def test_the_compile_notice_can_be_silenced(monkeypatch, capsys):
+    from numba import njit
+
+    from jointspace._numba import notice
+
+    monkeypatch.setitem(notice._state, "said", False)
+    monkeypatch.setenv("JOINTSPACE_COMPILE_NOTICE", "0")
+
+    def ours(x):
+        return x - 1
+
+    ours.__module__ = "jointspace.probe"
+    assert njit(ours)(1) == 0
+    assert capsys.readouterr().err == ""

@@ -9,9 +9,10 @@ The public API (MuJoCo-style Model/Data, Pinocchio-style functions):
     jacp, jacr = js.jacobian_site(m, d, "left_foot")
 """
 
-from jointspace._numba import cache
+from jointspace._numba import cache, notice
 
-cache.install()  # before any kernel module is imported: see _cache's docstring
+cache.install()  # before any kernel module is imported: see cache's docstring
+notice.install()  # a first use that compiles says so on stderr (notice's docstring)
 
 from jointspace import control, models, rigid
 from jointspace.collision import collision
@@ -52,6 +53,7 @@ from jointspace.kinematics import (
     jacobian_subtree_com,
     kinematics,
 )
+from jointspace.precompile import compile
 from jointspace.rigid import lcp
 from jointspace.solver import primal_cost, solve
 from jointspace.solver.barrier import barrier_forward, barrier_inverse
@@ -74,5 +76,5 @@ __all__ = [
     "primal_cost", "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
-    "Trajectory", "Viewer", "render", "simulate", "view",
+    "Trajectory", "Viewer", "render", "simulate", "view", "compile",
 ]
