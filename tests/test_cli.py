@@ -158,6 +158,22 @@ def test_plots_without_matplotlib_name_the_install(monkeypatch):
         pyplot()
 
 
+def test_compile_builds_every_job_and_a_second_run_only_loads():
+    from jointspace.precompile import JOBS
+
+    _ok(_run("compile", "--no-progress"))
+    r = _run("compile", "--jobs", "1", "--no-progress")
+    lines = dict(line.split(None, 1) for line in _ok(r).splitlines())
+    assert set(lines) == set(JOBS) | {"total"}
+    assert all(lines[j].endswith("loaded from cache") for j in JOBS)  # nothing compiled twice
+    assert "compiling its kernels" not in r.stderr
+
+
+def test_compile_rejects_zero_jobs():
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        js.compile(jobs=0)
+
+
 def test_bench_lists_and_runs_a_benchmark():
     out = _ok(_run("bench", "--list"))
     names = [line.split()[0] for line in out.splitlines()]

@@ -30,7 +30,8 @@ LAYERS = (
     ("jointspace.step",),
     ("jointspace.rigid", "jointspace.control", "jointspace.ik", "jointspace.trajectory"),
     ("jointspace.io", "jointspace.models"),
-    ("jointspace.viz", "jointspace.cli", "jointspace.__main__", "jointspace"),
+    ("jointspace.viz", "jointspace.cli", "jointspace.__main__", "jointspace.precompile",
+     "jointspace"),
 )
 
 

@@ -9,6 +9,7 @@
     jointspace view --traj TRAJ.npz            … replaying a saved trajectory
     jointspace plot TRAJ.npz --out FILE.png    joint positions, energy, contact forces
     jointspace bench [NAME ...] [--quick]      the benchmark scripts (same-run peer ratios)
+    jointspace compile [--jobs N]              compile every kernel now, into Numba's cache
 
 MODEL is an embedded model's name (`jointspace models`), optionally with parameters
 (`chain:n=5`), or an MJCF/URDF file. `jointspace MODEL` alone is `jointspace info MODEL`.
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-COMMANDS = ("info", "models", "simulate", "render", "view", "plot", "bench")
+COMMANDS = ("info", "models", "simulate", "render", "view", "plot", "bench", "compile")
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
@@ -599,7 +600,75 @@ def _parser():
     p.add_argument("--list", action="store_true", help="list the benchmarks")
     p.add_argument("--dir", help="folder of the bench_*.py scripts")
     p.set_defaults(fn=cmd_bench)
+
+    p = sub.add_parser("compile", help="compile every kernel now (one process per core)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="processes at once (default: the machine's cores)")
+    progress_opt(p)
+    p.set_defaults(fn=cmd_compile)
     return ap
+
+
+def cmd_compile(args):
+    """Compile every kernel into Numba's cache, one process per core; print what it did."""
+    import jointspace as js
+
+    t = js.compile(jobs=args.jobs, progress=args.progress)
+    total = t.pop("total")["seconds"]
+    for name, r in t.items():
+        what = f"{r['compiled']} functions compiled" if r["compiled"] else "loaded from cache"
+        print(f"{name:<12s} {r['seconds']:6.1f} s  {what}")
+    print(f"{'total':<12s} {total:6.1f} s wall")
+    return 0
+
+
+class CompileTicker:
+    """While kernels compile, a line on stderr says so and counts (a thread; see notice)."""
+
+    def __init__(self, stream=None, every=0.5):
+        import threading
+
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every = every if self.tty else 15.0
+        self.t0 = time.perf_counter()
+        self.shown = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        """Start watching (returns self)."""
+        self._thread.start()
+        return self
+
+    def _run(self):
+        from jointspace._numba import notice
+
+        while not self._stop.wait(self.every):
+            if notice.compiling():
+                line = (f"jointspace: compiling kernels ({notice.compiled()} functions, "
+                        f"{time.perf_counter() - self.t0:.0f} s)")
+                self.stream.write(("\r" + line) if self.tty else (line + "\n"))
+                self.stream.flush()
+                self.shown = True
+            elif self.shown and self.tty:
+                self.stream.write("\r" + " " * 60 + "\r")
+                self.stream.flush()
+                self.shown = False
+
+    def stop(self):
+        """Stop; say how many functions were compiled and in how long, if any were."""
+        from jointspace._numba import notice
+
+        self._stop.set()
+        self._thread.join()
+        if self.shown and self.tty:
+            self.stream.write("\r" + " " * 60 + "\r")
+        if notice.compiled():
+            self.stream.write(f"jointspace: compiled {notice.compiled()} functions in this run "
+                              f"({time.perf_counter() - self.t0:.0f} s); later runs load them "
+                              "from Numba's cache\n")
+        self.stream.flush()
 
 
 def _one_line_warnings(message, category, filename, lineno, file=None, line=None):
@@ -624,6 +693,7 @@ def main(argv=None):
     from jointspace.errors import JointspaceError
 
     warnings.showwarning = _one_line_warnings
+    ticker = CompileTicker().start() if args.command != "compile" else None
     try:
         return args.fn(args)
     except KeyboardInterrupt:
@@ -635,3 +705,6 @@ def main(argv=None):
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"jointspace: error: {' '.join(str(msg).split())}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        if ticker is not None:
+            ticker.stop()

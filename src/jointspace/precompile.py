@@ -1,0 +1,181 @@
+"""Compile every kernel ahead of first use: `js.compile()` and `jointspace compile`.
+
+The kernels are compiled by running the public API once on small embedded models, in
+separate processes that share Numba's on-disk cache, so a later process (a script, a test
+run, a Ray worker) loads machine code instead of compiling it. Each job is one group of
+public calls; jobs that inline the same compiled stages run one after the other (the
+second loads what the first cached) and the others run beside them, one process per core.
+
+    python -m jointspace compile            # every job, one process per core
+    python -m jointspace compile --jobs 1   # one process (slowest, least memory)
+
+A job run twice is a cache load: `compile` after a finished `compile` takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from jointspace.errors import JointspaceError
+
+
+def _job_step(js):
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.step(m, d, 2)  # every integrator and solver are in one step kernel
+
+
+def _job_forward(js):
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.forward(m, d)
+    js.collision(m, d)
+    js.make_constraint(m, d)
+    js.solve(m, d)
+    js.primal_cost(m, d, d.qacc.copy())
+
+
+def _job_inverse(js):
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.forward(m, d)
+    js.inverse(m, d)
+    js.compare_fwd_inv(m, d)
+    js.inverse_step(m, d, d.qvel.copy())
+    js.inverse_trajectory(m, d, d.qpos[None].repeat(3, 0), d.qvel[None].repeat(3, 0),
+                          d.qacc[None].repeat(3, 0))
+
+
+def _job_dynamics(js):
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    q, v, a = m.qpos0.copy(), np.zeros(m.nv), np.zeros(m.nv)
+    js.kinematics(m, d)
+    js.rnea(m, d, q, v, a)
+    js.bias_forces(m, d, q, v)
+    js.gravity_forces(m, d, q)
+    js.crba(m, d, q)
+    js.aba(m, d, q, v, a)
+    js.minv(m, d, q)
+    js.factor_m(m, d, q)
+    js.solve_m(m, d, a)
+    js.mul_m(m, d, q, a)
+    js.coriolis_matrix(m, d, q, v)
+    js.christoffel(m, d, q)
+    js.kinetic_energy(m, d, q, v)
+    js.potential_energy(m, d, q)
+
+
+def _job_kinematics(js):
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.kinematics(m, d)
+    js.jacobian_site(m, d, 0)
+    js.jacobian_body(m, d, 1)
+    js.jacobian_body_com(m, d, 1)
+    js.jacobian_subtree_com(m, d, 1)
+    js.com_vel(m, d)
+    js.jacobian_dot_qvel(m, d, 1, np.zeros(3))
+    js.diff_pos(m, m.qpos0, js.integrate_pos(m, m.qpos0, np.zeros(m.nv), 1.0))
+
+
+def _job_contact_models(js):
+    m = js.models.load("quadruped")
+    d = js.make_data(m)
+    js.forward(m, d)
+    js.rigid.inverse_dynamics(m, d, np.zeros(m.nv))
+    js.barrier_forward(m, d, 0.1)
+
+
+JOBS = {
+    # name: (function, jobs it must follow because it inlines the stages they compile)
+    "step": (_job_step, ()),
+    "dynamics": (_job_dynamics, ()),
+    "kinematics": (_job_kinematics, ()),
+    "forward": (_job_forward, ("step",)),
+    "inverse": (_job_inverse, ("step",)),
+    "contact": (_job_contact_models, ("step",)),
+}
+
+
+_WORKER = ("import sys, jointspace; from jointspace.precompile import run_job; "
+           "run_job(jointspace, sys.argv[1])")
+
+
+def run_job(js, name):
+    """Run one job in this process with the package js (the worker side of `compile`)."""
+    from jointspace._numba import notice
+
+    t0 = time.perf_counter()
+    JOBS[name][0](js)
+    print(f"{name} {notice.compiled()} {time.perf_counter() - t0:.1f}", flush=True)
+
+
+def compile(jobs=None, progress=True, stream=None):
+    """Compile every kernel into Numba's on-disk cache, in parallel processes.
+
+    Args:
+        jobs: processes at once (default: the machine's cores).
+        progress: show a progress line on `stream` (stderr by default).
+        stream: where progress goes.
+
+    Returns:
+        dict: per job, the functions compiled (0 when all were loaded from the cache) and
+        the seconds it took; under "total", the wall time.
+
+    Raises:
+        JointspaceError: a job failed (its output is in the message).
+    """
+    jobs = os.cpu_count() or 1 if jobs is None else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"compile: jobs must be at least 1, got {jobs}")
+    stream = stream or sys.stderr
+    env = dict(os.environ, JOINTSPACE_COMPILE_NOTICE="0")
+    todo = list(JOBS)
+    running, done, result = {}, set(), {}
+    t0 = time.perf_counter()
+    tty = progress and stream.isatty()
+    last = 0.0
+    while todo or running:
+        for name in list(todo):
+            if len(running) >= jobs:
+                break
+            if all(dep in done for dep in JOBS[name][1]):
+                todo.remove(name)
+                running[name] = subprocess.Popen(
+                    [sys.executable, "-c", _WORKER, name], env=env,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for name, proc in list(running.items()):
+            if proc.poll() is None:
+                continue
+            out = proc.stdout.read()
+            del running[name]
+            if proc.returncode != 0:
+                for other in running.values():
+                    other.kill()
+                raise JointspaceError(f"compile: job {name!r} failed "
+                                      f"(exit {proc.returncode}):\n{out}")
+            count, secs = out.strip().splitlines()[-1].split()[-2:]
+            result[name] = {"compiled": int(count), "seconds": float(secs)}
+            done.add(name)
+        now = time.perf_counter()
+        if progress and (tty or now - last >= 10.0 or not (todo or running)):
+            last = now
+            width = 20
+            fill = width * len(done) // len(JOBS)
+            line = (f"compile [{'#' * fill}{'-' * (width - fill)}] {len(done)}/{len(JOBS)} "
+                    f"jobs, {now - t0:5.0f} s  running: {', '.join(running) or '-'}")
+            stream.write(("\r" + line.ljust(100)) if tty else (line + "\n"))
+            stream.flush()
+        if running:
+            time.sleep(0.2)
+    if tty:
+        stream.write("\n")
+    result["total"] = {"seconds": time.perf_counter() - t0}
+    return result
+
