@@ -8,19 +8,47 @@ compiles each to the same sizes and masses as MuJoCo.
 import math
 import os
 import warnings
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
 import jointspace.models as jm
 from jointspace.errors import ModelError
+from tests._real_models import real_model
 
 mujoco = pytest.importorskip("mujoco")
 
 TOL = 1e-12  # closed forms vs MuJoCo on O(1) quantities: float64 round-off only
 MASS_TOL = 1e-9  # body masses from geoms: volume formulas in a different operation order
 
-MUJOCO_HUMANOID = "/tmp/mj/model/humanoid/humanoid.xml"
+# MuJoCo's classic humanoid, which ours follows (less its two hamstring tendons), is
+# model/humanoid/humanoid.xml in MuJoCo's source tree, and no wheel ships it. The closest shipped
+# file is dm_control's suite humanoid (gymnasium's humanoid.xml is the older gym humanoid: 17
+# hinges, no ankles). It has our tree, joint order, masses, inertias, armature, damping and motor
+# gears, and differs from ours, as MuJoCo's file does, only in DM_CONTROL_FLIPPED and
+# DM_CONTROL_EDITS, which the humanoid parity test states and undoes.
+DM_CONTROL_HUMANOID = ("dm-control", "dm_control/suite/humanoid.xml")  # tests/_real_models.py
+# joints whose axis dm_control writes with the opposite sign: its q there is -q of ours
+DM_CONTROL_FLIPPED = ("left_ankle_x", "left_shoulder1", "left_shoulder2")
+# (tag, name, attribute, our value) of what else dm_control's file sets differently
+DM_CONTROL_EDITS = (
+    ("body", "torso", "pos", (0, 0, 1.282)),  # qpos0 only: dm_control starts 22 cm in the air
+    ("body", "lower_waist", "quat", (1, 0, 0, 0)),  # dm_control pitches the waist by 0.23°
+    ("body", "pelvis", "quat", (1, 0, 0, 0)),  # and the pelvis by 0.23° more
+    ("body", "right_shin", "pos", (0, 0.01, -0.4)),  # dm_control's shins hang 3 mm lower
+    ("body", "left_shin", "pos", (0, -0.01, -0.4)),
+    # dm_control's foot capsules sit 1 cm further out; ours are symmetric about the ankle
+    ("geom", "right_right_foot", "fromto", (-0.07, -0.01, 0, 0.14, -0.03, 0)),
+    ("geom", "left_right_foot", "fromto", (-0.07, 0.01, 0, 0.14, 0.03, 0)),
+    ("geom", "right_left_foot", "fromto", (-0.07, -0.01, 0, 0.14, -0.03, 0)),
+    ("geom", "left_left_foot", "fromto", (-0.07, 0.01, 0, 0.14, 0.03, 0)),
+    # dm_control's hip_y springs are twice as stiff (20); ours are the other big joints' 10
+    ("joint", "right_hip_y", "stiffness", (10,)),
+    ("joint", "left_hip_y", "stiffness", (10,)),
+)
+# Not compared: joint ranges (they act only through limit constraints, and dm_control's hip_x,
+# hip_y and elbow ranges are narrower), names (ours put the side last), sites, sensors, cameras.
 
 # name -> (nq, nv, nbody, njnt, ngeom, nu, nsite) as documented in each file
 SIZES = {
@@ -284,22 +312,76 @@ def test_humanoid_sizes_mass_and_sites():
         for g in ("foot1_left", "foot1_right", "foot2_left", "foot2_right")}
 
 
-@pytest.mark.skipif(not os.path.isfile(MUJOCO_HUMANOID), reason="MuJoCo's humanoid.xml absent")
-def test_humanoid_dynamics_match_mujocos_humanoid():
-    """Same tree, masses, joints and passive forces as MuJoCo's classic humanoid."""
+@pytest.fixture(scope="session")
+def dm_control_humanoid():
+    """dm_control's suite humanoid.xml, unpacked from the pinned dm-control wheel."""
+    return real_model(*DM_CONTROL_HUMANOID)
+
+
+def _compile_mjcf(root, folder):
+    """MuJoCo's model of an MJCF tree, its top-level <include> files read from folder."""
+    for include in root.findall("include"):
+        root.remove(include)
+        root.extend(ET.parse(folder / include.get("file")).getroot())
+    return mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
+
+
+def _gear_by_joint(m):
+    return {int(j): g for j, g in zip(m.actuator_trnid[:, 0], m.actuator_gear[:, 0])}
+
+
+def test_humanoid_dynamics_match_mujocos_humanoid(dm_control_humanoid):
+    """Same tree, masses, joints and passive forces as MuJoCo's classic humanoid.
+
+    Compared with dm_control's suite humanoid, the closest shipped file (see DM_CONTROL_EDITS):
+    as shipped it has our tree, joint order, masses, inertias, armature, damping and gears;
+    with DM_CONTROL_EDITS undone, and q counted the other way on DM_CONTROL_FLIPPED, it has our
+    body frames, joint axes, springs, M, qfrc_bias and qfrc_passive.
+    """
     ours, d = _mj("humanoid")
-    ref = mujoco.MjModel.from_xml_path(MUJOCO_HUMANOID)
+    tree = ET.parse(dm_control_humanoid).getroot()
+    folder = dm_control_humanoid.parent
+    shipped = _compile_mjcf(ET.fromstring(ET.tostring(tree)), folder)
+    assert (shipped.nbody, shipped.njnt, shipped.nv) == (ours.nbody, ours.njnt, ours.nv)
+    for kind, n in (("body", ours.nbody), ("joint", ours.njnt)):
+        # same order: names with the same words ("thigh_right" is dm_control's "right_thigh")
+        names = [(getattr(ours, kind)(i).name, getattr(shipped, kind)(i).name) for i in range(n)]
+        assert all(sorted(a.split("_")) == sorted(b.split("_")) for a, b in names), names
+    for field in ("body_parentid", "jnt_type", "jnt_bodyid", "body_mass", "body_inertia",
+                  "dof_armature", "dof_damping", "dof_frictionloss"):
+        np.testing.assert_allclose(getattr(ours, field), getattr(shipped, field), atol=TOL,
+                                   err_msg=field)
+    assert _gear_by_joint(ours) == _gear_by_joint(shipped)
+
+    for tag, name, attr, value in DM_CONTROL_EDITS:
+        element = tree.find(f".//{tag}[@name='{name}']")
+        theirs = element.get(attr)  # None where a default class sets it
+        assert theirs is None or not np.allclose([float(x) for x in theirs.split()], value), (
+            f"dm_control's {tag} {name} already has our {attr}: drop it from DM_CONTROL_EDITS")
+        element.set(attr, " ".join(f"{v:g}" for v in value))
+    ref = _compile_mjcf(tree, folder)
     dref = mujoco.MjData(ref)
-    np.testing.assert_allclose(ours.body_mass, ref.body_mass, atol=TOL)
+    sign = np.ones(ours.nv)  # q of ours = sign * q of dm_control, per dof
+    for name in DM_CONTROL_FLIPPED:
+        sign[ref.jnt_dofadr[ref.joint(name).id]] = -1.0
+    jnt_sign = sign[ref.jnt_dofadr][:, None]
+    for field in ("body_pos", "body_quat", "body_ipos", "body_iquat", "jnt_pos",
+                  "jnt_stiffness"):
+        np.testing.assert_allclose(getattr(ours, field), getattr(ref, field), atol=TOL,
+                                   err_msg=field)
+    np.testing.assert_allclose(ours.jnt_axis, jnt_sign * ref.jnt_axis, atol=TOL)
     rng = np.random.default_rng(5)
     for _ in range(3):
-        d.qpos[:] = dref.qpos[:] = _random_qpos(ours, rng)
-        d.qvel[:] = dref.qvel[:] = rng.normal(size=ours.nv)
+        d.qpos[:] = _random_qpos(ours, rng)
+        d.qvel[:] = rng.normal(size=ours.nv)
+        dref.qpos[:] = np.r_[d.qpos[:7], sign[6:] * d.qpos[7:]]
+        dref.qvel[:] = sign * d.qvel
         mujoco.mj_forward(ours, d)
         mujoco.mj_forward(ref, dref)
-        np.testing.assert_allclose(_full_m(ours, d), _full_m(ref, dref), atol=TOL)
-        np.testing.assert_allclose(d.qfrc_bias, dref.qfrc_bias, atol=TOL)
-        np.testing.assert_allclose(d.qfrc_passive, dref.qfrc_passive, atol=TOL)
+        M_ref = sign[:, None] * _full_m(ref, dref) * sign
+        np.testing.assert_allclose(_full_m(ours, d), M_ref, atol=TOL)
+        np.testing.assert_allclose(d.qfrc_bias, sign * dref.qfrc_bias, atol=TOL)
+        np.testing.assert_allclose(d.qfrc_passive, sign * dref.qfrc_passive, atol=TOL)
 
 
 # ------------------------------------------------------------------------------------------

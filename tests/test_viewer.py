@@ -3,10 +3,12 @@
 The page's status element reports what it drew (data-geoms, data-contacts, data-objects);
 the scene's expected counts come from the model and from d.ncon. Live updates: while the
 browser runs, a thread steps the model and publishes poses, and the page must fetch them.
+The `chromium` fixture installs the browser with apt-get when it is missing and we are root.
 """
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -22,7 +24,9 @@ import jointspace as js
 from jointspace.viz.scene import Scene
 
 ROUND = 1e-5  # the server sends poses rounded to 5 decimals
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Debian's package; a browser build downloaded by playwright or pyppeteer is not an option here
+CHROMIUM_INSTALL = ("apt-get update -qq && "
+                    "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium")
 # flags for a root user in a container with no GPU and no network (see the env notes):
 # software WebGL through SwiftShader, nothing fetched in the background
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -31,10 +35,32 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--virtual-time-budget=3000"]
 
 
-def _chromium(url, tmp_path, *extra):
-    assert CHROMIUM, ("the viewer test needs Debian's chromium: apt-get install chromium "
-                      "(.ci/run installs it)")
-    cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *extra, url]
+def _which_chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """The chromium executable; installed with CHROMIUM_INSTALL when missing, as root with apt."""
+    found = _which_chromium()
+    if found:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.fail("the viewer test needs Debian's chromium, which is not on PATH, and can "
+                    f"install it only as root with apt-get. Install it, then run again:\n"
+                    f"    {CHROMIUM_INSTALL}", pytrace=False)
+    r = subprocess.run(CHROMIUM_INSTALL, shell=True, capture_output=True, text=True,
+                       timeout=1800)
+    found = _which_chromium()
+    if r.returncode != 0 or not found:
+        pytest.fail(f"installing chromium failed (exit {r.returncode}):\n"
+                    f"{(r.stdout + r.stderr)[-2000:]}\nInstall it by hand, then run again:\n"
+                    f"    {CHROMIUM_INSTALL}", pytrace=False)
+    return found
+
+
+def _chromium(chromium, url, tmp_path, *extra):
+    cmd = [chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *extra, url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
@@ -59,13 +85,13 @@ def test_page_is_self_contained():
         assert "://" not in text, f"{name} refers to an outside address"
 
 
-def test_page_draws_the_scene_in_headless_chromium(standing, tmp_path):
+def test_page_draws_the_scene_in_headless_chromium(chromium, standing, tmp_path):
     m, d = standing
     ncon = int(d.ncon[0])
     assert ncon > 0
     forces = js.trajectory.contact_normal_forces(m, d)
     with js.view(m, d, open_browser=False, show_contacts=True) as v:
-        r = _chromium(v.url, tmp_path, "--dump-dom")
+        r = _chromium(chromium, v.url, tmp_path, "--dump-dom")
         status = _status(r.stdout)
         assert "error" not in status, status
         assert int(status["geoms"]) == len(Scene(m).geoms) == m.ngeom
@@ -93,7 +119,7 @@ def test_page_draws_the_scene_in_headless_chromium(standing, tmp_path):
         worker.start()
         shot = tmp_path / "shot.png"
         try:
-            _chromium(v.url, tmp_path, f"--screenshot={shot}")
+            _chromium(chromium, v.url, tmp_path, f"--screenshot={shot}")
         finally:
             stop.set()
             worker.join()
