@@ -156,7 +156,7 @@ def forward_stages(m, d):
     return bad_pivot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def forward_checked(m, d):
     """forward_stages; returns -1, the first bad qacc element i ≥ 0, or −2 − dof (singular M)."""
     bad_pivot = forward_stages(m, d)

@@ -367,7 +367,7 @@ def _discrete_flag(m, discrete):
     return discrete != 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _inverse(m, d, discrete):
     """The whole inverse (mj_inverse). Returns (code, rows requested); see OK, RK4_DISCRETE."""
     code = _check_state(d)
@@ -386,7 +386,7 @@ def _inverse(m, d, discrete):
     return OK, need
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _inverse_step(m, d, qvel_next):
     """qacc = (qvel_next − qvel)/h, then the discrete inverse (d untouched for RK4)."""
     if m.opt_integrator[0] == INT_RK4:
