@@ -216,14 +216,19 @@ def render():
     out.append("    return s")
     out += ["", "", "def make_model_struct(m):",
             '    """Build the struct view of Model `m` (kernels\' type; the proxy owns it)."""']
-    out.append("    owner = _new_model(" + ", ".join(f"m.{n}" for n in mnames) + ")")
+    # sizes from the Model, arrays from the buffers it owns (its attributes are views, some
+    # read-only, which compiled code would type differently)
+    margs = [f"o.{n}" if n in arrays else f"m.{n}" for n in mnames]
+    out.append("    o = m._own")
+    out.append("    owner = _new_model(" + ", ".join(margs) + ")")
     out.append("    proxy = ModelStruct._numba_box_(model_type, owner._meminfo)")
     out.append("    if not _layout_checked:")
     out.append("        _check_proxy_layout(proxy)")
     out.append("    return proxy")
     out += ["", "", "def make_data_struct(d, model_struct):",
             '    """Build the struct view of Data `d`, carrying its model\'s struct."""']
-    dattrs = ["d._time" if n == "time" else f"d.{n}" for n in dnames[:-1]] + ["model_struct"]
+    dattrs = ["o._time" if n == "time" else f"o.{n}" for n in dnames[:-1]] + ["model_struct"]
+    out.append("    o = d._own")
     out.append("    owner = _new_data(" + ", ".join(dattrs) + ")")
     out.append("    return DataStruct._numba_box_(data_type, owner._meminfo)")
     return "\n".join(out) + "\n"

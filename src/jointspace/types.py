@@ -13,8 +13,13 @@ code sees them through a Numba structref (`model._s`, `data._s`) that references
 same buffers, so a public call crosses into compiled code with one pointer per object
 (DESIGN.md §2.4). `tools/gen_structs.py` turns these tables into `_numba/structs.py`. The
 structs borrow the buffers (no reference count of their own, so compiled code reads fields
-without atomic operations); Model and Data own them and never rebind a field: assigning
-one (`d.qpos = q`) copies into it, as MuJoCo's bindings do, and a model's sizes are fixed.
+without atomic operations); Model and Data own them (in `_own`) and never rebind a field:
+assigning one (`d.qpos = q`) copies into it, as MuJoCo's bindings do, and a model's sizes
+are fixed. The attributes Python sees are views of the buffers, so that no statement can
+resize or free memory that compiled code holds. Integer fields that compiled code uses as
+counts, ids, addresses or types are read-only views: of Data all but the inputs, of Model
+all but the bit masks and flags in MODEL_WRITABLE_INTS (options change through `m.opt`,
+which checks them). Numeric parameters and the state stay writable.
 """
 
 from __future__ import annotations
@@ -379,6 +384,30 @@ DATA_FIELDS = (
 
 _DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8, "l": np.int64}
 
+# Integer fields of Model that Python may change after compiling: bit masks and flags that
+# select, never index or count. The other integer fields are the model's structure (ids,
+# addresses, counts, types, and the options kept in range by `m.opt`): read-only.
+MODEL_WRITABLE_INTS = frozenset((
+    "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
+    "geom_priority", "jnt_group", "jnt_limited", "actuator_ctrllimited",
+    "actuator_forcelimited", "eq_active0"))
+# Integer fields of Data that are inputs; every other one is computed by compiled code.
+DATA_WRITABLE_INTS = frozenset(("eq_active",))
+
+
+class _Buffers:
+    """The arrays compiled code holds (the struct borrows them); never exposed as such."""
+
+
+def _expose(obj, own, fields, writable_ints):
+    """Set obj's field attributes to views of the buffers in `own` (see the module doc)."""
+    for name, dt, _, _ in fields:
+        key = "_time" if name == "time" else name
+        v = getattr(own, key).view()
+        if dt != "f" and name not in writable_ints:
+            v.flags.writeable = False
+        obj.__dict__[key] = v
+
 
 def _resolve_shape(shape, sizes):
     return tuple(sizes[s] if isinstance(s, str)
@@ -425,7 +454,7 @@ class Option:
         return arr[0].item()
 
     def __setattr__(self, name, value):
-        arr = getattr(self._m, "opt_" + name, None)
+        arr = getattr(self._m._own, "opt_" + name, None)
         if arr is None:
             raise AttributeError(f"Option has no field {name!r}")
         if name in self._ENUMS:
@@ -434,11 +463,24 @@ class Option:
                 raise ValueError(f"option {name} must be one of {choices}, got {value!r}")
             arr[0] = choices.index(value)
         elif name == "gravity":
-            arr[:] = np.asarray(value, dtype=np.float64).reshape(3)
-        else:
-            if name == "timestep" and not float(value) > 0:
-                raise ValueError(f"option timestep must be positive, got {value!r}")
+            g = np.asarray(value, dtype=np.float64).reshape(3)
+            if not np.isfinite(g).all():
+                raise ValueError(f"option gravity must be finite, got {value!r}")
+            arr[:] = g
+        elif arr.dtype.kind == "i":
+            if (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
+                    or not 0 <= value < 2**31):
+                raise ValueError(f"option {name} must be an integer in [0, 2**31), "
+                                 f"got {value!r}")
             arr[0] = value
+        else:
+            v = float(value)
+            if name == "timestep" and not (v > 0 and np.isfinite(v)):
+                raise ValueError(f"option timestep must be positive and finite, got {value!r}")
+            if not v >= 0 or not np.isfinite(v):
+                raise ValueError(f"option {name} must be finite and non-negative, "
+                                 f"got {value!r}")
+            arr[0] = v
 
     def __repr__(self):
         keys = ("timestep", "gravity", "integrator", "cone", "solver", "iterations",
@@ -456,6 +498,12 @@ def _assign_field(obj, name, value):
     arr = obj.__dict__[name]
     if value is arr:
         return
+    if not arr.flags.writeable:
+        label = name.lstrip("_")
+        raise AttributeError(
+            f"{type(obj).__name__}.{label} is read-only: compiled code uses it as a count, "
+            f"id or address" + (" and computes it" if isinstance(obj, Data) else
+                                "; change the ModelSpec (or the MJCF/URDF) and compile again"))
     try:
         arr[...] = value
     except (TypeError, ValueError) as e:
@@ -504,12 +552,15 @@ class Model:
     def __init__(self, sizes, arrays, names, warnings=(), source=""):
         for k, _ in MODEL_SIZES:
             setattr(self, k, int(sizes[k]))
+        own = _Buffers()
         for name, dt, shape, _ in MODEL_FIELDS:
-            a = np.ascontiguousarray(arrays[name], dtype=_DTYPES[dt])
+            a = np.array(arrays[name], dtype=_DTYPES[dt], order="C")  # a buffer of its own
             want = _resolve_shape(shape, sizes)
             if a.shape != want:
                 raise ValueError(f"model field {name}: shape {a.shape}, expected {want}")
-            setattr(self, name, a)
+            setattr(own, name, a)
+        object.__setattr__(self, "_own", own)
+        _expose(self, own, MODEL_FIELDS, MODEL_WRITABLE_INTS)
         self.names = {k: list(v) for k, v in names.items()}
         self._ids = {k: {n: i for i, n in enumerate(v) if n} for k, v in self.names.items()}
         self.warnings = list(warnings)
@@ -535,7 +586,8 @@ class Model:
 
     def __deepcopy__(self, memo):
         """An independent Model: copied arrays and a struct of its own over them."""
-        new = _deepcopy_attrs(self, memo, ("_s", "opt"))
+        new = _deepcopy_attrs(self, memo, ("_s", "opt", *_MODEL_ARRAYS))
+        _expose(new, new._own, MODEL_FIELDS, MODEL_WRITABLE_INTS)
         from jointspace._numba import structs
 
         object.__setattr__(new, "opt", Option(new))
@@ -603,9 +655,12 @@ class Data:
 
     def __init__(self, model):
         sizes = model.sizes
+        own = _Buffers()
         for name, dt, shape, _ in DATA_FIELDS:
-            setattr(self, "_" + name if name == "time" else name,
+            setattr(own, "_" + name if name == "time" else name,
                     np.zeros(_resolve_shape(shape, sizes), dtype=_DTYPES[dt]))
+        object.__setattr__(self, "_own", own)
+        _expose(self, own, DATA_FIELDS, DATA_WRITABLE_INTS)
         self.qpos[:] = model.qpos0
         self.eq_active[:] = model.eq_active0
         self.xquat[:, 0] = 1.0
@@ -624,7 +679,8 @@ class Data:
 
     def __deepcopy__(self, memo):
         """An independent Data for the same model: copied arrays, a struct of its own."""
-        new = _deepcopy_attrs(self, memo, ("_s", "_ms"))
+        new = _deepcopy_attrs(self, memo, ("_s", "_ms", *_DATA_ARRAYS))
+        _expose(new, new._own, DATA_FIELDS, DATA_WRITABLE_INTS)
         from jointspace._numba import structs
 
         object.__setattr__(new, "_ms", self._ms)

@@ -165,7 +165,11 @@ def install():
     """Put the package-wide locators ahead of Numba's own (idempotent).
 
     Order as Numba's: NUMBA_CACHE_DIR if set, else beside the sources, else user-wide.
+    Every package file is hashed now, as the package is imported: a file edited while the
+    process runs must not stamp machine code compiled from the version it imported.
     """
+    for p in _ROOT.rglob("*.py"):  # the sources as imported now, not as edited later
+        _digest(p)
     locs = caching.CacheImpl._locator_classes
     for cls in (_UserWide, _InTree, _UserProvided):
         if cls not in locs:
