@@ -300,7 +300,7 @@ def render_checked(c):
             sig.append(f"entry.{'OUT' if out else 'IN'}{len(dims)}")
         else:
             sig.append("None")
-    lines = [BEGIN, "", "", "@njit(cache=True)", f"def {c.checked}({args}):",
+    lines = [BEGIN, "", "", "@njit(cache=True, nogil=True)", f"def {c.checked}({args}):",
              f'    """{c.driver} once the arguments\' sizes match d\'s model; '
              'else entry.BAD_SHAPE."""']
     if any("m." in x for x in conds):

@@ -165,7 +165,7 @@ def forward_checked(m, d):
     return bad_element(d.qacc)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forward_entry(d):
     """forward_checked with the model carried by d (one struct crosses into compiled code)."""
     return forward_checked(d.model, d)

@@ -177,7 +177,7 @@ def _cone_project(y, mu, n, r0, rF, x):
     return STATE_CONE
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cone_project_batch(y, mu, r0, rF, x, state):
     """_cone_project on each row of y (N, n), mu (N, n − 1), r0 (N,), rF (N,)."""
     n = y.shape[1]
@@ -531,7 +531,7 @@ def _contact_frame_forces(m, d, out):
             i += dim
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_constraint,
                         ctrl, ctrl_residual, efc_force, nefc, contact):
     """The inverse at each time of the arrays, with controls and contact forces.
@@ -585,21 +585,21 @@ def _entry_code(code, need):
     return code
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inverse_entry(d, discrete):
     """_inverse with the model carried by d (one struct crosses into compiled code)."""
     code, need = _inverse(d.model, d, discrete)
     return _entry_code(code, need)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inverse_step_entry(d, qvel_next):
     """_inverse_step with the model carried by d."""
     code, need = _inverse_step(d.model, d, qvel_next)
     return _entry_code(code, need)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forward_compare(m, d):
     """forward_checked, then the fwdinv comparison (`compare_fwd_inv`)."""
     bad = forward_checked(m, d)

@@ -223,7 +223,7 @@ def _kinematics_frames(m, d):
                      d.site_xpos, d.site_xmat)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kinematics_stage(m, d):
     """World poses of bodies, joints, inertial frames, geoms and sites (mj_kinematics)."""
     kinematics_bodies(m, d)
@@ -352,7 +352,7 @@ def com_pos(m, d):
                 cdof[da, 5] = a0 * o1 - a1 * o0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def com_vel_stage(m, d):
     """Com-based body velocities and dof-axis derivatives (mj_comVel).
 
@@ -418,14 +418,14 @@ def kinematics_com_pos(m, d):
     com_pos(m, d)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _position_velocity(m, d):
     kinematics_stage(m, d)
     com_pos(m, d)
     com_vel_stage(m, d)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def jac_point(m, d, body, point, jacp, jacr):
     """Point Jacobian (translation) and body Jacobian (rotation), world frame (mj_jac).
 
@@ -456,7 +456,7 @@ def jac_point(m, d, body, point, jacp, jacr):
         return
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def jac_dot_qvel(m, d, body, point, out):
     """Bias acceleration J̇ q̇ of a point fixed to a body (translation : rotation).
 
@@ -492,17 +492,17 @@ def jac_dot_qvel(m, d, body, point, out):
     out[5] = s[2]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _jac_site(m, d, s, jacp, jacr):
     jac_point(m, d, m.site_bodyid[s], d.site_xpos[s], jacp, jacr)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _jac_body(m, d, b, jacp, jacr):
     jac_point(m, d, b, d.xpos[b], jacp, jacr)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _jac_body_com(m, d, b, jacp, jacr):
     jac_point(m, d, b, d.xipos[b], jacp, jacr)
 

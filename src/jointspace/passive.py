@@ -111,7 +111,7 @@ def _springs(m, d):
             out[dadr + i] -= k * x[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def passive(m, d):
     """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
     out = d.qfrc_passive

@@ -190,7 +190,7 @@ def _step(m, d, nstep):
     return bad
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _step_entry(d, nstep):
     """_step with the model carried by d."""
     return _step(d.model, d, nstep)

@@ -598,7 +598,7 @@ def _contact_frame(frame, nrm, tan):
     frame[6], frame[7], frame[8] = b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def collision_stage(m, d):
     """All contacts of the current poses into d.ncon, d.contact_* (mj_collision).
 

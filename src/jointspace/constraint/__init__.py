@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def make_constraint_reference(m, d):
     """make_constraint_stage, then reference (efc_vel, efc_aref)."""
     need = make_constraint_stage(m, d)

@@ -380,7 +380,7 @@ def _write_output(m, d, mode, actuated, act_dof, tau):
 #        saturated controls, 0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def computed_torque(m, d, ibuf, fbuf, out):
     """One computed-torque step at d's state (see `jointspace.control.ComputedTorque`).
 
@@ -500,7 +500,7 @@ def _osc_accel(m, d, ibuf, fbuf, out):
     _inverse_smooth(m, d, qacc, tau, ibuf[5] != 0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def osc_kernel(m, d, ibuf, fbuf, out):
     """One operational-space control step at d's state (`OperationalSpace`)."""
     nv = m.nv
@@ -514,7 +514,7 @@ def osc_kernel(m, d, ibuf, fbuf, out):
                             out[0:nv])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def task_inertia_kernel(m, d, q, jac, eps, use_minv, lam, diag):
     """Λ = (J M⁻¹ Jᵀ)⁻¹ (damped as `damped_inverse`) at q, from LᵀDL solves or from M⁻¹.
 
@@ -697,7 +697,7 @@ def _unact_residual(qfrc, unact, nun, r):
     return rn, r2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def wbid_prepare(m, d, ibuf, fbuf, out):
     """State, rows and the task accelerations (into qacc_des); returns -1 or a bad pivot."""
     nv = m.nv
@@ -714,7 +714,7 @@ def wbid_prepare(m, d, ibuf, fbuf, out):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def wbid_kernel(m, d, ibuf, fbuf, out):
     """One whole-body inverse-dynamics step with the compiled soft-contact predictor.
 
@@ -779,13 +779,13 @@ def wbid_kernel(m, d, ibuf, fbuf, out):
     out[4 * nv + 2] = _write_output(m, d, ibuf[0], act, ibuf[6 + nv:6 + nv + m.nu], tau)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def consistency_step(m, d, qacc, unact, r):
     """The Newton step of `wbid_kernel` for the residual r of an external predictor (in place)."""
     return _base_newton(m, d, qacc, unact, unact.shape[0], r)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def finish(m, d, ibuf, tau):
     """Zero tau on the unactuated dofs and send it to the plant (OSC/WBID ibuf layout)."""
     nv = m.nv

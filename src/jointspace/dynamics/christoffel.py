@@ -156,7 +156,7 @@ def _coriolis(m, d, C):
             j = m.dof_parentid[j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _coriolis_driver(m, d, C):
     kinematics_bodies(m, d)
     com_pos(m, d)
@@ -263,7 +263,7 @@ def _christoffel(m, d, G):
                 G[i, j, k] = 0.5 * (dM[i, j, k] + dM[i, k, j] - dM[j, k, i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _christoffel_driver(m, d, G, second_kind):
     kinematics_bodies(m, d)
     com_pos(m, d)
@@ -285,7 +285,7 @@ def _christoffel_driver(m, d, G, second_kind):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inertia_derivative_driver(m, d, dM):
     kinematics_bodies(m, d)
     com_pos(m, d)

@@ -74,7 +74,7 @@ def energy_vel(m, d):
     d.energy[1] = 0.5 * t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lagrangian(m, d, p):
     """Kinematics, M, energies (d.energy) and momentum p = M qvel, in one compiled call."""
     kinematics_bodies(m, d)

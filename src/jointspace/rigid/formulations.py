@@ -703,7 +703,7 @@ def _rigid_solve(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nw
     return nact
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, out_tau,
                   out_qacc, out_force, out_cid, out_keys, diag):
     """One compiled call: the state's dynamics and contacts, then `_rigid_solve`.
@@ -756,7 +756,7 @@ def rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, ou
     return nc, nact
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def contact_forces_kernel(m, d, out):
     """Contact forces of the last constraint solve in each contact's frame (mj_contactForce).
 

@@ -182,7 +182,7 @@ def _polish(M, q, z, tol):
     z[:] = znew
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lemke(M, q, z, max_pivots, tol):
     """Solve LCP(q, M) by Lemke's complementary pivoting; returns (status, pivots).
 
@@ -318,7 +318,7 @@ def _refactor(P, N, act, na, L, rtol):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
     """Solve LCP(q, N Q Nᵀ) for symmetric PSD Q by principal pivoting with warm start.
 
@@ -478,7 +478,7 @@ def ppm(N, Q, q, warm, nwarm, z, active, max_iter, tol):
 # Algorithm 1 (Find-Indices) and exhaustive enumeration (Algorithm 3)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def find_indices_kernel(J, G, order, norder, out, rtol):
     """Greedy choice of rows of J with a positive definite Gram matrix J_S G J_Sᵀ.
 
@@ -529,7 +529,7 @@ def find_indices_kernel(J, G, order, norder, out, rtol):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def enumerate_solutions(M, q, sols, tol):
     """Every solution of LCP(q, M) whose support gives a nonsingular principal system.
 

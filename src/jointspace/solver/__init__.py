@@ -59,7 +59,7 @@ def cone_arrays(m, d):
     return cdim, cmu, cfr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def solve_stage(m, d, solver, maxiter):
     """The constraint solve on the current rows (mj_fwdConstraint)."""
     nv = m.nv
@@ -114,7 +114,7 @@ def solve_stage(m, d, solver, maxiter):
         dual_finish(m, d)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _primal_cost(m, d, qacc):
     """c(qacc): the primal cost of the current rows (Gauss term plus constraint costs)."""
     nefc = d.nefc[0]

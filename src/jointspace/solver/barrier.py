@@ -189,7 +189,7 @@ def _newton(d, H0, lin, kappa, A, kappa_v, vmin, mask, cdim, cfr, f, maxiter, to
     return it
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _barrier_forward(m, d, kappa, kappa_v, vmin, maxiter, tol, f, jar):
     """Forward barrier model on d's rows (needs forward's qLD, qacc_smooth, efc rows)."""
     n = d.nefc[0]
@@ -227,7 +227,7 @@ def _barrier_forward(m, d, kappa, kappa_v, vmin, maxiter, tol, f, jar):
     return it
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _barrier_inverse(m, d, jar, kappa, kappa_v, vmin, maxiter, tol, f):
     """Inverse barrier model: f from jar (needs qLD only when kappa_v > 0)."""
     n = d.nefc[0]
