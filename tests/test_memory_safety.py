@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
-from jointspace.types import DATA_FIELDS, MODEL_FIELDS, MODEL_WRITABLE_INTS
+from jointspace.types import DATA_FIELDS, MODEL_DERIVED, MODEL_FIELDS, MODEL_WRITABLE_INTS
 
 CRASH_TIMEOUT = 300  # s: a cold cache compiles the step kernels inside the subprocess
 
@@ -58,7 +58,8 @@ def test_structural_model_fields_are_read_only_and_parameters_writable(humanoid)
     m, _ = humanoid
     for name, dt, _, _ in MODEL_FIELDS:
         arr = getattr(m, name)
-        assert arr.flags.writeable == (dt == "f" or name in MODEL_WRITABLE_INTS), name
+        writable = (dt == "f" and name not in MODEL_DERIVED) or name in MODEL_WRITABLE_INTS
+        assert arr.flags.writeable == writable, name
     with pytest.raises(ValueError, match="read-only"):
         m.body_parentid[3] = 7
     with pytest.raises(AttributeError, match="Model.dof_Madr is read-only"):
@@ -84,6 +85,34 @@ def test_model_fields_cannot_be_resized(humanoid, field):
     m, _ = humanoid
     with pytest.raises(ValueError, match="does not own its data|referenced"):
         getattr(m, field).resize((1,))
+
+
+TOL_SETCONST = 1e-9  # the compile-time constants' tolerance against MuJoCo (test_compile.py)
+
+
+def test_set_const_recomputes_what_a_changed_parameter_invalidates():
+    """Derived constants are read-only; set_const recomputes them as mj_setConst does."""
+    import mujoco
+
+    m = js.models.load("humanoid")
+    with pytest.raises(AttributeError, match="set_const"):
+        m.body_invweight0 = 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        m.dof_M0[0] = 0.0
+    ref = mujoco.MjModel.from_xml_string(js.models.xml("humanoid"))
+    for mm in (m, ref):
+        mm.body_mass[3] *= 2.5
+        mm.body_inertia[3] *= 2.5
+        mm.dof_armature[7] = 0.3
+    js.set_const(m)
+    mujoco.mj_setConst(ref, mujoco.MjData(ref))
+    for f in ("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0"):
+        np.testing.assert_allclose(getattr(m, f), getattr(ref, f), rtol=TOL_SETCONST,
+                                   atol=TOL_SETCONST, err_msg=f)
+    np.testing.assert_allclose(m.stat_meaninertia[0], ref.stat.meaninertia, rtol=TOL_SETCONST)
+    before = m.stat_meaninertia[0]
+    js.set_const(m, stat=True)  # the compiler's statistic, recomputed on request
+    assert m.stat_meaninertia[0] > before
 
 
 def test_options_change_through_opt_only_and_are_checked():
@@ -202,3 +231,39 @@ def test_two_threads_stepping_two_data_match_sequential_bitwise():
         np.testing.assert_array_equal(a.qpos, b.qpos)
         np.testing.assert_array_equal(a.qvel, b.qvel)
         np.testing.assert_array_equal(a.efc_force[:a.nefc[0]], b.efc_force[:b.nefc[0]])
+
+
+@pytest.mark.parametrize("call", ["step", "forward", "inverse", "inverse_step"])
+def test_a_division_by_zero_in_compiled_code_is_our_error(call, monkeypatch):
+    """Numba raises ZeroDivisionError for a zero divisor; the pipeline's wrappers name it.
+
+    The derived constants that used to reach it are read-only now, so the kernel is
+    replaced by one that divides by zero, as a parameter written as 0 would make it.
+    """
+    import importlib
+
+    mod = importlib.import_module("jointspace.inverse" if call.startswith("inverse")
+                                  else f"jointspace.{call}")
+    kernel = getattr(mod, "_k_" + call)
+
+    def divides_by_zero(*args):
+        return 1 / 0
+
+    m = js.models.load("arm2")
+    d = js.make_data(m)
+    monkeypatch.setattr(kernel, "ep", divides_by_zero)
+    args = {"step": (m, d, 1), "inverse_step": (m, d, np.zeros(m.nv))}.get(call, (m, d))
+    with pytest.raises(js.JointspaceError, match=f"{call}: division by zero.*set_const"):
+        getattr(js, call)(*args)
+
+
+def test_complex_input_is_refused_not_cast():
+    m = js.models.load("arm2")
+    d = js.make_data(m)
+    zc = np.zeros(m.nv, complex)
+    with pytest.raises(TypeError, match="rnea: argument q is complex"):
+        js.rnea(m, d, m.qpos0.astype(complex), zc.real, zc.real)
+    with pytest.raises(TypeError, match="kinematics: argument qvel is complex"):
+        js.kinematics(m, d, m.qpos0, zc)
+    with pytest.raises(TypeError, match="Data.qpos: cannot write complex"):
+        d.qpos = m.qpos0 + 1j

@@ -42,6 +42,7 @@ from jointspace.inverse import (
     inverse_trajectory,
 )
 from jointspace.io import compile_model, load, load_string
+from jointspace.io.setconst import set_const
 from jointspace.io.spec import ModelSpec
 from jointspace.kinematics import (
     com_vel,
@@ -76,5 +77,5 @@ __all__ = [
     "primal_cost", "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
-    "Trajectory", "Viewer", "render", "simulate", "view", "compile",
+    "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
 ]

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from jointspace.errors import JointspaceWarning, SingularMassError
+from jointspace.errors import JointspaceError, JointspaceWarning, SingularMassError
 from jointspace.types import MAXVAL
 
 WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2  # rows of d.warning
@@ -94,3 +94,18 @@ def raise_pivot(m, i, fname, what):
         f"{fname}: the joint-space inertia M is singular at this configuration: the {what} "
         f"pivot of {dof_label(m, i)} is not positive. Check that the bodies below this joint "
         "have mass and inertia that this dof can move, or add armature to the joint")
+
+
+def division_error(fname):
+    """The error for a division by zero in compiled code (a parameter zero where it divides).
+
+    Compiled code divides by masses, inertias, the time step and derived constants without
+    a test (as MuJoCo does); Numba raises ZeroDivisionError for a zero divisor. The wrappers
+    of the pipeline turn it into this error.
+    """
+    return JointspaceError(
+        f"{fname}: division by zero in compiled code: a model parameter that compiled code "
+        "divides by is zero (a body mass or inertia, armature, a geom size, the time step, "
+        "a solref time constant). Check the values written to the model since it was "
+        "loaded; after changing masses or inertias call jointspace.set_const(m)")
+

@@ -27,7 +27,7 @@ from jointspace._numba import entry
 from jointspace.actuation import actuation, actuator_velocity, transmission
 from jointspace.collision.driver import collision_stage
 from jointspace.constraint import make_constraint_stage, reference
-from jointspace.diagnostics import bad_element, element_name, joint_label
+from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
 from jointspace.dynamics.crba import crb_stage
 from jointspace.dynamics.energy import energy_pos, energy_vel
 from jointspace.dynamics.factor import factor_m_stage, solve_ld
@@ -204,6 +204,9 @@ def forward(m, d):
     """
     entry.check_pair(m, d, "forward")
     ep = _k_forward.ep
-    bad = ep(d._s)
+    try:
+        bad = ep(d._s)
+    except ZeroDivisionError:
+        raise division_error("forward") from None
     if bad != -1:
         warn_forward(m, bad)

@@ -60,7 +60,7 @@ from jointspace.constraint import (
     reference,
     warn_cnstrfull,
 )
-from jointspace.diagnostics import bad_element, element_name, joint_label
+from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceError, SingularMassError
 from jointspace.forward import (
@@ -672,7 +672,10 @@ def inverse_at(m, d, discrete, fname):
     model's "invdiscrete" flag says. Errors name `fname`.
     """
     ep = _k_inverse.ep
-    code = ep(d._s, discrete)
+    try:
+        code = ep(d._s, discrete)
+    except ZeroDivisionError:
+        raise division_error("inverse") from None
     if code:
         _raise_for(m, d, code, fname, stacklevel=4)
 
@@ -698,7 +701,10 @@ def inverse_step(m, d, qvel_next):
     entry.check_pair(m, d, "inverse_step")
     qvel_next = entry.vec(qvel_next, m.nv, "qvel_next", "inverse_step")
     ep = _k_inverse_step.ep
-    code = ep(d._s, qvel_next)
+    try:
+        code = ep(d._s, qvel_next)
+    except ZeroDivisionError:
+        raise division_error("inverse_step") from None
     if code:
         _raise_for(m, d, code, "inverse_step")
 

@@ -20,6 +20,7 @@ from jointspace.diagnostics import (
     WARN_BADQPOS,
     WARN_BADQVEL,
     bad_element,
+    division_error,
     warn_bad_state,
 )
 from jointspace.forward import forward_stages
@@ -218,6 +219,9 @@ def step(m, d, nstep=1):
     if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 1:
         raise ValueError(f"step: argument nstep must be a positive integer, got {nstep!r}")
     ep = _k_step.ep
-    mask = ep(d._s, int(nstep))
+    try:
+        mask = ep(d._s, int(nstep))
+    except ZeroDivisionError:
+        raise division_error("step") from None
     if mask:
         warn_bad_state(m, d, mask, "step")

@@ -391,6 +391,11 @@ MODEL_WRITABLE_INTS = frozenset((
     "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
     "geom_priority", "jnt_group", "jnt_limited", "actuator_ctrllimited",
     "actuator_forcelimited", "eq_active0"))
+# Fields of Model derived from its parameters by `set_const` (MuJoCo's mj_setConst):
+# read-only, so that a changed parameter is followed by `js.set_const(m)`, not by a
+# hand-made value that compiled code would divide by.
+MODEL_DERIVED = frozenset(("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0",
+                           "stat_meaninertia"))
 # Integer fields of Data that are inputs; every other one is computed by compiled code.
 DATA_WRITABLE_INTS = frozenset(("eq_active",))
 
@@ -404,7 +409,7 @@ def _expose(obj, own, fields, writable_ints):
     for name, dt, _, _ in fields:
         key = "_time" if name == "time" else name
         v = getattr(own, key).view()
-        if dt != "f" and name not in writable_ints:
+        if (dt != "f" and name not in writable_ints) or name in MODEL_DERIVED:
             v.flags.writeable = False
         obj.__dict__[key] = v
 
@@ -500,10 +505,20 @@ def _assign_field(obj, name, value):
         return
     if not arr.flags.writeable:
         label = name.lstrip("_")
-        raise AttributeError(
-            f"{type(obj).__name__}.{label} is read-only: compiled code uses it as a count, "
-            f"id or address" + (" and computes it" if isinstance(obj, Data) else
-                                "; change the ModelSpec (or the MJCF/URDF) and compile again"))
+        who = f"{type(obj).__name__}.{label} is read-only"
+        if label in MODEL_DERIVED:
+            why = ("it is derived from the model's parameters; change those and call "
+                   "jointspace.set_const(m)")
+        elif isinstance(obj, Data):
+            why = "compiled code computes it and uses it as a count, id or address"
+        else:
+            why = ("compiled code uses it as a count, id, address or type; change the "
+                   "ModelSpec (or the MJCF/URDF) and compile again")
+        raise AttributeError(f"{who}: {why}")
+    if np.iscomplexobj(value) and arr.dtype.kind != "c":
+        raise TypeError(f"{type(obj).__name__}.{name.lstrip('_')}: cannot write complex "
+                        "values into a real field (pass value.real if the imaginary part "
+                        "is zero)")
     try:
         arr[...] = value
     except (TypeError, ValueError) as e:

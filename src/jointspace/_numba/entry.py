@@ -114,12 +114,29 @@ _F64 = np.dtype(np.float64)
 _ND = np.ndarray
 
 
+def real(x, name, fname, copy=False):
+    """x as a C-contiguous float64 array (a copy if asked), or an error naming the argument.
+
+    Complex input is refused rather than cast (NumPy would drop the imaginary part with a
+    warning); so is anything that is not numbers.
+    """
+    if np.iscomplexobj(x):
+        raise TypeError(f"{fname}: argument {name} is complex; jointspace computes with real "
+                        f"float64 numbers (pass x.real if the imaginary part is zero)")
+    try:
+        if copy:
+            return np.array(x, dtype=np.float64)
+        return np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{fname}: argument {name} must be an array of floats: {e}") from None
+
+
 def vec(x, n, name, fname):
     """x as a C-contiguous float64 vector of length n, or a clear error naming the argument."""
     if (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.size == n
             and x.strides[0] == 8):
         return x
-    x = np.ascontiguousarray(x, dtype=np.float64)
+    x = real(x, name, fname)
     if x.shape != (n,):
         raise ValueError(f"{fname}: argument {name} must have shape ({n},), got {x.shape}")
     return x
@@ -128,7 +145,7 @@ def vec(x, n, name, fname):
 def mat(x, shape, name, fname):
     """x as a C-contiguous float64 array of the given shape, or a clear error."""
     if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x, dtype=np.float64)
+        x = real(x, name, fname)
     if x.shape != shape:
         raise ValueError(f"{fname}: argument {name} must have shape {shape}, got {x.shape}")
     return x
@@ -320,12 +337,7 @@ def fresh(x, shape, name, fname):
     A fresh array always passes the compiled checks; anything that cannot become one
     raises an error naming the argument. shape None accepts any shape (the caller checks).
     """
-    try:
-        y = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        of = "" if shape is None else f" of shape {shape}"
-        raise TypeError(f"{fname}: argument {name} must be an array of floats{of}: "
-                        f"{e}") from None
+    y = real(x, name, fname, copy=True)
     if shape is not None and y.shape != shape:
         raise ValueError(f"{fname}: argument {name} must have shape {shape}, got {y.shape}")
     return y

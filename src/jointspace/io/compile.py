@@ -16,15 +16,13 @@ What happens here, in order:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
-from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.errors import ModelError
 from jointspace.io import frames
-from jointspace.io.setconst import default_njmax, set_constants
+from jointspace.io.setconst import default_njmax, set_const
 from jointspace.io.spec import (
     ACTUATOR_KINDS,
     CONES,
@@ -660,31 +658,7 @@ class _Compiler:
 
     # -- 5. constants at qpos0 ------------------------------------------------------------------
     def finish(self, m):
-        from jointspace.dynamics.crba import crb_stage
-        from jointspace.kinematics import kinematics_com_pos
-        from jointspace.types import Data
-
-        # body_subtreemass = Σ body_mass over the subtree (backward pass)
-        m.body_subtreemass[:] = m.body_mass
-        for i in range(m.nbody - 1, 0, -1):
-            m.body_subtreemass[m.body_parentid[i]] += m.body_subtreemass[i]
-        # dof_M0 = diag(M) at qpos0
-        d = Data(m)
-        kinematics_com_pos(m._s, d._s)
-        crb_stage(m._s, d._s)
-        m.dof_M0[:] = d.qM[m.dof_Madr]
-        bad = [i for i in range(m.nv) if not m.dof_M0[i] > MINVAL]
-        if bad:
-            jn = [m.names["joint"][m.dof_jntid[i]] or f"#{m.dof_jntid[i]}" for i in bad]
-            msg = (f"M is singular: dof(s) {bad} (joints {sorted(set(jn))}) move no mass or "
-                   "inertia. Kinematics and inverse dynamics work; anything that needs M⁻¹ "
-                   "(forward dynamics, aba, minv) will refuse. Give the bodies below these joints "
-                   "mass and inertia, or add armature")
-            m.warnings.append(msg)
-            warnings.warn(msg, JointspaceWarning, stacklevel=3)
-        m.singular_dofs = bad
-        # inverse weights, mean inertia and qpos0-dependent eq_data (constraint softness)
-        set_constants(m, d)
+        set_const(m, stat=True)  # subtree masses, dof_M0, inverse weights, mean inertia, …
 
 
 def compile_model(spec: ModelSpec) -> T.Model:

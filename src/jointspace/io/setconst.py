@@ -1,14 +1,20 @@
-"""Compile-time constants of a model (MuJoCo's mj_setConst), and the default row capacity.
+"""A model's derived constants (MuJoCo's mj_setConst), and the default row capacity.
 
-Run once by the compiler (`jointspace.io.compile`) at qpos0, after the position stage:
-body and dof inverse weights (the constraint stage's diagApprox), the mean inertia that
-scales the solvers' tolerance, and the equality data that depends on qpos0.
+`set_const(m)` computes them from the model's parameters at qpos0: subtree masses, the
+diagonal of M (dof_M0) and the dofs that move no mass, body and dof inverse weights (the
+constraint stage's diagApprox), the mean inertia that scales the solvers' tolerance, and
+the equality data that depends on qpos0. The compiler runs it once; a user who changes
+masses, inertias, armature or geometry runs it again (`js.set_const`). The derived fields
+are read-only from Python (types.MODEL_DERIVED): it writes them through the model's buffers.
 """
+
+import warnings
 
 import numpy as np
 
-from jointspace.dynamics.crba import dense_from_sparse
-from jointspace.kinematics import jac_point
+from jointspace.dynamics.crba import crb_stage, dense_from_sparse
+from jointspace.errors import JointspaceWarning
+from jointspace.kinematics import jac_point, kinematics_com_pos
 from jointspace.types import (
     EQ_CONNECT,
     EQ_JOINT,
@@ -18,6 +24,8 @@ from jointspace.types import (
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
+    Data,
+    Model,
 )
 
 
@@ -53,7 +61,46 @@ def _body_simple(m):
     return simple
 
 
-def set_constants(m, d):
+def set_const(m, *, stat=False):
+    """Recompute m's derived constants from its parameters (MuJoCo's mj_setConst).
+
+    Call it after changing masses, inertias, body or joint frames, armature or geometry
+    of a compiled model: the constraint stage's softness (diagApprox, from the inverse
+    weights), subtree masses, dof_M0 and the connect and weld anchors depend on them.
+    Warns (JointspaceWarning) when some dofs move no mass. Like mj_setConst, it leaves
+    stat_meaninertia (the solvers' scale, a statistic of the model as compiled) unless
+    `stat` is true, as the compiler asks.
+
+    Args:
+        m: a compiled Model.
+        stat: also recompute stat_meaninertia (mean diagonal of M at qpos0).
+    """
+    if type(m) is not Model:
+        raise TypeError(f"set_const: argument m must be a jointspace Model, "
+                        f"got {type(m).__name__}")
+    o = m._own
+    o.body_subtreemass[:] = m.body_mass
+    for i in range(m.nbody - 1, 0, -1):
+        o.body_subtreemass[m.body_parentid[i]] += o.body_subtreemass[i]
+    d = Data(m)  # dof_M0 = diag(M) at qpos0
+    kinematics_com_pos(m._s, d._s)
+    crb_stage(m._s, d._s)
+    o.dof_M0[:] = d.qM[m.dof_Madr]
+    bad = [i for i in range(m.nv) if not m.dof_M0[i] > MINVAL]
+    if bad:
+        jn = [m.names["joint"][m.dof_jntid[i]] or f"#{m.dof_jntid[i]}" for i in bad]
+        msg = (f"M is singular: dof(s) {bad} (joints {sorted(set(jn))}) move no mass or "
+               "inertia. Kinematics and inverse dynamics work; anything that needs M⁻¹ "
+               "(forward dynamics, aba, minv) will refuse. Give the bodies below these joints "
+               "mass and inertia, or add armature")
+        if msg not in m.warnings:
+            m.warnings.append(msg)
+        warnings.warn(msg, JointspaceWarning, stacklevel=3)
+    m.singular_dofs = bad
+    set_constants(m, d, stat)
+
+
+def set_constants(m, d, stat=True):
     """Constants at qpos0 used by the constraint stage (MuJoCo mj_setConst).
 
     Needs d's position stage and qM at qpos0. Computes body_invweight0 (mean translational
@@ -62,11 +109,13 @@ def set_constants(m, d):
     joints), stat_meaninertia (mean diagonal of M), and the eq_data that depends on qpos0:
     the connect anchor in body2's frame and, unless given, the weld's relative pose.
     """
+    o = m._own  # the derived fields are read-only views; their buffers are written here
     nv = m.nv
     if nv:
         M = np.empty((nv, nv))
         dense_from_sparse(m._s, d.qM, M)
-        m.stat_meaninertia[0] = float(np.mean(np.diag(M)))
+        if stat:
+            o.stat_meaninertia[0] = float(np.mean(np.diag(M)))
         try:
             Minv = np.linalg.inv(M)
             ok = np.all(np.isfinite(Minv))
@@ -74,39 +123,40 @@ def set_constants(m, d):
             ok = False
     else:
         ok = False
-        m.stat_meaninertia[0] = 1.0
+        if stat:
+            o.stat_meaninertia[0] = 1.0
     simple = _body_simple(m)
     jacp = np.zeros((3, nv))
     jacr = np.zeros((3, nv))
-    m.body_invweight0[:] = 0.0
+    o.body_invweight0[:] = 0.0
     for b in range(1, m.nbody):
         if m.body_dofnum[m.body_weldid[b]] == 0:
             continue
         if simple[b]:
-            m.body_invweight0[b] = (1.0 / max(MINVAL, m.body_mass[b]), 0.0)
+            o.body_invweight0[b] = (1.0 / max(MINVAL, m.body_mass[b]), 0.0)
         elif ok:
             jac_point(m._s, d._s, b, d.xipos[b].copy(), jacp, jacr)
             A = np.vstack((jacp, jacr)) @ Minv @ np.vstack((jacp, jacr)).T
             dg = np.diag(A)
-            m.body_invweight0[b] = (dg[:3].mean(), dg[3:].mean())
-    m.dof_invweight0[:] = 0.0
+            o.body_invweight0[b] = (dg[:3].mean(), dg[3:].mean())
+    o.dof_invweight0[:] = 0.0
     for j in range(m.njnt):
         a = m.jnt_dofadr[j]
         b = m.jnt_bodyid[j]
         if simple[b]:
-            m.dof_invweight0[a] = 1.0 / max(MINVAL, m.body_mass[b])
+            o.dof_invweight0[a] = 1.0 / max(MINVAL, m.body_mass[b])
         elif ok:
             jt = m.jnt_type[j]
             n = 6 if jt == JNT_FREE else 3 if jt == JNT_BALL else 1
             dg = np.diag(Minv)[a:a + n]
             if n == 6:
-                m.dof_invweight0[a:a + 3] = dg[:3].mean()
-                m.dof_invweight0[a + 3:a + 6] = dg[3:].mean()
+                o.dof_invweight0[a:a + 3] = dg[:3].mean()
+                o.dof_invweight0[a + 3:a + 6] = dg[3:].mean()
             else:
-                m.dof_invweight0[a:a + n] = dg.mean()
+                o.dof_invweight0[a:a + n] = dg.mean()
     for i in range(m.neq):
         b1, b2 = m.eq_obj1id[i], m.eq_obj2id[i]
-        data = m.eq_data[i]
+        data = o.eq_data[i]
         if m.eq_type[i] == EQ_CONNECT:
             # data[3:6] = the anchor (given in body1's frame) in body2's frame at qpos0
             p = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ data[0:3]
