@@ -7,15 +7,27 @@ could hang or crash the interpreter run in a subprocess with a timeout, so that 
 crash fails the test instead of ending the run.
 """
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
 import jointspace as js
 from jointspace.errors import ModelError
 
+SUBPROCESS_TIMEOUT = 300  # s: a cold cache compiles the kernels inside the subprocess
 DEPTH = 10_000  # bodies in the deep chains: ten times the depth that broke the recursion
 SPACING = 0.01  # m between bodies of the deep chains
 JOINT_EVERY = 100  # a joint on every 100th body: 100 dofs keep M (nv² / 2) small and loading fast
+
+
+def _run(code):
+    """Run code in a fresh interpreter; return (exit status, stdout, stderr)."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=SUBPROCESS_TIMEOUT)
+    return r.returncode, r.stdout, r.stderr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,3 +107,51 @@ def test_body_listed_twice_in_a_spec_is_refused():
     a.children.append(a)
     with pytest.raises(ModelError, match="body 'a' appears twice"):
         js.compile_model(spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. ik with non-finite arguments
+
+
+def test_ik_refuses_non_finite_arguments_by_name():
+    """inf in q_init hung in LAPACK on one model and raised LinAlgError on another.
+
+    Run in a subprocess: a regression would hang, and the timeout turns that into a failure.
+    """
+    code = """
+        import numpy as np
+        import jointspace as js
+        from jointspace.ik import Target, ik
+
+        for name in ("arm7", "humanoid"):
+            m = js.models.load(name)
+            for bad in (np.inf, -np.inf, np.nan):
+                q = m.qpos0.copy()
+                q[1] = bad
+                w = np.ones(m.nv)
+                w[0] = bad
+                cases = {
+                    "q_init": lambda: ik(m, Target(body=2, pos=[0.3, 0, 0.4]), q_init=q),
+                    "q_pref": lambda: ik(m, Target(body=2, pos=[0.3, 0, 0.4]), q_pref=q),
+                    "weights": lambda: ik(m, Target(body=2, pos=[0.3, 0, 0.4]), weights=w),
+                    "targets[0].pos": lambda: ik(m, Target(body=2, pos=[bad, 0, 0.4])),
+                    "targets[0].quat": lambda: ik(m, Target(body=2, quat=[1, bad, 0, 0])),
+                    "targets[0].weight": lambda: ik(m, Target(body=2, pos=[0.3, 0, 0.4],
+                                                              weight=bad)),
+                    "tol": lambda: ik(m, Target(body=2, pos=[0.3, 0, 0.4]), tol=bad),
+                    "damping": lambda: ik(m, Target(body=2, pos=[0.3, 0, 0.4]), damping=bad),
+                }
+                for arg, call in cases.items():
+                    try:
+                        call()
+                        print("NO ERROR", name, arg, bad)
+                    except ValueError as e:
+                        print("OK" if arg in str(e) else "UNNAMED", name, arg, bad, e)
+                    except Exception as e:
+                        print("FOREIGN", name, arg, bad, type(e).__name__, e)
+    """
+    rc, out, err = _run(code)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2 * 3 * 8
+    assert all(line.startswith("OK") for line in lines), "\n".join(lines)
