@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import jointspace as js
-from jointspace.errors import ModelError
+from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.ik import Target, ik
 
 SUBPROCESS_TIMEOUT = 300  # s: a cold cache compiles the kernels inside the subprocess
 DEPTH = 10_000  # bodies in the deep chains: ten times the depth that broke the recursion
@@ -155,3 +156,88 @@ def test_ik_refuses_non_finite_arguments_by_name():
     lines = out.splitlines()
     assert len(lines) == 2 * 3 * 8
     assert all(line.startswith("OK") for line in lines), "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. element ids, step counts and file names
+
+
+NOT_IDS = [{}, [1], np.array(2), np.array([2]), 2.0, True, None, 1j, b"link1"]
+
+
+@pytest.mark.parametrize("fname,arg", [("jacobian_site", "site"), ("jacobian_body", "body"),
+                                       ("jacobian_body_com", "body"),
+                                       ("jacobian_subtree_com", "body")])
+def test_element_ids_must_be_names_or_ints(fname, arg):
+    """dicts and arrays raised 'unhashable type', bools were taken as ids 0 and 1."""
+    m = js.models.load("arm7")
+    d = js.make_data(m)
+    js.kinematics(m, d)
+    f = getattr(js, fname)
+    for x in NOT_IDS:
+        with pytest.raises(TypeError, match=rf"{fname}: argument {arg} must be a {arg} name "
+                                            r"\(str\) or id \(int\)"):
+            f(m, d, x)
+    with pytest.raises(IndexError, match=rf"{fname}: argument {arg}: {arg} id 99 out of range"):
+        f(m, d, 99)
+    with pytest.raises(IndexError, match=rf"{fname}: argument {arg}: {arg} id -1 out of range"):
+        f(m, d, -1)
+    with pytest.raises(IndexError, match="out of range"):
+        f(m, d, 2**70)
+    with pytest.raises(KeyError, match=rf"{fname}: argument {arg}: no {arg} named 'nope'"):
+        f(m, d, "nope")
+    one = "ee" if arg == "site" else "link2"
+    np.testing.assert_array_equal(f(m, d, one)[0], f(m, d, np.int64(m.id(arg, one)))[0])
+
+
+def test_jacobian_and_ik_name_their_element_arguments():
+    m = js.models.load("arm7")
+    d = js.make_data(m)
+    js.kinematics(m, d)
+    with pytest.raises(TypeError, match="jacobian: argument body must be a body name"):
+        js.jacobian(m, d, np.array(1), np.zeros(3))
+    with pytest.raises(TypeError, match="jacobian_dot_qvel: argument body must be a body name"):
+        js.jacobian_dot_qvel(m, d, {}, np.zeros(3))
+    with pytest.raises(TypeError, match=r"ik: argument targets\[0\].site must be a site name"):
+        ik(m, Target(site=[0], pos=[0.3, 0, 0.4]))
+    with pytest.raises(IndexError, match=r"ik: argument targets\[1\].body: body id 50"):
+        ik(m, [Target(site=0, pos=[0.3, 0, 0.4]), Target(body=50, pos=[0, 0, 1])])
+
+
+def test_osc_task_names_its_body():
+    m = js.models.load("arm7")
+    task = js.control.BodyTask({"body": 1}, kp=100.0, kd=20.0)
+    with pytest.raises(TypeError, match=r"BodyTask\(\{'body': 1\}\): argument body must be"):
+        js.control.OperationalSpace(m, [task])
+
+
+def test_step_count_must_fit_int64():
+    """step(m, d, 2**63) raised OverflowError while converting nstep for compiled code."""
+    m = js.models.load("arm2")
+    d = js.make_data(m)
+    for nstep in (2**63, 2**64, np.uint64(2**63), -1, 0, 1.5, "3", True, np.array(2)):
+        with pytest.raises(ValueError, match=r"step: argument nstep must be a positive integer "
+                                             r"at most 2\*\*63 - 1"):
+            js.step(m, d, nstep)
+    assert d.time == 0.0
+    js.step(m, d, np.int64(2))
+    assert d.time == pytest.approx(2 * m.opt.timestep)
+
+
+@pytest.mark.parametrize("uri", ["package://" + "a" * 5000 + "/mesh.stl",
+                                 "package://pkg/" + "b/" * 3000 + "m.stl",
+                                 "file://" + "/x" * 3000, "x" * 5000 + ".stl"])
+def test_urdf_mesh_path_too_long_is_a_missing_mesh(uri, tmp_path):
+    """Over-long mesh paths raised OSError (ENAMETOOLONG) from Path.is_file."""
+    urdf = ('<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="1" '
+            'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial><visual><geometry>'
+            f'<mesh filename="{uri}"/></geometry></visual></link></robot>')
+    path = tmp_path / "robot.urdf"
+    path.write_text(urdf)
+    for load in (lambda: js.load_string(urdf), lambda: js.load(path, package_dirs=[tmp_path]),
+                 lambda: js.load(path, package_dirs={"pkg": tmp_path})):
+        with pytest.warns(JointspaceWarning, match=r"could not be found or read.*not found"):
+            m = load()
+        assert m.ngeom == 0 and m.nbody == 2
+    with pytest.warns(JointspaceWarning, match=r"not found \(file name too long\)"):
+        js.load(path)  # candidates beside the file: the file system refuses the name

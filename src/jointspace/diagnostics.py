@@ -3,7 +3,7 @@
 - `bad_element` (compiled): the first NaN, inf or |x| > 1e10 of a vector (MuJoCo's
   mju_isBad), used by forward, step and inverse to refuse or reset a bad state.
 - Labels for messages: `joint_label`, `element_name` (qpos/qvel/qacc index → its joint),
-  `dof_label`.
+  `dof_label`; `element_id`, an element argument (name or id) checked and named in errors.
 - `warn_bad_state` (step's reset warning), `check_not_singular` and `raise_pivot` (a
   singular mass matrix, named by joint).
 """
@@ -41,6 +41,28 @@ def joint_label(m, j):
     """'joint NAME' (or 'joint j' when unnamed) for messages."""
     name = m.names["joint"][j] if 0 <= j < len(m.names["joint"]) else ""
     return f"joint {name!r}" if name else f"joint {j}"
+
+
+def element_id(m, kind, x, arg, fname):
+    """Id of the `kind` element that argument `arg` of `fname` names (a str) or numbers (an int).
+
+    Raises, naming the function and the argument: TypeError for anything but a str or an
+    integer (bool, float, 0-d array, dict, …), KeyError for an unknown name and IndexError
+    for an id out of range, as `Model.id`.
+    """
+    if x.__class__ is int or isinstance(x, (str, np.integer)):  # bool is not an id
+        try:
+            return m.id(kind, x)
+        except KeyError as e:
+            raise KeyError(f"{fname}: argument {arg}: {e.args[0]}") from None
+        except IndexError as e:
+            raise IndexError(f"{fname}: argument {arg}: {e}") from None
+    hint = (f"; pass int({arg}) for an array holding one id"
+            if isinstance(x, np.ndarray) and x.size == 1 else "")
+    got = repr(x)
+    got = got if len(got) <= 60 else got[:57] + "..."
+    raise TypeError(f"{fname}: argument {arg} must be a {kind} name (str) or id (int), got "
+                    f"{type(x).__name__} {got}{hint}")
 
 
 def element_name(m, kind, i):

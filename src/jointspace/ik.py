@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointspace._numba import entry
+from jointspace.diagnostics import element_id
 from jointspace.io.frames import mat_to_quat, quat_mul
 from jointspace.kinematics import jacobian, kinematics
 from jointspace.types import JNT_BALL, JNT_FREE, Model, make_data
@@ -121,8 +122,8 @@ def _targets(m, targets):
             raise ValueError(f"ik: targets[{k}] must name exactly one of site or body")
         if t.pos is None and t.quat is None:
             raise ValueError(f"ik: targets[{k}] has neither pos nor quat")
-        sid = m.id("site", t.site) if t.site is not None else -1
-        bid = m.id("body", t.body) if t.body is not None else -1
+        sid = -1 if t.site is None else element_id(m, "site", t.site, f"targets[{k}].site", "ik")
+        bid = -1 if t.body is None else element_id(m, "body", t.body, f"targets[{k}].body", "ik")
         pos = None if t.pos is None else _finite_vec(t.pos, 3, f"targets[{k}].pos")
         quat = None
         if t.quat is not None:

@@ -197,6 +197,7 @@ def _step_entry(d, nstep):
 
 
 _k_step = entry.Kernel(_step_entry)
+_NSTEP_MAX = 2**63 - 1  # nstep crosses into compiled code as an int64
 
 
 def step(m, d, nstep=1):
@@ -212,11 +213,16 @@ def step(m, d, nstep=1):
     Args:
         m: the Model.
         d: a Data for m.
-        nstep: number of steps, a positive integer.
+        nstep: number of steps, a positive integer (at most 2**63 - 1).
+
+    Raises:
+        ValueError: nstep is not a positive integer that fits in 64 bits.
     """
     entry.check_pair(m, d, "step")
-    if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 1:
-        raise ValueError(f"step: argument nstep must be a positive integer, got {nstep!r}")
+    if (isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer))
+            or not 1 <= nstep <= _NSTEP_MAX):
+        raise ValueError(f"step: argument nstep must be a positive integer at most 2**63 - 1 "
+                         f"(a 64-bit count), got {nstep!r}")
     ep = _k_step.ep
     mask = ep(d._s, int(nstep))
     if mask:
