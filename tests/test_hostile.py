@@ -10,12 +10,13 @@ crash fails the test instead of ending the run.
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
 
 import jointspace as js
-from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.errors import JointspaceWarning, ModelError, SingularMassError
 from jointspace.ik import Target, ik
 
 SUBPROCESS_TIMEOUT = 300  # s: a cold cache compiles the kernels inside the subprocess
@@ -111,6 +112,78 @@ def test_body_listed_twice_in_a_spec_is_refused():
 
 
 # ---------------------------------------------------------------------------------------------
+# 2. massless moving bodies
+
+
+MASSLESS_BALL = """<mujoco><option integrator="{integrator}" solver="{solver}"/><worldbody>
+  <geom type="plane" size="5 5 .1"/>
+  <body name="ball" pos="0 0 0.09"><freejoint name="root"/>{inside}</body>
+</worldbody></mujoco>"""
+MASSLESS = {"geom mass 0": '<geom type="sphere" size="0.1" mass="0"/>',
+            "density 0": '<geom type="sphere" size="0.1" density="0"/>',
+            "inertial mass 0": '<inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/>'
+                               '<geom type="sphere" size="0.1" mass="0"/>'}
+INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
+
+
+@pytest.mark.parametrize("what", sorted(MASSLESS))
+def test_massless_free_body_is_refused_by_step_not_divided_by(what):
+    """A massless free body raised a raw ZeroDivisionError from compiled step (and forward).
+
+    MuJoCo refuses such a model at load ("mass and inertia of moving bodies must be larger
+    than mjMINVAL"); jointspace loads it with a warning, so that kinematics and inverse
+    dynamics work (tests/test_compile.py), and refuses what needs M⁻¹. step now raises
+    SingularMassError naming the joint and the body for every integrator, and forward
+    with PGS (which divided by the mean inertia, 0) warns that M is singular. With armature
+    on the joint the model loads without a warning and steps.
+    """
+    for integrator in INTEGRATORS:
+        for solver in ("Newton", "PGS"):
+            xml = MASSLESS_BALL.format(integrator=integrator, solver=solver,
+                                       inside=MASSLESS[what])
+            with pytest.warns(JointspaceWarning, match="M is singular"):
+                m = js.load_string(xml)
+            d = js.make_data(m)
+            with pytest.raises(SingularMassError, match=r"step: .*dofs 0–5 \(joint 'root'\) "
+                                                        r"of body 'ball' move\(s\) no mass"):
+                js.step(m, d)
+            with pytest.warns(JointspaceWarning, match="M is singular"):
+                js.forward(m, d)
+            xml = xml.replace('<freejoint name="root"/>', '<joint type="free" armature="0.1"/>')
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                m = js.load_string(xml)
+                d = js.make_data(m)
+                js.step(m, d, 3)
+            assert np.all(np.isfinite(d.qpos)) and d.time > 0
+
+
+DEPENDENT = """<mujoco><option integrator="{integrator}" solver="{solver}"/><worldbody>
+  <geom type="plane" size="5 5 .1"/>
+  <body name="ball" pos="0 0 0.09"><joint name="a" type="slide" axis="0 0 1"/>
+    <joint name="b" type="slide" axis="0 0 1"/><geom type="sphere" size="0.1"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("solver", ["Newton", "PGS"])
+def test_singular_m_in_implicit_integrators_resets_like_euler(integrator, solver):
+    """Two identical slides pass the compiler's check but make M singular.
+
+    The implicit integrators divided by the zero pivot (ZeroDivisionError); they now give
+    a NaN acceleration, which step's state check resets with a warning, as Euler does
+    (tests/test_forward.py::test_singular_inertia_is_reported).
+    """
+    m = js.load_string(DEPENDENT.format(integrator=integrator, solver=solver))
+    d = js.make_data(m)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        js.step(m, d, 2)
+    assert all(w.category is JointspaceWarning for w in caught)
+    assert np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))
+
+
+# ---------------------------------------------------------------------------------------------
 # 4. ik with non-finite arguments
 
 
@@ -191,6 +264,7 @@ def test_element_ids_must_be_names_or_ints(fname, arg):
 
 
 def test_jacobian_and_ik_name_their_element_arguments():
+    """A 0-d array or a dict as an element of jacobian or of an ik target: unhashable type."""
     m = js.models.load("arm7")
     d = js.make_data(m)
     js.kinematics(m, d)
@@ -205,6 +279,7 @@ def test_jacobian_and_ik_name_their_element_arguments():
 
 
 def test_osc_task_names_its_body():
+    """An OSC task on a dict 'body' raised unhashable type from Model.id."""
     m = js.models.load("arm7")
     task = js.control.BodyTask({"body": 1}, kp=100.0, kd=20.0)
     with pytest.raises(TypeError, match=r"BodyTask\(\{'body': 1\}\): argument body must be"):

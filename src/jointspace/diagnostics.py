@@ -103,11 +103,26 @@ def check_not_singular(m, fname):
     if bad:
         bad = [i for i in bad if not m.dof_armature[i] > 0]
         if bad:
-            labels = ", ".join(dof_label(m, i) for i in bad)
             raise SingularMassError(
-                f"{fname}: the joint-space inertia M is singular: {labels} move(s) no mass "
-                "or inertia, so M⁻¹ does not exist. Give the bodies below these joints mass "
-                "and inertia, or add armature to the joints")
+                f"{fname}: the joint-space inertia M is singular: {_dof_groups(m, bad)} "
+                "move(s) no mass or inertia, so M⁻¹ does not exist. Give the bodies below "
+                "these joints mass and inertia, or add armature to the joints")
+
+
+def _dof_groups(m, dofs):
+    """'dofs 0–5 (joint 'root') of body 'ball', …': dofs grouped by joint, with the body."""
+    groups = {}
+    for i in dofs:
+        groups.setdefault(int(m.dof_jntid[i]), []).append(i)
+    out = []
+    for j, g in groups.items():
+        b = int(m.dof_bodyid[g[0]])
+        body = m.names["body"][b] if b < len(m.names.get("body", ())) else ""
+        which = (f"dof {g[0]}" if len(g) == 1 else f"dofs {g[0]}–{g[-1]}"
+                 if g[-1] - g[0] == len(g) - 1 else f"dofs {g}")
+        out.append(f"{which} ({joint_label(m, j)}) of body {body!r}" if body
+                   else f"{which} ({joint_label(m, j)}) of body {b}")
+    return ", ".join(out)
 
 
 def raise_pivot(m, i, fname, what):

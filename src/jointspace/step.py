@@ -20,6 +20,7 @@ from jointspace.diagnostics import (
     WARN_BADQPOS,
     WARN_BADQVEL,
     bad_element,
+    check_not_singular,
     warn_bad_state,
 )
 from jointspace.forward import forward_stages
@@ -208,7 +209,9 @@ def step(m, d, nstep=1):
     A bad value (NaN, inf, |x| > 1e10) resets the state to qpos0, increments
     d.warning[kind, 0] (kind 0, 1, 2 = qpos, qvel, qacc) and raises a JointspaceWarning
     naming the first bad element; the state reached by the last step is checked too, so
-    d never holds a bad state after the call.
+    d never holds a bad state after the call. A model whose compiler found dofs that move
+    no mass or inertia (m.singular_dofs, warned about at load) has no M⁻¹ and cannot be
+    stepped: step raises SingularMassError naming them.
 
     Args:
         m: the Model.
@@ -216,6 +219,7 @@ def step(m, d, nstep=1):
         nstep: number of steps, a positive integer (at most 2**63 - 1).
 
     Raises:
+        SingularMassError: m has dofs that move no mass or inertia (and no armature).
         ValueError: nstep is not a positive integer that fits in 64 bits.
     """
     entry.check_pair(m, d, "step")
@@ -223,6 +227,8 @@ def step(m, d, nstep=1):
             or not 1 <= nstep <= _NSTEP_MAX):
         raise ValueError(f"step: argument nstep must be a positive integer at most 2**63 - 1 "
                          f"(a 64-bit count), got {nstep!r}")
+    if m.singular_dofs:
+        check_not_singular(m, "step")
     ep = _k_step.ep
     mask = ep(d._s, int(nstep))
     if mask:
