@@ -184,6 +184,77 @@ def test_singular_m_in_implicit_integrators_resets_like_euler(integrator, solver
 
 
 # ---------------------------------------------------------------------------------------------
+# 3. values whose derived quantities overflow
+
+
+def _world(inner):
+    return f"<mujoco><worldbody>{inner}</worldbody></mujoco>"
+
+
+OVERFLOWS = {
+    "sphere size 1e300": (
+        '<body name="b"><freejoint/><geom name="g" type="sphere" size="1e300"/></body>',
+        r"body 'b': the mass of a geom overflows .* its size \[1e\+300, 0.0, 0.0\] times "
+        r"density 1000.0 is not finite \(<string>:1 <geom name='g'>\)"),
+    "cylinder size 1e155": (
+        '<body name="b"><freejoint/><geom name="g" type="cylinder" size="1e155 1e155"/></body>',
+        r"body 'b': the mass of a geom overflows .*<geom name='g'>"),
+    "box size 1e200": (
+        '<body name="b"><freejoint/><geom name="g" type="box" size="1e200 1 1"/></body>',
+        r"geom size \[1e\+200, 1.0, 1.0\] is too large: its bounding radius overflows"),
+    "mass 1e308 on a sphere of 1e10": (
+        '<body name="b"><freejoint/><geom name="g" type="sphere" size="1e10" mass="1e308"/>'
+        "</body>",
+        r"body 'b': the inertia of a geom overflows .* its size \[10000000000.0, 0.0, 0.0\] "
+        r"with mass 1e\+308 is too large \(<string>:1 <geom name='g'>\)"),
+    "geoms at +-1e300": (
+        '<body name="b"><freejoint/><geom type="sphere" size="0.1" pos="1e300 0 0"/>'
+        '<geom type="sphere" size="0.1" pos="-1e300 0 0"/></body>',
+        r"body 'b': the inertia computed from its geoms overflows .* the geoms' positions "
+        r"\(pos\) are too far apart"),
+    "body pos 1e308 twice": (
+        '<body name="a" pos="1e308 0 0"><joint type="hinge"/><geom type="sphere" size="0.1"/>'
+        '<body name="c" pos="1e308 0 0"><joint type="hinge"/><geom type="sphere" size="0.1"/>'
+        "</body></body>",
+        r"body 'c': its world position at qpos0 is not finite \(xpos \[inf, 0.0, 0.0\]"),
+    "inertial mass 1e308 at 1e300": (
+        '<body name="b"><freejoint/><inertial pos="1e300 0 0" mass="1e308" diaginertia="1 1 1"/>'
+        "</body>",
+        r"body 'b': the joint-space inertia M at qpos0 is not finite at dof 0"),
+    "subtree mass 2e308": (
+        '<body name="a"><freejoint/><inertial pos="0 0 0" mass="1e308" diaginertia="1 1 1"/>'
+        '<body name="c"><inertial pos="0 0 0" mass="1e308" diaginertia="1 1 1"/></body></body>',
+        r"body 'a': the total mass of its subtree overflows \(inf\)"),
+    "geom mass 1e400": (
+        '<body name="b"><freejoint/><geom type="sphere" size="1" mass="1e400"/></body>',
+        r"geom mass must be non-negative and finite, got inf"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERFLOWS))
+def test_overflowing_values_are_refused_by_name(case):
+    """Sizes or positions of 1e300 loaded with NaN inertias behind NumPy overflow warnings."""
+    inner, message = OVERFLOWS[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy RuntimeWarning on the way
+        with pytest.raises(ModelError, match=message):
+            js.load_string(_world(inner))
+
+
+def test_large_but_finite_values_still_load_quietly():
+    """Huge values whose derived quantities stay finite are a model, if an odd one."""
+    cases = ['<geom type="sphere" size="1e300"/><body><freejoint/>'
+             '<geom type="sphere" size="1"/></body>',  # a static geom's mass is never used
+             '<body pos="1e300 0 0"><freejoint/><geom type="sphere" size="1"/></body>',
+             '<body><freejoint/><geom type="sphere" size="1" mass="1e300"/></body>']
+    for inner in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m = js.load_string(_world(inner))
+        assert np.all(np.isfinite(m.body_inertia)) and np.all(np.isfinite(m.dof_M0))
+
+
+# ---------------------------------------------------------------------------------------------
 # 4. ik with non-finite arguments
 
 
