@@ -387,3 +387,79 @@ def test_urdf_mesh_path_too_long_is_a_missing_mesh(uri, tmp_path):
         assert m.ngeom == 0 and m.nbody == 2
     with pytest.warns(JointspaceWarning, match=r"not found \(file name too long\)"):
         js.load(path)  # candidates beside the file: the file system refuses the name
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. the rigid-contact inverse on a state the soft simulator settled into
+
+
+WEIGHT_RTOL = 1e-3  # at rest (|qvel| ≈ 3e-9 after 1 s) only the solver tolerance remains
+
+
+def _floor_force_z(m, d, res):
+    """World-z force of the floor on the robot, summed over the predicted contacts."""
+    fz = 0.0
+    for k, c in enumerate(res.contact_id):
+        g1, g2 = d.contact_geom[c]
+        f = d.contact_frame[c].reshape(3, 3).T @ res.contact_force[k]  # on geom 2, world
+        fz += f[2] if m.geom_bodyid[g1] == 0 else -f[2]
+    return fz
+
+
+def test_rigid_inverse_on_a_settled_robot_predicts_its_weight():
+    """With gap_gain = 1 the prediction was ~20 times the weight of a standing quadruped.
+
+    js.step settles the quadruped on its feet with the soft contact's resting penetration
+    (≈ 0.7 mm); gain 1 asked the rigid model to remove it within one 2 ms period. The
+    default (0) keeps it: with q̈_des = 0 the feet carry the weight.
+    """
+    m = js.models.load("quadruped")
+    d = js.make_data(m)
+    js.step(m, d, round(1.0 / m.opt.timestep))
+    assert np.abs(d.qvel).max() < 1e-6 and d.ncon[0] == 4 and d.contact.dist.min() < -1e-4
+    weight = m.body_mass.sum() * np.linalg.norm(m.opt.gravity)
+    res = js.rigid.inverse_dynamics(m, d, np.zeros(m.nv))
+    assert res.status == "solved"
+    assert res.contact_force[:, 0].sum() == pytest.approx(weight, rel=WEIGHT_RTOL)
+    assert _floor_force_z(m, d, res) == pytest.approx(weight, rel=WEIGHT_RTOL)
+    paper = js.rigid.inverse_dynamics(m, d, np.zeros(m.nv), gap_gain=1.0)
+    assert paper.contact_force[:, 0].sum() > 10 * weight
+
+
+def test_rigid_inverse_on_the_humanoid_lying_at_rest():
+    """The humanoid has no controller: js.step lets it fall and it lies rocking slowly.
+
+    Put at rest where it lies (qvel = 0), the floor's predicted force is its weight.
+    """
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.step(m, d, round(4.0 / m.opt.timestep))
+    d.qvel[:] = 0.0
+    weight = m.body_mass.sum() * np.linalg.norm(m.opt.gravity)
+    res = js.rigid.inverse_dynamics(m, d, np.zeros(m.nv))
+    assert res.status == "solved" and len(res.contact_id) >= 3
+    assert _floor_force_z(m, d, res) == pytest.approx(weight, rel=WEIGHT_RTOL)
+
+
+def test_rigid_inverse_refuses_bad_numbers_by_name():
+    """Bad numbers reached the kernel or NumPy unchecked.
+
+    NaN gap gains, 10⁹ cone edges (a huge allocation), enum_max = 60 (2⁶⁰ systems: a hang),
+    complex numbers (raw TypeErrors).
+    """
+    m = js.models.load("quadruped")
+    d = js.make_data(m)
+    a = np.zeros(m.nv)
+    bad = {"gap_gain": [np.nan, -0.1, 2.0], "edges": [10**9, 4.5, True], "enum_max": [60, -1],
+           "max_iter": [0, 1.5], "tol": [np.nan, -1.0], "regularization": [np.inf]}
+    for name, values in bad.items():
+        for x in values:
+            with pytest.raises(js.JointspaceError, match=f"inverse_dynamics: {name} must"):
+                js.rigid.inverse_dynamics(m, d, a, **{name: x})
+    for name in ("mu", "h", "gap_gain", "edges", "tol"):
+        with pytest.raises(TypeError, match=f"inverse_dynamics: {name} is complex"):
+            js.rigid.inverse_dynamics(m, d, a, **{name: 1 + 1j})
+    with pytest.raises(TypeError, match="inverse_dynamics: tau_target is complex"):
+        js.rigid.inverse_dynamics(m, d, a, tau_target=np.zeros(12) + 1j)
+    with pytest.raises(js.JointspaceError, match="formulation must be one of"):
+        js.rigid.inverse_dynamics(m, d, a, formulation={})
