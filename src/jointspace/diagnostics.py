@@ -3,7 +3,7 @@
 - `bad_element` (compiled): the first NaN, inf or |x| > 1e10 of a vector (MuJoCo's
   mju_isBad), used by forward, step and inverse to refuse or reset a bad state.
 - Labels for messages: `joint_label`, `element_name` (qpos/qvel/qacc index → its joint),
-  `dof_label`.
+  `dof_label`; `element_id`, an element argument (name or id) checked and named in errors.
 - `warn_bad_state` (step's reset warning), `check_not_singular` and `raise_pivot` (a
   singular mass matrix, named by joint).
 """
@@ -41,6 +41,28 @@ def joint_label(m, j):
     """'joint NAME' (or 'joint j' when unnamed) for messages."""
     name = m.names["joint"][j] if 0 <= j < len(m.names["joint"]) else ""
     return f"joint {name!r}" if name else f"joint {j}"
+
+
+def element_id(m, kind, x, arg, fname):
+    """Id of the `kind` element that argument `arg` of `fname` names (a str) or numbers (an int).
+
+    Raises, naming the function and the argument: TypeError for anything but a str or an
+    integer (bool, float, 0-d array, dict, …), KeyError for an unknown name and IndexError
+    for an id out of range, as `Model.id`.
+    """
+    if x.__class__ is int or isinstance(x, (str, np.integer)):  # bool is not an id
+        try:
+            return m.id(kind, x)
+        except KeyError as e:
+            raise KeyError(f"{fname}: argument {arg}: {e.args[0]}") from None
+        except IndexError as e:
+            raise IndexError(f"{fname}: argument {arg}: {e}") from None
+    hint = (f"; pass int({arg}) for an array holding one id"
+            if isinstance(x, np.ndarray) and x.size == 1 else "")
+    got = repr(x)
+    got = got if len(got) <= 60 else got[:57] + "..."
+    raise TypeError(f"{fname}: argument {arg} must be a {kind} name (str) or id (int), got "
+                    f"{type(x).__name__} {got}{hint}")
 
 
 def element_name(m, kind, i):
@@ -81,11 +103,26 @@ def check_not_singular(m, fname):
     if bad:
         bad = [i for i in bad if not m.dof_armature[i] > 0]
         if bad:
-            labels = ", ".join(dof_label(m, i) for i in bad)
             raise SingularMassError(
-                f"{fname}: the joint-space inertia M is singular: {labels} move(s) no mass "
-                "or inertia, so M⁻¹ does not exist. Give the bodies below these joints mass "
-                "and inertia, or add armature to the joints")
+                f"{fname}: the joint-space inertia M is singular: {_dof_groups(m, bad)} "
+                "move(s) no mass or inertia, so M⁻¹ does not exist. Give the bodies below "
+                "these joints mass and inertia, or add armature to the joints")
+
+
+def _dof_groups(m, dofs):
+    """'dofs 0–5 (joint 'root') of body 'ball', …': dofs grouped by joint, with the body."""
+    groups = {}
+    for i in dofs:
+        groups.setdefault(int(m.dof_jntid[i]), []).append(i)
+    out = []
+    for j, g in groups.items():
+        b = int(m.dof_bodyid[g[0]])
+        body = m.names["body"][b] if b < len(m.names.get("body", ())) else ""
+        which = (f"dof {g[0]}" if len(g) == 1 else f"dofs {g[0]}–{g[-1]}"
+                 if g[-1] - g[0] == len(g) - 1 else f"dofs {g}")
+        out.append(f"{which} ({joint_label(m, j)}) of body {body!r}" if body
+                   else f"{which} ({joint_label(m, j)}) of body {b}")
+    return ", ".join(out)
 
 
 def raise_pivot(m, i, fname, what):

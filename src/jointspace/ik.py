@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointspace._numba import entry
+from jointspace.diagnostics import element_id
 from jointspace.io.frames import mat_to_quat, quat_mul
 from jointspace.kinematics import jacobian, kinematics
 from jointspace.types import JNT_BALL, JNT_FREE, Model, make_data
@@ -85,6 +86,32 @@ def quat_error(q_target, R):
     return 2.0 * np.arctan2(s, qe[0]) * qe[1:] / s
 
 
+def _finite_vec(x, n, name):
+    """x as a float64 vector of length n, refusing complex and non-finite values by name."""
+    if np.iscomplexobj(x):
+        raise TypeError(f"ik: argument {name} is complex; pass real numbers (the imaginary "
+                        "part would be dropped)")
+    v = entry.vec(x, n, name, "ik")
+    if not np.all(np.isfinite(v)):
+        i = int(np.flatnonzero(~np.isfinite(v))[0])
+        raise ValueError(f"ik: argument {name} has a non-finite value ({name}[{i}] = {v[i]}); "
+                         "pass finite numbers")
+    return v
+
+
+def _positive(x, name):
+    """x as a positive finite float, or an error naming it."""
+    if isinstance(x, (complex, np.complexfloating)) or np.iscomplexobj(x):
+        raise TypeError(f"ik: {name} is complex; pass a positive real number")
+    try:
+        w = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"ik: {name} must be a positive number, got {x!r}") from None
+    if not (w > 0 and np.isfinite(w)):
+        raise ValueError(f"ik: {name} must be positive and finite, got {x!r}")
+    return w
+
+
 def _targets(m, targets):
     out = []
     for k, t in enumerate(targets):
@@ -95,19 +122,18 @@ def _targets(m, targets):
             raise ValueError(f"ik: targets[{k}] must name exactly one of site or body")
         if t.pos is None and t.quat is None:
             raise ValueError(f"ik: targets[{k}] has neither pos nor quat")
-        sid = m.id("site", t.site) if t.site is not None else -1
-        bid = m.id("body", t.body) if t.body is not None else -1
-        pos = None if t.pos is None else entry.vec(t.pos, 3, f"targets[{k}].pos", "ik")
+        sid = -1 if t.site is None else element_id(m, "site", t.site, f"targets[{k}].site", "ik")
+        bid = -1 if t.body is None else element_id(m, "body", t.body, f"targets[{k}].body", "ik")
+        pos = None if t.pos is None else _finite_vec(t.pos, 3, f"targets[{k}].pos")
         quat = None
         if t.quat is not None:
-            quat = entry.vec(t.quat, 4, f"targets[{k}].quat", "ik")
+            quat = _finite_vec(t.quat, 4, f"targets[{k}].quat")
             n = np.linalg.norm(quat)
             if not n > 0:
                 raise ValueError(f"ik: targets[{k}].quat has zero length")
             quat = quat / n
-        if not t.weight > 0:
-            raise ValueError(f"ik: targets[{k}].weight must be positive, got {t.weight}")
-        out.append((sid, bid, pos, quat, float(t.weight)))
+        weight = _positive(t.weight, f"targets[{k}].weight")
+        out.append((sid, bid, pos, quat, weight))
     return out
 
 
@@ -251,6 +277,11 @@ def ik(m: Model, targets, q_pref=None, q_init=None, weights=None, *, tol=1e-10,
 
     Returns:
         An `IKResult`.
+
+    Raises:
+        TypeError: a complex array or number, or a target that is not a `Target`.
+        ValueError: a wrong shape, a NaN or inf in q_pref, q_init, weights or a target's
+            pos/quat, or a weight that is not positive.
     """
     from jointspace.integrate import diff_pos, integrate_pos
 
@@ -259,11 +290,15 @@ def ik(m: Model, targets, q_pref=None, q_init=None, weights=None, *, tol=1e-10,
     if isinstance(targets, Target):
         targets = [targets]
     tgts = _targets(m, list(targets))
-    q_pref = m.qpos0.copy() if q_pref is None else entry.vec(q_pref, m.nq, "q_pref", "ik")
-    q = q_pref.copy() if q_init is None else entry.vec(q_init, m.nq, "q_init", "ik").copy()
-    w = np.ones(m.nv) if weights is None else entry.vec(weights, m.nv, "weights", "ik")
-    if np.any(w <= 0) or not np.all(np.isfinite(w)):
+    q_pref = m.qpos0.copy() if q_pref is None else _finite_vec(q_pref, m.nq, "q_pref")
+    q = q_pref.copy() if q_init is None else _finite_vec(q_init, m.nq, "q_init").copy()
+    w = np.ones(m.nv) if weights is None else _finite_vec(weights, m.nv, "weights")
+    if np.any(w <= 0):
         raise ValueError("ik: weights must be positive and finite")
+    tol = _positive(tol, "tol")
+    damping = 0.0 if damping == 0 else _positive(damping, "damping (0 or more)")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"ik: max_iter must be a positive integer, got {max_iter!r}")
     lo, hi = _dof_limits(m) if respect_limits else (np.full(m.nv, -np.inf),) * 2
     if not respect_limits:
         hi = np.full(m.nv, np.inf)

@@ -147,11 +147,14 @@ def euler(m, d):
     d.qH[:] = d.qM
     for i in range(nv):
         d.qH[m.dof_Madr[i]] += h * damping(m, i)
-    factor_ld(m, d.qH, d.qHDiagInv)
+    bad = factor_ld(m, d.qH, d.qHDiagInv)
     qacc = np.empty(nv)
     for i in range(nv):
         qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
-    solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+    if bad >= 0:
+        qacc[:] = np.nan  # M + hB singular: no acceleration; step's state check resets
+    else:
+        solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
     advance(m, d, qacc)
 
 
@@ -234,7 +237,11 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 
 @njit(cache=True)
 def _lu_solve_dense(A, x):
-    """Solve in place x ← A⁻¹ x by Gaussian elimination, partial pivoting (A is overwritten)."""
+    """Solve in place x ← A⁻¹ x by Gaussian elimination, partial pivoting (A is overwritten).
+
+    A singular A (a column's largest pivot at or below MINVAL, or NaN) gives x = NaN, which
+    step's state check turns into a reset and a warning.
+    """
     n = A.shape[0]
     for k in range(n):
         p = k
@@ -243,6 +250,9 @@ def _lu_solve_dense(A, x):
             if abs(A[r, k]) > big:
                 big = abs(A[r, k])
                 p = r
+        if not big > MINVAL:
+            x[:] = np.nan
+            return
         if p != k:
             for c in range(n):
                 A[k, c], A[p, c] = A[p, c], A[k, c]
@@ -321,9 +331,12 @@ def implicitfast(m, d):
     qfrc = np.empty(nv)
     for i in range(nv):
         qfrc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
-    factor_ld(m, d.qH, d.qHDiagInv)
+    bad = factor_ld(m, d.qH, d.qHDiagInv)
     qacc = qfrc.copy()
-    solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+    if bad >= 0:
+        qacc[:] = np.nan  # qH singular: no acceleration; step's state check resets
+    else:
+        solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
     if nfree > 0:
         A = np.empty((6, 6))
         B = np.empty((6, 6))

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace._numba import entry
+from jointspace.diagnostics import element_id
 from jointspace.rotation import (
     quat_mul_s,
     quat_normalize_s,
@@ -554,7 +555,7 @@ def jacobian(m, d, body, point, jacp=None, jacr=None):
     C-contiguous (3, nv) arrays as jacp/jacr to avoid allocation.
     """
     entry.check_pair(m, d, "jacobian")
-    b = m.id("body", body)
+    b = element_id(m, "body", body, "body", "jacobian")
     p = entry.vec(point, 3, "point", "jacobian")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian")
     ep = _k_jac.ep
@@ -567,7 +568,7 @@ def jacobian_site(m, d, site, jacp=None, jacr=None):
     entry.check_pair(m, d, "jacobian_site")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_site")
     ep = _k_jac_site.ep
-    ep(m._s, d._s, m.id("site", site), jacp, jacr)
+    ep(m._s, d._s, element_id(m, "site", site, "site", "jacobian_site"), jacp, jacr)
     return jacp, jacr
 
 
@@ -576,7 +577,7 @@ def jacobian_body(m, d, body, jacp=None, jacr=None):
     entry.check_pair(m, d, "jacobian_body")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body")
     ep = _k_jac_body.ep
-    ep(m._s, d._s, m.id("body", body), jacp, jacr)
+    ep(m._s, d._s, element_id(m, "body", body, "body", "jacobian_body"), jacp, jacr)
     return jacp, jacr
 
 
@@ -585,14 +586,14 @@ def jacobian_body_com(m, d, body, jacp=None, jacr=None):
     entry.check_pair(m, d, "jacobian_body_com")
     jacp, jacr = _outputs(m, jacp, jacr, "jacobian_body_com")
     ep = _k_jac_body_com.ep
-    ep(m._s, d._s, m.id("body", body), jacp, jacr)
+    ep(m._s, d._s, element_id(m, "body", body, "body", "jacobian_body_com"), jacp, jacr)
     return jacp, jacr
 
 
 def jacobian_subtree_com(m, d, body):
     """(3, nv) Jacobian of the center of mass of `body`'s subtree (mj_jacSubtreeCom)."""
     entry.check_pair(m, d, "jacobian_subtree_com")
-    b = m.id("body", body)
+    b = element_id(m, "body", body, "body", "jacobian_subtree_com")
     jacp = np.zeros((3, m.nv))
     total = 0.0
     for k in range(b, m.nbody):
@@ -617,7 +618,7 @@ def jacobian_dot_qvel(m, d, body, point):
     acceleration is jacr q̈ + out[3:]. Needs `kinematics(m, d)` (which also fills cvel).
     """
     entry.check_pair(m, d, "jacobian_dot_qvel")
-    b = m.id("body", body)
+    b = element_id(m, "body", body, "body", "jacobian_dot_qvel")
     p = entry.vec(point, 3, "point", "jacobian_dot_qvel")
     out = np.empty(6)
     ep = _k_jac_dot.ep

@@ -20,6 +20,7 @@ from jointspace.diagnostics import (
     WARN_BADQPOS,
     WARN_BADQVEL,
     bad_element,
+    check_not_singular,
     division_error,
     warn_bad_state,
 )
@@ -198,6 +199,7 @@ def _step_entry(d, nstep):
 
 
 _k_step = entry.Kernel(_step_entry)
+_NSTEP_MAX = 2**63 - 1  # nstep crosses into compiled code as an int64
 
 
 def step(m, d, nstep=1):
@@ -208,16 +210,26 @@ def step(m, d, nstep=1):
     A bad value (NaN, inf, |x| > 1e10) resets the state to qpos0, increments
     d.warning[kind, 0] (kind 0, 1, 2 = qpos, qvel, qacc) and raises a JointspaceWarning
     naming the first bad element; the state reached by the last step is checked too, so
-    d never holds a bad state after the call.
+    d never holds a bad state after the call. A model whose compiler found dofs that move
+    no mass or inertia (m.singular_dofs, warned about at load) has no M⁻¹ and cannot be
+    stepped: step raises SingularMassError naming them.
 
     Args:
         m: the Model.
         d: a Data for m.
-        nstep: number of steps, a positive integer.
+        nstep: number of steps, a positive integer (at most 2**63 - 1).
+
+    Raises:
+        SingularMassError: m has dofs that move no mass or inertia (and no armature).
+        ValueError: nstep is not a positive integer that fits in 64 bits.
     """
     entry.check_pair(m, d, "step")
-    if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 1:
-        raise ValueError(f"step: argument nstep must be a positive integer, got {nstep!r}")
+    if (isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer))
+            or not 1 <= nstep <= _NSTEP_MAX):
+        raise ValueError(f"step: argument nstep must be a positive integer at most 2**63 - 1 "
+                         f"(a 64-bit count), got {nstep!r}")
+    if m.singular_dofs:
+        check_not_singular(m, "step")
     ep = _k_step.ep
     try:
         mask = ep(d._s, int(nstep))

@@ -462,6 +462,8 @@ class Option:
         arr = getattr(self._m._own, "opt_" + name, None)
         if arr is None:
             raise AttributeError(f"Option has no field {name!r}")
+        if np.iscomplexobj(value):
+            raise TypeError(f"option {name}: the value is complex; options are real numbers")
         if name in self._ENUMS:
             choices = self._ENUMS[name]
             if value not in choices:

@@ -47,6 +47,7 @@ from jointspace.control.kernels import (
     osc_kernel,
     task_inertia_kernel,
 )
+from jointspace.diagnostics import element_id
 from jointspace.errors import JointspaceError, JointspaceWarning
 
 _AXES = "xyz"
@@ -161,10 +162,12 @@ class Task:
 
     def _object_id(self, m):
         if self.kind == "site":
-            return KIND_SITE, m.id("site", self.name)
+            return KIND_SITE, element_id(m, "site", self.name, "site", self._who)
         if self.kind == "body":
-            return KIND_BODY, m.id("body", self.name)
-        return KIND_COM, (0 if self.name in (None, "world") else m.id("body", self.name))
+            return KIND_BODY, element_id(m, "body", self.name, "body", self._who)
+        if self.name is None or (isinstance(self.name, str) and self.name == "world"):
+            return KIND_COM, 0
+        return KIND_COM, element_id(m, "body", self.name, "body", self._who)
 
     def _current(self, m, d):
         """Current position (3,) and orientation quaternion of the task frame."""

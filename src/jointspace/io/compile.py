@@ -9,7 +9,8 @@ What happens here, in order:
    axis); full inertia tensors are diagonalized into `body_inertia` and `body_iquat`;
 3. names are resolved (actuator targets, equality objects, contact pairs, exclusions);
 4. the model is validated: positive masses, the triangle inequality on principal inertias,
-   unique names, and dofs that carry no inertia at all (M singular: a warning);
+   unique names, and dofs that carry no inertia at all (M singular: a warning); values so
+   large that a derived mass, inertia, world position or M overflows are refused by name;
 5. constants that depend on the reference configuration (`dof_M0`, `dof_invweight0`,
    `body_subtreemass`) are computed with the compiled pipeline.
 """
@@ -22,7 +23,7 @@ from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
 from jointspace.errors import ModelError
 from jointspace.io import frames
-from jointspace.io.setconst import default_njmax, set_const
+from jointspace.io.setconst import default_njmax, inertia_constants, mass_constants
 from jointspace.io.spec import (
     ACTUATOR_KINDS,
     CONES,
@@ -54,6 +55,29 @@ def _check_finite(values, what, elem):
     if not np.all(np.isfinite(a)):
         raise ModelError(f"{what} must be finite, got {a.tolist()}{_where(elem)}")
     return a
+
+
+def _check_inertia_finite(b, geoms, mass, ipos, inertia):
+    """ModelError naming the geom or attribute when body b's mass, com or inertia overflowed."""
+    if np.isfinite(mass) and np.all(np.isfinite(ipos)) and np.all(np.isfinite(inertia)):
+        return
+    got = (f"mass {mass}, center of mass {np.asarray(ipos).tolist()}, inertia "
+           f"{np.asarray(inertia).tolist()}")
+    for g, size, _, _, mesh, m in geoms:
+        if not np.isfinite(m):
+            raise ModelError(f"body {b.name!r}: the mass of a geom overflows ({got}): its "
+                             f"size {size.tolist()} times density {g.density} is not finite"
+                             f"{_where(g)}; use smaller sizes or densities")
+        if m > 1e-14 and not np.all(np.isfinite(geom_inertia(g.type, size, m, mesh))):
+            raise ModelError(f"body {b.name!r}: the inertia of a geom overflows ({got}): its "
+                             f"size {size.tolist()} with mass {m} is too large{_where(g)}; "
+                             "use smaller sizes or masses")
+    if b.inertial is None and geoms:
+        raise ModelError(f"body {b.name!r}: the inertia computed from its geoms overflows "
+                         f"({got}): the geoms' positions (pos) are too far apart for their "
+                         f"masses{_where(b)}; move them closer or give an <inertial>")
+    raise ModelError(f"body {b.name!r}: its inertial values overflow ({got}){_where(b)}; use "
+                     "smaller values")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,17 +196,21 @@ class _Compiler:
 
     # -- 1. numbering ------------------------------------------------------------------------
     def flatten(self):
-        bodies, parents = [], []
-
-        def visit(b, parent):
+        # depth-first preorder, parent before child, with an explicit stack (no recursion:
+        # a chain 10,000 bodies deep is a valid model)
+        bodies, parents, seen = [], [], set()
+        stack = [(self.spec.world, 0)]
+        while stack:
+            b, parent = stack.pop()
+            if id(b) in seen:
+                raise ModelError(f"body {b.name!r} appears twice in the body tree (a BodySpec "
+                                 f"listed in two children lists, or below itself){_where(b)}; "
+                                 "add each body once")
+            seen.add(id(b))
             bodies.append(b)
             parents.append(parent)
             me = len(bodies) - 1
-            for c in b.children:
-                visit(c, me)
-
-        visit(self.spec.world, -1)
-        parents[0] = 0
+            stack.extend((c, me) for c in reversed(b.children))
         self.bodies, self.parents = bodies, parents
         if self.spec.world.joints:
             raise ModelError("the world body cannot have joints"
@@ -226,11 +254,13 @@ class _Compiler:
     def geom_mass(self, g, size, mesh):
         vol = geom_volume(g.type, size, mesh)
         if g.mass is not None:
-            if g.mass < 0:
-                raise ModelError(f"geom mass must be non-negative, got {g.mass}{_where(g)}")
+            if not (np.isfinite(g.mass) and g.mass >= 0):
+                raise ModelError(f"geom mass must be non-negative and finite, got "
+                                 f"{g.mass}{_where(g)}")
             return float(g.mass)
-        if g.density < 0:
-            raise ModelError(f"geom density must be non-negative, got {g.density}{_where(g)}")
+        if not (np.isfinite(g.density) and g.density >= 0):
+            raise ModelError(f"geom density must be non-negative and finite, got "
+                             f"{g.density}{_where(g)}")
         return g.density * vol
 
     def body_inertia(self, b, geoms):
@@ -372,6 +402,10 @@ class _Compiler:
                 m = self.geom_mass(g, size, mesh)
                 geoms.append((g, size, gpos, gquat, mesh, m))
                 rbound, aabb = geom_rbound_aabb(g.type, size, mesh)
+                if g.type != "plane" and not np.isfinite(rbound):
+                    raise ModelError(f"geom size {size.tolist()} is too large: its bounding "
+                                     f"radius overflows to {rbound}{_where(g)}; use sizes "
+                                     "below about 1e150")
                 if g.condim not in (1, 3, 4, 6):
                     raise ModelError(f"geom condim must be 1, 3, 4 or 6, got {g.condim}{_where(g)}")
                 fr = np.resize(np.asarray(g.friction, dtype=np.float64), 3)
@@ -395,6 +429,7 @@ class _Compiler:
                 mass, ipos, iquat, inertia = 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
             else:
                 mass, ipos, iquat, inertia = self.body_inertia(b, geoms)
+                _check_inertia_finite(b, geoms, mass, ipos, inertia)
             if spec.boundmass > 0 and i > 0:
                 mass = max(mass, spec.boundmass)
             if spec.boundinertia > 0 and i > 0:
@@ -657,12 +692,54 @@ class _Compiler:
         A["stat_meaninertia"] = [1.0]
 
     # -- 5. constants at qpos0 ------------------------------------------------------------------
+    def check_overflow(self, m, d):
+        """ModelError when a quantity derived at qpos0 is not finite, naming its element.
+
+        Each value was checked finite when read; sums of large ones can still overflow: a
+        subtree's mass, a body's world position (pos along a chain), M's diagonal.
+        """
+        i = _first_bad(m.body_subtreemass, last=True)  # the deepest: where the sum overflowed
+        if i >= 0:
+            b = self.bodies[i]
+            raise ModelError(f"body {b.name!r}: the total mass of its subtree overflows "
+                             f"({m.body_subtreemass[i]}){_where(b)}; use smaller masses")
+        i = _first_bad(d.xpos, d.xipos)
+        if i >= 0:
+            b = self.bodies[i]
+            raise ModelError(f"body {b.name!r}: its world position at qpos0 is not finite "
+                             f"(xpos {d.xpos[i].tolist()}, com {d.xipos[i].tolist()}): the pos "
+                             f"values along its chain of parents overflow{_where(b)}; use "
+                             "smaller positions")
+        i = _first_bad(m.dof_M0)
+        if i >= 0:
+            b = self.bodies[int(m.dof_bodyid[i])]
+            raise ModelError(f"body {b.name!r}: the joint-space inertia M at qpos0 is not "
+                             f"finite at dof {i} ({m.dof_M0[i]}): the masses, inertias and "
+                             f"positions below this joint are too large together{_where(b)}; "
+                             "use smaller values")
+
     def finish(self, m):
-        set_const(m, stat=True)  # subtree masses, dof_M0, inverse weights, mean inertia, …
+        d = mass_constants(m)  # subtree masses, dof_M0
+        self.check_overflow(m, d)
+        inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
+
+
+def _first_bad(*arrays, last=False):
+    """Row index of the first (or last) non-finite row over arrays of one length, or -1."""
+    ok = np.ones(len(arrays[0]), dtype=bool)
+    for a in arrays:
+        ok &= np.isfinite(a).all(axis=tuple(range(1, a.ndim)))
+    bad = np.flatnonzero(~ok)
+    return int(bad[-1 if last else 0]) if bad.size else -1
 
 
 def compile_model(spec: ModelSpec) -> T.Model:
-    """Compile a `ModelSpec` (from a loader or built by hand) into a `Model`."""
+    """Compile a `ModelSpec` (from a loader or built by hand) into a `Model`.
+
+    Values so large that a derived quantity overflows (a mass, inertia or position that is
+    not finite) are refused with a ModelError naming the element, not NumPy warnings.
+    """
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"compile_model expects a ModelSpec, got {type(spec).__name__}")
-    return _Compiler(spec).run()
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked where it matters
+        return _Compiler(spec).run()

@@ -455,12 +455,26 @@ class _Loader:
     # ---- include ----------------------------------------------------------------------
 
     def _expand_includes(self, node, chain):
-        """Replace every <include file=...> below `node` by the included document's children."""
-        out = []
-        for child in node.children:
+        """Replace every <include file=...> below `node` by the included document's children.
+
+        Depth first, in document order, with an explicit stack (no recursion, so that a
+        deeply nested document loads): each entry is an element whose children are being
+        expanded, the include chain above it, an iterator over its children and the
+        expanded list; an included document's expanded children join its parent's list.
+        """
+        stack = [(node, chain, iter(node.children), [], False)]
+        while stack:
+            parent, chain, children, out, included = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                parent.children = out
+                if included:
+                    stack[-1][3].extend(out)
+                continue
             if child.tag != "include":
-                self._expand_includes(child, chain)
                 out.append(child)
+                stack.append((child, chain, iter(child.children), [], False))
                 continue
             self._check_attrs(child, {"file"})
             rel = child.attrib.get("file")
@@ -472,9 +486,7 @@ class _Loader:
                 raise ModelError(f"{child.where()}: file {rel!r} includes itself (directly or "
                                  f"through other includes); remove the cycle")
             sub = _parse_xml(data, path)
-            self._expand_includes(sub, chain + [key])
-            out.extend(sub.children)
-        node.children = out
+            stack.append((sub, chain + [key], iter(sub.children), [], True))
 
     def _read_include(self, node, rel):
         """Contents and path of an included file, relative to the including file."""
@@ -727,6 +739,15 @@ class _Loader:
     # ---- defaults ---------------------------------------------------------------------
 
     def _default(self, node, parent):
+        """Read a <default> and the ones nested in it, depth first (an explicit stack)."""
+        stack = [(node, parent)]
+        while stack:
+            node, parent = stack.pop()
+            cls, nested = self._default_class(node, parent)
+            stack.extend((child, cls) for child in reversed(nested))
+
+    def _default_class(self, node, parent):
+        """Read one <default> into its class; return the class and the nested <default>s."""
         self._check_attrs(node, {"class"})
         name = node.attrib.get("class", "")
         if parent is None:
@@ -766,8 +787,7 @@ class _Loader:
                 cls.attrs["actuator"].pop("name", None)
             else:
                 self._skip(child)
-        for child in nested:
-            self._default(child, cls)
+        return cls, nested
 
     # ---- assets -----------------------------------------------------------------------
 
@@ -867,17 +887,28 @@ class _Loader:
     # ---- bodies -----------------------------------------------------------------------
 
     def _body_children(self, node, body, childclass, xf, is_world=False):
-        """Parse the children of <worldbody>, <body> or <frame> into `body`.
+        """Parse the children of <worldbody>, <body> or <frame> into `body`, and below.
 
-        `xf` is the (pos, quat) of an enclosing <frame> relative to `body`, or None.
+        `xf` is the (pos, quat) of an enclosing <frame> relative to `body`, or None. Nested
+        bodies and frames are read depth first in document order with an explicit stack (no
+        recursion, so that a chain thousands of bodies deep loads): each entry is an
+        element being read, with the body its children go to and an iterator over them.
         """
-        seen_inertial = False
-        for child in node.children:
+        stack = [(node, iter(node.children), body, childclass, xf, is_world, [False])]
+        while stack:
+            node, children, body, childclass, xf, is_world, seen_inertial = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                continue
             tag = child.tag
             if tag == "body":
-                body.children.append(self._body(child, childclass, xf))
+                sub, cc = self._body(child, childclass, xf)
+                body.children.append(sub)
+                stack.append((child, iter(child.children), sub, cc, None, False, [False]))
             elif tag == "frame":
-                self._frame(child, body, childclass, xf, is_world)
+                cc, fxf = self._frame(child, childclass, xf)
+                stack.append((child, iter(child.children), body, cc, fxf, is_world, [False]))
             elif tag == "geom":
                 body.geoms.append(self._geom(child, childclass, xf))
             elif tag == "site":
@@ -888,9 +919,9 @@ class _Loader:
                                      f"the joint inside a <body>")
                 body.joints.append(self._joint(child, childclass, xf))
             elif tag == "inertial" and node.tag == "body":
-                if seen_inertial:
+                if seen_inertial[0]:
                     raise ModelError(f"{child.where()}: a body has at most one <inertial>")
-                seen_inertial = True
+                seen_inertial[0] = True
                 inertial = self._inertial(child)
                 if self.spec.inertiafromgeom != "true":
                     body.inertial = inertial
@@ -905,6 +936,7 @@ class _Loader:
                                  f"<{node.tag}>; check the spelling")
 
     def _body(self, node, childclass, xf):
+        """The BodySpec of a <body> (without its contents) and its children's class."""
         self._check_attrs(node, _BODY_ATTRS)
         cc = node.attrib.get("childclass", childclass)
         if cc not in self.classes:
@@ -916,17 +948,17 @@ class _Loader:
         self._ignore_if(node, "gravcomp", gravcomp != 0.0, "gravity compensation forces")
         body = BodySpec(name=node.attrib.get("name", ""), pos=pos, quat=quat,
                         mocap=bool(self._get(node, "mocap", _B, False)), source=node.where())
-        self._body_children(node, body, cc, None)
-        return body
+        return body, cc
 
-    def _frame(self, node, body, childclass, xf, is_world):
+    def _frame(self, node, childclass, xf):
+        """The class and the (pos, quat) relative to the body of a <frame>'s children."""
         self._check_attrs(node, _FRAME_ATTRS)
         cc = node.attrib.get("childclass", childclass)
         if cc not in self.classes:
             raise ModelError(f"{node.where()}: childclass {cc!r} is not defined; add "
                              f"<default class='{cc}'> or fix the name")
         pos, quat = self._pose(node)
-        self._body_children(node, body, cc, _compose(xf, pos, quat), is_world)
+        return cc, _compose(xf, pos, quat)
 
     def _inertial(self, node):
         self._check_attrs(node, _INERTIAL_ATTRS)

@@ -78,14 +78,25 @@ def set_const(m, *, stat=False):
     if type(m) is not Model:
         raise TypeError(f"set_const: argument m must be a jointspace Model, "
                         f"got {type(m).__name__}")
-    o = m._own
+    d = mass_constants(m)
+    inertia_constants(m, d, stat)
+
+
+def mass_constants(m):
+    """body_subtreemass and dof_M0 = diag(M) at qpos0; returns the Data holding that M."""
+    o = m._own  # the derived fields are read-only views; their buffers are written here
     o.body_subtreemass[:] = m.body_mass
     for i in range(m.nbody - 1, 0, -1):
         o.body_subtreemass[m.body_parentid[i]] += o.body_subtreemass[i]
-    d = Data(m)  # dof_M0 = diag(M) at qpos0
+    d = Data(m)
     kinematics_com_pos(m._s, d._s)
     crb_stage(m._s, d._s)
     o.dof_M0[:] = d.qM[m.dof_Madr]
+    return d
+
+
+def inertia_constants(m, d, stat):
+    """The dofs that move no mass (warned), then set_constants on d's M at qpos0."""
     bad = [i for i in range(m.nv) if not m.dof_M0[i] > MINVAL]
     if bad:
         jn = [m.names["joint"][m.dof_jntid[i]] or f"#{m.dof_jntid[i]}" for i in bad]
@@ -95,7 +106,7 @@ def set_const(m, *, stat=False):
                "mass and inertia, or add armature")
         if msg not in m.warnings:
             m.warnings.append(msg)
-        warnings.warn(msg, JointspaceWarning, stacklevel=3)
+        warnings.warn(msg, JointspaceWarning, stacklevel=4)
     m.singular_dofs = bad
     set_constants(m, d, stat)
 

@@ -181,8 +181,17 @@ def _package_search_dirs(package_dirs):
                         f"folders, got {type(package_dirs).__name__}") from None
 
 
+def _is_file(path, errors):
+    """Path.is_file that records an OSError (a path too long for the file system) in errors."""
+    try:
+        return path.is_file()
+    except OSError as e:
+        errors.append(e.strerror or str(e))
+        return False
+
+
 def _resolve_mesh_path(uri, base_dir, package_map, search_dirs):
-    """Absolute path of a mesh file named in a URDF, or None when no candidate exists."""
+    """(absolute path, None) of a mesh file named in a URDF, or (None, why) when not found."""
     if uri.startswith("package://"):
         pkg, _, rel = uri[len("package://"):].partition("/")
         candidates = []
@@ -201,7 +210,11 @@ def _resolve_mesh_path(uri, base_dir, package_map, search_dirs):
     else:
         p = Path(uri)
         candidates = [p if p.is_absolute() or base_dir is None else base_dir / p]
-    return next((c.resolve() for c in candidates if c.is_file()), None)
+    errors = []
+    path = next((c.resolve() for c in candidates if _is_file(c, errors)), None)
+    if path is None:
+        return None, f"not found ({errors[0].lower()})" if errors else "not found"
+    return path, None
 
 
 def _mesh_spec(result, name, path, source):
@@ -498,9 +511,9 @@ class _UrdfParser:
         if not uri:
             r.fail(shape, "a <mesh> needs a 'filename' attribute")
         scale = r.floats(shape, "scale", 3, [1.0, 1.0, 1.0])
-        path = _resolve_mesh_path(uri, self.base_dir, self.package_map, self.search_dirs)
+        path, why = _resolve_mesh_path(uri, self.base_dir, self.package_map, self.search_dirs)
         if path is None:
-            self.missing_meshes.append((uri, "not found"))
+            self.missing_meshes.append((uri if len(uri) <= 200 else uri[:197] + "...", why))
             return None
         key = (str(path), tuple(scale))
         if key in self.meshes:

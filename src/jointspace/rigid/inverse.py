@@ -132,8 +132,32 @@ def _actuated(m):
     return cache
 
 
+GAP_GAIN = 0.0  # inverse_dynamics' default gap_gain: keep a soft contact's resting penetration
+EDGES_MAX = 64  # the most friction-cone edges (k ≥ 64 is a circle to 0.1 %)
+ENUM_MAX = 24  # the largest LCP "coulomb_enum" may enumerate: 2²⁴ linear systems
+
+
+def _real(x, name, fname):
+    """x as a float, or a TypeError naming it (a complex number, a string, an array)."""
+    if isinstance(x, (complex, np.complexfloating)) or np.iscomplexobj(x):
+        raise TypeError(f"{fname}: {name} is complex; pass a real number")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fname}: {name} must be a real number, got {x!r}") from None
+
+
+def _integer(x, name, fname, lo, hi, what):
+    """x as an int in [lo, hi], or a JointspaceError naming it."""
+    v = _real(x, name, fname)
+    if isinstance(x, bool) or not (v.is_integer() and lo <= v <= hi):
+        raise JointspaceError(f"{fname}: {name} must be an integer in [{lo}, {hi}] ({what}), "
+                              f"got {x!r}")
+    return int(v)
+
+
 def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=None, h=None,
-                     edges=4, gap_gain=1.0, project=True, second_stage=None, enum_max=16,
+                     edges=4, gap_gain=GAP_GAIN, project=True, second_stage=None, enum_max=16,
                      max_iter=200, tol=1e-12, regularization=1e-7, tau_target=None):
     """Actuator forces and contact forces that realize desired accelerations (paper 002).
 
@@ -153,16 +177,22 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         previous: the `RigidIDResult` of the last control step: its active set warm-starts
             the pivoting and its τ is the target of the anti-chatter stages.
         h: control period (s); default m.opt.timestep.
-        edges: k, the number of edges of the linearized friction cone (≥ 3; 4 = MuJoCo's
-            pyramid).
-        gap_gain: fraction of the gap φ closed per period (§3.2 uses 1).
+        edges: k, the number of edges of the linearized friction cone (3 to 64; 4 =
+            MuJoCo's pyramid).
+        gap_gain: fraction of the gap φ closed per period, in [0, 1]. The default 0 keeps
+            the penetration a contact already has and only forbids it to grow
+            (N v⁺ ≥ 0): a soft contact at rest penetrates by δ (≈ 0.7 mm for the
+            quadruped standing in jointspace's simulator), and closing a fraction g of it
+            in one period costs an extra normal force ≈ m g δ / h², 19.6 times the
+            quadruped's weight at g = 1 (h = 2 ms). §3.2 uses 1, for rigid simulators,
+            where penetration is numerical drift; pass gap_gain=1 there.
         project: apply §4.5 when the desired accelerations are inconsistent.
         second_stage: the anti-chatter stage (τ nearest the previous τ, forces spread
             evenly). None: on for "cfree" (§6), off for "noslip" (the paper relies on warm
             starting alone there; True applies the same selection to its indeterminate
             impulses, but the no-slip model then trades torque for unbounded friction).
-        enum_max: largest LCP that "coulomb_enum" enumerates (2ⁿ systems); larger ones keep
-            Lemke's solution.
+        enum_max: largest LCP that "coulomb_enum" enumerates (2ⁿ systems, n ≤ 24); larger
+            ones keep Lemke's solution.
         max_iter: pivot cap of the pivoting method and of the second-stage QP.
         tol: LCP tolerance on velocities (m/s).
         regularization: ε of the second stage (relative), which makes its solution unique.
@@ -176,12 +206,13 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
 
     Raises:
         JointspaceError: unknown formulation, bad shapes or non-finite values, mu ≤ 0 or
-            not finite, edges < 3, h ≤ 0, an actuator that is not a hinge/slide joint
-            transmission, or a state with NaN.
+            not finite, edges not in [3, 64], h ≤ 0, gap_gain not in [0, 1], an actuator
+            that is not a hinge/slide joint transmission, or a state with NaN.
+        TypeError: a complex number or array, or a number that is not one.
     """
     fname = "rigid.inverse_dynamics"
     entry.check_pair(m, d, fname)
-    if formulation not in FORMULATIONS:
+    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise JointspaceError(f"{fname}: formulation must be one of {tuple(FORMULATIONS)}, "
                               f"got {formulation!r}")
     form = FORMULATIONS[formulation]
@@ -194,15 +225,22 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
                 i = int(np.flatnonzero(~np.isfinite(x))[0])
                 raise JointspaceError(f"{fname}: {name}[{i}] is not finite; pass finite "
                                       f"values")
-    if mu is not None and not (math.isfinite(mu) and mu > 0.0):
+    if mu is not None and not (math.isfinite(_real(mu, "mu", fname)) and mu > 0.0):
         raise JointspaceError(f"{fname}: mu must be a finite positive number or None, got "
                               f"{mu!r}; for infinite friction use formulation='noslip'")
-    if int(edges) != edges or edges < 3:
-        raise JointspaceError(f"{fname}: edges must be an integer ≥ 3 (the cone's polygon), "
-                              f"got {edges!r}")
-    h = float(m.opt_timestep[0] if h is None else h)      # (m.opt builds a view per access)
+    edges = _integer(edges, "edges", fname, 3, EDGES_MAX, "the cone's polygon")
+    h = float(m.opt_timestep[0]) if h is None else _real(h, "h", fname)  # (opt: a view)
     if not (h > 0.0 and math.isfinite(h)):
         raise JointspaceError(f"{fname}: h must be a positive control period, got {h!r}")
+    gap_gain = _real(gap_gain, "gap_gain", fname)
+    if not 0.0 <= gap_gain <= 1.0:
+        raise JointspaceError(f"{fname}: gap_gain must be in [0, 1] (the fraction of the gap "
+                              f"closed per period), got {gap_gain!r}")
+    for name, x in (("tol", tol), ("regularization", regularization)):
+        if not (math.isfinite(_real(x, name, fname)) and x >= 0.0):
+            raise JointspaceError(f"{fname}: {name} must be a finite number ≥ 0, got {x!r}")
+    max_iter = _integer(max_iter, "max_iter", fname, 1, 2**31 - 1, "a pivot count")
+    enum_max = _integer(enum_max, "enum_max", fname, 0, ENUM_MAX, "2ⁿ systems at most")
     act = _actuated(m)
     if previous is not None and not isinstance(previous, RigidIDResult):
         raise JointspaceError(f"{fname}: previous must be the RigidIDResult of the last call "
@@ -213,6 +251,8 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         warm = np.zeros((0, 4), dtype=np.int64)
     tau_prev = previous.tau.copy() if previous is not None else np.zeros(act.size)
     if tau_target is not None:
+        if np.iscomplexobj(tau_target):
+            raise TypeError(f"{fname}: tau_target is complex; pass real torques")
         target = np.asarray(tau_target, dtype=np.float64)
         if target.shape != (act.size,) or np.any(np.isinf(target)):
             raise JointspaceError(f"{fname}: tau_target must be a ({act.size},) array (one "

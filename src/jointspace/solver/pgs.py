@@ -96,7 +96,7 @@ def sol_pgs(m, d, maxiter, cdim, cmu, cfr):
     if dual_cost(d, AR, f) > 0.0:
         for i in range(nefc):
             f[i] = 0.0
-    scale = 1.0 / (m.stat_meaninertia[0] * max(1, nv))
+    scale = 1.0 / max(MINVAL, m.stat_meaninertia[0] * max(1, nv))  # 0 for a massless model
     res = np.empty(6)
     old = np.empty(6)
     delta = np.empty(6)
