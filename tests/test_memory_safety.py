@@ -201,11 +201,20 @@ def _kernels():
     return found
 
 
-def test_every_entry_kernel_releases_the_gil():
+# sub-microsecond calls keep the GIL: releasing it costs ≈ 40 ns a call (architecture.md,
+# "Threads")
+HOLD_GIL = {"jointspace.kinematics._k_jac_site", "jointspace.kinematics._k_jac_body",
+            "jointspace.kinematics._k_jac_body_com", "jointspace.kinematics._k_jac",
+            "jointspace.kinematics._k_jac_dot", "jointspace.integrate._k_integrate_pos",
+            "jointspace.integrate._k_diff_pos", "jointspace.dynamics.factor._k_solve",
+            "jointspace.dynamics.factor._k_solve_vec", "jointspace.dynamics.crba._k_mul_m"}
+
+
+def test_every_entry_kernel_but_the_sub_microsecond_ones_releases_the_gil():
     kernels = _kernels()
     assert len(kernels) >= 45  # every public compiled call
-    held = [k for k, v in kernels.items() if not v.disp.targetoptions.get("nogil")]
-    assert held == []
+    held = {k for k, v in kernels.items() if not v.disp.targetoptions.get("nogil")}
+    assert held == HOLD_GIL
 
 
 def test_two_threads_stepping_two_data_match_sequential_bitwise():

@@ -46,6 +46,12 @@ class DeclarationError(Exception):
 # ── declarations ─────────────────────────────────────────────────────────────────────────
 
 
+
+# checked kernels that keep the GIL: their calls take well under a microsecond, and
+# releasing and taking back the GIL costs ≈ 40 ns a call (measured), more than a thread
+# could use (docs/architecture.md, "Threads")
+HOLDS_GIL = frozenset(("_solve_checked", "_solve_vec_checked", "_mul_m_checked"))
+
 def _entry_decorator(node, name):
     """The `@entry.<name>(…)` call among node's decorators, or None."""
     for dec in node.decorator_list:
@@ -300,7 +306,8 @@ def render_checked(c):
             sig.append(f"entry.{'OUT' if out else 'IN'}{len(dims)}")
         else:
             sig.append("None")
-    lines = [BEGIN, "", "", "@njit(cache=True, nogil=True)", f"def {c.checked}({args}):",
+    gil = "" if c.checked in HOLDS_GIL else ", nogil=True"
+    lines = [BEGIN, "", "", f"@njit(cache=True{gil})", f"def {c.checked}({args}):",
              f'    """{c.driver} once the arguments\' sizes match d\'s model; '
              'else entry.BAD_SHAPE."""']
     if any("m." in x for x in conds):

@@ -66,7 +66,7 @@ def _quat_integrate(quat, vel, scale):
     quat_mul(quat, tmp, qrot)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def integrate_pos_kernel(m, qpos, qvel, h):
     """Integrate in place: qpos ← qpos ⊕ h qvel on the configuration manifold (mj_integratePos)."""
     for j in range(m.njnt):
@@ -84,7 +84,7 @@ def integrate_pos_kernel(m, qpos, qvel, h):
             qpos[padr] += h * qvel[vadr]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def diff_pos_kernel(m, qvel, h, qpos1, qpos2):
     """Difference qvel = (qpos2 ⊖ qpos1) / h, taking qpos1 to qpos2 (mj_differentiatePos)."""
     for j in range(m.njnt):

@@ -426,7 +426,7 @@ def _position_velocity(m, d):
     com_vel_stage(m, d)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def jac_point(m, d, body, point, jacp, jacr):
     """Point Jacobian (translation) and body Jacobian (rotation), world frame (mj_jac).
 
@@ -457,7 +457,7 @@ def jac_point(m, d, body, point, jacp, jacr):
         return
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def jac_dot_qvel(m, d, body, point, out):
     """Bias acceleration J̇ q̇ of a point fixed to a body (translation : rotation).
 
@@ -493,17 +493,17 @@ def jac_dot_qvel(m, d, body, point, out):
     out[5] = s[2]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _jac_site(m, d, s, jacp, jacr):
     jac_point(m, d, m.site_bodyid[s], d.site_xpos[s], jacp, jacr)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _jac_body(m, d, b, jacp, jacr):
     jac_point(m, d, b, d.xpos[b], jacp, jacr)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _jac_body_com(m, d, b, jacp, jacr):
     jac_point(m, d, b, d.xipos[b], jacp, jacr)
 
