@@ -24,15 +24,11 @@ import numpy as np
 from jointspace.errors import JointspaceError
 
 
-def _job_step(js):
-    m = js.models.load("humanoid")
-    d = js.make_data(m)
+def _job_step(js, m, d):
     js.step(m, d, 2)  # every integrator and solver are in one step kernel
 
 
-def _job_forward(js):
-    m = js.models.load("humanoid")
-    d = js.make_data(m)
+def _job_forward(js, m, d):
     js.forward(m, d)
     js.collision(m, d)
     js.make_constraint(m, d)
@@ -40,9 +36,7 @@ def _job_forward(js):
     js.primal_cost(m, d, d.qacc.copy())
 
 
-def _job_inverse(js):
-    m = js.models.load("humanoid")
-    d = js.make_data(m)
+def _job_inverse(js, m, d):
     js.forward(m, d)
     js.inverse(m, d)
     js.compare_fwd_inv(m, d)
@@ -51,9 +45,7 @@ def _job_inverse(js):
                           d.qacc[None].repeat(3, 0))
 
 
-def _job_dynamics(js):
-    m = js.models.load("humanoid")
-    d = js.make_data(m)
+def _job_dynamics(js, m, d):
     q, v, a = m.qpos0.copy(), np.zeros(m.nv), np.zeros(m.nv)
     js.kinematics(m, d)
     js.rnea(m, d, q, v, a)
@@ -71,9 +63,7 @@ def _job_dynamics(js):
     js.potential_energy(m, d, q)
 
 
-def _job_kinematics(js):
-    m = js.models.load("humanoid")
-    d = js.make_data(m)
+def _job_kinematics(js, m, d):
     js.kinematics(m, d)
     js.jacobian_site(m, d, 0)
     js.jacobian_body(m, d, 1)
@@ -84,22 +74,21 @@ def _job_kinematics(js):
     js.diff_pos(m, m.qpos0, js.integrate_pos(m, m.qpos0, np.zeros(m.nv), 1.0))
 
 
-def _job_contact_models(js):
-    m = js.models.load("quadruped")
-    d = js.make_data(m)
+def _job_contact_models(js, m, d):
     js.forward(m, d)
     js.rigid.inverse_dynamics(m, d, np.zeros(m.nv))
     js.barrier_forward(m, d, 0.1)
 
 
 JOBS = {
-    # name: (function, jobs it must follow because it inlines the stages they compile)
-    "step": (_job_step, ()),
-    "dynamics": (_job_dynamics, ()),
-    "kinematics": (_job_kinematics, ()),
-    "forward": (_job_forward, ("step",)),
-    "inverse": (_job_inverse, ("step",)),
-    "contact": (_job_contact_models, ("step",)),
+    # name: (function, jobs it must follow because it inlines the stages they compile,
+    #        the embedded model it runs on)
+    "step": (_job_step, (), "humanoid"),
+    "dynamics": (_job_dynamics, (), "humanoid"),
+    "kinematics": (_job_kinematics, (), "humanoid"),
+    "forward": (_job_forward, ("step",), "humanoid"),
+    "inverse": (_job_inverse, ("step",), "humanoid"),
+    "contact": (_job_contact_models, ("step",), "quadruped"),
 }
 
 
@@ -112,7 +101,9 @@ def run_job(js, name):
     from jointspace._numba import notice
 
     t0 = time.perf_counter()
-    JOBS[name][0](js)
+    fn, _, model = JOBS[name]
+    m = js.models.load(model)
+    fn(js, m, js.make_data(m))
     print(f"{name} {notice.compiled()} {time.perf_counter() - t0:.1f}", flush=True)
 
 
