@@ -276,3 +276,11 @@ def test_complex_input_is_refused_not_cast():
         js.kinematics(m, d, m.qpos0, zc)
     with pytest.raises(TypeError, match="Data.qpos: cannot write complex"):
         d.qpos = m.qpos0 + 1j
+
+
+@pytest.mark.parametrize("bad", [True, {}, [1], 1.0, np.array(1), None])
+def test_model_id_refuses_what_is_neither_a_name_nor_an_id(bad):
+    m = js.models.load("arm2")
+    with pytest.raises(TypeError, match="named by its name"):
+        m.id("body", bad)
+

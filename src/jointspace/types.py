@@ -624,6 +624,9 @@ class Model:
             return name
         if kind not in self._ids:
             raise KeyError(f"unknown element kind {kind!r}; use one of {sorted(self._ids)}")
+        if isinstance(name, (bool, np.bool_)) or not isinstance(name, (str, int, np.integer)):
+            raise TypeError(f"a {kind} is named by its name (str) or id (int), got "
+                            f"{type(name).__name__} {name!r}")
         if isinstance(name, (int, np.integer)):
             n = len(self.names[kind])
             if not 0 <= int(name) < n:
