@@ -413,6 +413,20 @@ def com_vel_stage(m, d):
 
 
 @njit(cache=True)
+def poses_at(m, d, q):
+    """qpos = q, then the bodies' poses and com quantities (kinematics_bodies, com_pos).
+
+    The position prefix of the smooth-dynamics drivers (rnea, crba, mul_m, factor_m, aba,
+    minv), which take q as an argument.
+    """
+    qpos = d.qpos
+    for k in range(q.shape[0]):
+        qpos[k] = q[k]
+    kinematics_bodies(m, d)
+    com_pos(m, d)
+
+
+@njit(cache=True)
 def kinematics_com_pos(m, d):
     """Poses and com quantities: kinematics_stage, then com_pos (the compiler at qpos0)."""
     kinematics_stage(m, d)

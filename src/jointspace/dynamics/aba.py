@@ -26,7 +26,7 @@ scratch_nv[k] holds U (6), 1/D, u.
 from numba import njit, uint64
 
 from jointspace._numba import entry
-from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
+from jointspace.kinematics import com_vel_stage, poses_at
 from jointspace.spatial import (
     ZERO6,
     add6,
@@ -136,14 +136,10 @@ def _aba(m, d, tau, use_fext, fext, qacc):
 def _aba_driver(d, q, v, tau, use_fext, fext):
     """Set qpos, qvel = q, v; run kinematics → com_pos → com_vel → ABA into d.qacc."""
     m = d.model
-    qpos = d.qpos
+    poses_at(m, d, q)
     qvel = d.qvel
-    for k in range(q.shape[0]):
-        qpos[k] = q[k]
     for k in range(v.shape[0]):
         qvel[k] = v[k]
-    kinematics_bodies(m, d)
-    com_pos(m, d)
     com_vel_stage(m, d)
     return _aba(m, d, tau, use_fext, fext, d.qacc)
 

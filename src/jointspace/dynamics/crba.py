@@ -15,7 +15,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
-from jointspace.kinematics import com_pos, kinematics_bodies
+from jointspace.kinematics import poses_at
 from jointspace.spatial import inert_mul
 from jointspace.types import Data, Model
 
@@ -81,11 +81,7 @@ def dense_from_sparse(m, qM, out):
 def _crba_driver(d, q, out):
     """Set qpos = q; run kinematics → com_pos → crb; fill out with the dense M."""
     m = d.model
-    qpos = d.qpos
-    for k in range(q.shape[0]):
-        qpos[k] = q[k]
-    kinematics_bodies(m, d)
-    com_pos(m, d)
+    poses_at(m, d, q)
     crb_stage(m, d)
     dense_from_sparse(m, d.qM, out)
 
@@ -168,11 +164,7 @@ def mul_m_sparse(m, qM, x, y):
 def _mul_m_driver(d, q, x, y):
     """Set qpos = q; run kinematics → com_pos → crb; y = M x with the sparse qM."""
     m = d.model
-    qpos = d.qpos
-    for k in range(q.shape[0]):
-        qpos[k] = q[k]
-    kinematics_bodies(m, d)
-    com_pos(m, d)
+    poses_at(m, d, q)
     crb_stage(m, d)
     mul_m_sparse(m, d.qM, x, y)
 

@@ -18,7 +18,7 @@ from numba import njit, uint64
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
 from jointspace.dynamics.crba import crb_stage
-from jointspace.kinematics import com_pos, kinematics_bodies
+from jointspace.kinematics import poses_at
 from jointspace.types import MINVAL, Data, Model
 
 
@@ -111,11 +111,7 @@ def _factor_driver(d, q, position):
     """Optionally (position) qpos = q, kinematics → com_pos → crb; then factor qM."""
     m = d.model
     if position:
-        qpos = d.qpos
-        for k in range(q.shape[0]):
-            qpos[k] = q[k]
-        kinematics_bodies(m, d)
-        com_pos(m, d)
+        poses_at(m, d, q)
         crb_stage(m, d)
     return factor_m_stage(m, d)
 

@@ -32,7 +32,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
-from jointspace.kinematics import com_pos, kinematics_bodies
+from jointspace.kinematics import poses_at
 from jointspace.spatial import (
     add_scl6,
     col6,
@@ -195,11 +195,7 @@ def minv_kernel(m, d, out):
 def _minv_driver(d, q, out):
     """Set qpos = q; run kinematics → com_pos → minv into out."""
     m = d.model
-    qpos = d.qpos
-    for k in range(q.shape[0]):
-        qpos[k] = q[k]
-    kinematics_bodies(m, d)
-    com_pos(m, d)
+    poses_at(m, d, q)
     return minv_kernel(m, d, out)
 
 

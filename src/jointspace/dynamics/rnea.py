@@ -22,7 +22,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
-from jointspace.kinematics import com_pos, com_vel_stage, kinematics_bodies
+from jointspace.kinematics import com_vel_stage, poses_at
 from jointspace.spatial import (
     ZERO6,
     add6,
@@ -127,13 +127,11 @@ def _copy(dst, src):
 def _rnea_driver(d, q, v, a, flags, fext, tau):
     """Set qpos, qvel, qacc = q, v, a; run kinematics → com_pos → (com_vel) → RNEA."""
     m = d.model
-    _copy(d.qpos, q)
+    poses_at(m, d, q)
     if (flags & RNE_VEL) != 0:
         _copy(d.qvel, v)
     if (flags & RNE_ACC) != 0:
         _copy(d.qacc, a)
-    kinematics_bodies(m, d)
-    com_pos(m, d)
     if (flags & RNE_VEL) != 0:
         com_vel_stage(m, d)
     rne(m, d, flags, fext, tau)
