@@ -122,7 +122,7 @@ def compile(jobs=None, progress=True, stream=None):
     Raises:
         JointspaceError: a job failed (its output is in the message).
     """
-    jobs = os.cpu_count() or 1 if jobs is None else int(jobs)
+    jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     if jobs < 1:
         raise ValueError(f"compile: jobs must be at least 1, got {jobs}")
     stream = stream or sys.stderr
