@@ -22,7 +22,8 @@ LAYERS = (
     # io.frames: the frame conversions of the loaders, in NumPy (ik uses them too)
     ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames"),
     ("jointspace.kinematics", "jointspace.passive", "jointspace.actuation",
-     "jointspace.integrate", "jointspace.dynamics", "jointspace.collision"),
+     "jointspace.integrate", "jointspace.dynamics", "jointspace.collision",
+     "jointspace.state"),
     ("jointspace.constraint",),
     ("jointspace.solver",),
     ("jointspace.forward",),

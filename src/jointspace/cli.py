@@ -264,6 +264,24 @@ def _apply_options(m, args):
         m.opt.integrator = args.integrator
 
 
+def _start_data(m, args):
+    """A Data for m, reset to the keyframe --key when given."""
+    import jointspace as js
+
+    d = js.make_data(m)
+    key = getattr(args, "key", None)
+    if key is not None:
+        if not m.nkey:
+            raise CommandError(f"--key {key}: the model has no keyframes")
+        try:
+            js.reset(m, d, int(key) if key.lstrip("-").isdigit() else key)
+        except (KeyError, IndexError) as e:
+            names = ", ".join(n or f"{i} (unnamed)" for i, n in enumerate(m.names["key"]))
+            raise CommandError(f"--key {key}: {e.args[0]}; the model's keyframes: {names}") \
+                from None
+    return d
+
+
 def _check_seconds(seconds):
     if not (seconds > 0 and np.isfinite(seconds)):
         raise CommandError(f"--seconds must be a positive number, got {seconds}")
@@ -303,7 +321,7 @@ def cmd_simulate(args):
     m = load_model(args.model)
     _apply_options(m, args)
     ctrl = parse_ctrl(m, args.ctrl)
-    d = js.make_data(m)
+    d = _start_data(m, args)
     bar = ProgressBar("simulate", args.seconds, args.progress)
     traj = js.simulate(m, d, args.seconds, ctrl=ctrl, record_every=args.record_every,
                        progress=bar, interruptible=True, model_name=args.model)
@@ -410,7 +428,7 @@ def cmd_render(args):
     res = render_trajectory(m, args.out, seconds=args.seconds, traj=traj, ctrl=ctrl,
                             fps=args.fps, width=args.width, height=args.height,
                             camera=_camera(args), contacts=args.contacts, com=args.com,
-                            progress=bar)
+                            progress=bar, d=_start_data(m, args))
     bar.close()
     what = f"{res.frames} frame{'s' if res.frames != 1 else ''}"
     if res.interrupted:
@@ -462,7 +480,7 @@ def cmd_view(args):
         raise CommandError("--simulate and --traj exclude each other: replay or simulate")
     _apply_options(m, args)
     ctrl = parse_ctrl(m, args.ctrl)
-    d = js.make_data(m)
+    d = _start_data(m, args)
     if ctrl is not None:
         d.ctrl[:] = ctrl if ctrl.ndim == 1 else ctrl[0]
     js.forward(m, d)
@@ -529,6 +547,8 @@ def _parser():
                             "'name=value,…', or a .npy/.csv file of (NU,) or (steps, NU)")
         p.add_argument("--timestep", type=float, help="override the model's time step (s)")
         p.add_argument("--integrator", choices=("Euler", "RK4", "implicit", "implicitfast"))
+        p.add_argument("--key", metavar="NAME",
+                       help="start from this keyframe of the model (a name or an index)")
 
     def progress_opt(p):
         p.add_argument("--progress", action=argparse.BooleanOptionalAction,

@@ -84,6 +84,7 @@ MODEL_SIZES = (
     ("nq", "number of generalized coordinates"),
     ("nv", "number of degrees of freedom"),
     ("nu", "number of actuators"),
+    ("na", "number of activation states (0: no actuator has activation dynamics)"),
     ("nbody", "number of bodies, world included"),
     ("njnt", "number of joints"),
     ("ngeom", "number of geoms"),
@@ -97,6 +98,9 @@ MODEL_SIZES = (
     ("neq", "number of equality constraints"),
     ("npair", "number of explicit contact pairs"),
     ("nexclude", "number of excluded body pairs"),
+    ("nmocap", "number of mocap bodies"),
+    ("nkey", "number of keyframes"),
+    ("nuserdata", "number of user data values in Data (MJCF <size nuserdata>)"),
     ("nM", "number of non-zeros in the sparse lower triangle of M"),
     ("nconmax", "contact capacity of Data (more contacts are dropped, with a warning)"),
     ("njmax", "constraint-row capacity of Data (rows beyond it are dropped, with a warning)"),
@@ -243,6 +247,14 @@ MODEL_FIELDS = (
     ("pair_gap", "f", ("npair",), "inclusion gap"),
     ("pair_friction", "f", ("npair", 5), "tangent1, 2, spin, roll1, 2"),
     ("exclude_signature", "i", ("nexclude",), "body1 << 16 + body2, body1 < body2"),
+    # keyframes (MJCF <keyframe><key>): what reset(m, d, key) sets
+    ("key_time", "f", ("nkey",), "time"),
+    ("key_qpos", "f", ("nkey", "nq"), "position"),
+    ("key_qvel", "f", ("nkey", "nv"), "velocity"),
+    ("key_act", "f", ("nkey", "na"), "activation"),
+    ("key_ctrl", "f", ("nkey", "nu"), "control"),
+    ("key_mpos", "f", ("nkey", ("nmocap", 3, 0)), "mocap body positions, 3 per mocap body"),
+    ("key_mquat", "f", ("nkey", ("nmocap", 4, 0)), "mocap body orientations, 4 per mocap body"),
 )
 
 # regions of Data.scratch_small, one per stage that needs a fixed-size buffer (no two of
@@ -260,8 +272,10 @@ DATA_FIELDS = (
     ("ctrl", "f", ("nu",), "control"),
     ("qfrc_applied", "f", ("nv",), "applied generalized force"),
     ("xfrc_applied", "f", ("nbody", 6), "applied Cartesian force/torque at the com (world)"),
-    ("mocap_pos", "f", ("nbody", 3), "positions of mocap bodies (indexed by body_mocapid)"),
-    ("mocap_quat", "f", ("nbody", 4), "orientations of mocap bodies"),
+    ("act", "f", ("na",), "actuator activation"),
+    ("mocap_pos", "f", ("nmocap", 3), "positions of mocap bodies (indexed by body_mocapid)"),
+    ("mocap_quat", "f", ("nmocap", 4), "orientations of mocap bodies"),
+    ("userdata", "f", ("nuserdata",), "user data: never read or written by the pipeline"),
     ("eq_active", "b", ("neq",), "1 if the equality constraint is active (from eq_active0)"),
     # position dependent: kinematics
     ("xpos", "f", ("nbody", 3), "Cartesian position of the body frame"),
@@ -681,10 +695,7 @@ class Data:
                     np.zeros(_resolve_shape(shape, sizes), dtype=_DTYPES[dt]))
         object.__setattr__(self, "_own", own)
         _expose(self, own, DATA_FIELDS, DATA_WRITABLE_INTS)
-        self.qpos[:] = model.qpos0
-        self.eq_active[:] = model.eq_active0
-        self.xquat[:, 0] = 1.0
-        self.mocap_quat[:, 0] = 1.0
+        _initial_values(model, own)
         self._msig = model._sizes
         self._ms = model._s
         from jointspace._numba import structs
@@ -851,6 +862,24 @@ class ContactView:
                 f"pos {np.round(self.pos[i], 4).tolist()}" for i in range(min(n, 8))]
         more = [f"  … {n - 8} more"] if n > 8 else []
         return f"ContactView({n} contacts\n" + "\n".join(rows + more) + ")"
+
+
+def _initial_values(model, own):
+    """Set the buffers of a zeroed Data to MuJoCo's mj_resetData values."""
+    own.qpos[:] = model.qpos0
+    own.eq_active[:] = model.eq_active0
+    own.xquat[:, 0] = 1.0
+    mocap = model.body_mocapid >= 0
+    own.mocap_pos[model.body_mocapid[mocap]] = model.body_pos[mocap]
+    own.mocap_quat[model.body_mocapid[mocap]] = model.body_quat[mocap]
+
+
+def reset_data(model: Model, d: Data) -> None:
+    """Every field of d as make_data(model) leaves it (MuJoCo's mj_resetData)."""
+    own = d._own
+    for name, _, _, _ in DATA_FIELDS:
+        getattr(own, "_time" if name == "time" else name).fill(0)
+    _initial_values(model, own)
 
 
 def make_data(model: Model) -> Data:

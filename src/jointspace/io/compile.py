@@ -314,7 +314,7 @@ class _Compiler:
         self.process_meshes()
         nbody = len(self.bodies)
         names = {k: [] for k in ("body", "joint", "geom", "site", "actuator", "mesh", "equality",
-                                 "pair")}
+                                 "pair", "key")}
         sources = {k: {} for k in names}
 
         def add_name(kind, name, elem):
@@ -533,13 +533,18 @@ class _Compiler:
         self.compile_equalities(A)
         self.compile_contacts(A)
         self.compile_option(A)
+        na = 0  # no actuator with activation dynamics compiles yet (mjcf refuses dyntype)
+        self.compile_keys(A, nq, nv, na, A["body_mocapid"], nmocap)
+        if not 0 <= int(spec.nuserdata) < 2**31:
+            raise ModelError(f"nuserdata must be a non-negative integer, got {spec.nuserdata}")
 
         sizes = dict(nq=nq, nv=nv, nu=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
                      nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
                      npair=len(spec.pairs), nexclude=len(spec.excludes), nM=nM,
                      nhullvert=len(A["hull_vert"]), nhullpoly=len(A["hullpoly_vertnum"]),
-                     nhullpolyvert=len(A["hullpoly_vert"]),
+                     nhullpolyvert=len(A["hullpoly_vert"]), na=na, nmocap=nmocap,
+                     nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
                           or default_njmax(A, sizes["nconmax"]))
@@ -594,6 +599,60 @@ class _Compiler:
                   "forcelimited", "gainprm", "biasprm", "ctrlrange", "forcerange", "gear"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
+
+    def compile_keys(self, A, nq, nv, na, mocapid, nmocap):
+        """key_* from the keyframes: MuJoCo's defaults for what a key leaves unset.
+
+        qpos defaults to qpos0, mpos/mquat to the mocap bodies' poses, the rest to zero; a
+        shorter vector is completed from those defaults (mpos and mquat body by body, as
+        MuJoCo 4 does), a longer one refused. Quaternions (of free and ball joints in qpos,
+        and mquat) are normalized; a zero quaternion is kept, as MuJoCo keeps it.
+        """
+        keys = self.spec.keys
+        nkey, nu = len(keys), len(self.spec.actuators)
+        mocap_bodies = [b for b in range(len(mocapid)) if mocapid[b] >= 0]
+        mpos0 = np.array([A["body_pos"][b] for b in mocap_bodies]).reshape(-1)
+        mquat0 = np.array([A["body_quat"][b] for b in mocap_bodies]).reshape(-1)
+        qpos0 = np.asarray(A["qpos0"], dtype=np.float64)
+        out = {"time": np.zeros(nkey), "qpos": np.tile(qpos0, (nkey, 1)),
+               "qvel": np.zeros((nkey, nv)), "act": np.zeros((nkey, na)),
+               "ctrl": np.zeros((nkey, nu)), "mpos": np.tile(mpos0, (nkey, 1)),
+               "mquat": np.tile(mquat0, (nkey, 1))}
+        out["mpos"] = out["mpos"].reshape(nkey, 3 * nmocap)
+        out["mquat"] = out["mquat"].reshape(nkey, 4 * nmocap)
+        quat_adr = [int(a) + (3 if t == T.JNT_FREE else 0)
+                    for t, a in zip(A["jnt_type"], A["jnt_qposadr"])
+                    if t in (T.JNT_BALL, T.JNT_FREE)]
+        for k, key in enumerate(keys):
+            if key.name and key.name in self.names["key"]:
+                raise ModelError(f"duplicate key name {key.name!r}{_where(key)}")
+            self.names["key"].append(key.name)
+            label = f"keyframe {key.name!r}" if key.name else f"keyframe {k}"
+            out["time"][k] = _check_finite([key.time], f"{label}: time", key)[0]
+            for field, n, unit in (("qpos", nq, 1), ("qvel", nv, 1), ("act", na, 1),
+                                   ("ctrl", nu, 1), ("mpos", 3 * nmocap, 3),
+                                   ("mquat", 4 * nmocap, 4)):
+                v = getattr(key, field)
+                if v is None:
+                    continue
+                v = _check_finite(v, f"{label}: {field}", key).reshape(-1)
+                if v.size > n:
+                    raise ModelError(f"{label}: {field} has {v.size} values, the model has "
+                                     f"{n} ({self._key_size_help(field)}){_where(key)}")
+                m = v.size - v.size % unit
+                out[field][k, :m] = v[:m]
+            for a in quat_adr:
+                out["qpos"][k, a:a + 4] = _normalized(out["qpos"][k, a:a + 4])
+            for i in range(nmocap):
+                out["mquat"][k, 4 * i:4 * i + 4] = _normalized(out["mquat"][k, 4 * i:4 * i + 4])
+        for field, v in out.items():
+            A["key_" + field] = v
+
+    @staticmethod
+    def _key_size_help(field):
+        return {"qpos": "nq", "qvel": "nv", "act": "na: actuators with activation",
+                "ctrl": "nu: one per actuator", "mpos": "3 per mocap body",
+                "mquat": "4 per mocap body"}[field]
 
     def compile_equalities(self, A):
         rows = []
@@ -722,6 +781,12 @@ class _Compiler:
         d = mass_constants(m)  # subtree masses, dof_M0
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
+
+
+def _normalized(q):
+    """q / |q|, or q itself when it is zero (MuJoCo leaves a zero quaternion as it is)."""
+    n = float(np.sqrt(np.dot(q, q)))
+    return q / n if n > 0 else q
 
 
 def _first_bad(*arrays, last=False):

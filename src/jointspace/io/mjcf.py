@@ -3,12 +3,13 @@
 The loader follows MuJoCo's compiler for the subset of MJCF that real models use: compiler
 options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
 inheritance and `childclass`, `<include>`, `<frame>`, bodies, joints, geoms, sites, meshes,
-actuators (motor, position, velocity, general), equality constraints and contact pairs and
-exclusions. Frames are resolved here (euler, axisangle, xyaxes, zaxis, fromto) so the
-compiler sees plain `pos`/`quat` relative to the parent body, in radians.
+actuators (motor, position, velocity, general), equality constraints, contact pairs and
+exclusions, keyframes and `<size nuserdata nkey>`. Frames are resolved here (euler,
+axisangle, xyaxes, zaxis, fromto) so the compiler sees plain `pos`/`quat` relative to the
+parent body, in radians.
 
 Elements that jointspace does not model and whose absence leaves the physics unchanged
-(visual, sensor, keyframe, camera, light, texture, material, ...) are skipped and listed in
+(visual, sensor, camera, light, texture, material, ...) are skipped and listed in
 one `JointspaceWarning` per document; elements and attributes whose absence would change
 the physics silently (actuated tendons, composites, plugins, gravity compensation, ...) raise
 `ModelError`. Every message names the file, the line and the element
@@ -38,6 +39,7 @@ from jointspace.io.spec import (
     GeomSpec,
     InertialSpec,
     JointSpec,
+    KeySpec,
     MeshSpec,
     ModelSpec,
     PairSpec,
@@ -259,7 +261,15 @@ _TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
 _ACT_PARAMS = ("gainprm", "biasprm", "dynprm", "gaintype", "biastype", "dyntype")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
-_SKIP_TOP = {"size", "visual", "statistic", "custom", "extension", "sensor", "keyframe"}
+_SKIP_TOP = {"visual", "statistic", "custom", "extension", "sensor"}
+_KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0),
+              "act": _f(None, 0), "ctrl": _f(None, 0), "mpos": _f(None, 0),
+              "mquat": _f(None, 0)}
+# <size> attributes that set memory or capacity only (MuJoCo's arena, the stack, user
+# arrays of elements): read and ignored, as they change no result jointspace computes
+_SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
+                  "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
+                  "nuser_sensor"}
 _SKIP_ASSET = {"texture", "material", "hfield", "skin", "model"}
 _SKIP_BODY = {"camera", "light"}
 _ERROR_BODY = {
@@ -390,6 +400,7 @@ class _Loader:
         self.meshdir = None
         self.classes = {}
         self.skipped = {}
+        self.size_nkey = 0  # <size nkey>: at least this many keyframes
         self.unknown_attrs = {}
         self.ignored = {}
         self.base_dir = "."
@@ -416,7 +427,8 @@ class _Loader:
         for child in root.children:
             sections.setdefault(child.tag, []).append(child)
         known = {"compiler", "option", "default", "asset", "worldbody", "contact",
-                 "equality", "actuator", "tendon", "deformable"} | _SKIP_TOP
+                 "equality", "actuator", "tendon", "deformable", "keyframe",
+                 "size"} | _SKIP_TOP
         for child in root.children:
             if child.tag not in known:
                 raise ModelError(f"{child.where()}: unknown MJCF element <{child.tag}> in "
@@ -445,6 +457,12 @@ class _Loader:
             self._tendon(node)
         for node in sections.get("deformable", []):
             self._deformable(node)
+        for node in sections.get("size", []):
+            self._size(node)
+        for node in sections.get("keyframe", []):
+            self._keyframe(node)
+        spec.keys += [KeySpec(source=spec.source)
+                      for _ in range(self.size_nkey - len(spec.keys))]
         for node in root.children:
             if node.tag in _SKIP_TOP:
                 self._skip(node)
@@ -1382,6 +1400,34 @@ class _Loader:
         self._skip(node)
 
     # ---- cross references and warnings ------------------------------------------------
+
+    def _size(self, node):
+        """<size>: nuserdata and nkey; the capacity attributes are read and ignored."""
+        self._check_attrs(node, {"nuserdata", "nkey"} | _SIZE_CAPACITY)
+        for key in ("nuserdata", "nkey"):
+            v = self._get(node, key, _I)
+            if v is not None and not 0 <= v < 2**31:
+                raise ModelError(f"{node.where()}: {key}={v} must be a non-negative integer")
+        nuser = self._get(node, "nuserdata", _I)
+        if nuser is not None:
+            self.spec.nuserdata = nuser
+        self.size_nkey = max(self.size_nkey, self._get(node, "nkey", _I, 0))
+
+    def _keyframe(self, node):
+        """<keyframe>: one KeySpec per <key>, values as written (compile_keys completes them)."""
+        self._check_attrs(node, set())
+        for child in node.children:
+            if child.tag != "key":
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
+                                 f"<keyframe>; a keyframe holds <key> elements")
+            self._check_attrs(child, set(_KEY_ATTRS))
+            vals = {k: self._get(child, k, fmt) for k, fmt in _KEY_ATTRS.items()}
+            key = KeySpec(name=vals["name"] or "", time=vals["time"] or 0.0,
+                          source=child.where())
+            for k in ("qpos", "qvel", "act", "ctrl", "mpos", "mquat"):
+                if vals[k] is not None:
+                    setattr(key, k, np.array(vals[k], dtype=np.float64))
+            self.spec.keys.append(key)
 
     def _check_references(self):
         """Name checks with file:line messages, and inheritrange of position actuators."""

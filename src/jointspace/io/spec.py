@@ -1,10 +1,10 @@
 """The editable model description that loaders produce and the compiler consumes.
 
 A `ModelSpec` is a tree of `BodySpec` objects rooted at the world body, plus the model-level
-lists (meshes, actuators, equality constraints, contact pairs and exclusions) and options.
-Everything is plain Python: the MJCF and URDF loaders build one, users may build one by hand
-(see `jointspace.io.builder`), and `jointspace.io.compile.compile_model` turns it into a
-read-only, flat `Model`.
+lists (meshes, actuators, equality constraints, contact pairs and exclusions,
+keyframes) and options. Everything is plain Python: the MJCF and URDF loaders build one,
+users may build one by hand (see `jointspace.io.builder`), and
+`jointspace.io.compile.compile_model` turns it into a read-only, flat `Model`.
 
 Conventions (DESIGN.md §2.5): SI units, angles in radians, quaternions (w, x, y, z), frames
 given relative to the parent body. Loaders resolve format-specific frame descriptions
@@ -277,6 +277,27 @@ class ExcludeSpec:
 
 
 @dataclass
+class KeySpec:
+    """A keyframe (MJCF <keyframe><key>): a state that `jointspace.reset(m, d, key)` sets.
+
+    Unset (None) values come from the model: qpos from qpos0, mpos and mquat from the mocap
+    bodies' poses, the rest zero. A vector shorter than its field is completed from those
+    defaults (qpos, qvel, act, ctrl value by value; mpos, mquat body by body), as MuJoCo
+    does; a longer one is an error.
+    """
+
+    name: str = ""
+    time: float = 0.0
+    qpos: np.ndarray | None = None
+    qvel: np.ndarray | None = None
+    act: np.ndarray | None = None
+    ctrl: np.ndarray | None = None
+    mpos: np.ndarray | None = None
+    mquat: np.ndarray | None = None
+    source: str = ""
+
+
+@dataclass
 class ModelSpec:
     """A whole model before compilation.
 
@@ -292,6 +313,8 @@ class ModelSpec:
     equalities: list = field(default_factory=list)
     pairs: list = field(default_factory=list)
     excludes: list = field(default_factory=list)
+    keys: list = field(default_factory=list)
+    nuserdata: int = 0
     balanceinertia: bool = False
     boundmass: float = 0.0
     boundinertia: float = 0.0
