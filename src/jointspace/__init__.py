@@ -25,6 +25,7 @@ from jointspace.dynamics.christoffel import (
     inertia_derivative,
 )
 from jointspace.dynamics.crba import crba, mul_m
+from jointspace.dynamics.derivatives import aba_derivatives, rnea_derivatives
 from jointspace.dynamics.energy import hamiltonian, kinetic_energy, momentum, potential_energy
 from jointspace.dynamics.factor import factor_m, solve_m
 from jointspace.dynamics.minv import minv
@@ -78,4 +79,5 @@ __all__ = [
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
+    "rnea_derivatives", "aba_derivatives",
 ]
