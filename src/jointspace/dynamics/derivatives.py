@@ -376,17 +376,23 @@ _k_rnea_derivatives = entry.Kernel(
 
 
 @njit(cache=True)
-def _neg_mul(A, X, out):
-    """out = -A X for square (n, n) arrays (row by row, the inner loop contiguous)."""
-    n = A.shape[0]
+def _neg_mul_sym(S, X, tmp, out):
+    """out = -S X for a symmetric S, skipping X's zeros (dof pairs on different branches).
+
+    Row j of (S X)ᵀ is Σ_t X[t, j] S[t, :] (S = Sᵀ): contiguous rows, one per nonzero.
+    """
+    n = S.shape[0]
+    for j in range(n):
+        for i in range(n):
+            tmp[j, i] = 0.0
+        for t in range(n):
+            x = X[t, j]
+            if x != 0.0:
+                for i in range(n):
+                    tmp[j, i] -= x * S[t, i]
     for i in range(n):
         for j in range(n):
-            out[i, j] = 0.0
-        for t in range(n):
-            s = -A[i, t]
-            if s != 0.0:
-                for j in range(n):
-                    out[i, j] += s * X[t, j]
+            out[i, j] = tmp[j, i]
 
 
 @entry.checked("_k_aba_derivatives", q="nq", v="nv", tau="nv", fext="nbody, 6",
@@ -407,8 +413,8 @@ def _aba_derivatives_driver(d, q, v, tau, use_fext, fext, ddq_dq, ddq_dv, minv):
     tau_id = np.empty(nv)
     rne(m, d, _FLAGS | RNE_FEXT if use_fext else _FLAGS, fext, tau_id)
     rnea_derivatives_kernel(m, d, use_fext, fext, work[0], work[1], work[2])
-    _neg_mul(minv, work[0], ddq_dq)
-    _neg_mul(minv, work[1], ddq_dv)
+    _neg_mul_sym(minv, work[0], work[2], ddq_dq)
+    _neg_mul_sym(minv, work[1], work[2], ddq_dv)
     return -1
 
 
