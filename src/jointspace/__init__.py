@@ -59,7 +59,7 @@ from jointspace.precompile import compile
 from jointspace.rigid import lcp
 from jointspace.solver import primal_cost, solve
 from jointspace.solver.barrier import barrier_forward, barrier_inverse
-from jointspace.step import step
+from jointspace.step import step, transition_derivatives
 from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
 from jointspace.viz import render
@@ -79,5 +79,5 @@ __all__ = [
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
-    "rnea_derivatives", "aba_derivatives",
+    "rnea_derivatives", "aba_derivatives", "transition_derivatives",
 ]

@@ -7,6 +7,10 @@ step(m, d, nstep), one compiled call for all steps:
   (see `jointspace.integrate`). A NaN, inf or |x| > 1e10 in qpos, qvel or qacc resets the
   state to qpos0 (as mj_checkPos/Vel/Acc do), is counted in d.warning and reported as a
   JointspaceWarning naming the first bad element.
+
+transition_derivatives(m, d, eps, centered), one compiled call: the finite-differenced
+Jacobians A = ∂x'/∂x, B = ∂x'/∂u of one step, x = (qpos in the tangent space, qvel, act),
+MuJoCo's mjd_transitionFD (engine_derivative_fd.c).
 """
 
 import math
@@ -27,6 +31,7 @@ from jointspace.diagnostics import (
 from jointspace.forward import forward_stages
 from jointspace.integrate import (
     advance,
+    diff_pos_kernel,
     euler,
     implicit,
     implicitfast,
@@ -237,3 +242,164 @@ def step(m, d, nstep=1):
         raise division_error("step") from None
     if mask:
         warn_bad_state(m, d, mask, "step")
+
+
+# ---------------------------------------------------------------------------------------------
+# finite-differenced transition Jacobians (mjd_transitionFD)
+
+
+@njit(cache=True)
+def _state_diff(m, q1, v1, q2, v2, h, col, out, tmp):
+    """out[:, col] = ((q2 ⊖ q1) / h, (v2 - v1) / h): MuJoCo's stateDiff."""
+    nv = m.nv
+    diff_pos_kernel(m, tmp, h, q1, q2)
+    for k in range(nv):
+        out[k, col] = tmp[k]
+        out[nv + k, col] = (v2[k] - v1[k]) / h
+
+
+@njit(cache=True, nogil=True)
+def _transition_entry(d, eps, centered, A, B):
+    """A (2nv, 2nv) and B (2nv, nu) by finite differences of one step; returns the checks' mask.
+
+    As mjd_stepFD: the unperturbed step, then each control (one-sided at a ctrlrange
+    limit), velocity and tangent position perturbed in turn (forward, and backward when
+    centered), every step started from the saved time, qpos, qvel, ctrl and
+    qacc_warmstart (and qfrc_applied, xfrc_applied, mocap, which only a reset changes).
+    """
+    m = d.model
+    nq = m.nq
+    nv = m.nv
+    nu = m.nu
+    t0 = d.time[0]
+    q0 = d.qpos.copy()
+    v0 = d.qvel.copy()
+    u0 = d.ctrl.copy()
+    w0 = d.qacc_warmstart.copy()
+    f0 = d.qfrc_applied.copy()
+    x0 = d.xfrc_applied.copy()
+    mp0 = d.mocap_pos.copy()
+    mq0 = d.mocap_quat.copy()
+    qn = np.empty(nq)
+    vn = np.empty(nv)
+    qp = np.empty(nq)
+    vp = np.empty(nv)
+    qm = np.empty(nq)
+    vm = np.empty(nv)
+    tmp = np.empty(nv)
+    dpos = np.zeros(nv)
+    bad = 0
+    for stage in range(4):
+        # stage 0: unperturbed; 1: controls; 2: velocities; 3: positions
+        count = 1 if stage == 0 else (nu if stage == 1 else nv)
+        for i in range(count):
+            fwd = True
+            back = centered
+            if stage == 1 and m.actuator_ctrllimited[i]:
+                lo = m.actuator_ctrlrange[i, 0]
+                hi = m.actuator_ctrlrange[i, 1]
+                c = u0[i]
+                fwd = lo <= c <= hi and lo <= c + eps <= hi
+                back = (centered or not fwd) and lo <= c - eps <= hi and lo <= c <= hi
+            for sign in (1.0, -1.0):
+                if (sign > 0 and not fwd) or (sign < 0 and not back) or (
+                        stage == 0 and sign < 0):
+                    continue
+                if stage == 1:
+                    d.ctrl[i] += sign * eps
+                elif stage == 2:
+                    d.qvel[i] += sign * eps
+                elif stage == 3:
+                    dpos[i] = 1.0
+                    integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
+                    dpos[i] = 0.0
+                bad |= _step_entry(d, 1)
+                if stage == 0:
+                    qn[:] = d.qpos
+                    vn[:] = d.qvel
+                elif sign > 0:
+                    qp[:] = d.qpos
+                    vp[:] = d.qvel
+                else:
+                    qm[:] = d.qpos
+                    vm[:] = d.qvel
+                # restore
+                d.time[0] = t0
+                d.qpos[:] = q0
+                d.qvel[:] = v0
+                d.ctrl[:] = u0
+                d.qacc_warmstart[:] = w0
+                d.qfrc_applied[:] = f0
+                d.xfrc_applied[:, :] = x0
+                d.mocap_pos[:, :] = mp0
+                d.mocap_quat[:, :] = mq0
+            if stage == 0:
+                continue
+            out = B if stage == 1 else A
+            col = i if stage != 2 else nv + i
+            if fwd and back:
+                _state_diff(m, qm, vm, qp, vp, 2.0 * eps, col, out, tmp)
+            elif fwd:
+                _state_diff(m, qn, vn, qp, vp, eps, col, out, tmp)
+            elif back:
+                _state_diff(m, qm, vm, qn, vn, eps, col, out, tmp)
+            else:
+                for k in range(2 * nv):
+                    out[k, col] = 0.0
+    return bad
+
+
+_k_transition = entry.Kernel(_transition_entry)
+
+
+def transition_derivatives(m, d, eps=1e-6, centered=False):
+    """Finite-differenced Jacobians of one step: A = ∂x'/∂x, B = ∂x'/∂u (mjd_transitionFD).
+
+    x = (qpos in the tangent space, qvel, act) with x' the state after `step(m, d)` from x
+    at the controls u = d.ctrl; act is empty (jointspace has no activation dynamics yet),
+    so A is (2nv, 2nv) and B (2nv, nu). Columns as MuJoCo's `mjd_transitionFD`: position
+    perturbations through `integrate_pos(q, ±eps e_j)` and differences through `diff_pos`;
+    forward differences, or centered ones with `centered=True`; a control at its ctrlrange
+    limit (ctrllimited) is differenced one-sided, inward. Every perturbed step starts from
+    the saved time, qpos, qvel, ctrl and the solver's warm start d.qacc_warmstart (with
+    contacts, the result depends on it as MuJoCo's does). Everything runs in one compiled
+    call, 1 + (nu + 2nv)·(2 if centered else 1) steps. With contacts, converge the state
+    first and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's
+    advice).
+
+    Args:
+        m: the Model; m.opt.integrator must not be RK4 (as in MuJoCo, no definition here).
+        d: a Data for m; its state is restored after the call (the other fields hold the
+            last perturbed step's intermediates).
+        eps: the perturbation, a positive finite float.
+        centered: centered differences (twice the steps) instead of forward ones.
+
+    Returns:
+        (A, B): (2nv, 2nv) and (2nv, nu) arrays.
+
+    Raises:
+        ValueError: eps is not a positive finite number, or the integrator is RK4.
+        SingularMassError: m has dofs that move no mass or inertia (and no armature).
+    """
+    entry.check_pair(m, d, "transition_derivatives")
+    if (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating))
+            or not math.isfinite(eps) or eps <= 0):
+        raise ValueError(f"transition_derivatives: argument eps must be a positive finite "
+                         f"number, got {eps!r}")
+    if m.opt_integrator[0] == INT_RK4:
+        raise ValueError("transition_derivatives: the RK4 integrator is not supported (as in "
+                         "MuJoCo's mjd_transitionFD: its intermediate stages make no "
+                         "one-step transition to perturb); use Euler, implicit or "
+                         "implicitfast")
+    if m.singular_dofs:
+        check_not_singular(m, "transition_derivatives")
+    A = np.empty((2 * m.nv, 2 * m.nv))
+    B = np.empty((2 * m.nv, m.nu))
+    ep = _k_transition.ep
+    try:
+        mask = ep(d._s, float(eps), bool(centered), A, B)
+    except ZeroDivisionError:
+        raise division_error("transition_derivatives") from None
+    if mask:
+        warn_bad_state(m, d, mask, "transition_derivatives")
+    return A, B
