@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
+from jointspace.step import _k_transition
 from tests.test_constraint import CONTACT_SCENES, _pair
 
 TOL = 1e-6  # relative to the largest entry: two steps that agree to ~1e-14, divided by eps
@@ -85,6 +86,22 @@ def test_matches_mjd_transition_fd(name, integrator, cone, centered):
     np.testing.assert_array_equal(d.ctrl, state[2])
     np.testing.assert_array_equal(d.qacc_warmstart, state[3])
     assert d.time == state[4]
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicitfast", "implicit"])
+def test_skipping_the_position_stage_changes_nothing(integrator):
+    """Reusing the position stage (MuJoCo's mj_stepSkip) gives the full steps' Jacobians.
+
+    Control and velocity columns skip it; the result is the same bit for bit.
+    """
+    m, d, _, _ = _setup("humanoid_lying", integrator, "elliptic")
+    out = []
+    for skip in (True, False):
+        A, B = np.empty((2 * m.nv, 2 * m.nv)), np.empty((2 * m.nv, m.nu))
+        assert _k_transition.ep(d._s, EPS, True, skip, A, B) == 0
+        out.append((A, B))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
 
 
 def test_shapes_and_a_step_without_contacts():

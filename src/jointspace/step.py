@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace.actuation import actuation
 from jointspace.diagnostics import (
     WARN_BADQACC,
     WARN_BADQPOS,
@@ -28,7 +29,8 @@ from jointspace.diagnostics import (
     division_error,
     warn_bad_state,
 )
-from jointspace.forward import forward_stages
+from jointspace.dynamics.energy import energy_vel
+from jointspace.forward import forward_stages, fwd_acceleration, fwd_constraint, fwd_velocity
 from jointspace.integrate import (
     advance,
     diff_pos_kernel,
@@ -163,6 +165,22 @@ def _rk4(m, d):
 
 
 @njit(cache=True, inline="always")
+def _integrate(m, d):
+    """The update of m.opt.integrator after forward (RK4 runs its own three forwards)."""
+    integrator = m.opt_integrator[0]
+    if integrator == INT_EULER:
+        euler(m, d)
+    elif integrator == INT_RK4:
+        _rk4(m, d)
+    elif integrator == INT_IMPLICITFAST:
+        implicitfast(m, d)
+    elif integrator == INT_IMPLICIT:
+        implicit(m, d)
+    else:
+        advance(m, d, d.qacc)
+
+
+@njit(cache=True, inline="always")
 def _step(m, d, nstep):
     """Run nstep steps of check → forward → check → integrate, then check the final state.
 
@@ -181,17 +199,7 @@ def _step(m, d, nstep):
             forward_stages(m, d)
         if m.opt_enableflags[0] & ENBL_FWDINV:
             compare_fwd_inv_stage(m, d)
-        integrator = m.opt_integrator[0]
-        if integrator == INT_EULER:
-            euler(m, d)
-        elif integrator == INT_RK4:
-            _rk4(m, d)
-        elif integrator == INT_IMPLICITFAST:
-            implicitfast(m, d)
-        elif integrator == INT_IMPLICIT:
-            implicit(m, d)
-        else:
-            advance(m, d, d.qacc)
+        _integrate(m, d)
     bad |= _check(m, d, d.qpos, WARN_BADQPOS)
     bad |= _check(m, d, d.qvel, WARN_BADQVEL)
     return bad
@@ -258,14 +266,42 @@ def _state_diff(m, q1, v1, q2, v2, h, col, out, tmp):
         out[nv + k, col] = (v2[k] - v1[k]) / h
 
 
+@njit(cache=True)
+def _step_from_velocity(m, d, warmstart):
+    """One step that reuses d's position stage (qpos unchanged since it ran): mj_stepSkip.
+
+    MuJoCo's mjSTAGE_POS skip: velocity, actuation, acceleration and constraint stages,
+    the qacc check, the integrator, the final checks. Every stage it skips depends on qpos
+    alone, so the step equals `_step`'s; a bad qvel or qacc (whose check resets the state)
+    falls back to the full step, from the same inputs (the warm start put back). Not for RK4.
+    """
+    if bad_element(d.qvel) >= 0:
+        return _step_entry(d, 1)
+    fwd_velocity(m, d)
+    energy_vel(m, d)
+    actuation(m, d)
+    fwd_acceleration(m, d)
+    fwd_constraint(m, d)
+    if bad_element(d.qacc) >= 0:
+        d.qacc_warmstart[:] = warmstart
+        return _step_entry(d, 1)
+    if m.opt_enableflags[0] & ENBL_FWDINV:
+        compare_fwd_inv_stage(m, d)
+    _integrate(m, d)
+    return _check(m, d, d.qpos, WARN_BADQPOS) | _check(m, d, d.qvel, WARN_BADQVEL)
+
+
 @njit(cache=True, nogil=True)
-def _transition_entry(d, eps, centered, A, B):
+def _transition_entry(d, eps, centered, skip, A, B):
     """A (2nv, 2nv) and B (2nv, nu) by finite differences of one step; returns the checks' mask.
 
     As mjd_stepFD: the unperturbed step, then each control (one-sided at a ctrlrange
     limit), velocity and tangent position perturbed in turn (forward, and backward when
     centered), every step started from the saved time, qpos, qvel, ctrl and
     qacc_warmstart (and qfrc_applied, xfrc_applied, mocap, which only a reset changes).
+    With skip, control and velocity perturbations reuse the position stage of the
+    unperturbed step (`_step_from_velocity`, as MuJoCo skips it) when that step was clean;
+    skip=False runs every step in full (the reference its test compares with, bit for bit).
     """
     m = d.model
     nq = m.nq
@@ -290,7 +326,7 @@ def _transition_entry(d, eps, centered, A, B):
     dpos = np.zeros(nv)
     bad = 0
     for stage in range(4):
-        # stage 0: unperturbed; 1: controls; 2: velocities; 3: positions
+        # stage 0: unperturbed; 1: controls; 2: velocities (position stage skipped); 3: positions
         count = 1 if stage == 0 else (nu if stage == 1 else nv)
         for i in range(count):
             fwd = True
@@ -313,7 +349,13 @@ def _transition_entry(d, eps, centered, A, B):
                     dpos[i] = 1.0
                     integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
                     dpos[i] = 0.0
-                bad |= _step_entry(d, 1)
+                if stage == 0:
+                    bad |= _step_entry(d, 1)
+                    skip = skip and bad == 0
+                elif stage < 3 and skip:
+                    bad |= _step_from_velocity(m, d, w0)
+                else:
+                    bad |= _step_entry(d, 1)
                 if stage == 0:
                     qn[:] = d.qpos
                     vn[:] = d.qvel
@@ -397,7 +439,7 @@ def transition_derivatives(m, d, eps=1e-6, centered=False):
     B = np.empty((2 * m.nv, m.nu))
     ep = _k_transition.ep
     try:
-        mask = ep(d._s, float(eps), bool(centered), A, B)
+        mask = ep(d._s, float(eps), bool(centered), True, A, B)
     except ZeroDivisionError:
         raise division_error("transition_derivatives") from None
     if mask:

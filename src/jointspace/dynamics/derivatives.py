@@ -371,7 +371,9 @@ def _rnea_derivatives_checked(d, q, v, a, use_fext, fext, dtau_dq, dtau_dv, mass
 
 
 _k_rnea_derivatives = entry.Kernel(
-    _rnea_derivatives_checked, sig=(None, entry.IN1, entry.IN1, entry.IN1, None, entry.IN2, entry.OUT2, entry.OUT2, entry.OUT2))
+    _rnea_derivatives_checked,
+    sig=(None, entry.IN1, entry.IN1, entry.IN1, None, entry.IN2, entry.OUT2, entry.OUT2,
+         entry.OUT2))
 # ── end of generated code ──
 
 
@@ -434,7 +436,9 @@ def _aba_derivatives_checked(d, q, v, tau, use_fext, fext, ddq_dq, ddq_dv, minv)
 
 
 _k_aba_derivatives = entry.Kernel(
-    _aba_derivatives_checked, sig=(None, entry.IN1, entry.IN1, entry.IN1, None, entry.IN2, entry.OUT2, entry.OUT2, entry.OUT2))
+    _aba_derivatives_checked,
+    sig=(None, entry.IN1, entry.IN1, entry.IN1, None, entry.IN2, entry.OUT2, entry.OUT2,
+         entry.OUT2))
 # ── end of generated code ──
 
 
@@ -447,11 +451,12 @@ def rnea_derivatives(m, d, q, v, a, f_ext=None):
     """Partial derivatives of the inverse dynamics τ = rnea(q, v, a, f_ext).
 
     Pinocchio's computeRNEADerivatives: ∂τ/∂q in the tangent space (column j: d/dε of τ
-    at `integrate_pos(q, ε e_j)`), ∂τ/∂v, and ∂τ/∂a = M, by the O(n·d) recursion of Carpentier & Mansard (RSS 2018) in the
-    module docstring. One compiled call runs kinematics, com_pos, com_vel, the RNEA and the
-    derivative passes. As `rnea`: M includes armature, gravity is m.opt.gravity, and
-    f_ext are world-fixed wrenches at the bodies' centers of mass (so, unlike Pinocchio's
-    local-frame fext, they do not turn with the body).
+    at `integrate_pos(q, ε e_j)`), ∂τ/∂v, and ∂τ/∂a = M, by the O(n·d) recursion of
+    Carpentier & Mansard (RSS 2018) in the module docstring. One compiled call runs
+    kinematics, com_pos, com_vel, the RNEA and the derivative passes. As `rnea`: M
+    includes armature, gravity is m.opt.gravity, and f_ext are world-fixed wrenches at the
+    bodies' centers of mass (so, unlike Pinocchio's local-frame fext, they do not turn with
+    the body).
 
     Args:
         m: the Model.
@@ -507,10 +512,11 @@ def aba_derivatives(m, d, q, v, tau, f_ext=None):
     """Partial derivatives of the forward dynamics q̈ = aba(q, v, tau, f_ext).
 
     Pinocchio's computeABADerivatives: ∂q̈/∂q in the tangent space (as
-    `rnea_derivatives`), ∂q̈/∂v and ∂q̈/∂τ = M⁻¹: differentiating M q̈ + b(q, v) = τ gives ∂q̈/∂x = -M⁻¹ ∂τ/∂x at q̈ = aba(q, v, tau),
-    with ∂τ/∂x from `rnea_derivatives` and M⁻¹ from `minv` (Carpentier & Mansard, RSS 2018,
-    §IV.C). One compiled call; O(n·d) for the derivatives of τ and M⁻¹, O(n³) for the two
-    products.
+    `rnea_derivatives`), ∂q̈/∂v and ∂q̈/∂τ = M⁻¹. Differentiating M q̈ + b(q, v) = τ
+    gives ∂q̈/∂x = -M⁻¹ ∂τ/∂x at q̈ = aba(q, v, tau), with ∂τ/∂x from
+    `rnea_derivatives` and M⁻¹ from `minv` (Carpentier & Mansard, RSS 2018, §IV.C). One
+    compiled call; O(n·d) for ∂τ/∂x, O(n²) for M⁻¹, and the two products skip the zeros
+    of ∂τ/∂x (dofs on different branches).
 
     Args:
         m: the Model.

@@ -1,0 +1,80 @@
+"""Finite-differenced step Jacobians: js.transition_derivatives vs mujoco.mjd_transitionFD.
+
+Run: python benchmarks/bench_transition.py [--quick]
+
+Scenes (tests/test_constraint.py's): the humanoid lying on the floor (27 dofs, 21 motors,
+11 contacts) and the quadruped standing, stepped into contact by MuJoCo; both libraries then
+differentiate one step from the same state and warm start, forward and centered, timed in
+alternation batch by batch (single-threaded, both). Two solver settings: the models'
+defaults (Newton, tolerance 1e-8), and MuJoCo's advice for finite differences (tolerance 0,
+a fixed number of iterations). The ratio is the median over rounds of ours / MuJoCo's.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import mujoco
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _timing import interleaved, table  # noqa: E402
+
+import jointspace as js  # noqa: E402
+from tests.test_constraint import CONTACT_SCENES, _pair  # noqa: E402
+
+EPS = 1e-6
+
+
+def _scene(name):
+    xml, steps, qvel = CONTACT_SCENES[name]
+    m, mjm, mjd = _pair(xml)
+    if qvel is not None:
+        mjd.qvel[:] = qvel
+    for _ in range(steps):
+        mujoco.mj_step(mjm, mjd)
+    mjd.ctrl[:] = np.random.default_rng(0).uniform(-0.3, 0.3, mjm.nu)
+    d = js.make_data(m)
+    d.time = mjd.time
+    d.qpos[:] = mjd.qpos
+    d.qvel[:] = mjd.qvel
+    d.ctrl[:] = mjd.ctrl
+    d.qacc_warmstart[:] = mjd.qacc_warmstart
+    return m, d, mjm, mjd
+
+
+def main(argv=None):
+    """Run the benchmark and print the table."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="few repetitions (CI smoke run)")
+    args = ap.parse_args(argv)
+    repeat = 3 if args.quick else 11
+    t0 = time.perf_counter()
+    rows = []
+    for name in ("humanoid_lying", "quadruped_standing"):
+        m, d, mjm, mjd = _scene(name)
+        nx = 2 * mjm.nv
+        A, B = np.zeros((nx, nx)), np.zeros((nx, mjm.nu))
+        for setting, tol, iters in (("defaults", None, None), ("tolerance 0, 10 iter.", 0.0, 10)):
+            if tol is not None:
+                for mm in (m, mjm):
+                    mm.opt.tolerance = tol
+                    mm.opt.iterations = iters
+            for centered in (False, True):
+                o, j = interleaved([
+                    lambda c=centered: js.transition_derivatives(m, d, EPS, c),
+                    lambda c=centered: mujoco.mjd_transitionFD(mjm, mjd, EPS, c, A, B, None,
+                                                               None)], repeat, budget=0.1)
+                rows.append([f"{name} ({mjd.ncon} contacts)", setting,
+                             "centered" if centered else "forward",
+                             f"{np.median(o) * 1e3:.2f}", f"{np.median(j) * 1e3:.2f}",
+                             f"{np.median(o / j):.2f}"])
+    print(table(rows, ["scene", "solver", "differences", "jointspace ms", "MuJoCo ms",
+                       "ours/MuJoCo"]))
+    print(f"\n(total benchmark time {time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
