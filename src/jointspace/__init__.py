@@ -39,6 +39,7 @@ from jointspace.inverse import (
     compare_fwd_inv,
     cone_project,
     inverse,
+    inverse_derivatives,
     inverse_step,
     inverse_trajectory,
 )
@@ -80,4 +81,5 @@ __all__ = [
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
     "rnea_derivatives", "aba_derivatives", "transition_derivatives",
+    "inverse_derivatives",
 ]

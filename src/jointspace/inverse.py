@@ -76,6 +76,7 @@ from jointspace.integrate import (
     free_block,
     implicit_matrix,
     implicitfast_matrix,
+    integrate_pos_kernel,
     is_free_body,
 )
 from jointspace.solver.cost import mul_j, mul_jt, mul_m, solve_m
@@ -607,11 +608,78 @@ def _forward_compare(m, d):
     return bad
 
 
+@njit(cache=True, inline="always")
+def _inv_force(m, d, use_actuation, out):
+    """out = qfrc_inverse, less qfrc_actuator with use_actuation (mjd_inverseFD's force)."""
+    if use_actuation:
+        actuation(m, d)
+    for k in range(m.nv):
+        out[k] = d.qfrc_inverse[k] - (d.qfrc_actuator[k] if use_actuation else 0.0)
+
+
+@njit(cache=True, nogil=True)
+def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
+    """∂f/∂qpos (tangent), ∂f/∂qvel, ∂f/∂qacc of the inverse by finite differences.
+
+    mjd_inverseFD: the inverse at (qpos, qvel, qacc), then each acceleration (acceleration
+    stage only: the rows, aref and the rest do not depend on it), velocity (velocity stage
+    onward) and tangent position (everything) perturbed in turn, forward (and backward when
+    centered); out[:, i] = ∂f/∂x_i. Returns the inverse's code (OK, or the first failure).
+    """
+    m = d.model
+    nv = m.nv
+    code, need = _inverse(m, d, -1)
+    if code != OK:
+        return code
+    disc = _discrete_flag(m, -1)
+    q0 = d.qpos.copy()
+    f0 = np.empty(nv)
+    fp = np.empty(nv)
+    fm = np.empty(nv)
+    dpos = np.zeros(nv)
+    _inv_force(m, d, use_actuation, f0)
+    for stage in range(3):
+        # 0: accelerations; 1: velocities; 2: positions
+        out = DfDa if stage == 0 else (DfDv if stage == 1 else DfDq)
+        for i in range(nv):
+            for sign in (1.0, -1.0):
+                if sign < 0 and not centered:
+                    continue
+                if stage == 0:
+                    x = d.qacc[i]
+                    d.qacc[i] = x + sign * eps
+                    _inv_acceleration(m, d, disc)
+                    d.qacc[i] = x
+                elif stage == 1:
+                    x = d.qvel[i]
+                    d.qvel[i] = x + sign * eps
+                    fwd_velocity(m, d)
+                    reference(m, d)
+                    _inv_acceleration(m, d, disc)
+                    d.qvel[i] = x
+                else:
+                    dpos[i] = 1.0
+                    integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
+                    dpos[i] = 0.0
+                    code, need = _inverse(m, d, -1)
+                    d.qpos[:] = q0
+                    if code != OK:
+                        return code
+                _inv_force(m, d, use_actuation, fp if sign > 0 else fm)
+            for k in range(nv):
+                if centered:
+                    out[k, i] = (fp[k] - fm[k]) / (2.0 * eps)
+                else:
+                    out[k, i] = (fp[k] - f0[k]) / eps
+    return OK
+
+
 _k_inverse = entry.Kernel(_inverse_entry)
 _k_forward_compare = entry.Kernel(_forward_compare)
 _k_inverse_step = entry.Kernel(_inverse_step_entry)
 _k_trajectory = entry.Kernel(_inverse_trajectory)
 _k_cone = entry.Kernel(_cone_project_batch)
+_k_inverse_fd = entry.Kernel(_inverse_fd_entry)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -767,6 +835,49 @@ class InverseTrajectory:
         """Short description with the sizes."""
         return (f"InverseTrajectory(T={self.qfrc_inverse.shape[0]}, "
                 f"max contacts={self.contact_force.shape[1]}, max rows={self.efc_force.shape[1]})")
+
+
+def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
+    """Jacobians of the inverse with contacts, ∂f/∂qpos, ∂f/∂qvel, ∂f/∂qacc (mjd_inverseFD).
+
+    f = d.qfrc_inverse of `inverse` at d's (qpos, qvel, qacc), less d.qfrc_actuator with
+    `actuation` (MuJoCo's flg_actuation); derivatives by finite differences in one compiled
+    call, forward (MuJoCo's definition) or centered: column i of each is ∂f/∂x_i (MuJoCo's
+    outputs are these matrices transposed), the position columns in the tangent space
+    (`integrate_pos(qpos, ±eps e_i)`). Acceleration columns rerun only the closed-form
+    constraint forces and RNEA, velocity columns the velocity stage onward (the rows and
+    contacts are those of qpos). Honors the "invdiscrete" flag as `inverse` does. d holds
+    the last perturbed evaluation afterwards, its qpos, qvel, qacc as before.
+
+    Args:
+        m: the Model.
+        d: a Data for m (reads qpos, qvel, qacc, ctrl).
+        eps: the perturbation, a positive finite float.
+        actuation: subtract qfrc_actuator from qfrc_inverse.
+        centered: centered differences (twice the evaluations) instead of forward ones.
+
+    Returns:
+        (DfDq, DfDv, DfDa), each (nv, nv).
+
+    Raises:
+        ValueError: eps is not a positive finite number.
+        JointspaceError: as `inverse` (a bad state, the discrete inverse with RK4).
+    """
+    entry.check_pair(m, d, "inverse_derivatives")
+    if (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating))
+            or not math.isfinite(eps) or eps <= 0):
+        raise ValueError(f"inverse_derivatives: argument eps must be a positive finite number, "
+                         f"got {eps!r}")
+    nv = m.nv
+    out = [np.empty((nv, nv)) for _ in range(3)]
+    ep = _k_inverse_fd.ep
+    try:
+        code = ep(d._s, float(eps), bool(actuation), bool(centered), *out)
+    except ZeroDivisionError:
+        raise division_error("inverse_derivatives") from None
+    if code != OK:
+        _raise_for(m, d, code, "inverse_derivatives")
+    return out[0], out[1], out[2]
 
 
 def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
