@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 
 import jointspace as js
+from jointspace import constraint as C
 from jointspace.errors import JointspaceError
 from jointspace.types import ENBL_INVDISCRETE
 from tests.test_inverse import _scene
 
 TOL = 1e-6  # relative to the largest entry: the same differences of inverses that agree
 EPS = 1e-6  # to ~1e-12, divided by eps
+TOL_ACC = 1e-7  # analytical ∂f/∂qacc vs central differences (issue 21's bound)
 
 
 def _state(name, cone, seed=0):
@@ -60,6 +62,40 @@ def test_matches_mjd_inverse_fd(name, cone):
         np.testing.assert_array_equal(d.qpos, q)
         np.testing.assert_array_equal(d.qvel, v)
         np.testing.assert_array_equal(d.qacc, a)
+
+
+@pytest.mark.parametrize("name", ["humanoid_lying", "mixed", "ball_condim6"])
+def test_analytical_acceleration_derivative_matches_central_differences(name):
+    """∂f/∂qacc = M + Jᵀ H J in every zone: quadratic, satisfied, on the cone, friction loss.
+
+    The accelerations are spread (σ up to 30) so that elliptic contacts land inside the
+    cone, on its surface and at the tip, and pyramidal rows on both sides of zero.
+    """
+    states = set()
+    for cone in ("pyramidal", "elliptic"):
+        m, d, _, _ = _state(name, cone)
+        a0 = d.qacc.copy()
+        rng = np.random.default_rng(5)
+        for sigma in (0.0, 1.0, 30.0):
+            a = a0 + sigma * rng.normal(size=m.nv)
+            d.qacc[:] = a
+            Fa = js.inverse_derivatives(m, d, EPS)[2]
+            states |= set(d.efc_state[:d.nefc[0]].tolist())
+            cols = []
+            for j in range(m.nv):
+                f = []
+                for s in (1.0, -1.0):
+                    d.qacc[:] = a
+                    d.qacc[j] += s * EPS
+                    js.inverse(m, d)
+                    f.append(d.qfrc_inverse.copy())
+                cols.append((f[0] - f[1]) / (2 * EPS))
+            scale = max(1.0, float(np.max(np.abs(Fa))))
+            err = float(np.max(np.abs(Fa - np.array(cols).T)))
+            assert err <= TOL_ACC * scale, f"{name} {cone} σ={sigma}: {err:.3g} > {scale:.3g}"
+    assert C.STATE_QUADRATIC in states and C.STATE_SATISFIED in states
+    if name != "mixed":
+        assert C.STATE_CONE in states
 
 
 def test_discrete_inverse_matches_mujoco():

@@ -61,6 +61,7 @@ from jointspace.constraint import (
     warn_cnstrfull,
 )
 from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
+from jointspace.dynamics.crba import crb_stage, dense_from_sparse
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceError, SingularMassError
 from jointspace.forward import (
@@ -608,6 +609,103 @@ def _forward_compare(m, d):
     return bad
 
 
+@njit(cache=True)
+def _cone_jacobian(x, y, mu, n, r0, rF):
+    """∂x/∂y (n, n) of `_cone_project` at a point x on the cone's surface (STATE_CONE).
+
+    x minimizes ½ Σ r_k (x_k − y_k)² subject to g(x) = √(Σ_j (x_j/μ_j)²) − x0 = 0 with
+    multiplier λ = r0 (x0 − y0) (the first KKT row, ∂g/∂x0 = −1). Differentiating the KKT
+    conditions W (x − y) + λ ∇g = 0, g = 0:
+        [[W + λ ∇²g, ∇g], [∇gᵀ, 0]] [dx; dλ] = [W dy; 0],
+    ∇g_j = x_j / (μ_j² T), ∇²g_jl = δ_jl / (μ_j² T) − x_j x_l / (μ_j² μ_l² T³) (j, l ≥ 1),
+    T = √(Σ_j (x_j/μ_j)²), W = diag(r0, r_j) with Algorithm 5's r_j = rF μ_j⁻² / ⟨μ⁻²⟩.
+    """
+    minv2 = 0.0
+    for j in range(1, n):
+        minv2 += 1.0 / (mu[j - 1] * mu[j - 1])
+    minv2 /= n - 1
+    w = np.empty(n)
+    w[0] = r0
+    t2 = 0.0
+    for j in range(1, n):
+        w[j] = rF / (mu[j - 1] * mu[j - 1] * minv2)
+        t2 += (x[j] / mu[j - 1]) ** 2
+    T = math.sqrt(t2)
+    lam = r0 * (x[0] - y[0])
+    K = np.zeros((n + 1, n + 1))
+    rhs = np.zeros((n + 1, n))
+    for k in range(n):
+        K[k, k] = w[k]
+        rhs[k, k] = w[k]
+    K[0, n] = K[n, 0] = -1.0
+    for j in range(1, n):
+        mj2 = mu[j - 1] * mu[j - 1]
+        K[j, n] = K[n, j] = x[j] / (mj2 * T)
+        K[j, j] += lam / (mj2 * T)
+        for k in range(1, n):
+            K[j, k] -= lam * x[j] * x[k] / (mj2 * mu[k - 1] * mu[k - 1] * T * T * T)
+    return np.linalg.solve(K, rhs)[:n]
+
+
+@njit(cache=True)
+def _inverse_acc_jacobian(m, d, out):
+    """out = ∂qfrc_inverse/∂qacc = M + Jᵀ H J of the continuous inverse, analytical.
+
+    qfrc_inverse = M qacc + c − qfrc_passive − Jᵀ f(jar), jar = J qacc − aref, so the
+    derivative is M − Jᵀ (∂f/∂jar) J, and −∂f/∂jar = H is block diagonal by constraint
+    (Theorems 2–4 differentiated at the states of the last `_constraint_forces`): D_i on a
+    row in its quadratic zone (equality rows always), 0 on a linear or satisfied one; on an
+    elliptic contact on the cone's surface, H = (∂x/∂y) diag(D) by `_cone_jacobian`
+    (y = −D jar). At a zone boundary this is the derivative of the zone the row is in.
+    """
+    nv = m.nv
+    crb_stage(m, d)
+    dense_from_sparse(m, d.qM, out)
+    nefc = d.nefc[0]
+    J = d.efc_J
+    D = d.efc_D
+    R = d.efc_R
+    state = d.efc_state
+    jar = d.scratch_efc
+    i = 0
+    while i < nefc:
+        n = 1
+        if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+            n = d.contact_dim[d.efc_id[i]]
+        H = np.zeros((n, n))
+        if n > 1 and state[i] == STATE_CONE:
+            c = d.efc_id[i]
+            y = np.empty(n)
+            x = np.empty(n)
+            mu = np.empty(n - 1)
+            rF = 0.0
+            for k in range(n):
+                y[k] = -D[i + k] * jar[i + k]
+                x[k] = d.efc_force[i + k]
+                if k > 0:
+                    mu[k - 1] = d.contact_friction[c, k - 1]
+                    rF += R[i + k]
+            P = _cone_jacobian(x, y, mu, n, R[i], rF / (n - 1))
+            for k in range(n):
+                for t in range(n):
+                    H[k, t] = P[k, t] * D[i + t]
+        elif state[i] == STATE_QUADRATIC:
+            for k in range(n):
+                H[k, k] = D[i + k]
+        # out += Σ_k,t J_kᵀ H_kt J_t
+        for k in range(n):
+            for t in range(n):
+                h = H[k, t]
+                if h == 0.0:
+                    continue
+                for a in range(nv):
+                    ja = h * J[i + k, a]
+                    if ja != 0.0:
+                        for b in range(nv):
+                            out[a, b] += ja * J[i + t, b]
+        i += n
+
+
 @njit(cache=True, inline="always")
 def _inv_force(m, d, use_actuation, out):
     """out = qfrc_inverse, less qfrc_actuator with use_actuation (mjd_inverseFD's force)."""
@@ -619,12 +717,13 @@ def _inv_force(m, d, use_actuation, out):
 
 @njit(cache=True, nogil=True)
 def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
-    """∂f/∂qpos (tangent), ∂f/∂qvel, ∂f/∂qacc of the inverse by finite differences.
+    """∂f/∂qpos (tangent), ∂f/∂qvel by finite differences, ∂f/∂qacc analytical.
 
-    mjd_inverseFD: the inverse at (qpos, qvel, qacc), then each acceleration (acceleration
-    stage only: the rows, aref and the rest do not depend on it), velocity (velocity stage
-    onward) and tangent position (everything) perturbed in turn, forward (and backward when
-    centered); out[:, i] = ∂f/∂x_i. Returns the inverse's code (OK, or the first failure).
+    mjd_inverseFD: the inverse at (qpos, qvel, qacc); ∂f/∂qacc by `_inverse_acc_jacobian`
+    (for the discrete inverse, by differences of the acceleration stage alone); then each
+    velocity (velocity stage onward) and tangent position (everything) perturbed in turn,
+    forward (and backward when centered); out[:, i] = ∂f/∂x_i. Returns the inverse's code
+    (OK, or the first failure).
     """
     m = d.model
     nv = m.nv
@@ -638,8 +737,13 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     fm = np.empty(nv)
     dpos = np.zeros(nv)
     _inv_force(m, d, use_actuation, f0)
+    if not disc:
+        _inverse_acc_jacobian(m, d, DfDa)
     for stage in range(3):
-        # 0: accelerations; 1: velocities; 2: positions
+        # 0: accelerations (finite differences for the discrete inverse only); 1: velocities;
+        # 2: positions
+        if stage == 0 and not disc:
+            continue
         out = DfDa if stage == 0 else (DfDv if stage == 1 else DfDq)
         for i in range(nv):
             for sign in (1.0, -1.0):
@@ -841,13 +945,15 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     """Jacobians of the inverse with contacts, ∂f/∂qpos, ∂f/∂qvel, ∂f/∂qacc (mjd_inverseFD).
 
     f = d.qfrc_inverse of `inverse` at d's (qpos, qvel, qacc), less d.qfrc_actuator with
-    `actuation` (MuJoCo's flg_actuation); derivatives by finite differences in one compiled
-    call, forward (MuJoCo's definition) or centered: column i of each is ∂f/∂x_i (MuJoCo's
-    outputs are these matrices transposed), the position columns in the tangent space
-    (`integrate_pos(qpos, ±eps e_i)`). Acceleration columns rerun only the closed-form
-    constraint forces and RNEA, velocity columns the velocity stage onward (the rows and
-    contacts are those of qpos). Honors the "invdiscrete" flag as `inverse` does. d holds
-    the last perturbed evaluation afterwards, its qpos, qvel, qacc as before.
+    `actuation` (MuJoCo's flg_actuation), in one compiled call; column i of each is
+    ∂f/∂x_i (MuJoCo's outputs are these matrices transposed). ∂f/∂qacc is analytical:
+    M + Jᵀ H J, H the derivative of the 2014 paper's closed-form constraint forces (D on
+    rows in their quadratic zone, 0 in the others, and on elliptic contacts on the cone's
+    surface the derivative of Algorithm 5's projection); ∂f/∂qpos (tangent space,
+    `integrate_pos(qpos, ±eps e_i)`) and ∂f/∂qvel by finite differences, forward (MuJoCo's
+    definition) or centered, velocity columns rerunning the velocity stage onward only.
+    With the "invdiscrete" flag ∂f/∂qacc is finite-differenced too. d holds the last
+    perturbed evaluation afterwards, its qpos, qvel, qacc as before.
 
     Args:
         m: the Model.
