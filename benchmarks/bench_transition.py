@@ -1,12 +1,18 @@
-"""Finite-differenced step Jacobians: js.transition_derivatives vs mujoco.mjd_transitionFD.
+"""Step and inverse Jacobians: transition_derivatives and inverse_derivatives vs MuJoCo's.
 
 Run: python benchmarks/bench_transition.py [--quick]
+
+Table 1: js.transition_derivatives against mujoco.mjd_transitionFD. Table 2:
+js.inverse_derivatives (∂/∂qacc analytical, ∂/∂qvel and ∂/∂qpos by forward differences)
+against mujoco.mjd_inverseFD (all three by forward differences) at the same state, with the
+acceleration of forward plus noise, both cones.
 
 Scenes: the humanoid lying on the floor (27 dofs, 21 motors, 11 contacts; 1500 steps of
 falling) and the quadruped standing (300 steps), stepped into contact by MuJoCo (constraint
 islands off, as in the parity tests); both libraries then
 differentiate one step from the same state and warm start, forward and centered, timed in
-alternation batch by batch (single-threaded, both). Two solver settings: the models'
+alternation batch by batch: MuJoCo single-threaded (mjd_transitionFD has no threads), ours
+with one thread and with one per core (`nthread`). Two solver settings: the models'
 defaults (Newton, tolerance 1e-8), and MuJoCo's advice for finite differences (tolerance 0,
 a fixed number of iterations). The ratio is the median over rounds of ours / MuJoCo's.
 """
@@ -54,6 +60,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     repeat = 3 if args.quick else 11
     t0 = time.perf_counter()
+    ncpu = os.cpu_count() or 1
     rows = []
     for name in SCENES:
         m, d, mjm, mjd = _scene(name)
@@ -65,15 +72,38 @@ def main(argv=None):
                     mm.opt.tolerance = tol
                     mm.opt.iterations = iters
             for centered in (False, True):
-                o, j = interleaved([
+                o, p, j = interleaved([
                     lambda c=centered: js.transition_derivatives(m, d, EPS, c),
+                    lambda c=centered: js.transition_derivatives(m, d, EPS, c, nthread=ncpu),
                     lambda c=centered: mujoco.mjd_transitionFD(mjm, mjd, EPS, c, A, B, None,
                                                                None)], repeat, budget=0.1)
                 rows.append([f"{name} ({mjd.ncon} contacts)", setting,
                              "centered" if centered else "forward",
-                             f"{np.median(o) * 1e3:.2f}", f"{np.median(j) * 1e3:.2f}",
-                             f"{np.median(o / j):.2f}"])
-    print(table(rows, ["scene", "solver", "differences", "jointspace ms", "MuJoCo ms",
+                             f"{np.median(o) * 1e3:.2f}", f"{np.median(p) * 1e3:.2f}",
+                             f"{np.median(j) * 1e3:.2f}", f"{np.median(o / j):.2f}",
+                             f"{np.median(p / j):.2f}"])
+    print(table(rows, ["scene", "solver", "differences", "jointspace ms (1 thread)",
+                       f"jointspace ms ({ncpu} threads)", "MuJoCo ms", "ours/MuJoCo",
+                       f"ours {ncpu} threads/MuJoCo"]))
+    print()
+    rows = []
+    for name in SCENES:
+        for cone in ("pyramidal", "elliptic"):
+            m, d, mjm, mjd = _scene(name)
+            m.opt.cone = cone
+            mjm.opt.cone = 0 if cone == "pyramidal" else 1
+            js.forward(m, d)
+            d.qacc[:] = d.qacc + np.random.default_rng(1).normal(size=m.nv)
+            mjd.qacc[:] = d.qacc
+            nv = m.nv
+            out = [np.zeros((nv, nv)) for _ in range(3)]
+            o, j = interleaved([
+                lambda: js.inverse_derivatives(m, d, EPS),
+                lambda: mujoco.mjd_inverseFD(mjm, mjd, EPS, 0, *out, None, None, None, None)],
+                repeat, budget=0.1)
+            rows.append([f"{name} ({mjd.ncon} contacts)", cone, f"{np.median(o) * 1e3:.3f}",
+                         f"{np.median(j) * 1e3:.3f}", f"{np.median(o / j):.2f}"])
+    print(table(rows, ["scene", "cone", "inverse_derivatives ms", "mjd_inverseFD ms",
                        "ours/MuJoCo"]))
     print(f"\n(total benchmark time {time.perf_counter() - t0:.1f} s)")
 

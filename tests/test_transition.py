@@ -98,10 +98,31 @@ def test_skipping_the_position_stage_changes_nothing(integrator):
     out = []
     for skip in (True, False):
         A, B = np.empty((2 * m.nv, 2 * m.nv)), np.empty((2 * m.nv, m.nu))
-        assert _k_transition.ep(d._s, EPS, True, skip, A, B) == 0
+        assert _k_transition.ep(d._s, EPS, True, skip, 0, m.nu + 2 * m.nv, A, B) == 0
         out.append((A, B))
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_threads_give_the_same_jacobians():
+    """Columns split over threads, each on its own copy of d: bit for bit one thread's."""
+    m, d, _, _ = _setup("humanoid_lying", "Euler", "elliptic")
+    state = (d.qpos.copy(), d.qvel.copy(), d.qacc_warmstart.copy())
+    one = js.transition_derivatives(m, d, EPS, True)
+    for n in (2, 3, 200):
+        many = js.transition_derivatives(m, d, EPS, True, nthread=n)
+        np.testing.assert_array_equal(many[0], one[0])
+        np.testing.assert_array_equal(many[1], one[1])
+    np.testing.assert_array_equal(d.qpos, state[0])
+    np.testing.assert_array_equal(d.qvel, state[1])
+    np.testing.assert_array_equal(d.qacc_warmstart, state[2])
+
+
+@pytest.mark.parametrize("nthread", [0, -1, 1.5, True, "2"])
+def test_bad_nthread_is_refused(nthread):
+    m = js.models.arm7()
+    with pytest.raises(ValueError, match="transition_derivatives: argument nthread"):
+        js.transition_derivatives(m, js.make_data(m), nthread=nthread)
 
 
 def test_shapes_and_a_step_without_contacts():

@@ -13,7 +13,10 @@ Jacobians A = ∂x'/∂x, B = ∂x'/∂u of one step, x = (qpos in the tangent s
 MuJoCo's mjd_transitionFD (engine_derivative_fd.c).
 """
 
+import copy
 import math
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -292,8 +295,8 @@ def _step_from_velocity(m, d, warmstart):
 
 
 @njit(cache=True, nogil=True)
-def _transition_entry(d, eps, centered, skip, A, B):
-    """A (2nv, 2nv) and B (2nv, nu) by finite differences of one step; returns the checks' mask.
+def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
+    """Columns [c0, c1) of (B | A) by finite differences of one step; returns the checks' mask.
 
     As mjd_stepFD: the unperturbed step, then each control (one-sided at a ctrlrange
     limit), velocity and tangent position perturbed in turn (forward, and backward when
@@ -302,6 +305,8 @@ def _transition_entry(d, eps, centered, skip, A, B):
     With skip, control and velocity perturbations reuse the position stage of the
     unperturbed step (`_step_from_velocity`, as MuJoCo skips it) when that step was clean;
     skip=False runs every step in full (the reference its test compares with, bit for bit).
+    Columns are numbered controls (nu), velocities (nv), positions (nv): threads take
+    disjoint ranges, each on its own Data (each also runs the unperturbed step).
     """
     m = d.model
     nq = m.nq
@@ -328,7 +333,10 @@ def _transition_entry(d, eps, centered, skip, A, B):
     for stage in range(4):
         # stage 0: unperturbed; 1: controls; 2: velocities (position stage skipped); 3: positions
         count = 1 if stage == 0 else (nu if stage == 1 else nv)
+        first = 0 if stage < 2 else (nu if stage == 2 else nu + nv)
         for i in range(count):
+            if stage > 0 and not c0 <= first + i < c1:
+                continue
             fwd = True
             back = centered
             if stage == 1 and m.actuator_ctrllimited[i]:
@@ -392,9 +400,28 @@ def _transition_entry(d, eps, centered, skip, A, B):
 
 
 _k_transition = entry.Kernel(_transition_entry)
+_POOL = [None]  # a ThreadPoolExecutor shared by the calls with nthread > 1, grown on demand
+_COPIES = weakref.WeakKeyDictionary()  # Data → the Data copies its threads step
+# the inputs of a step (MuJoCo's full physics state, controls, applied forces, warm start)
+_INPUTS = ("qpos", "qvel", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied",
+           "mocap_pos", "mocap_quat", "eq_active")
 
 
-def transition_derivatives(m, d, eps=1e-6, centered=False):
+def _thread_data(m, d, n):
+    """n − 1 Data copies of d (kept between calls) holding d's inputs, for n threads."""
+    copies = _COPIES.get(d)
+    if copies is None or len(copies) < n - 1:
+        copies = [copy.deepcopy(d) for _ in range(n - 1)]
+        _COPIES[d] = copies
+    for dc in copies[:n - 1]:
+        entry.check_pair(m, dc, "transition_derivatives")
+        dc.time = d.time
+        for name in _INPUTS:
+            getattr(dc, name)[...] = getattr(d, name)
+    return [d, *copies[:n - 1]]
+
+
+def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
     """Finite-differenced Jacobians of one step: A = ∂x'/∂x, B = ∂x'/∂u (mjd_transitionFD).
 
     x = (qpos in the tangent space, qvel, act) with x' the state after `step(m, d)` from x
@@ -404,10 +431,12 @@ def transition_derivatives(m, d, eps=1e-6, centered=False):
     forward differences, or centered ones with `centered=True`; a control at its ctrlrange
     limit (ctrllimited) is differenced one-sided, inward. Every perturbed step starts from
     the saved time, qpos, qvel, ctrl and the solver's warm start d.qacc_warmstart (with
-    contacts, the result depends on it as MuJoCo's does). Everything runs in one compiled
-    call, 1 + (nu + 2nv)·(2 if centered else 1) steps. With contacts, converge the state
-    first and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's
-    advice).
+    contacts, the result depends on it as MuJoCo's does); control and velocity columns
+    reuse the unperturbed step's position stage, as MuJoCo's mj_stepSkip (bit for bit the
+    full step's result). One compiled call, 1 + (nu + 2nv)·(2 if centered else 1) steps;
+    with nthread > 1 the columns are split among threads, each stepping its own copy of d
+    (made once per d and kept), the GIL released. With contacts, converge the state first
+    and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's advice).
 
     Args:
         m: the Model; m.opt.integrator must not be RK4 (as in MuJoCo, no definition here).
@@ -415,12 +444,14 @@ def transition_derivatives(m, d, eps=1e-6, centered=False):
             last perturbed step's intermediates).
         eps: the perturbation, a positive finite float.
         centered: centered differences (twice the steps) instead of forward ones.
+        nthread: threads to spread the columns over (results identical for any count).
 
     Returns:
         (A, B): (2nv, 2nv) and (2nv, nu) arrays.
 
     Raises:
-        ValueError: eps is not a positive finite number, or the integrator is RK4.
+        ValueError: eps is not a positive finite number, nthread not a positive integer,
+            or the integrator is RK4.
         SingularMassError: m has dofs that move no mass or inertia (and no armature).
     """
     entry.check_pair(m, d, "transition_derivatives")
@@ -428,6 +459,9 @@ def transition_derivatives(m, d, eps=1e-6, centered=False):
             or not math.isfinite(eps) or eps <= 0):
         raise ValueError(f"transition_derivatives: argument eps must be a positive finite "
                          f"number, got {eps!r}")
+    if isinstance(nthread, bool) or not isinstance(nthread, (int, np.integer)) or nthread < 1:
+        raise ValueError(f"transition_derivatives: argument nthread must be a positive "
+                         f"integer, got {nthread!r}")
     if m.opt_integrator[0] == INT_RK4:
         raise ValueError("transition_derivatives: the RK4 integrator is not supported (as in "
                          "MuJoCo's mjd_transitionFD: its intermediate stages make no "
@@ -437,9 +471,26 @@ def transition_derivatives(m, d, eps=1e-6, centered=False):
         check_not_singular(m, "transition_derivatives")
     A = np.empty((2 * m.nv, 2 * m.nv))
     B = np.empty((2 * m.nv, m.nu))
+    ncol = m.nu + 2 * m.nv
+    n = int(min(nthread, max(ncol, 1)))
     ep = _k_transition.ep
     try:
-        mask = ep(d._s, float(eps), bool(centered), True, A, B)
+        if n == 1:
+            mask = ep(d._s, float(eps), bool(centered), True, 0, ncol, A, B)
+        else:
+            datas = _thread_data(m, d, n)
+            if _POOL[0] is None or _POOL[0]._max_workers < n:
+                _POOL[0] = ThreadPoolExecutor(max_workers=n)
+            if getattr(ep, "__self__", None) is _k_transition:  # compile before the threads
+                ep(datas[0]._s, float(eps), bool(centered), True, 0, 0, A, B)
+                ep = _k_transition.ep
+            bounds = [ncol * k // n for k in range(n + 1)]
+            futures = [_POOL[0].submit(ep, dk._s, float(eps), bool(centered), True,
+                                       bounds[k], bounds[k + 1], A, B)
+                       for k, dk in enumerate(datas)]
+            mask = 0
+            for f in futures:
+                mask |= f.result()
     except ZeroDivisionError:
         raise division_error("transition_derivatives") from None
     if mask:
