@@ -20,7 +20,11 @@ from tests.test_inverse import _scene
 
 TOL = 1e-6  # relative to the largest entry: the same differences of inverses that agree
 EPS = 1e-6  # to ~1e-12, divided by eps
-TOL_ACC = 1e-7  # analytical ∂f/∂qacc vs central differences (issue 21's bound)
+TOL_ACC = 1e-7  # analytical ∂f/∂qacc, ∂f/∂qvel vs central differences (issue 21's bound)
+# our analytical ∂f/∂qvel vs MuJoCo's forward differences: on an elliptic contact on the
+# cone's curved surface they carry a truncation error ~ eps B² (curvature), B ~ 1/timeconst
+# (measured 2e-5 relative on the humanoid; central differences agree to 1e-7, below)
+TOL_VEL_MJ = 1e-4
 
 
 def _state(name, cone, seed=0):
@@ -42,10 +46,10 @@ def _mujoco(mjm, mjd, actuation):
     return [x.T for x in out]
 
 
-def _close(actual, desired, what):
+def _close(actual, desired, what, tol=TOL):
     scale = max(1.0, float(np.max(np.abs(desired))))
     err = float(np.max(np.abs(actual - desired)))
-    assert err <= TOL * scale, f"{what}: max error {err:.3g} > {TOL:.1g} × {scale:.3g}"
+    assert err <= tol * scale, f"{what}: max error {err:.3g} > {tol:.1g} × {scale:.3g}"
 
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
@@ -58,18 +62,21 @@ def test_matches_mjd_inverse_fd(name, cone):
         theirs = _mujoco(mjm, mjd, actuation)
         assert d.ncon[0] == mjd.ncon > 0
         for x, y, w in zip(ours, theirs, ("DfDq", "DfDv", "DfDa")):
-            _close(x, y, f"{name} {cone} {w} actuation={actuation}")
+            tol = TOL_VEL_MJ if w == "DfDv" and cone == "elliptic" else TOL
+            _close(x, y, f"{name} {cone} {w} actuation={actuation}", tol)
         np.testing.assert_array_equal(d.qpos, q)
         np.testing.assert_array_equal(d.qvel, v)
         np.testing.assert_array_equal(d.qacc, a)
 
 
 @pytest.mark.parametrize("name", ["humanoid_lying", "mixed", "ball_condim6"])
-def test_analytical_acceleration_derivative_matches_central_differences(name):
-    """∂f/∂qacc = M + Jᵀ H J in every zone: quadratic, satisfied, on the cone, friction loss.
+def test_analytical_derivatives_match_central_differences(name):
+    """∂f/∂qacc = M + Jᵀ H J and ∂f/∂qvel in every zone (quadratic, satisfied, cone, …).
 
-    The accelerations are spread (σ up to 30) so that elliptic contacts land inside the
-    cone, on its surface and at the tip, and pyramidal rows on both sides of zero.
+    ∂f/∂qvel is analytical on the humanoid and the ball (no equality rows), centered
+    differences on the mixed scene (its equality). The accelerations are spread (σ up to 30) so that
+    elliptic contacts land inside the cone, on its surface and at the tip, and pyramidal
+    rows on both sides of zero.
     """
     states = set()
     for cone in ("pyramidal", "elliptic"):
@@ -79,20 +86,23 @@ def test_analytical_acceleration_derivative_matches_central_differences(name):
         for sigma in (0.0, 1.0, 30.0):
             a = a0 + sigma * rng.normal(size=m.nv)
             d.qacc[:] = a
-            Fa = js.inverse_derivatives(m, d, EPS)[2]
+            _, Fv, Fa = js.inverse_derivatives(m, d, EPS, centered=True)
             states |= set(d.efc_state[:d.nefc[0]].tolist())
-            cols = []
-            for j in range(m.nv):
-                f = []
-                for s in (1.0, -1.0):
-                    d.qacc[:] = a
-                    d.qacc[j] += s * EPS
-                    js.inverse(m, d)
-                    f.append(d.qfrc_inverse.copy())
-                cols.append((f[0] - f[1]) / (2 * EPS))
-            scale = max(1.0, float(np.max(np.abs(Fa))))
-            err = float(np.max(np.abs(Fa - np.array(cols).T)))
-            assert err <= TOL_ACC * scale, f"{name} {cone} σ={sigma}: {err:.3g} > {scale:.3g}"
+            for F, x, w in ((Fa, d.qacc, "qacc"), (Fv, d.qvel, "qvel")):
+                x0 = x.copy()
+                cols = []
+                for j in range(m.nv):
+                    f = []
+                    for s in (1.0, -1.0):
+                        x[:] = x0
+                        x[j] += s * EPS
+                        js.inverse(m, d)
+                        f.append(d.qfrc_inverse.copy())
+                    cols.append((f[0] - f[1]) / (2 * EPS))
+                x[:] = x0
+                scale = max(1.0, float(np.max(np.abs(F))))
+                err = float(np.max(np.abs(F - np.array(cols).T)))
+                assert err <= TOL_ACC * scale, f"{name} {cone} σ={sigma} ∂/∂{w}: {err:.3g}"
     assert C.STATE_QUADRATIC in states and C.STATE_SATISFIED in states
     if name != "mixed":
         assert C.STATE_CONE in states

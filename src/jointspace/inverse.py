@@ -62,6 +62,7 @@ from jointspace.constraint import (
 )
 from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
 from jointspace.dynamics.crba import crb_stage, dense_from_sparse
+from jointspace.dynamics.derivatives import rnea_derivatives_kernel
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceError, SingularMassError
 from jointspace.forward import (
@@ -83,6 +84,7 @@ from jointspace.integrate import (
 from jointspace.solver.cost import mul_j, mul_jt, mul_m, solve_m
 from jointspace.types import (
     DSBL_ACTUATION,
+    DSBL_DAMPER,
     DSBL_GRAVITY,
     ENBL_INVDISCRETE,
     INT_EULER,
@@ -648,19 +650,29 @@ def _cone_jacobian(x, y, mu, n, r0, rF):
 
 
 @njit(cache=True)
-def _inverse_acc_jacobian(m, d, out):
-    """out = ∂qfrc_inverse/∂qacc = M + Jᵀ H J of the continuous inverse, analytical.
+def _inverse_jacobians(m, d, out, outv, with_v):
+    """out = ∂f/∂qacc = M + Jᵀ H J; with with_v, outv = ∂f/∂qvel, both analytical.
 
-    qfrc_inverse = M qacc + c − qfrc_passive − Jᵀ f(jar), jar = J qacc − aref, so the
-    derivative is M − Jᵀ (∂f/∂jar) J, and −∂f/∂jar = H is block diagonal by constraint
+    f = qfrc_inverse = M qacc + c(q, qvel) − qfrc_passive − Jᵀ φ(jar), jar = J qacc − aref,
+    so ∂f/∂qacc = M − Jᵀ (∂φ/∂jar) J, and −∂φ/∂jar = H is block diagonal by constraint
     (Theorems 2–4 differentiated at the states of the last `_constraint_forces`): D_i on a
     row in its quadratic zone (equality rows always), 0 on a linear or satisfied one; on an
     elliptic contact on the cone's surface, H = (∂x/∂y) diag(D) by `_cone_jacobian`
     (y = −D jar). At a zone boundary this is the derivative of the zone the row is in.
+    Without equality rows aref = −B J qvel − K I (pos − margin) (B = efc_KBIP[:, 1]), so
+    ∂f/∂qvel = ∂c/∂qvel (`rnea_derivatives_kernel`) + diag(dof_damping) + Jᵀ H B J.
+    Needs the inverse's stages at d (rne at qacc included).
     """
     nv = m.nv
+    if with_v:
+        work = np.empty((2, nv, nv))
+        rnea_derivatives_kernel(m, d, False, d.cfrc_ext, work[0], outv, work[1])
+        if (m.opt_disableflags[0] & DSBL_DAMPER) == 0:
+            for k in range(nv):
+                outv[k, k] += m.dof_damping[k]
     crb_stage(m, d)
     dense_from_sparse(m, d.qM, out)
+    kb = d.efc_KBIP
     nefc = d.nefc[0]
     J = d.efc_J
     D = d.efc_D
@@ -698,11 +710,14 @@ def _inverse_acc_jacobian(m, d, out):
                 h = H[k, t]
                 if h == 0.0:
                     continue
+                bt = kb[i + t, 1]
                 for a in range(nv):
                     ja = h * J[i + k, a]
                     if ja != 0.0:
                         for b in range(nv):
                             out[a, b] += ja * J[i + t, b]
+                            if with_v:
+                                outv[a, b] += ja * bt * J[i + t, b]
         i += n
 
 
@@ -717,11 +732,11 @@ def _inv_force(m, d, use_actuation, out):
 
 @njit(cache=True, nogil=True)
 def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
-    """∂f/∂qpos (tangent), ∂f/∂qvel by finite differences, ∂f/∂qacc analytical.
+    """∂f/∂qpos (tangent) by finite differences, ∂f/∂qacc and ∂f/∂qvel analytical.
 
-    mjd_inverseFD: the inverse at (qpos, qvel, qacc); ∂f/∂qacc by `_inverse_acc_jacobian`
-    (for the discrete inverse, by differences of the acceleration stage alone); then each
-    velocity (velocity stage onward) and tangent position (everything) perturbed in turn,
+    mjd_inverseFD: the inverse at (qpos, qvel, qacc); ∂f/∂qacc and ∂f/∂qvel by
+    `_inverse_jacobians` where it applies (else by differences: the acceleration stage
+    alone, the velocity stage onward); then each tangent position perturbed in turn,
     forward (and backward when centered); out[:, i] = ∂f/∂x_i. Returns the inverse's code
     (OK, or the first failure).
     """
@@ -737,12 +752,14 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     fm = np.empty(nv)
     dpos = np.zeros(nv)
     _inv_force(m, d, use_actuation, f0)
+    # analytical: ∂/∂qacc of the continuous inverse; ∂/∂qvel too without equality rows
+    # (their aref has J̇ qvel) and actuation (its velocity terms)
+    with_v = not disc and not use_actuation and d.ne[0] == 0
     if not disc:
-        _inverse_acc_jacobian(m, d, DfDa)
+        _inverse_jacobians(m, d, DfDa, DfDv, with_v)
     for stage in range(3):
-        # 0: accelerations (finite differences for the discrete inverse only); 1: velocities;
-        # 2: positions
-        if stage == 0 and not disc:
+        # 0: accelerations; 1: velocities; 2: positions, by differences where not analytical
+        if (stage == 0 and not disc) or (stage == 1 and with_v):
             continue
         out = DfDa if stage == 0 else (DfDv if stage == 1 else DfDq)
         for i in range(nv):
@@ -949,11 +966,13 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     ∂f/∂x_i (MuJoCo's outputs are these matrices transposed). ∂f/∂qacc is analytical:
     M + Jᵀ H J, H the derivative of the 2014 paper's closed-form constraint forces (D on
     rows in their quadratic zone, 0 in the others, and on elliptic contacts on the cone's
-    surface the derivative of Algorithm 5's projection); ∂f/∂qpos (tangent space,
-    `integrate_pos(qpos, ±eps e_i)`) and ∂f/∂qvel by finite differences, forward (MuJoCo's
-    definition) or centered, velocity columns rerunning the velocity stage onward only.
-    With the "invdiscrete" flag ∂f/∂qacc is finite-differenced too. d holds the last
-    perturbed evaluation afterwards, its qpos, qvel, qacc as before.
+    surface the derivative of Algorithm 5's projection). ∂f/∂qvel is analytical too,
+    ∂c/∂qvel (`rnea_derivatives`) + diag(damping) + Jᵀ H B J (B the rows' reference
+    damping), unless the model has active equality rows (whose aref holds J̇ qvel) or
+    `actuation` is set: then it is finite-differenced, rerunning the velocity stage onward.
+    ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is finite-differenced,
+    forward (MuJoCo's definition) or centered. With the "invdiscrete" flag all three are
+    differences. d holds the last evaluation afterwards, its qpos, qvel, qacc as before.
 
     Args:
         m: the Model.
