@@ -23,7 +23,8 @@ from tests._models import PinAdapter, pinocchio_tree, random_state, random_tree_
 
 TOL_PIN = 1e-9  # relative to the largest entry: the same derivatives by other recursions
 TOL_FD = 1e-6  # relative: central differences with EPS, truncation O(EPS²), rounding 1e-16/EPS
-EPS = 1e-6
+EPS = 1e-5  # ABA's differences lose ~1e-11 absolute to rounding on random trees: at 1e-6
+#             that reached 3.5e-6 relative (measured), at 1e-5 at most 2e-7
 NSTATES = 5
 
 FD_MODELS = {
