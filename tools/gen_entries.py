@@ -324,6 +324,16 @@ def render_checked(c):
     if len(lines[-1]) > WIDTH:
         lines[-1:] = [f"{c.kernel} = entry.Kernel(",
                       f"    {c.checked}, sig=({', '.join(sig)}))"]
+    if len(lines[-1]) > WIDTH:
+        lines[-1:] = [f"    {c.checked},"]
+        cur = "    sig=("
+        for k, t in enumerate(sig):
+            item = t + ("))" if k == len(sig) - 1 else ",")
+            if len(cur) + len(item) + 1 > WIDTH and not cur.endswith("("):
+                lines.append(cur.rstrip())
+                cur = "         "
+            cur += item if cur.endswith("(") or cur.isspace() else " " + item
+        lines.append(cur)
     lines.append(END)
     return lines
 

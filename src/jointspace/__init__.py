@@ -25,6 +25,7 @@ from jointspace.dynamics.christoffel import (
     inertia_derivative,
 )
 from jointspace.dynamics.crba import crba, mul_m
+from jointspace.dynamics.derivatives import aba_derivatives, rnea_derivatives
 from jointspace.dynamics.energy import hamiltonian, kinetic_energy, momentum, potential_energy
 from jointspace.dynamics.factor import factor_m, solve_m
 from jointspace.dynamics.minv import minv
@@ -38,6 +39,7 @@ from jointspace.inverse import (
     compare_fwd_inv,
     cone_project,
     inverse,
+    inverse_derivatives,
     inverse_step,
     inverse_trajectory,
 )
@@ -59,7 +61,7 @@ from jointspace.rigid import lcp
 from jointspace.solver import primal_cost, solve
 from jointspace.solver.barrier import barrier_forward, barrier_inverse
 from jointspace.state import get_state, reset, set_state, state_size
-from jointspace.step import step
+from jointspace.step import step, transition_derivatives
 from jointspace.trajectory import Trajectory, simulate
 from jointspace.types import Data, Model, make_data
 from jointspace.viz import render
@@ -80,4 +82,6 @@ __all__ = [
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
     "get_state", "reset", "set_state", "state_size",
+    "rnea_derivatives", "aba_derivatives", "transition_derivatives",
+    "inverse_derivatives",
 ]

@@ -61,6 +61,8 @@ from jointspace.constraint import (
     warn_cnstrfull,
 )
 from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
+from jointspace.dynamics.crba import crb_stage, dense_from_sparse
+from jointspace.dynamics.derivatives import rnea_derivatives_kernel
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceError, SingularMassError
 from jointspace.forward import (
@@ -76,11 +78,13 @@ from jointspace.integrate import (
     free_block,
     implicit_matrix,
     implicitfast_matrix,
+    integrate_pos_kernel,
     is_free_body,
 )
 from jointspace.solver.cost import mul_j, mul_jt, mul_m, solve_m
 from jointspace.types import (
     DSBL_ACTUATION,
+    DSBL_DAMPER,
     DSBL_GRAVITY,
     ENBL_INVDISCRETE,
     INT_EULER,
@@ -607,11 +611,196 @@ def _forward_compare(m, d):
     return bad
 
 
+@njit(cache=True)
+def _cone_jacobian(x, y, mu, n, r0, rF):
+    """∂x/∂y (n, n) of `_cone_project` at a point x on the cone's surface (STATE_CONE).
+
+    x minimizes ½ Σ r_k (x_k − y_k)² subject to g(x) = √(Σ_j (x_j/μ_j)²) − x0 = 0 with
+    multiplier λ = r0 (x0 − y0) (the first KKT row, ∂g/∂x0 = −1). Differentiating the KKT
+    conditions W (x − y) + λ ∇g = 0, g = 0:
+        [[W + λ ∇²g, ∇g], [∇gᵀ, 0]] [dx; dλ] = [W dy; 0],
+    ∇g_j = x_j / (μ_j² T), ∇²g_jl = δ_jl / (μ_j² T) − x_j x_l / (μ_j² μ_l² T³) (j, l ≥ 1),
+    T = √(Σ_j (x_j/μ_j)²), W = diag(r0, r_j) with Algorithm 5's r_j = rF μ_j⁻² / ⟨μ⁻²⟩.
+    """
+    minv2 = 0.0
+    for j in range(1, n):
+        minv2 += 1.0 / (mu[j - 1] * mu[j - 1])
+    minv2 /= n - 1
+    w = np.empty(n)
+    w[0] = r0
+    t2 = 0.0
+    for j in range(1, n):
+        w[j] = rF / (mu[j - 1] * mu[j - 1] * minv2)
+        t2 += (x[j] / mu[j - 1]) ** 2
+    T = math.sqrt(t2)
+    lam = r0 * (x[0] - y[0])
+    K = np.zeros((n + 1, n + 1))
+    rhs = np.zeros((n + 1, n))
+    for k in range(n):
+        K[k, k] = w[k]
+        rhs[k, k] = w[k]
+    K[0, n] = K[n, 0] = -1.0
+    for j in range(1, n):
+        mj2 = mu[j - 1] * mu[j - 1]
+        K[j, n] = K[n, j] = x[j] / (mj2 * T)
+        K[j, j] += lam / (mj2 * T)
+        for k in range(1, n):
+            K[j, k] -= lam * x[j] * x[k] / (mj2 * mu[k - 1] * mu[k - 1] * T * T * T)
+    return np.linalg.solve(K, rhs)[:n]
+
+
+@njit(cache=True)
+def _inverse_jacobians(m, d, out, outv, with_v):
+    """out = ∂f/∂qacc = M + Jᵀ H J; with with_v, outv = ∂f/∂qvel, both analytical.
+
+    f = qfrc_inverse = M qacc + c(q, qvel) − qfrc_passive − Jᵀ φ(jar), jar = J qacc − aref,
+    so ∂f/∂qacc = M − Jᵀ (∂φ/∂jar) J, and −∂φ/∂jar = H is block diagonal by constraint
+    (Theorems 2–4 differentiated at the states of the last `_constraint_forces`): D_i on a
+    row in its quadratic zone (equality rows always), 0 on a linear or satisfied one; on an
+    elliptic contact on the cone's surface, H = (∂x/∂y) diag(D) by `_cone_jacobian`
+    (y = −D jar). At a zone boundary this is the derivative of the zone the row is in.
+    Without equality rows aref = −B J qvel − K I (pos − margin) (B = efc_KBIP[:, 1]), so
+    ∂f/∂qvel = ∂c/∂qvel (`rnea_derivatives_kernel`) + diag(dof_damping) + Jᵀ H B J.
+    Needs the inverse's stages at d (rne at qacc included).
+    """
+    nv = m.nv
+    if with_v:
+        work = np.empty((2, nv, nv))
+        rnea_derivatives_kernel(m, d, False, d.cfrc_ext, work[0], outv, work[1])
+        if (m.opt_disableflags[0] & DSBL_DAMPER) == 0:
+            for k in range(nv):
+                outv[k, k] += m.dof_damping[k]
+    crb_stage(m, d)
+    dense_from_sparse(m, d.qM, out)
+    kb = d.efc_KBIP
+    nefc = d.nefc[0]
+    J = d.efc_J
+    D = d.efc_D
+    R = d.efc_R
+    state = d.efc_state
+    jar = d.scratch_efc
+    i = 0
+    while i < nefc:
+        n = 1
+        if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+            n = d.contact_dim[d.efc_id[i]]
+        H = np.zeros((n, n))
+        if n > 1 and state[i] == STATE_CONE:
+            c = d.efc_id[i]
+            y = np.empty(n)
+            x = np.empty(n)
+            mu = np.empty(n - 1)
+            rF = 0.0
+            for k in range(n):
+                y[k] = -D[i + k] * jar[i + k]
+                x[k] = d.efc_force[i + k]
+                if k > 0:
+                    mu[k - 1] = d.contact_friction[c, k - 1]
+                    rF += R[i + k]
+            P = _cone_jacobian(x, y, mu, n, R[i], rF / (n - 1))
+            for k in range(n):
+                for t in range(n):
+                    H[k, t] = P[k, t] * D[i + t]
+        elif state[i] == STATE_QUADRATIC:
+            for k in range(n):
+                H[k, k] = D[i + k]
+        # out += Σ_k,t J_kᵀ H_kt J_t
+        for k in range(n):
+            for t in range(n):
+                h = H[k, t]
+                if h == 0.0:
+                    continue
+                bt = kb[i + t, 1]
+                for a in range(nv):
+                    ja = h * J[i + k, a]
+                    if ja != 0.0:
+                        for b in range(nv):
+                            out[a, b] += ja * J[i + t, b]
+                            if with_v:
+                                outv[a, b] += ja * bt * J[i + t, b]
+        i += n
+
+
+@njit(cache=True, inline="always")
+def _inv_force(m, d, use_actuation, out):
+    """out = qfrc_inverse, less qfrc_actuator with use_actuation (mjd_inverseFD's force)."""
+    if use_actuation:
+        actuation(m, d)
+    for k in range(m.nv):
+        out[k] = d.qfrc_inverse[k] - (d.qfrc_actuator[k] if use_actuation else 0.0)
+
+
+@njit(cache=True, nogil=True)
+def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
+    """∂f/∂qpos (tangent) by finite differences, ∂f/∂qacc and ∂f/∂qvel analytical.
+
+    mjd_inverseFD: the inverse at (qpos, qvel, qacc); ∂f/∂qacc and ∂f/∂qvel by
+    `_inverse_jacobians` where it applies (else by differences: the acceleration stage
+    alone, the velocity stage onward); then each tangent position perturbed in turn,
+    forward (and backward when centered); out[:, i] = ∂f/∂x_i. Returns the inverse's code
+    (OK, or the first failure).
+    """
+    m = d.model
+    nv = m.nv
+    code, need = _inverse(m, d, -1)
+    if code != OK:
+        return code
+    disc = _discrete_flag(m, -1)
+    q0 = d.qpos.copy()
+    f0 = np.empty(nv)
+    fp = np.empty(nv)
+    fm = np.empty(nv)
+    dpos = np.zeros(nv)
+    _inv_force(m, d, use_actuation, f0)
+    # analytical: ∂/∂qacc of the continuous inverse; ∂/∂qvel too without equality rows
+    # (their aref has J̇ qvel) and actuation (its velocity terms)
+    with_v = not disc and not use_actuation and d.ne[0] == 0
+    if not disc:
+        _inverse_jacobians(m, d, DfDa, DfDv, with_v)
+    for stage in range(3):
+        # 0: accelerations; 1: velocities; 2: positions, by differences where not analytical
+        if (stage == 0 and not disc) or (stage == 1 and with_v):
+            continue
+        out = DfDa if stage == 0 else (DfDv if stage == 1 else DfDq)
+        for i in range(nv):
+            for sign in (1.0, -1.0):
+                if sign < 0 and not centered:
+                    continue
+                if stage == 0:
+                    x = d.qacc[i]
+                    d.qacc[i] = x + sign * eps
+                    _inv_acceleration(m, d, disc)
+                    d.qacc[i] = x
+                elif stage == 1:
+                    x = d.qvel[i]
+                    d.qvel[i] = x + sign * eps
+                    fwd_velocity(m, d)
+                    reference(m, d)
+                    _inv_acceleration(m, d, disc)
+                    d.qvel[i] = x
+                else:
+                    dpos[i] = 1.0
+                    integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
+                    dpos[i] = 0.0
+                    code, need = _inverse(m, d, -1)
+                    d.qpos[:] = q0
+                    if code != OK:
+                        return code
+                _inv_force(m, d, use_actuation, fp if sign > 0 else fm)
+            for k in range(nv):
+                if centered:
+                    out[k, i] = (fp[k] - fm[k]) / (2.0 * eps)
+                else:
+                    out[k, i] = (fp[k] - f0[k]) / eps
+    return OK
+
+
 _k_inverse = entry.Kernel(_inverse_entry)
 _k_forward_compare = entry.Kernel(_forward_compare)
 _k_inverse_step = entry.Kernel(_inverse_step_entry)
 _k_trajectory = entry.Kernel(_inverse_trajectory)
 _k_cone = entry.Kernel(_cone_project_batch)
+_k_inverse_fd = entry.Kernel(_inverse_fd_entry)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -767,6 +956,53 @@ class InverseTrajectory:
         """Short description with the sizes."""
         return (f"InverseTrajectory(T={self.qfrc_inverse.shape[0]}, "
                 f"max contacts={self.contact_force.shape[1]}, max rows={self.efc_force.shape[1]})")
+
+
+def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
+    """Jacobians of the inverse with contacts, ∂f/∂qpos, ∂f/∂qvel, ∂f/∂qacc (mjd_inverseFD).
+
+    f = d.qfrc_inverse of `inverse` at d's (qpos, qvel, qacc), less d.qfrc_actuator with
+    `actuation` (MuJoCo's flg_actuation), in one compiled call; column i of each is
+    ∂f/∂x_i (MuJoCo's outputs are these matrices transposed). ∂f/∂qacc is analytical:
+    M + Jᵀ H J, H the derivative of the 2014 paper's closed-form constraint forces (D on
+    rows in their quadratic zone, 0 in the others, and on elliptic contacts on the cone's
+    surface the derivative of Algorithm 5's projection). ∂f/∂qvel is analytical too,
+    ∂c/∂qvel (`rnea_derivatives`) + diag(damping) + Jᵀ H B J (B the rows' reference
+    damping), unless the model has active equality rows (whose aref holds J̇ qvel) or
+    `actuation` is set: then it is finite-differenced, rerunning the velocity stage onward.
+    ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is finite-differenced,
+    forward (MuJoCo's definition) or centered. With the "invdiscrete" flag all three are
+    differences. d holds the last evaluation afterwards, its qpos, qvel, qacc as before.
+
+    Args:
+        m: the Model.
+        d: a Data for m (reads qpos, qvel, qacc, ctrl).
+        eps: the perturbation, a positive finite float.
+        actuation: subtract qfrc_actuator from qfrc_inverse.
+        centered: centered differences (twice the evaluations) instead of forward ones.
+
+    Returns:
+        (DfDq, DfDv, DfDa), each (nv, nv).
+
+    Raises:
+        ValueError: eps is not a positive finite number.
+        JointspaceError: as `inverse` (a bad state, the discrete inverse with RK4).
+    """
+    entry.check_pair(m, d, "inverse_derivatives")
+    if (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating))
+            or not math.isfinite(eps) or eps <= 0):
+        raise ValueError(f"inverse_derivatives: argument eps must be a positive finite number, "
+                         f"got {eps!r}")
+    nv = m.nv
+    out = [np.empty((nv, nv)) for _ in range(3)]
+    ep = _k_inverse_fd.ep
+    try:
+        code = ep(d._s, float(eps), bool(actuation), bool(centered), *out)
+    except ZeroDivisionError:
+        raise division_error("inverse_derivatives") from None
+    if code != OK:
+        _raise_for(m, d, code, "inverse_derivatives")
+    return out[0], out[1], out[2]
 
 
 def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):

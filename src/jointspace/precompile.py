@@ -43,6 +43,8 @@ def _job_inverse(js, m, d):
     js.inverse_step(m, d, d.qvel.copy())
     js.inverse_trajectory(m, d, d.qpos[None].repeat(3, 0), d.qvel[None].repeat(3, 0),
                           d.qacc[None].repeat(3, 0))
+    js.inverse_derivatives(m, d)
+    js.transition_derivatives(m, d)  # calls the step kernel: after the "step" job
 
 
 def _job_dynamics(js, m, d):
@@ -54,6 +56,8 @@ def _job_dynamics(js, m, d):
     js.crba(m, d, q)
     js.aba(m, d, q, v, a)
     js.minv(m, d, q)
+    js.rnea_derivatives(m, d, q, v, a)
+    js.aba_derivatives(m, d, q, v, a)
     js.factor_m(m, d, q)
     js.solve_m(m, d, a)
     js.mul_m(m, d, q, a)

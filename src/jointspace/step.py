@@ -7,14 +7,22 @@ step(m, d, nstep), one compiled call for all steps:
   (see `jointspace.integrate`). A NaN, inf or |x| > 1e10 in qpos, qvel or qacc resets the
   state to qpos0 (as mj_checkPos/Vel/Acc do), is counted in d.warning and reported as a
   JointspaceWarning naming the first bad element.
+
+transition_derivatives(m, d, eps, centered), one compiled call: the finite-differenced
+Jacobians A = ∂x'/∂x, B = ∂x'/∂u of one step, x = (qpos in the tangent space, qvel, act),
+MuJoCo's mjd_transitionFD (engine_derivative_fd.c).
 """
 
+import copy
 import math
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace.actuation import actuation
 from jointspace.diagnostics import (
     WARN_BADQACC,
     WARN_BADQPOS,
@@ -24,9 +32,11 @@ from jointspace.diagnostics import (
     division_error,
     warn_bad_state,
 )
-from jointspace.forward import forward_stages
+from jointspace.dynamics.energy import energy_vel
+from jointspace.forward import forward_stages, fwd_acceleration, fwd_constraint, fwd_velocity
 from jointspace.integrate import (
     advance,
+    diff_pos_kernel,
     euler,
     implicit,
     implicitfast,
@@ -158,6 +168,22 @@ def _rk4(m, d):
 
 
 @njit(cache=True, inline="always")
+def _integrate(m, d):
+    """The update of m.opt.integrator after forward (RK4 runs its own three forwards)."""
+    integrator = m.opt_integrator[0]
+    if integrator == INT_EULER:
+        euler(m, d)
+    elif integrator == INT_RK4:
+        _rk4(m, d)
+    elif integrator == INT_IMPLICITFAST:
+        implicitfast(m, d)
+    elif integrator == INT_IMPLICIT:
+        implicit(m, d)
+    else:
+        advance(m, d, d.qacc)
+
+
+@njit(cache=True, inline="always")
 def _step(m, d, nstep):
     """Run nstep steps of check → forward → check → integrate, then check the final state.
 
@@ -176,17 +202,7 @@ def _step(m, d, nstep):
             forward_stages(m, d)
         if m.opt_enableflags[0] & ENBL_FWDINV:
             compare_fwd_inv_stage(m, d)
-        integrator = m.opt_integrator[0]
-        if integrator == INT_EULER:
-            euler(m, d)
-        elif integrator == INT_RK4:
-            _rk4(m, d)
-        elif integrator == INT_IMPLICITFAST:
-            implicitfast(m, d)
-        elif integrator == INT_IMPLICIT:
-            implicit(m, d)
-        else:
-            advance(m, d, d.qacc)
+        _integrate(m, d)
     bad |= _check(m, d, d.qpos, WARN_BADQPOS)
     bad |= _check(m, d, d.qvel, WARN_BADQVEL)
     return bad
@@ -237,3 +253,246 @@ def step(m, d, nstep=1):
         raise division_error("step") from None
     if mask:
         warn_bad_state(m, d, mask, "step")
+
+
+# ---------------------------------------------------------------------------------------------
+# finite-differenced transition Jacobians (mjd_transitionFD)
+
+
+@njit(cache=True)
+def _state_diff(m, q1, v1, q2, v2, h, col, out, tmp):
+    """out[:, col] = ((q2 ⊖ q1) / h, (v2 - v1) / h): MuJoCo's stateDiff."""
+    nv = m.nv
+    diff_pos_kernel(m, tmp, h, q1, q2)
+    for k in range(nv):
+        out[k, col] = tmp[k]
+        out[nv + k, col] = (v2[k] - v1[k]) / h
+
+
+@njit(cache=True)
+def _step_from_velocity(m, d, warmstart):
+    """One step that reuses d's position stage (qpos unchanged since it ran): mj_stepSkip.
+
+    MuJoCo's mjSTAGE_POS skip: velocity, actuation, acceleration and constraint stages,
+    the qacc check, the integrator, the final checks. Every stage it skips depends on qpos
+    alone, so the step equals `_step`'s; a bad qvel or qacc (whose check resets the state)
+    falls back to the full step, from the same inputs (the warm start put back). Not for RK4.
+    """
+    if bad_element(d.qvel) >= 0:
+        return _step_entry(d, 1)
+    fwd_velocity(m, d)
+    energy_vel(m, d)
+    actuation(m, d)
+    fwd_acceleration(m, d)
+    fwd_constraint(m, d)
+    if bad_element(d.qacc) >= 0:
+        d.qacc_warmstart[:] = warmstart
+        return _step_entry(d, 1)
+    if m.opt_enableflags[0] & ENBL_FWDINV:
+        compare_fwd_inv_stage(m, d)
+    _integrate(m, d)
+    return _check(m, d, d.qpos, WARN_BADQPOS) | _check(m, d, d.qvel, WARN_BADQVEL)
+
+
+@njit(cache=True, nogil=True)
+def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
+    """Columns [c0, c1) of (B | A) by finite differences of one step; returns the checks' mask.
+
+    As mjd_stepFD: the unperturbed step, then each control (one-sided at a ctrlrange
+    limit), velocity and tangent position perturbed in turn (forward, and backward when
+    centered), every step started from the saved time, qpos, qvel, ctrl and
+    qacc_warmstart (and qfrc_applied, xfrc_applied, mocap, which only a reset changes).
+    With skip, control and velocity perturbations reuse the position stage of the
+    unperturbed step (`_step_from_velocity`, as MuJoCo skips it) when that step was clean;
+    skip=False runs every step in full (the reference its test compares with, bit for bit).
+    Columns are numbered controls (nu), velocities (nv), positions (nv): threads take
+    disjoint ranges, each on its own Data (each also runs the unperturbed step).
+    """
+    m = d.model
+    nq = m.nq
+    nv = m.nv
+    nu = m.nu
+    t0 = d.time[0]
+    q0 = d.qpos.copy()
+    v0 = d.qvel.copy()
+    u0 = d.ctrl.copy()
+    w0 = d.qacc_warmstart.copy()
+    f0 = d.qfrc_applied.copy()
+    x0 = d.xfrc_applied.copy()
+    mp0 = d.mocap_pos.copy()
+    mq0 = d.mocap_quat.copy()
+    qn = np.empty(nq)
+    vn = np.empty(nv)
+    qp = np.empty(nq)
+    vp = np.empty(nv)
+    qm = np.empty(nq)
+    vm = np.empty(nv)
+    tmp = np.empty(nv)
+    dpos = np.zeros(nv)
+    bad = 0
+    for stage in range(4):
+        # stage 0: unperturbed; 1: controls; 2: velocities (position stage skipped); 3: positions
+        count = 1 if stage == 0 else (nu if stage == 1 else nv)
+        first = 0 if stage < 2 else (nu if stage == 2 else nu + nv)
+        for i in range(count):
+            if stage > 0 and not c0 <= first + i < c1:
+                continue
+            fwd = True
+            back = centered
+            if stage == 1 and m.actuator_ctrllimited[i]:
+                lo = m.actuator_ctrlrange[i, 0]
+                hi = m.actuator_ctrlrange[i, 1]
+                c = u0[i]
+                fwd = lo <= c <= hi and lo <= c + eps <= hi
+                back = (centered or not fwd) and lo <= c - eps <= hi and lo <= c <= hi
+            for sign in (1.0, -1.0):
+                if (sign > 0 and not fwd) or (sign < 0 and not back) or (
+                        stage == 0 and sign < 0):
+                    continue
+                if stage == 1:
+                    d.ctrl[i] += sign * eps
+                elif stage == 2:
+                    d.qvel[i] += sign * eps
+                elif stage == 3:
+                    dpos[i] = 1.0
+                    integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
+                    dpos[i] = 0.0
+                if stage == 0:
+                    bad |= _step_entry(d, 1)
+                    skip = skip and bad == 0
+                elif stage < 3 and skip:
+                    bad |= _step_from_velocity(m, d, w0)
+                else:
+                    bad |= _step_entry(d, 1)
+                if stage == 0:
+                    qn[:] = d.qpos
+                    vn[:] = d.qvel
+                elif sign > 0:
+                    qp[:] = d.qpos
+                    vp[:] = d.qvel
+                else:
+                    qm[:] = d.qpos
+                    vm[:] = d.qvel
+                # restore
+                d.time[0] = t0
+                d.qpos[:] = q0
+                d.qvel[:] = v0
+                d.ctrl[:] = u0
+                d.qacc_warmstart[:] = w0
+                d.qfrc_applied[:] = f0
+                d.xfrc_applied[:, :] = x0
+                d.mocap_pos[:, :] = mp0
+                d.mocap_quat[:, :] = mq0
+            if stage == 0:
+                continue
+            out = B if stage == 1 else A
+            col = i if stage != 2 else nv + i
+            if fwd and back:
+                _state_diff(m, qm, vm, qp, vp, 2.0 * eps, col, out, tmp)
+            elif fwd:
+                _state_diff(m, qn, vn, qp, vp, eps, col, out, tmp)
+            elif back:
+                _state_diff(m, qm, vm, qn, vn, eps, col, out, tmp)
+            else:
+                for k in range(2 * nv):
+                    out[k, col] = 0.0
+    return bad
+
+
+_k_transition = entry.Kernel(_transition_entry)
+_POOL = [None]  # a ThreadPoolExecutor shared by the calls with nthread > 1, grown on demand
+_COPIES = weakref.WeakKeyDictionary()  # Data → the Data copies its threads step
+# the inputs of a step (MuJoCo's full physics state, controls, applied forces, warm start)
+_INPUTS = ("qpos", "qvel", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied",
+           "mocap_pos", "mocap_quat", "eq_active")
+
+
+def _thread_data(m, d, n):
+    """n − 1 Data copies of d (kept between calls) holding d's inputs, for n threads."""
+    copies = _COPIES.get(d)
+    if copies is None or len(copies) < n - 1:
+        copies = [copy.deepcopy(d) for _ in range(n - 1)]
+        _COPIES[d] = copies
+    for dc in copies[:n - 1]:
+        entry.check_pair(m, dc, "transition_derivatives")
+        dc.time = d.time
+        for name in _INPUTS:
+            getattr(dc, name)[...] = getattr(d, name)
+    return [d, *copies[:n - 1]]
+
+
+def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
+    """Finite-differenced Jacobians of one step: A = ∂x'/∂x, B = ∂x'/∂u (mjd_transitionFD).
+
+    x = (qpos in the tangent space, qvel, act) with x' the state after `step(m, d)` from x
+    at the controls u = d.ctrl; act is empty (jointspace has no activation dynamics yet),
+    so A is (2nv, 2nv) and B (2nv, nu). Columns as MuJoCo's `mjd_transitionFD`: position
+    perturbations through `integrate_pos(q, ±eps e_j)` and differences through `diff_pos`;
+    forward differences, or centered ones with `centered=True`; a control at its ctrlrange
+    limit (ctrllimited) is differenced one-sided, inward. Every perturbed step starts from
+    the saved time, qpos, qvel, ctrl and the solver's warm start d.qacc_warmstart (with
+    contacts, the result depends on it as MuJoCo's does); control and velocity columns
+    reuse the unperturbed step's position stage, as MuJoCo's mj_stepSkip (bit for bit the
+    full step's result). One compiled call, 1 + (nu + 2nv)·(2 if centered else 1) steps;
+    with nthread > 1 the columns are split among threads, each stepping its own copy of d
+    (made once per d and kept), the GIL released. With contacts, converge the state first
+    and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's advice).
+
+    Args:
+        m: the Model; m.opt.integrator must not be RK4 (as in MuJoCo, no definition here).
+        d: a Data for m; its state is restored after the call (the other fields hold the
+            last perturbed step's intermediates).
+        eps: the perturbation, a positive finite float.
+        centered: centered differences (twice the steps) instead of forward ones.
+        nthread: threads to spread the columns over (results identical for any count).
+
+    Returns:
+        (A, B): (2nv, 2nv) and (2nv, nu) arrays.
+
+    Raises:
+        ValueError: eps is not a positive finite number, nthread not a positive integer,
+            or the integrator is RK4.
+        SingularMassError: m has dofs that move no mass or inertia (and no armature).
+    """
+    entry.check_pair(m, d, "transition_derivatives")
+    if (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating))
+            or not math.isfinite(eps) or eps <= 0):
+        raise ValueError(f"transition_derivatives: argument eps must be a positive finite "
+                         f"number, got {eps!r}")
+    if isinstance(nthread, bool) or not isinstance(nthread, (int, np.integer)) or nthread < 1:
+        raise ValueError(f"transition_derivatives: argument nthread must be a positive "
+                         f"integer, got {nthread!r}")
+    if m.opt_integrator[0] == INT_RK4:
+        raise ValueError("transition_derivatives: the RK4 integrator is not supported (as in "
+                         "MuJoCo's mjd_transitionFD: its intermediate stages make no "
+                         "one-step transition to perturb); use Euler, implicit or "
+                         "implicitfast")
+    if m.singular_dofs:
+        check_not_singular(m, "transition_derivatives")
+    A = np.empty((2 * m.nv, 2 * m.nv))
+    B = np.empty((2 * m.nv, m.nu))
+    ncol = m.nu + 2 * m.nv
+    n = int(min(nthread, max(ncol, 1)))
+    ep = _k_transition.ep
+    try:
+        if n == 1:
+            mask = ep(d._s, float(eps), bool(centered), True, 0, ncol, A, B)
+        else:
+            datas = _thread_data(m, d, n)
+            if _POOL[0] is None or _POOL[0]._max_workers < n:
+                _POOL[0] = ThreadPoolExecutor(max_workers=n)
+            if getattr(ep, "__self__", None) is _k_transition:  # compile before the threads
+                ep(datas[0]._s, float(eps), bool(centered), True, 0, 0, A, B)
+                ep = _k_transition.ep
+            bounds = [ncol * k // n for k in range(n + 1)]
+            futures = [_POOL[0].submit(ep, dk._s, float(eps), bool(centered), True,
+                                       bounds[k], bounds[k + 1], A, B)
+                       for k, dk in enumerate(datas)]
+            mask = 0
+            for f in futures:
+                mask |= f.result()
+    except ZeroDivisionError:
+        raise division_error("transition_derivatives") from None
+    if mask:
+        warn_bad_state(m, d, mask, "transition_derivatives")
+    return A, B
