@@ -298,3 +298,24 @@ def test_bad_sensors_are_named():
         load('<clock/>', '<clock delay="0.01"/>')
     with pytest.raises(ModelError, match=r"duplicate sensor name 'acc'"):
         load("<clock/>", '<clock name="acc"/>')
+
+
+def test_simulate_records_sensordata_and_plots_a_sensor(tmp_path):
+    from jointspace.viz.plot import plot_trajectory
+
+    m, d, _, _ = _load(SENSORS)
+    d2 = js.make_data(m)
+    traj = js.simulate(m, d, 0.1, record_every=5)
+    for i in range(50):
+        js.step(m, d2)
+        if i % 5 == 0:  # frame k: the state before step 5k, its sensors from that step
+            np.testing.assert_array_equal(traj.sensordata[i // 5], d2.sensordata)
+    path = tmp_path / "t.npz"
+    traj.save(path)
+    back = js.Trajectory.load(path)
+    np.testing.assert_array_equal(back.sensor("acc"), traj.sensordata[:, :3])
+    png = tmp_path / "acc.png"
+    plot_trajectory(back, png, what=("qpos", "sensor:acc"))
+    assert png.stat().st_size > 1000
+    with pytest.raises(ValueError, match="no sensor named 'gyro_x'"):
+        plot_trajectory(back, png, what=("sensor:gyro_x",))
