@@ -23,7 +23,7 @@ LAYERS = (
     ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames"),
     ("jointspace.kinematics", "jointspace.passive", "jointspace.actuation",
      "jointspace.integrate", "jointspace.dynamics", "jointspace.collision",
-     "jointspace.state"),
+     "jointspace.state", "jointspace.sensor"),
     ("jointspace.constraint",),
     ("jointspace.solver",),
     ("jointspace.forward",),

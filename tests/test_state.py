@@ -8,6 +8,8 @@ mocap bodies move with d.mocap_pos / d.mocap_quat, welds to them included; eq_ac
 switches an equality constraint at run time.
 """
 
+import re
+
 import mujoco
 import numpy as np
 import pytest
@@ -249,3 +251,23 @@ def test_bad_keyframes_and_states_are_named():
         js.get_state(m, d, "qpos", out=np.empty(3))
     with pytest.raises(ValueError, match="made for a different model"):
         js.get_state(js.models.humanoid(), d)
+
+
+def test_cli_starts_from_a_keyframe(tmp_path):
+    from tests.test_cli import _ok, _run
+
+    xml, out = tmp_path / "mocap.xml", tmp_path / "t.npz"
+    xml.write_text(MOCAP)
+    _ok(_run("simulate", xml, "--key", "home", "--seconds", 0.01, "--out", out))
+    traj = js.Trajectory.load(out)
+    m = js.load_string(MOCAP)
+    np.testing.assert_array_equal(traj.qpos[0], m.key_qpos[0])
+    np.testing.assert_array_equal(traj.qvel[0], m.key_qvel[0])
+    assert traj.time[0] == m.key_time[0]
+    for key, message in (("hom", "no key named 'hom'.*home, 1 \\(unnamed\\)"),
+                         ("7", "key id 7 out of range")):
+        r = _run("simulate", xml, "--key", key, "--seconds", 0.01, timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("jointspace: error: --key")
+        assert re.search(message, lines[0]), lines[0]

@@ -58,6 +58,7 @@ from jointspace.kinematics import (
 )
 from jointspace.precompile import compile
 from jointspace.rigid import lcp
+from jointspace.sensor import sensor
 from jointspace.solver import primal_cost, solve
 from jointspace.solver.barrier import barrier_forward, barrier_inverse
 from jointspace.state import get_state, reset, set_state, state_size
@@ -81,7 +82,7 @@ __all__ = [
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
-    "get_state", "reset", "set_state", "state_size",
+    "get_state", "reset", "set_state", "state_size", "sensor",
     "rnea_derivatives", "aba_derivatives", "transition_derivatives",
     "inverse_derivatives",
 ]

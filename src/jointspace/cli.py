@@ -609,7 +609,8 @@ def _parser():
     p.add_argument("traj", metavar="TRAJ.npz")
     p.add_argument("--out", required=True, metavar="FILE.png")
     p.add_argument("--what", default="qpos,energy,contacts",
-                   help="comma-separated panels among qpos, qvel, energy, contacts, ctrl")
+                   help="panels, comma-separated: qpos, qvel, energy, contacts, ctrl, "
+                        "sensor:NAME (a sensor recorded in the trajectory)")
     p.add_argument("--width", type=int, default=900)
     p.add_argument("--height", type=int, default=700)
     p.set_defaults(fn=cmd_plot)

@@ -12,6 +12,7 @@ forward(m, d), one compiled call:
                 qacc_smooth = M⁻¹ qfrc_smooth (the position stage's LᵀDL)    `fwd_acceleration`
   constraint    reference accelerations (efc_vel, efc_aref), the solve of
                 m.opt.solver (efc_force, qfrc_constraint, qacc), qacc_warmstart    `fwd_constraint`
+  sensors       every sensor into sensordata (position, velocity, acceleration)   `sensor_stage`
 
 The stages are shared: `jointspace.inverse` runs fwd_position, fwd_rows and fwd_velocity
 before its analytical constraint forces; the controllers and the rigid-contact inverse run
@@ -35,6 +36,7 @@ from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceWarning
 from jointspace.kinematics import com_pos, com_vel_stage, kinematics_stage
 from jointspace.passive import passive
+from jointspace.sensor import sensor_stage
 from jointspace.solver import solve_stage
 from jointspace.types import DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_GRAVITY
 
@@ -138,10 +140,21 @@ def fwd_constraint(m, d):
 
 @njit(cache=True, inline="always")
 def forward_stages(m, d):
-    """The whole forward pipeline (mj_forward); returns -1 or the dof of a singular pivot.
+    """The whole forward pipeline (mj_forward), sensors last.
 
-    A singular M makes qacc[dof] NaN there, as MuJoCo's division by the zero pivot would,
-    so that the checks of `step` reset the state.
+    Returns -1 or the dof of a singular pivot (see forward_dynamics).
+    """
+    bad_pivot = forward_dynamics(m, d)
+    sensor_stage(m, d)
+    return bad_pivot
+
+
+@njit(cache=True, inline="always")
+def forward_dynamics(m, d):
+    """forward without the sensors (mj_forwardSkip with skipsensor, as RK4's inner stages).
+
+    Returns -1 or the dof of a singular pivot. A singular M makes qacc[dof] NaN there, as
+    MuJoCo's division by the zero pivot would, so that the checks of `step` reset the state.
     """
     bad_pivot = fwd_position(m, d, True)
     energy_pos(m, d)

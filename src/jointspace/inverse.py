@@ -50,8 +50,6 @@ from jointspace._numba import entry
 from jointspace.actuation import actuation
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
-    CNSTR_CONTACT_FRICTIONLESS,
-    CNSTR_CONTACT_PYRAMIDAL,
     STATE_CONE,
     STATE_LINEARNEG,
     STATE_LINEARPOS,
@@ -81,6 +79,7 @@ from jointspace.integrate import (
     integrate_pos_kernel,
     is_free_body,
 )
+from jointspace.sensor import contact_frame_forces, sensor_stage
 from jointspace.solver.cost import mul_j, mul_jt, mul_m, solve_m
 from jointspace.types import (
     DSBL_ACTUATION,
@@ -502,39 +501,6 @@ def _actuator_ctrl(m, d, target, ctrl, resid):
         resid[k] = s
 
 
-@njit(cache=True)
-def _contact_frame_forces(m, d, out):
-    """out[c, :6] = force of contact c in its frame (normal, tangents, torsion, rolling).
-
-    mj_contactForce: elliptic rows as they are; pyramidal edges decoded as normal = Σ f,
-    f_k = μ_k (f₊ − f₋); excluded contacts get zeros.
-    """
-    ncon = d.ncon[0]
-    for c in range(ncon):
-        for k in range(6):
-            out[c, k] = 0.0
-    i = d.ne[0] + d.nf[0] + d.nl[0]
-    nefc = d.nefc[0]
-    f = d.efc_force
-    while i < nefc:
-        c = d.efc_id[i]
-        dim = d.contact_dim[c]
-        t = d.efc_type[i]
-        if t == CNSTR_CONTACT_FRICTIONLESS:
-            out[c, 0] = f[i]
-            i += 1
-        elif t == CNSTR_CONTACT_PYRAMIDAL:
-            for k in range(2 * (dim - 1)):
-                out[c, 0] += f[i + k]
-            for k in range(dim - 1):
-                out[c, k + 1] = d.contact_friction[c, k] * (f[i + 2 * k] - f[i + 2 * k + 1])
-            i += 2 * (dim - 1)
-        else:
-            for k in range(dim):
-                out[c, k] = f[i + k]
-            i += dim
-
-
 @njit(cache=True, nogil=True)
 def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_constraint,
                         ctrl, ctrl_residual, efc_force, nefc, contact):
@@ -565,7 +531,7 @@ def _inverse_trajectory(m, d, qpos, qvel, qacc, discrete, qfrc_inverse, qfrc_con
         for k in range(nv):
             qfrc_inverse[t, k] = d.qfrc_inverse[k]
             qfrc_constraint[t, k] = d.qfrc_constraint[k]
-        _contact_frame_forces(m, d, cf)
+        contact_frame_forces(m, d, cf)
         for c in range(d.ncon[0]):
             contact[t, c, 0] = d.contact_geom[c, 0]
             contact[t, c, 1] = d.contact_geom[c, 1]
@@ -589,10 +555,23 @@ def _entry_code(code, need):
     return code
 
 
+@njit(cache=True)
+def _inverse_sensors(m, d, code):
+    """The sensors after a successful inverse, as mj_inverse fills them.
+
+    The fwdinv check and the trajectory drivers skip them, as MuJoCo's do. e_kinetic
+    reads M, which the continuous inverse does not compute: it is computed here.
+    """
+    if code == OK and m.nsensor:
+        crb_stage(m, d)
+        sensor_stage(m, d)
+
+
 @njit(cache=True, nogil=True)
 def _inverse_entry(d, discrete):
     """_inverse with the model carried by d (one struct crosses into compiled code)."""
     code, need = _inverse(d.model, d, discrete)
+    _inverse_sensors(d.model, d, code)
     return _entry_code(code, need)
 
 
@@ -600,6 +579,7 @@ def _inverse_entry(d, discrete):
 def _inverse_step_entry(d, qvel_next):
     """_inverse_step with the model carried by d."""
     code, need = _inverse_step(d.model, d, qvel_next)
+    _inverse_sensors(d.model, d, code)
     return _entry_code(code, need)
 
 

@@ -33,7 +33,13 @@ from jointspace.diagnostics import (
     warn_bad_state,
 )
 from jointspace.dynamics.energy import energy_vel
-from jointspace.forward import forward_stages, fwd_acceleration, fwd_constraint, fwd_velocity
+from jointspace.forward import (
+    forward_dynamics,
+    forward_stages,
+    fwd_acceleration,
+    fwd_constraint,
+    fwd_velocity,
+)
 from jointspace.integrate import (
     advance,
     diff_pos_kernel,
@@ -154,7 +160,7 @@ def _rk4(m, d):
         d.qpos[:] = q0
         integrate_pos_kernel(m, d.qpos, theta, 1.0)
         d.time[0] = t0 + c[i - 1] * h
-        forward_stages(m, d)
+        forward_dynamics(m, d)
         _dexp_inv(m, theta, d.qvel, k[i])
         acc[i] = d.qacc
     # X_1 = (q_0 ⊕ h Σ b_i k_i, v_0 + h Σ b_i a_i)

@@ -100,7 +100,8 @@ class Trajectory:
 
     def __init__(self, *, time, qpos, qvel, ctrl, energy, ncon, contact_force, model="",
                  joint_names=(), qpos_labels=(), qvel_labels=(), timestep=0.0,
-                 record_every=1, steps=0, contacts_total=0, wall=0.0, interrupted=False):
+                 record_every=1, steps=0, contacts_total=0, wall=0.0, interrupted=False,
+                 sensordata=None, sensor_names=(), sensor_adr=(), sensor_dim=()):
         self.time = np.asarray(time, dtype=float)
         self.qpos = np.asarray(qpos, dtype=float)
         self.qvel = np.asarray(qvel, dtype=float)
@@ -118,6 +119,19 @@ class Trajectory:
         self.contacts_total = int(contacts_total)
         self.wall = float(wall)
         self.interrupted = bool(interrupted)
+        self.sensordata = (np.zeros((len(self.time), 0)) if sensordata is None
+                           else np.asarray(sensordata, dtype=float))
+        self.sensor_names = [str(n) for n in sensor_names]
+        self.sensor_adr = [int(a) for a in sensor_adr]
+        self.sensor_dim = [int(n) for n in sensor_dim]
+
+    def sensor(self, name):
+        """The recorded values of sensor `name`: (frames, its dim)."""
+        if name not in self.sensor_names:
+            raise KeyError(f"no sensor named {name!r} in this trajectory; it has "
+                           f"{', '.join(n for n in self.sensor_names if n) or 'none named'}")
+        i = self.sensor_names.index(name)
+        return self.sensordata[:, self.sensor_adr[i]:self.sensor_adr[i] + self.sensor_dim[i]]
 
     def __len__(self):
         return self.time.shape[0]
@@ -149,7 +163,10 @@ class Trajectory:
                          qvel_labels=np.array(self.qvel_labels),
                          timestep=self.timestep, record_every=self.record_every,
                          steps=self.steps, contacts_total=self.contacts_total, wall=self.wall,
-                         interrupted=self.interrupted)
+                         interrupted=self.interrupted, sensordata=self.sensordata,
+                         sensor_names=np.array(self.sensor_names, dtype=str),
+                         sensor_adr=np.array(self.sensor_adr, dtype=np.int64),
+                         sensor_dim=np.array(self.sensor_dim, dtype=np.int64))
             mask = os.umask(0)
             os.umask(mask)
             os.chmod(tmp, 0o666 & ~mask)
@@ -183,6 +200,9 @@ class Trajectory:
                           timestep=float(z["timestep"]), record_every=int(z["record_every"]),
                           steps=int(z["steps"]), contacts_total=int(z["contacts_total"]),
                           wall=float(z["wall"]), interrupted=bool(z["interrupted"]))
+                if "sensordata" in z.files:  # files written before sensors have none
+                    kw.update(sensordata=z["sensordata"], sensor_names=list(z["sensor_names"]),
+                              sensor_adr=list(z["sensor_adr"]), sensor_dim=list(z["sensor_dim"]))
         except (OSError, ValueError, EOFError) as e:
             raise JointspaceError(f"{path}: cannot read it as a trajectory (.npz): {e}") from None
         return cls(**kw)
@@ -245,7 +265,7 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
     rec = {"time": np.zeros(nframe), "qpos": np.zeros((nframe, m.nq)),
            "qvel": np.zeros((nframe, m.nv)), "ctrl": np.zeros((nframe, m.nu)),
            "energy": np.zeros((nframe, 2)), "ncon": np.zeros(nframe, dtype=np.int64),
-           "contact_force": np.zeros(nframe)}
+           "contact_force": np.zeros(nframe), "sensordata": np.zeros((nframe, m.nsensordata))}
 
     # load (or compile) the kernels on a scratch Data so that the timing below is stepping only
     scratch = make_data(m)
@@ -262,6 +282,7 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
         rec["energy"][k] = d.energy
         rec["ncon"][k] = d.ncon[0]
         rec["contact_force"][k] = contact_normal_forces(m, d).sum()
+        rec["sensordata"][k] = d.sensordata
 
     nrec = 0        # frames whose state and diagnostics are both recorded
     done = 0
@@ -302,4 +323,6 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
     return Trajectory(**{k: v[:nrec] for k, v in rec.items()}, model=model_name,
                       joint_names=m.names["joint"], qpos_labels=qlabels, qvel_labels=vlabels,
                       timestep=dt, record_every=record_every,
-                      steps=done, contacts_total=contacts, wall=wall, interrupted=interrupted)
+                      steps=done, contacts_total=contacts, wall=wall, interrupted=interrupted,
+                      sensor_names=m.names["sensor"], sensor_adr=m.sensor_adr,
+                      sensor_dim=m.sensor_dim)

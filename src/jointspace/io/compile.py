@@ -17,11 +17,14 @@ What happens here, in order:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from jointspace import sensor as SN
 from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
-from jointspace.errors import ModelError
+from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
 from jointspace.io.setconst import default_njmax, inertia_constants, mass_constants
 from jointspace.io.spec import (
@@ -314,7 +317,7 @@ class _Compiler:
         self.process_meshes()
         nbody = len(self.bodies)
         names = {k: [] for k in ("body", "joint", "geom", "site", "actuator", "mesh", "equality",
-                                 "pair", "key")}
+                                 "pair", "sensor", "key")}
         sources = {k: {} for k in names}
 
         def add_name(kind, name, elem):
@@ -535,6 +538,7 @@ class _Compiler:
         self.compile_option(A)
         na = 0  # no actuator with activation dynamics compiles yet (mjcf refuses dyntype)
         self.compile_keys(A, nq, nv, na, A["body_mocapid"], nmocap)
+        nsensordata = self.compile_sensors(A)
         if not 0 <= int(spec.nuserdata) < 2**31:
             raise ModelError(f"nuserdata must be a non-negative integer, got {spec.nuserdata}")
 
@@ -545,6 +549,7 @@ class _Compiler:
                      nhullvert=len(A["hull_vert"]), nhullpoly=len(A["hullpoly_vertnum"]),
                      nhullpolyvert=len(A["hullpoly_vert"]), na=na, nmocap=nmocap,
                      nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
+                     nsensor=len(spec.sensors), nsensordata=nsensordata,
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
                           or default_njmax(A, sizes["nconmax"]))
@@ -599,6 +604,69 @@ class _Compiler:
                   "forcelimited", "gainprm", "biasprm", "ctrlrange", "forcerange", "gear"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
+
+    def compile_sensors(self, A):
+        """sensor_* from the SensorSpecs (MuJoCo's types, dims, stages); returns nsensordata.
+
+        Sensor types jointspace does not compute keep their MuJoCo layout (their values are
+        NaN) and are named in one warning.
+        """
+        rows, adr, skipped = [], 0, []
+        for sens in self.spec.sensors:
+            kind = sens.kind
+            if kind not in _SENSOR_TABLE:
+                raise ModelError(f"unknown sensor type {kind!r}{_where(sens)}")
+            stype, dim, datatype, stage = _SENSOR_TABLE[kind]
+            if sens.name and sens.name in self.names["sensor"]:
+                raise ModelError(f"duplicate sensor name {sens.name!r}{_where(sens)}")
+            self.names["sensor"].append(sens.name)
+            label = f"sensor <{kind}>" + (f" {sens.name!r}" if sens.name else "")
+            objtype, objid = self.sensor_object(sens.objtype, sens.objname, sens, label, "obj")
+            reftype, refid = self.sensor_object(sens.reftype, sens.refname, sens, label, "ref")
+            if kind == "user":
+                dim = sens.dim
+                datatype = ("real", "positive", "axis", "quaternion").index(sens.datatype)
+                stage = ("pos", "vel", "acc").index(sens.needstage) + 1
+            if kind == "ballquat" or kind == "ballangvel":
+                if A["jnt_type"][objid] != T.JNT_BALL:
+                    raise ModelError(f"{label}: joint {sens.objname!r} is not a ball joint"
+                                     f"{_where(sens)}")
+            elif sens.objtype == "joint" and A["jnt_type"][objid] not in (T.JNT_HINGE,
+                                                                         T.JNT_SLIDE):
+                raise ModelError(f"{label}: joint {sens.objname!r} must be a hinge or slide "
+                                 f"joint{_where(sens)}")
+            if stype not in COMPUTED:
+                skipped.append(f"<{kind}>" + (f" {sens.name!r}" if sens.name else "")
+                               + _where(sens))
+            rows.append(dict(type=stype, datatype=datatype, needstage=stage, objtype=objtype,
+                             objid=objid, reftype=reftype, refid=refid, dim=dim, adr=adr,
+                             cutoff=sens.cutoff, noise=sens.noise))
+            adr += dim
+        for k in ("type", "datatype", "needstage", "objtype", "objid", "reftype", "refid",
+                  "dim", "adr", "cutoff", "noise"):
+            A["sensor_" + k] = np.array([r[k] for r in rows], dtype=np.float64)
+        if skipped:
+            msg = ("sensors jointspace does not compute yet (their sensordata values are NaN; "
+                   "MuJoCo's layout is kept): " + "; ".join(skipped))
+            self.warn(msg)
+            warnings.warn(JointspaceWarning(msg), stacklevel=5)
+        return adr
+
+    def sensor_object(self, kind, name, sens, label, which):
+        """(mjtObj type, id) of a sensor's object or reference frame; (0, -1) when unnamed."""
+        if not kind and not name:
+            return 0, -1
+        if kind not in _SENSOR_OBJTYPES:
+            if kind == "camera":
+                raise ModelError(f"{label}: {which}type 'camera': jointspace does not load "
+                                 f"cameras yet; use a site at the camera's pose{_where(sens)}")
+            raise ModelError(f"{label}: unknown {which}type {kind!r}; use one of "
+                             f"{', '.join(_SENSOR_OBJTYPES)}{_where(sens)}")
+        table = "body" if kind == "xbody" else kind
+        if table == "tendon":
+            raise ModelError(f"{label}: tendon sensors need tendons, which jointspace does not "
+                             f"model yet{_where(sens)}")
+        return _SENSOR_OBJTYPES[kind], self.lookup(table, name, sens, label)
 
     def compile_keys(self, A, nq, nv, na, mocapid, nmocap):
         """key_* from the keyframes: MuJoCo's defaults for what a key leaves unset.
@@ -726,6 +794,7 @@ class _Compiler:
             raise ModelError(f"option timestep must be positive, got {o.timestep}")
         A["opt_timestep"] = [o.timestep]
         A["opt_gravity"] = o.gravity
+        A["opt_magnetic"] = _check_finite(o.magnetic, "option magnetic", self.spec)
         A["opt_integrator"] = [INTEGRATORS.index(o.integrator)]
         A["opt_cone"] = [CONES.index(o.cone)]
         A["opt_solver"] = [SOLVERS.index(o.solver)]
@@ -781,6 +850,63 @@ class _Compiler:
         d = mass_constants(m)  # subtree masses, dof_M0
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
+
+
+# MJCF sensor element -> (mjtSensor, dim, mjtDataType, mjtStage), as MuJoCo compiles them
+_R, _P, _A, _Q = SN.DATATYPE_REAL, SN.DATATYPE_POSITIVE, SN.DATATYPE_AXIS, SN.DATATYPE_QUATERNION
+_POS, _VEL, _ACC = SN.STAGE_POS, SN.STAGE_VEL, SN.STAGE_ACC
+_SENSOR_TABLE = {
+    "touch": (SN.SENS_TOUCH, 1, _P, _ACC),
+    "accelerometer": (SN.SENS_ACCELEROMETER, 3, _R, _ACC),
+    "velocimeter": (SN.SENS_VELOCIMETER, 3, _R, _VEL),
+    "gyro": (SN.SENS_GYRO, 3, _R, _VEL),
+    "force": (SN.SENS_FORCE, 3, _R, _ACC),
+    "torque": (SN.SENS_TORQUE, 3, _R, _ACC),
+    "magnetometer": (SN.SENS_MAGNETOMETER, 3, _R, _POS),
+    "rangefinder": (SN.SENS_RANGEFINDER, 1, _R, _POS),
+    "camprojection": (SN.SENS_CAMPROJECTION, 2, _R, _POS),
+    "jointpos": (SN.SENS_JOINTPOS, 1, _R, _POS),
+    "jointvel": (SN.SENS_JOINTVEL, 1, _R, _VEL),
+    "tendonpos": (SN.SENS_TENDONPOS, 1, _R, _POS),
+    "tendonvel": (SN.SENS_TENDONVEL, 1, _R, _VEL),
+    "actuatorpos": (SN.SENS_ACTUATORPOS, 1, _R, _POS),
+    "actuatorvel": (SN.SENS_ACTUATORVEL, 1, _R, _VEL),
+    "actuatorfrc": (SN.SENS_ACTUATORFRC, 1, _R, _ACC),
+    "jointactuatorfrc": (SN.SENS_JOINTACTFRC, 1, _R, _ACC),
+    "tendonactuatorfrc": (SN.SENS_TENDONACTFRC, 1, _R, _ACC),
+    "ballquat": (SN.SENS_BALLQUAT, 4, _Q, _POS),
+    "ballangvel": (SN.SENS_BALLANGVEL, 3, _R, _VEL),
+    "jointlimitpos": (SN.SENS_JOINTLIMITPOS, 1, _R, _POS),
+    "jointlimitvel": (SN.SENS_JOINTLIMITVEL, 1, _R, _VEL),
+    "jointlimitfrc": (SN.SENS_JOINTLIMITFRC, 1, _R, _ACC),
+    "tendonlimitpos": (SN.SENS_TENDONLIMITPOS, 1, _R, _POS),
+    "tendonlimitvel": (SN.SENS_TENDONLIMITVEL, 1, _R, _VEL),
+    "tendonlimitfrc": (SN.SENS_TENDONLIMITFRC, 1, _R, _ACC),
+    "framepos": (SN.SENS_FRAMEPOS, 3, _R, _POS),
+    "framequat": (SN.SENS_FRAMEQUAT, 4, _Q, _POS),
+    "framexaxis": (SN.SENS_FRAMEXAXIS, 3, _A, _POS),
+    "frameyaxis": (SN.SENS_FRAMEYAXIS, 3, _A, _POS),
+    "framezaxis": (SN.SENS_FRAMEZAXIS, 3, _A, _POS),
+    "framelinvel": (SN.SENS_FRAMELINVEL, 3, _R, _VEL),
+    "frameangvel": (SN.SENS_FRAMEANGVEL, 3, _R, _VEL),
+    "framelinacc": (SN.SENS_FRAMELINACC, 3, _R, _ACC),
+    "frameangacc": (SN.SENS_FRAMEANGACC, 3, _R, _ACC),
+    "subtreecom": (SN.SENS_SUBTREECOM, 3, _R, _POS),
+    "subtreelinvel": (SN.SENS_SUBTREELINVEL, 3, _R, _VEL),
+    "subtreeangmom": (SN.SENS_SUBTREEANGMOM, 3, _R, _VEL),
+    "insidesite": (SN.SENS_INSIDESITE, 1, _R, _POS),
+    "distance": (SN.SENS_GEOMDIST, 1, _R, _POS),
+    "normal": (SN.SENS_GEOMNORMAL, 3, _A, _POS),
+    "fromto": (SN.SENS_GEOMFROMTO, 6, _R, _POS),
+    "e_potential": (SN.SENS_E_POTENTIAL, 1, _R, _POS),
+    "e_kinetic": (SN.SENS_E_KINETIC, 1, _R, _POS),
+    "clock": (SN.SENS_CLOCK, 1, _R, _POS),
+    "user": (SN.SENS_USER, 0, _R, _ACC),
+}
+_SENSOR_OBJTYPES = {"body": SN.OBJ_BODY, "xbody": SN.OBJ_XBODY, "joint": SN.OBJ_JOINT,
+                    "geom": SN.OBJ_GEOM, "site": SN.OBJ_SITE, "actuator": SN.OBJ_ACTUATOR,
+                    "tendon": 18}
+COMPUTED = SN.COMPUTED
 
 
 def _normalized(q):

@@ -4,12 +4,12 @@ The loader follows MuJoCo's compiler for the subset of MJCF that real models use
 options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
 inheritance and `childclass`, `<include>`, `<frame>`, bodies, joints, geoms, sites, meshes,
 actuators (motor, position, velocity, general), equality constraints, contact pairs and
-exclusions, keyframes and `<size nuserdata nkey>`. Frames are resolved here (euler,
+exclusions, sensors, keyframes and `<size nuserdata nkey>`. Frames are resolved here (euler,
 axisangle, xyaxes, zaxis, fromto) so the compiler sees plain `pos`/`quat` relative to the
 parent body, in radians.
 
 Elements that jointspace does not model and whose absence leaves the physics unchanged
-(visual, sensor, camera, light, texture, material, ...) are skipped and listed in
+(visual, camera, light, texture, material, ...) are skipped and listed in
 one `JointspaceWarning` per document; elements and attributes whose absence would change
 the physics silently (actuated tendons, composites, plugins, gravity compensation, ...) raise
 `ModelError`. Every message names the file, the line and the element
@@ -43,6 +43,7 @@ from jointspace.io.spec import (
     MeshSpec,
     ModelSpec,
     PairSpec,
+    SensorSpec,
     SiteSpec,
 )
 from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS
@@ -261,7 +262,36 @@ _TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
 _ACT_PARAMS = ("gainprm", "biasprm", "dynprm", "gaintype", "biastype", "dyntype")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
-_SKIP_TOP = {"visual", "statistic", "custom", "extension", "sensor"}
+_SKIP_TOP = {"visual", "statistic", "custom", "extension"}
+# sensor elements: the attribute naming the sensed object and that object's kind; frame,
+# user and energy sensors name theirs with objtype/objname or not at all
+_SENSOR_OBJECT = {
+    **{k: ("site", "site") for k in ("touch", "accelerometer", "velocimeter", "gyro", "force",
+                                     "torque", "magnetometer", "rangefinder",
+                                     "camprojection")},
+    **{k: ("joint", "joint") for k in ("jointpos", "jointvel", "jointactuatorfrc", "ballquat",
+                                       "ballangvel", "jointlimitpos", "jointlimitvel",
+                                       "jointlimitfrc")},
+    **{k: ("tendon", "tendon") for k in ("tendonpos", "tendonvel", "tendonactuatorfrc",
+                                         "tendonlimitpos", "tendonlimitvel",
+                                         "tendonlimitfrc")},
+    **{k: ("actuator", "actuator") for k in ("actuatorpos", "actuatorvel", "actuatorfrc")},
+    **{k: ("body", "body") for k in ("subtreecom", "subtreelinvel", "subtreeangmom")},
+    **{k: None for k in ("framepos", "framequat", "framexaxis", "frameyaxis", "framezaxis",
+                         "framelinvel", "frameangvel", "framelinacc", "frameangacc",
+                         "e_potential", "e_kinetic", "clock", "user", "insidesite",
+                         "distance", "normal", "fromto")},
+}
+_SENSOR_REFUSED = {
+    "contact": "the contact sensor's layout depends on its num/data/reduce options, which "
+               "jointspace does not compute yet",
+    "tactile": "tactile sensors need signed-distance meshes",
+    "plugin": "sensor plugins run MuJoCo engine plugins",
+}
+_SENSOR_ATTRS = {"name", "cutoff", "noise", "user", "nsample", "interp", "delay", "interval",
+                 "site", "joint", "tendon", "actuator", "body", "objtype", "objname",
+                 "reftype", "refname", "camera", "data", "geom1", "geom2", "body1", "body2",
+                 "dim", "datatype", "needstage"}
 _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0),
               "act": _f(None, 0), "ctrl": _f(None, 0), "mpos": _f(None, 0),
               "mquat": _f(None, 0)}
@@ -428,7 +458,7 @@ class _Loader:
             sections.setdefault(child.tag, []).append(child)
         known = {"compiler", "option", "default", "asset", "worldbody", "contact",
                  "equality", "actuator", "tendon", "deformable", "keyframe",
-                 "size"} | _SKIP_TOP
+                 "size", "sensor"} | _SKIP_TOP
         for child in root.children:
             if child.tag not in known:
                 raise ModelError(f"{child.where()}: unknown MJCF element <{child.tag}> in "
@@ -459,6 +489,8 @@ class _Loader:
             self._deformable(node)
         for node in sections.get("size", []):
             self._size(node)
+        for node in sections.get("sensor", []):
+            self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
         spec.keys += [KeySpec(source=spec.source)
@@ -722,7 +754,7 @@ class _Loader:
             v = self._get(node, key, fmt)
             if v is not None:
                 setattr(opt, key, v)
-        for key in ("gravity", "wind"):
+        for key in ("gravity", "wind", "magnetic"):
             v = self._get(node, key, _f(3))
             if v is not None:
                 setattr(opt, key, tuple(v))
@@ -1412,6 +1444,73 @@ class _Loader:
         if nuser is not None:
             self.spec.nuserdata = nuser
         self.size_nkey = max(self.size_nkey, self._get(node, "nkey", _I, 0))
+
+    def _sensor_section(self, node):
+        """<sensor>: one SensorSpec per child, the sensed object named as MuJoCo names it."""
+        self._check_attrs(node, set())
+        for child in node.children:
+            tag = child.tag
+            if tag in _SENSOR_REFUSED:
+                raise ModelError(f"{child.where()}: <{tag}> sensors are not supported by "
+                                 f"jointspace ({_SENSOR_REFUSED[tag]}); remove the sensor "
+                                 f"or use MuJoCo for this model")
+            if tag not in _SENSOR_OBJECT:
+                raise ModelError(f"{child.where()}: unknown sensor <{tag}>; MuJoCo's sensor "
+                                 f"elements are {', '.join(sorted(_SENSOR_OBJECT))}")
+            self._check_attrs(child, _SENSOR_ATTRS)
+            for key in ("nsample", "delay", "interval"):
+                v = self._get(child, key, _f(2, 1))
+                if v is not None and any(v):
+                    raise ModelError(f"{child.where()}: attribute {key}={child.attrib[key]!r}: "
+                                     f"delayed and sampled sensors (MuJoCo's sensor history) "
+                                     f"are not supported by jointspace; remove it")
+            sens = SensorSpec(kind=tag, name=self._get(child, "name", _S, ""),
+                              cutoff=self._get(child, "cutoff", _f(), 0.0),
+                              noise=self._get(child, "noise", _f(), 0.0),
+                              source=child.where())
+            for key in ("cutoff", "noise"):
+                if getattr(sens, key) < 0:
+                    raise ModelError(f"{child.where()}: {key} must be non-negative, got "
+                                     f"{getattr(sens, key)}")
+            obj = _SENSOR_OBJECT[tag]
+            if obj is not None:
+                sens.objtype, attr = obj[1], obj[0]
+                sens.objname = self._get(child, attr, _S, "")
+                if not sens.objname:
+                    if tag == "rangefinder" and "camera" in child.attrib:
+                        raise ModelError(f"{child.where()}: rangefinders on cameras are not "
+                                         f"supported (jointspace does not load cameras); "
+                                         f"attach it to a site")
+                    raise ModelError(f"{child.where()}: <{tag}> needs the attribute {attr}= "
+                                     f"naming its {obj[1]}")
+            elif tag in ("distance", "normal", "fromto"):
+                one = child.attrib.get("geom1") or child.attrib.get("body1", "")
+                two = child.attrib.get("geom2") or child.attrib.get("body2", "")
+                sens.objtype = "geom" if "geom1" in child.attrib else "body"
+                sens.reftype = "geom" if "geom2" in child.attrib else "body"
+                sens.objname, sens.refname = one, two
+                if not one or not two:
+                    raise ModelError(f"{child.where()}: <{tag}> needs geom1= or body1= and "
+                                     f"geom2= or body2=")
+            else:
+                sens.objtype = self._get(child, "objtype", _S, "")
+                sens.objname = self._get(child, "objname", _S, "")
+                sens.reftype = self._get(child, "reftype", _S, "")
+                sens.refname = self._get(child, "refname", _S, "")
+                if tag == "insidesite":
+                    sens.reftype, sens.refname = "site", self._get(child, "site", _S, "")
+            if tag == "rangefinder" and child.attrib.get("data", "dist").split() != ["dist"]:
+                raise ModelError(f"{child.where()}: rangefinder data other than 'dist' is not "
+                                 f"supported by jointspace; remove the data attribute")
+            if tag == "user":
+                sens.dim = self._get(child, "dim", _I, 0)
+                sens.datatype = self._get(child, "datatype",
+                                          _k("real", "positive", "axis", "quaternion"), "real")
+                sens.needstage = self._get(child, "needstage", _k("pos", "vel", "acc"), "acc")
+                if sens.dim <= 0:
+                    raise ModelError(f"{child.where()}: a user sensor needs dim= (a positive "
+                                     f"number of values)")
+            self.spec.sensors.append(sens)
 
     def _keyframe(self, node):
         """<keyframe>: one KeySpec per <key>, values as written (compile_keys completes them)."""

@@ -1,7 +1,7 @@
 """The editable model description that loaders produce and the compiler consumes.
 
 A `ModelSpec` is a tree of `BodySpec` objects rooted at the world body, plus the model-level
-lists (meshes, actuators, equality constraints, contact pairs and exclusions,
+lists (meshes, actuators, equality constraints, contact pairs and exclusions, sensors,
 keyframes) and options. Everything is plain Python: the MJCF and URDF loaders build one,
 users may build one by hand (see `jointspace.io.builder`), and
 `jointspace.io.compile.compile_model` turns it into a read-only, flat `Model`.
@@ -44,6 +44,7 @@ class OptionSpec:
     timestep: float = 0.002
     gravity: tuple = (0.0, 0.0, -9.81)
     wind: tuple = (0.0, 0.0, 0.0)
+    magnetic: tuple = (0.0, -0.5, 0.0)
     density: float = 0.0
     viscosity: float = 0.0
     integrator: str = "Euler"
@@ -277,6 +278,29 @@ class ExcludeSpec:
 
 
 @dataclass
+class SensorSpec:
+    """A sensor (MJCF <sensor> children), by MuJoCo's element name in `kind`.
+
+    `objtype`/`objname` name the sensed object (the element's site, joint, actuator, body
+    or objname attribute), `reftype`/`refname` a reference frame (frame sensors), `dim`,
+    `datatype` and `needstage` the layout of user sensors.
+    """
+
+    kind: str = "jointpos"
+    name: str = ""
+    objtype: str = ""
+    objname: str = ""
+    reftype: str = ""
+    refname: str = ""
+    cutoff: float = 0.0
+    noise: float = 0.0
+    dim: int = 0
+    datatype: str = "real"
+    needstage: str = "acc"
+    source: str = ""
+
+
+@dataclass
 class KeySpec:
     """A keyframe (MJCF <keyframe><key>): a state that `jointspace.reset(m, d, key)` sets.
 
@@ -313,6 +337,7 @@ class ModelSpec:
     equalities: list = field(default_factory=list)
     pairs: list = field(default_factory=list)
     excludes: list = field(default_factory=list)
+    sensors: list = field(default_factory=list)
     keys: list = field(default_factory=list)
     nuserdata: int = 0
     balanceinertia: bool = False

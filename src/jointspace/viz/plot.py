@@ -51,14 +51,21 @@ def plot_trajectory(traj, path, *, what=("qpos", "energy", "contacts"), width=90
         path: the .png file to write.
         what: panels among "qpos", "qvel" (the coordinates that move most, at most 12),
             "energy" (V, T and V + T), "contacts" (number of contacts and the sum of their
-            normal forces), "ctrl".
+            normal forces), "ctrl", or "sensor:NAME" (the values of a recorded sensor).
         width: image width in pixels.
         height: image height in pixels.
         dpi: resolution (text scales with it).
     """
-    bad = [w for w in what if w not in PANELS]
+    bad = [w for w in what if w not in PANELS and not w.startswith("sensor:")]
     if bad or not what:
-        raise ValueError(f"plot: unknown panel(s) {bad}; choose among {', '.join(PANELS)}")
+        raise ValueError(f"plot: unknown panel(s) {bad}; choose among {', '.join(PANELS)}, "
+                         f"or sensor:NAME")
+    for w in what:
+        if w.startswith("sensor:"):
+            try:
+                traj.sensor(w[len("sensor:"):])
+            except KeyError as e:
+                raise ValueError(f"plot: {e.args[0]}") from None
     if not (100 <= width <= 8000 and 100 <= height <= 8000):
         raise ValueError(f"plot: width and height must be 100 … 8000 pixels, got {width}, "
                          f"{height}")
@@ -85,6 +92,13 @@ def plot_trajectory(traj, path, *, what=("qpos", "energy", "contacts"), width=90
             ax2 = ax.twinx()
             ax2.step(t, traj.ncon, where="post", lw=1.0, color="tab:gray")
             ax2.set_ylabel("contacts", color="tab:gray")
+        elif panel.startswith("sensor:"):
+            name = panel[len("sensor:"):]
+            vals = traj.sensor(name)
+            for k in range(vals.shape[1]):
+                ax.plot(t, vals[:, k], lw=1.2, label=f"{name}[{k}]")
+            ax.set_ylabel(name)
+            ax.legend(fontsize=7, ncol=4, loc="upper right", frameon=False)
         elif panel == "ctrl":
             for a in range(min(traj.ctrl.shape[1], MAX_LINES)):
                 ax.plot(t, traj.ctrl[:, a], lw=1.2)

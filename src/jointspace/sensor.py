@@ -1,0 +1,764 @@
+"""Sensors (MuJoCo's mj_sensorPos, mj_sensorVel, mj_sensorAcc; engine_sensor.c).
+
+Each sensor writes `sensor_dim[i]` numbers at `d.sensordata[sensor_adr[i]]`, with MuJoCo's
+types (`SENS_*`, the values of mjtSensor), layouts and stages:
+
+  position      magnetometer (site frame), jointpos, actuatorpos, ballquat (normalized),
+                jointlimitpos (efc_pos − margin of the joint's limit row, 0 if none),
+                framepos / framequat / frame{x,y,z}axis of a body (inertial frame), xbody
+                (body frame), geom or site, in the world or in a reference frame,
+                subtreecom, e_potential, e_kinetic, clock
+  velocity      velocimeter, gyro (site velocity in the site frame), jointvel,
+                actuatorvel, ballangvel, jointlimitvel (efc_vel), framelinvel / frameangvel
+                (relative to a moving reference frame as MuJoCo takes it), subtreelinvel,
+                subtreeangmom
+  acceleration  touch (normal forces of the body's contacts whose force ray enters the
+                site's volume), accelerometer (site acceleration in the site frame, gravity
+                included), force and torque (the interaction wrench between the site's body
+                and its parent, in the site frame), actuatorfrc, jointactuatorfrc,
+                jointlimitfrc, framelinacc, frameangacc
+
+`user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
+clips real-valued data to ±cutoff and positive data to ≤ cutoff; `sensor_noise` is stored
+and never added (as in MuJoCo). Sensor types jointspace does not compute (rangefinder,
+camprojection, geomdist/normal/fromto, insidesite, and the tendon sensors while tendons are
+not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when
+the model loads.
+
+All stages run at the end of `forward` (and of `step`'s first forward per step, as
+mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
+reads is final by then, so the values equal those MuJoCo computes stage by stage. The
+acceleration-stage quantities come from `rne_post_constraint` (mj_rnePostConstraint:
+d.cacc, d.cfrc_ext, d.cfrc_int), the subtree ones from `subtree_vel` (mj_subtreeVel), both
+only when a sensor needs them.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from jointspace._numba.entry import check_pair
+from jointspace.dynamics.energy import energy_pos, energy_vel
+from jointspace.spatial import cross_force, mul_inert_vec
+from jointspace.types import (
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+    CNSTR_LIMIT_JOINT,
+    DSBL_GRAVITY,
+    DSBL_SENSOR,
+    EQ_CONNECT,
+    EQ_WELD,
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_SPHERE,
+)
+
+# sensor types: MuJoCo's mjtSensor values
+(SENS_TOUCH, SENS_ACCELEROMETER, SENS_VELOCIMETER, SENS_GYRO, SENS_FORCE, SENS_TORQUE,
+ SENS_MAGNETOMETER, SENS_RANGEFINDER, SENS_CAMPROJECTION, SENS_JOINTPOS, SENS_JOINTVEL,
+ SENS_TENDONPOS, SENS_TENDONVEL, SENS_ACTUATORPOS, SENS_ACTUATORVEL, SENS_ACTUATORFRC,
+ SENS_JOINTACTFRC, SENS_TENDONACTFRC, SENS_BALLQUAT, SENS_BALLANGVEL, SENS_JOINTLIMITPOS,
+ SENS_JOINTLIMITVEL, SENS_JOINTLIMITFRC, SENS_TENDONLIMITPOS, SENS_TENDONLIMITVEL,
+ SENS_TENDONLIMITFRC, SENS_FRAMEPOS, SENS_FRAMEQUAT, SENS_FRAMEXAXIS, SENS_FRAMEYAXIS,
+ SENS_FRAMEZAXIS, SENS_FRAMELINVEL, SENS_FRAMEANGVEL, SENS_FRAMELINACC, SENS_FRAMEANGACC,
+ SENS_SUBTREECOM, SENS_SUBTREELINVEL, SENS_SUBTREEANGMOM, SENS_INSIDESITE, SENS_GEOMDIST,
+ SENS_GEOMNORMAL, SENS_GEOMFROMTO, SENS_CONTACT, SENS_E_POTENTIAL, SENS_E_KINETIC,
+ SENS_CLOCK, SENS_TACTILE, SENS_PLUGIN, SENS_USER) = range(49)
+# object types (mjtObj) that sensors refer to
+OBJ_UNKNOWN, OBJ_BODY, OBJ_XBODY, OBJ_JOINT, OBJ_GEOM, OBJ_SITE, OBJ_CAMERA = 0, 1, 2, 3, 5, 6, 7
+OBJ_ACTUATOR = 19
+# stages (mjtStage) and data types (mjtDataType)
+STAGE_NONE, STAGE_POS, STAGE_VEL, STAGE_ACC = 0, 1, 2, 3
+DATATYPE_REAL, DATATYPE_POSITIVE, DATATYPE_AXIS, DATATYPE_QUATERNION = 0, 1, 2, 3
+
+# the types computed here; the others hold NaN (module docstring)
+COMPUTED = frozenset((
+    SENS_TOUCH, SENS_ACCELEROMETER, SENS_VELOCIMETER, SENS_GYRO, SENS_FORCE, SENS_TORQUE,
+    SENS_MAGNETOMETER, SENS_JOINTPOS, SENS_JOINTVEL, SENS_ACTUATORPOS, SENS_ACTUATORVEL,
+    SENS_ACTUATORFRC, SENS_JOINTACTFRC, SENS_BALLQUAT, SENS_BALLANGVEL, SENS_JOINTLIMITPOS,
+    SENS_JOINTLIMITVEL, SENS_JOINTLIMITFRC, SENS_FRAMEPOS, SENS_FRAMEQUAT, SENS_FRAMEXAXIS,
+    SENS_FRAMEYAXIS, SENS_FRAMEZAXIS, SENS_FRAMELINVEL, SENS_FRAMEANGVEL, SENS_FRAMELINACC,
+    SENS_FRAMEANGACC, SENS_SUBTREECOM, SENS_SUBTREELINVEL, SENS_SUBTREEANGMOM,
+    SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER))
+
+
+# ---------------------------------------------------------------------------------------------
+# frames of objects
+
+
+@njit(cache=True)
+def _object_frame(m, d, objtype, objid):
+    """(world position, row-major world rotation, the body it moves with) of an object.
+
+    Objects: a body's inertial frame (OBJ_BODY), a body's frame (OBJ_XBODY), a geom, a site.
+    """
+    if objtype == OBJ_BODY:
+        return d.xipos[objid], d.ximat[objid], objid
+    if objtype == OBJ_XBODY:
+        return d.xpos[objid], d.xmat[objid], objid
+    if objtype == OBJ_GEOM:
+        return d.geom_xpos[objid], d.geom_xmat[objid], m.geom_bodyid[objid]
+    return d.site_xpos[objid], d.site_xmat[objid], m.site_bodyid[objid]
+
+
+@njit(cache=True)
+def _object_quat(m, d, objtype, objid, out):
+    """out = the world orientation quaternion of the object (get_xquat)."""
+    if objtype == OBJ_XBODY:
+        out[:] = d.xquat[objid]
+        return
+    if objtype == OBJ_BODY:
+        b, q = objid, m.body_iquat[objid]
+    elif objtype == OBJ_GEOM:
+        b, q = m.geom_bodyid[objid], m.geom_quat[objid]
+    else:
+        b, q = m.site_bodyid[objid], m.site_quat[objid]
+    a = d.xquat[b]
+    out[0] = a[0] * q[0] - a[1] * q[1] - a[2] * q[2] - a[3] * q[3]
+    out[1] = a[0] * q[1] + a[1] * q[0] + a[2] * q[3] - a[3] * q[2]
+    out[2] = a[0] * q[2] - a[1] * q[3] + a[2] * q[0] + a[3] * q[1]
+    out[3] = a[0] * q[3] + a[1] * q[2] - a[2] * q[1] + a[3] * q[0]
+
+
+@njit(cache=True)
+def _mat_t_vec(out, mat, v0, v1, v2, k):
+    """out[k:k+3] = matᵀ v for a row-major 3×3 mat."""
+    out[k] = mat[0] * v0 + mat[3] * v1 + mat[6] * v2
+    out[k + 1] = mat[1] * v0 + mat[4] * v1 + mat[7] * v2
+    out[k + 2] = mat[2] * v0 + mat[5] * v1 + mat[8] * v2
+
+
+@njit(cache=True)
+def _spatial_at(m, d, vec, objtype, objid, local, out):
+    """out = the com-based motion vec[body] moved to the object's origin (mju_transformSpatial).
+
+    rot unchanged, lin − (p − subtree_com[root]) × rot; with local, both rotated into the
+    object's frame. A body welded to the world moves with it: zero velocity, and the world's
+    acceleration −gravity (as MuJoCo 4.0's mj_objectAcceleration reports it).
+    """
+    pos, mat, b = _object_frame(m, d, objtype, objid)
+    v = vec[b]
+    c = d.subtree_com[m.body_rootid[b]]
+    r0, r1, r2 = pos[0] - c[0], pos[1] - c[1], pos[2] - c[2]
+    l0 = v[3] - (r1 * v[2] - r2 * v[1])
+    l1 = v[4] - (r2 * v[0] - r0 * v[2])
+    l2 = v[5] - (r0 * v[1] - r1 * v[0])
+    if local:
+        _mat_t_vec(out, mat, v[0], v[1], v[2], 0)
+        _mat_t_vec(out, mat, l0, l1, l2, 3)
+    else:
+        out[0], out[1], out[2] = v[0], v[1], v[2]
+        out[3], out[4], out[5] = l0, l1, l2
+
+
+@njit(cache=True)
+def object_velocity(m, d, objtype, objid, local, out):
+    """6-D velocity (rot : lin) of an object at its origin (mj_objectVelocity)."""
+    _spatial_at(m, d, d.cvel, objtype, objid, local, out)
+
+
+@njit(cache=True)
+def object_acceleration(m, d, objtype, objid, local, out):
+    """6-D acceleration (rot : lin) of an object at its origin (mj_objectAcceleration).
+
+    With the rotating-frame term lin += ω × v; needs rne_post_constraint.
+    """
+    _spatial_at(m, d, d.cacc, objtype, objid, local, out)
+    vel = np.empty(6)
+    _spatial_at(m, d, d.cvel, objtype, objid, local, vel)
+    out[3] += vel[1] * vel[5] - vel[2] * vel[4]
+    out[4] += vel[2] * vel[3] - vel[0] * vel[5]
+    out[5] += vel[0] * vel[4] - vel[1] * vel[3]
+
+
+# ---------------------------------------------------------------------------------------------
+# subtree velocities and the post-constraint RNE
+
+
+@njit(cache=True)
+def subtree_vel(m, d):
+    """subtree_linvel and subtree_angmom of every body (mj_subtreeVel).
+
+    subtree_linvel is the velocity of the subtree's com, subtree_angmom its angular momentum
+    about that com.
+    """
+    nb = m.nbody
+    vel = np.empty((nb, 6))
+    lin = d.subtree_linvel
+    ang = d.subtree_angmom
+    for b in range(nb):
+        object_velocity(m, d, OBJ_BODY, b, False, vel[b])
+        # linear momentum m v; angular momentum R I Rᵀ ω about the body com
+        for k in range(3):
+            lin[b, k] = m.body_mass[b] * vel[b, 3 + k]
+        R = d.ximat[b]
+        w0 = (R[0] * vel[b, 0] + R[3] * vel[b, 1] + R[6] * vel[b, 2]) * m.body_inertia[b, 0]
+        w1 = (R[1] * vel[b, 0] + R[4] * vel[b, 1] + R[7] * vel[b, 2]) * m.body_inertia[b, 1]
+        w2 = (R[2] * vel[b, 0] + R[5] * vel[b, 1] + R[8] * vel[b, 2]) * m.body_inertia[b, 2]
+        ang[b, 0] = R[0] * w0 + R[1] * w1 + R[2] * w2
+        ang[b, 1] = R[3] * w0 + R[4] * w1 + R[5] * w2
+        ang[b, 2] = R[6] * w0 + R[7] * w1 + R[8] * w2
+    # subtree linear velocity = Σ momentum / subtree mass
+    for b in range(nb - 1, -1, -1):
+        if b:
+            p = m.body_parentid[b]
+            for k in range(3):
+                lin[p, k] += lin[b, k]
+        s = 1.0 / max(1e-15, m.body_subtreemass[b])
+        for k in range(3):
+            lin[b, k] *= s
+    # subtree angular momentum: each body's own, then moments about the parents' coms
+    for b in range(nb - 1, 0, -1):
+        p = m.body_parentid[b]
+        dx0 = d.xipos[b, 0] - d.subtree_com[b, 0]
+        dx1 = d.xipos[b, 1] - d.subtree_com[b, 1]
+        dx2 = d.xipos[b, 2] - d.subtree_com[b, 2]
+        mb = m.body_mass[b]
+        dp0 = mb * (vel[b, 3] - lin[b, 0])
+        dp1 = mb * (vel[b, 4] - lin[b, 1])
+        dp2 = mb * (vel[b, 5] - lin[b, 2])
+        ang[b, 0] += dx1 * dp2 - dx2 * dp1
+        ang[b, 1] += dx2 * dp0 - dx0 * dp2
+        ang[b, 2] += dx0 * dp1 - dx1 * dp0
+        for k in range(3):
+            ang[p, k] += ang[b, k]
+        dx0 = d.subtree_com[b, 0] - d.subtree_com[p, 0]
+        dx1 = d.subtree_com[b, 1] - d.subtree_com[p, 1]
+        dx2 = d.subtree_com[b, 2] - d.subtree_com[p, 2]
+        ms = m.body_subtreemass[b]
+        dv0 = ms * (lin[b, 0] - lin[p, 0])
+        dv1 = ms * (lin[b, 1] - lin[p, 1])
+        dv2 = ms * (lin[b, 2] - lin[p, 2])
+        ang[p, 0] += dx1 * dv2 - dx2 * dv1
+        ang[p, 1] += dx2 * dv0 - dx0 * dv2
+        ang[p, 2] += dx0 * dv1 - dx1 * dv0
+
+
+@njit(cache=True)
+def contact_frame_forces(m, d, out):
+    """out[c, :6] = force of contact c in its frame (normal, tangents, torsion, rolling).
+
+    mj_contactForce: elliptic rows as they are; pyramidal edges decoded as normal = Σ f,
+    f_k = μ_k (f₊ − f₋); excluded contacts get zeros.
+    """
+    ncon = d.ncon[0]
+    for c in range(ncon):
+        for k in range(6):
+            out[c, k] = 0.0
+    i = d.ne[0] + d.nf[0] + d.nl[0]
+    nefc = d.nefc[0]
+    f = d.efc_force
+    while i < nefc:
+        c = d.efc_id[i]
+        dim = d.contact_dim[c]
+        t = d.efc_type[i]
+        if t == CNSTR_CONTACT_FRICTIONLESS:
+            out[c, 0] = f[i]
+            i += 1
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            for k in range(2 * (dim - 1)):
+                out[c, 0] += f[i + k]
+            for k in range(dim - 1):
+                out[c, k + 1] = d.contact_friction[c, k] * (f[i + 2 * k] - f[i + 2 * k + 1])
+            i += 2 * (dim - 1)
+        else:
+            for k in range(dim):
+                out[c, k] = f[i + k]
+            i += dim
+
+
+@njit(cache=True)
+def _add_wrench(m, d, b, sign, t0, t1, t2, f0, f1, f2, p0, p1, p2):
+    """cfrc_ext[b] += sign · (world torque t, force f at point p) moved to the c-frame."""
+    c = d.subtree_com[m.body_rootid[b]]
+    r0, r1, r2 = c[0] - p0, c[1] - p1, c[2] - p2
+    e = d.cfrc_ext[b]
+    e[0] += sign * (t0 - (r1 * f2 - r2 * f1))
+    e[1] += sign * (t1 - (r2 * f0 - r0 * f2))
+    e[2] += sign * (t2 - (r0 * f1 - r1 * f0))
+    e[3] += sign * f0
+    e[4] += sign * f1
+    e[5] += sign * f2
+
+
+@njit(cache=True)
+def rne_post_constraint(m, d):
+    """cacc, cfrc_ext and cfrc_int with every force known (mj_rnePostConstraint).
+
+    cfrc_ext = xfrc_applied + contact forces + connect/weld forces, in the c-frame;
+    cacc = cacc_parent + cdot qvel + cdof qacc with cacc_world = −gravity;
+    cfrc_int = cinert cacc + cvel ×* (cinert cvel) − cfrc_ext, summed over the subtree.
+    """
+    nb = m.nbody
+    d.cfrc_ext[:, :] = 0.0
+    for b in range(1, nb):
+        x = d.xfrc_applied[b]
+        if x[0] != 0.0 or x[1] != 0.0 or x[2] != 0.0 or x[3] != 0.0 or x[4] != 0.0 \
+                or x[5] != 0.0:
+            _add_wrench(m, d, b, 1.0, x[3], x[4], x[5], x[0], x[1], x[2], d.xipos[b, 0],
+                        d.xipos[b, 1], d.xipos[b, 2])
+    ncon = d.ncon[0]
+    if ncon:
+        frc = np.empty((ncon, 6))
+        contact_frame_forces(m, d, frc)
+        for c in range(ncon):
+            if d.contact_exclude[c]:
+                continue
+            fr = d.contact_frame[c]
+            lf = frc[c]
+            # world force and torque: frameᵀ (local force), frameᵀ (local torque)
+            f0 = fr[0] * lf[0] + fr[3] * lf[1] + fr[6] * lf[2]
+            f1 = fr[1] * lf[0] + fr[4] * lf[1] + fr[7] * lf[2]
+            f2 = fr[2] * lf[0] + fr[5] * lf[1] + fr[8] * lf[2]
+            t0 = fr[0] * lf[3] + fr[3] * lf[4] + fr[6] * lf[5]
+            t1 = fr[1] * lf[3] + fr[4] * lf[4] + fr[7] * lf[5]
+            t2 = fr[2] * lf[3] + fr[5] * lf[4] + fr[8] * lf[5]
+            p = d.contact_pos[c]
+            b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+            b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+            if b1:
+                _add_wrench(m, d, b1, -1.0, t0, t1, t2, f0, f1, f2, p[0], p[1], p[2])
+            if b2:
+                _add_wrench(m, d, b2, 1.0, t0, t1, t2, f0, f1, f2, p[0], p[1], p[2])
+    # connect and weld: the rows' forces act at the anchors (world frame)
+    i = 0
+    ne = d.ne[0]
+    f = d.efc_force
+    while i < ne:
+        eq = d.efc_id[i]
+        t = m.eq_type[eq]
+        if t != EQ_CONNECT and t != EQ_WELD:
+            i += 1
+            continue
+        weld = t == EQ_WELD
+        t0 = f[i + 3] if weld else 0.0
+        t1 = f[i + 4] if weld else 0.0
+        t2 = f[i + 5] if weld else 0.0
+        for side in range(2):
+            b = m.eq_obj1id[eq] if side == 0 else m.eq_obj2id[eq]
+            if b == 0:
+                continue
+            off = 3 if (weld == (side == 0)) else 0
+            a0, a1, a2 = m.eq_data[eq, off], m.eq_data[eq, off + 1], m.eq_data[eq, off + 2]
+            R = d.xmat[b]
+            p0 = d.xpos[b, 0] + R[0] * a0 + R[1] * a1 + R[2] * a2
+            p1 = d.xpos[b, 1] + R[3] * a0 + R[4] * a1 + R[5] * a2
+            p2 = d.xpos[b, 2] + R[6] * a0 + R[7] * a1 + R[8] * a2
+            _add_wrench(m, d, b, 1.0 if side == 0 else -1.0, t0, t1, t2, f[i], f[i + 1],
+                        f[i + 2], p0, p1, p2)
+        i += 6 if weld else 3
+    # forward pass: cacc and the body's own force; backward: sum over the subtree
+    cacc = d.cacc
+    cacc[0, :] = 0.0
+    if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0:
+        for k in range(3):
+            cacc[0, 3 + k] = -m.opt_gravity[k]
+    tmp = np.empty(6)
+    cor = np.empty(6)
+    d.cfrc_int[0, :] = 0.0
+    for b in range(1, nb):
+        cacc[b, :] = cacc[m.body_parentid[b]]
+        a = m.body_dofadr[b]
+        for j in range(a, a + m.body_dofnum[b]):
+            for k in range(6):
+                cacc[b, k] += d.cdof_dot[j, k] * d.qvel[j] + d.cdof[j, k] * d.qacc[j]
+        ci = d.cinert[b]
+        mul_inert_vec(tmp, ci, cacc[b])
+        mul_inert_vec(cor, ci, d.cvel[b])
+        fb = d.cfrc_int[b]
+        cross_force(fb, d.cvel[b], cor)
+        for k in range(6):
+            fb[k] += tmp[k] - d.cfrc_ext[b, k]
+    for b in range(nb - 1, 0, -1):
+        p = m.body_parentid[b]
+        for k in range(6):
+            d.cfrc_int[p, k] += d.cfrc_int[b, k]
+
+
+# ---------------------------------------------------------------------------------------------
+# touch: does a contact's force ray enter the site's volume
+
+
+@njit(cache=True)
+def _ray_hits(gtype, size, R, c, p, v):
+    """True if the ray p + t v, t ≥ 0, meets a solid site shape at c with rotation R.
+
+    Shapes: sphere, capsule, ellipsoid, cylinder, box; the ray is taken into the site frame.
+    """
+    d0, d1, d2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    x0 = R[0] * d0 + R[3] * d1 + R[6] * d2
+    x1 = R[1] * d0 + R[4] * d1 + R[7] * d2
+    x2 = R[2] * d0 + R[5] * d1 + R[8] * d2
+    u0 = R[0] * v[0] + R[3] * v[1] + R[6] * v[2]
+    u1 = R[1] * v[0] + R[4] * v[1] + R[7] * v[2]
+    u2 = R[2] * v[0] + R[5] * v[1] + R[8] * v[2]
+    if gtype == GEOM_SPHERE:
+        return _ray_ellipsoid(x0, x1, x2, u0, u1, u2, size[0], size[0], size[0])
+    if gtype == GEOM_ELLIPSOID:
+        return _ray_ellipsoid(x0, x1, x2, u0, u1, u2, size[0], size[1], size[2])
+    if gtype == GEOM_BOX:
+        lo, hi = _slab(x0, u0, size[0], -math.inf, math.inf)
+        lo, hi = _slab(x1, u1, size[1], lo, hi)
+        lo, hi = _slab(x2, u2, size[2], lo, hi)
+        return lo <= hi and hi >= 0.0
+    if gtype == GEOM_CAPSULE:
+        if _ray_cylinder(x0, x1, x2, u0, u1, u2, size[0], size[1]):
+            return True
+        r = size[0]
+        return (_ray_ellipsoid(x0, x1, x2 - size[1], u0, u1, u2, r, r, r)
+                or _ray_ellipsoid(x0, x1, x2 + size[1], u0, u1, u2, r, r, r))
+    if gtype == GEOM_CYLINDER:
+        return _ray_cylinder(x0, x1, x2, u0, u1, u2, size[0], size[1])
+    return False
+
+
+@njit(cache=True)
+def _slab(x, u, h, lo, hi):
+    """Intersect [lo, hi] with the t where |x + t u| ≤ h."""
+    if u == 0.0:
+        if abs(x) > h:
+            return 1.0, -1.0
+        return lo, hi
+    t1 = (-h - x) / u
+    t2 = (h - x) / u
+    if t1 > t2:
+        t1, t2 = t2, t1
+    return max(lo, t1), min(hi, t2)
+
+
+@njit(cache=True)
+def _ray_ellipsoid(x0, x1, x2, u0, u1, u2, a, b, c):
+    """The ray meets the solid ellipsoid x²/a² + y²/b² + z²/c² ≤ 1 at some t ≥ 0."""
+    y0, y1, y2 = x0 / a, x1 / b, x2 / c
+    w0, w1, w2 = u0 / a, u1 / b, u2 / c
+    A = w0 * w0 + w1 * w1 + w2 * w2
+    B = y0 * w0 + y1 * w1 + y2 * w2
+    C = y0 * y0 + y1 * y1 + y2 * y2 - 1.0
+    if C <= 0.0:
+        return True
+    if A == 0.0:
+        return False
+    disc = B * B - A * C
+    return disc >= 0.0 and (-B + math.sqrt(disc)) / A >= 0.0
+
+
+@njit(cache=True)
+def _ray_cylinder(x0, x1, x2, u0, u1, u2, r, h):
+    """The ray meets the solid cylinder x² + y² ≤ r², |z| ≤ h at some t ≥ 0."""
+    lo, hi = _slab(x2, u2, h, -math.inf, math.inf)
+    A = u0 * u0 + u1 * u1
+    C = x0 * x0 + x1 * x1 - r * r
+    if A == 0.0:
+        if C > 0.0:
+            return False
+    else:
+        B = x0 * u0 + x1 * u1
+        disc = B * B - A * C
+        if disc < 0.0:
+            return False
+        s = math.sqrt(disc)
+        lo = max(lo, (-B - s) / A)
+        hi = min(hi, (-B + s) / A)
+    return lo <= hi and hi >= 0.0
+
+
+@njit(cache=True)
+def _touch(m, d, site, frc):
+    """Σ normal forces of the contacts of the site's body whose ray enters the site."""
+    body = m.site_bodyid[site]
+    total = 0.0
+    ray = np.empty(3)
+    for c in range(d.ncon[0]):
+        if d.contact_exclude[c]:
+            continue
+        b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+        b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+        if body != b1 and body != b2:
+            continue
+        fn = frc[c, 0]
+        if fn <= 0.0:
+            continue
+        sign = -1.0 if body == b2 else 1.0
+        fr = d.contact_frame[c]
+        n = math.sqrt(fr[0] * fr[0] + fr[1] * fr[1] + fr[2] * fr[2])
+        for k in range(3):
+            ray[k] = sign * fr[k] / n
+        if _ray_hits(m.site_type[site], m.site_size[site], d.site_xmat[site], d.site_xpos[site],
+                     d.contact_pos[c], ray):
+            total += fn
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# the sensors
+
+
+@njit(cache=True)
+def _limit_row_value(d, jnt, what):
+    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of joint jnt's limit row, or 0."""
+    for j in range(d.ne[0] + d.nf[0], d.nefc[0]):
+        if d.efc_type[j] == CNSTR_LIMIT_JOINT and d.efc_id[j] == jnt:
+            if what == 0:
+                return d.efc_pos[j] - d.efc_margin[j]
+            if what == 1:
+                return d.efc_vel[j]
+            return d.efc_force[j]
+    return 0.0
+
+
+@njit(cache=True)
+def _frame_pos_sensor(m, d, i, out, a):
+    """framepos and frame{x,y,z}axis, in the world or the reference frame."""
+    t = m.sensor_type[i]
+    pos, mat, _ = _object_frame(m, d, m.sensor_objtype[i], m.sensor_objid[i])
+    if t == SENS_FRAMEPOS:
+        v0, v1, v2 = pos[0], pos[1], pos[2]
+    else:
+        k = t - SENS_FRAMEXAXIS
+        v0, v1, v2 = mat[k], mat[k + 3], mat[k + 6]
+    refid = m.sensor_refid[i]
+    if refid < 0:
+        out[a], out[a + 1], out[a + 2] = v0, v1, v2
+        return
+    rpos, rmat, _ = _object_frame(m, d, m.sensor_reftype[i], refid)
+    if t == SENS_FRAMEPOS:
+        v0, v1, v2 = v0 - rpos[0], v1 - rpos[1], v2 - rpos[2]
+    _mat_t_vec(out, rmat, v0, v1, v2, a)
+
+
+@njit(cache=True)
+def _frame_quat_sensor(m, d, i, out, a):
+    """framequat: the object's quaternion, or q_ref⁻¹ ⊗ q_obj."""
+    q = np.empty(4)
+    _object_quat(m, d, m.sensor_objtype[i], m.sensor_objid[i], q)
+    refid = m.sensor_refid[i]
+    if refid < 0:
+        out[a:a + 4] = q
+        return
+    r = np.empty(4)
+    _object_quat(m, d, m.sensor_reftype[i], refid, r)
+    r[1], r[2], r[3] = -r[1], -r[2], -r[3]
+    out[a] = r[0] * q[0] - r[1] * q[1] - r[2] * q[2] - r[3] * q[3]
+    out[a + 1] = r[0] * q[1] + r[1] * q[0] + r[2] * q[3] - r[3] * q[2]
+    out[a + 2] = r[0] * q[2] - r[1] * q[3] + r[2] * q[0] + r[3] * q[1]
+    out[a + 3] = r[0] * q[3] + r[1] * q[2] - r[2] * q[1] + r[3] * q[0]
+
+
+@njit(cache=True)
+def _frame_vel_sensor(m, d, i, out, a):
+    """framelinvel / frameangvel: world velocity, or relative to a moving reference frame.
+
+    Relative: v − v_ref + (p − p_ref) × ω_ref, both parts rotated into the reference frame.
+    """
+    v = np.empty(6)
+    object_velocity(m, d, m.sensor_objtype[i], m.sensor_objid[i], False, v)
+    refid = m.sensor_refid[i]
+    if refid >= 0:
+        reftype = m.sensor_reftype[i]
+        pos, _, _ = _object_frame(m, d, m.sensor_objtype[i], m.sensor_objid[i])
+        rpos, rmat, _ = _object_frame(m, d, reftype, refid)
+        vr = np.empty(6)
+        object_velocity(m, d, reftype, refid, False, vr)
+        for k in range(6):
+            v[k] -= vr[k]
+        r0, r1, r2 = pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]
+        v[3] += r1 * vr[2] - r2 * vr[1]
+        v[4] += r2 * vr[0] - r0 * vr[2]
+        v[5] += r0 * vr[1] - r1 * vr[0]
+        w = v.copy()
+        _mat_t_vec(v, rmat, w[0], w[1], w[2], 0)
+        _mat_t_vec(v, rmat, w[3], w[4], w[5], 3)
+    k = 3 if m.sensor_type[i] == SENS_FRAMELINVEL else 0
+    out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
+
+
+@njit(cache=True)
+def _pos_sensor(m, d, i, out, a):
+    t = m.sensor_type[i]
+    obj = m.sensor_objid[i]
+    if t == SENS_MAGNETOMETER:
+        g = m.opt_magnetic
+        _mat_t_vec(out, d.site_xmat[obj], g[0], g[1], g[2], a)
+    elif t == SENS_JOINTPOS:
+        out[a] = d.qpos[m.jnt_qposadr[obj]]
+    elif t == SENS_ACTUATORPOS:
+        out[a] = d.actuator_length[obj]
+    elif t == SENS_BALLQUAT:
+        q = m.jnt_qposadr[obj]
+        w, x, y, z = d.qpos[q], d.qpos[q + 1], d.qpos[q + 2], d.qpos[q + 3]
+        n = math.sqrt(w * w + x * x + y * y + z * z)
+        if n < 1e-15:
+            w, x, y, z, n = 1.0, 0.0, 0.0, 0.0, 1.0
+        out[a], out[a + 1], out[a + 2], out[a + 3] = w / n, x / n, y / n, z / n
+    elif t == SENS_JOINTLIMITPOS:
+        out[a] = _limit_row_value(d, obj, 0)
+    elif t == SENS_FRAMEPOS or t == SENS_FRAMEXAXIS or t == SENS_FRAMEYAXIS \
+            or t == SENS_FRAMEZAXIS:
+        _frame_pos_sensor(m, d, i, out, a)
+    elif t == SENS_FRAMEQUAT:
+        _frame_quat_sensor(m, d, i, out, a)
+    elif t == SENS_SUBTREECOM:
+        out[a:a + 3] = d.subtree_com[obj]
+    elif t == SENS_E_POTENTIAL:
+        energy_pos(m, d)
+        out[a] = d.energy[0]
+    elif t == SENS_E_KINETIC:
+        energy_vel(m, d)
+        out[a] = d.energy[1]
+    elif t == SENS_CLOCK:
+        out[a] = d.time[0]
+
+
+@njit(cache=True)
+def _vel_sensor(m, d, i, out, a):
+    t = m.sensor_type[i]
+    obj = m.sensor_objid[i]
+    if t == SENS_VELOCIMETER or t == SENS_GYRO:
+        v = np.empty(6)
+        object_velocity(m, d, OBJ_SITE, obj, True, v)
+        k = 3 if t == SENS_VELOCIMETER else 0
+        out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
+    elif t == SENS_JOINTVEL:
+        out[a] = d.qvel[m.jnt_dofadr[obj]]
+    elif t == SENS_ACTUATORVEL:
+        out[a] = d.actuator_velocity[obj]
+    elif t == SENS_BALLANGVEL:
+        v = m.jnt_dofadr[obj]
+        out[a], out[a + 1], out[a + 2] = d.qvel[v], d.qvel[v + 1], d.qvel[v + 2]
+    elif t == SENS_JOINTLIMITVEL:
+        out[a] = _limit_row_value(d, obj, 1)
+    elif t == SENS_FRAMELINVEL or t == SENS_FRAMEANGVEL:
+        _frame_vel_sensor(m, d, i, out, a)
+    elif t == SENS_SUBTREELINVEL:
+        out[a:a + 3] = d.subtree_linvel[obj]
+    elif t == SENS_SUBTREEANGMOM:
+        out[a:a + 3] = d.subtree_angmom[obj]
+
+
+@njit(cache=True)
+def _acc_sensor(m, d, i, out, a, frc):
+    t = m.sensor_type[i]
+    obj = m.sensor_objid[i]
+    if t == SENS_TOUCH:
+        out[a] = _touch(m, d, obj, frc)
+    elif t == SENS_ACCELEROMETER:
+        v = np.empty(6)
+        object_acceleration(m, d, OBJ_SITE, obj, True, v)
+        out[a], out[a + 1], out[a + 2] = v[3], v[4], v[5]
+    elif t == SENS_FORCE or t == SENS_TORQUE:
+        # cfrc_int of the site's body moved to the site and rotated into its frame
+        b = m.site_bodyid[obj]
+        f = d.cfrc_int[b]
+        c = d.subtree_com[m.body_rootid[b]]
+        p = d.site_xpos[obj]
+        R = d.site_xmat[obj]
+        if t == SENS_FORCE:
+            _mat_t_vec(out, R, f[3], f[4], f[5], a)
+        else:
+            r0, r1, r2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+            _mat_t_vec(out, R, f[0] - (r1 * f[5] - r2 * f[4]), f[1] - (r2 * f[3] - r0 * f[5]),
+                       f[2] - (r0 * f[4] - r1 * f[3]), a)
+    elif t == SENS_ACTUATORFRC:
+        out[a] = d.actuator_force[obj]
+    elif t == SENS_JOINTACTFRC:
+        out[a] = d.qfrc_actuator[m.jnt_dofadr[obj]]
+    elif t == SENS_JOINTLIMITFRC:
+        out[a] = _limit_row_value(d, obj, 2)
+    elif t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC:
+        v = np.empty(6)
+        object_acceleration(m, d, m.sensor_objtype[i], obj, False, v)
+        k = 3 if t == SENS_FRAMELINACC else 0
+        out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
+
+
+@njit(cache=True)
+def _cutoff(m, i, out, a):
+    """Clip to ±cutoff (real data) or to ≤ cutoff (positive data) when cutoff > 0."""
+    cut = m.sensor_cutoff[i]
+    if cut <= 0.0:
+        return
+    dt = m.sensor_datatype[i]
+    for k in range(a, a + m.sensor_dim[i]):
+        if dt == DATATYPE_REAL:
+            out[k] = min(max(out[k], -cut), cut)
+        elif dt == DATATYPE_POSITIVE:
+            out[k] = min(out[k], cut)
+
+
+@njit(cache=True)
+def sensor_stage(m, d):
+    """Every sensor into d.sensordata, position, velocity and acceleration stages in turn.
+
+    Nothing happens when the model has no sensor or the "sensor" flag is disabled (MuJoCo
+    then leaves sensordata as it was).
+    """
+    ns = m.nsensor
+    if ns == 0 or m.opt_disableflags[0] & DSBL_SENSOR:
+        return
+    out = d.sensordata
+    subtree = False
+    post = False
+    touch = False
+    for i in range(ns):
+        t = m.sensor_type[i]
+        if t == SENS_SUBTREELINVEL or t == SENS_SUBTREEANGMOM:
+            subtree = True
+        elif (t == SENS_ACCELEROMETER or t == SENS_FORCE or t == SENS_TORQUE
+              or t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC):
+            post = True
+        elif t == SENS_TOUCH:
+            touch = True
+    if subtree:
+        subtree_vel(m, d)
+    if post:
+        rne_post_constraint(m, d)
+    frc = np.empty((d.ncon[0] if touch else 0, 6))
+    if touch:
+        contact_frame_forces(m, d, frc)
+    for i in range(ns):
+        a = m.sensor_adr[i]
+        t = m.sensor_type[i]
+        stage = m.sensor_needstage[i]
+        if t == SENS_USER:
+            for k in range(a, a + m.sensor_dim[i]):
+                out[k] = 0.0
+            continue
+        if not _computed(t):
+            for k in range(a, a + m.sensor_dim[i]):
+                out[k] = np.nan
+            continue
+        if stage == STAGE_POS:
+            _pos_sensor(m, d, i, out, a)
+        elif stage == STAGE_VEL:
+            _vel_sensor(m, d, i, out, a)
+        else:
+            _acc_sensor(m, d, i, out, a, frc)
+        _cutoff(m, i, out, a)
+
+
+@njit(cache=True, inline="always")
+def _computed(t):
+    return not (t == SENS_RANGEFINDER or t == SENS_CAMPROJECTION or t == SENS_TENDONPOS
+                or t == SENS_TENDONVEL or t == SENS_TENDONACTFRC or t == SENS_TENDONLIMITPOS
+                or t == SENS_TENDONLIMITVEL or t == SENS_TENDONLIMITFRC
+                or t == SENS_INSIDESITE or t == SENS_GEOMDIST or t == SENS_GEOMNORMAL
+                or t == SENS_GEOMFROMTO or t == SENS_CONTACT or t == SENS_TACTILE
+                or t == SENS_PLUGIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# by name
+
+
+def sensor(m, d, name):
+    """The values of the sensor `name` (or id): a view of d.sensordata, (sensor_dim,).
+
+    Filled by `forward`, `step` and `inverse`; a view, so it follows later calls.
+    """
+    check_pair(m, d, "sensor")
+    i = m.id("sensor", name)
+    a = int(m.sensor_adr[i])
+    return d.sensordata[a:a + int(m.sensor_dim[i])]
