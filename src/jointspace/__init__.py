@@ -56,6 +56,7 @@ from jointspace.kinematics import (
 )
 from jointspace.precompile import compile
 from jointspace.rigid import lcp
+from jointspace.rollout import Rollout, rollout
 from jointspace.solver import primal_cost, solve
 from jointspace.solver.barrier import barrier_forward, barrier_inverse
 from jointspace.step import step
@@ -77,5 +78,6 @@ __all__ = [
     "primal_cost", "rigid", "rnea", "softness_from_epsilon_kappa", "solve", "solve_m", "step",
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
-    "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
+    "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const", "Rollout",
+    "rollout",
 ]
