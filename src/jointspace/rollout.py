@@ -101,11 +101,12 @@ def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, contr
     t < nstep: ctrl = control[r, t] (row and column 0 where control has one), step, state[r, t]
     = x. A step that reset a bad state ends the rollout: diverged[r] = t and state[r, t + 1:]
     = state[r, t]; diverged[r] = −1 otherwise. d's struct is pointed at m for the call and
-    back at its own model at the end.
+    back at its own model at the end. Returns the number of rollouts that diverged.
     """
     own = d.model
     d.model = m
     nv = m.nv
+    ndiverged = 0
     for r in range(r0, r1):
         _reset_inputs(m, d)
         _set_fullphysics(m, d, state0[r if state0.shape[0] > 1 else 0])
@@ -122,10 +123,12 @@ def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, contr
             _get_fullphysics(m, d, state[r, t])
             if bad:
                 diverged[r] = t
+                ndiverged += 1
                 for k in range(t + 1, nstep):
                     state[r, k] = state[r, t]
                 break
     d.model = own
+    return ndiverged
 
 
 _IN2 = types.Array(types.float64, 2, "C", readonly=True)
@@ -141,6 +144,7 @@ _k_chunk = entry.Kernel(_rollout_chunk, sig=(
 
 _NONE2 = np.zeros((1, 1))
 _NONE3 = np.zeros((1, 1, 1))
+_F64 = np.dtype(np.float64)
 
 
 class Rollout:
@@ -232,32 +236,35 @@ class Rollout:
     def _run(self, model, data, initial_state, control, nstep, initial_warmstart,
              chunk_size, state, sensordata, diverged):
         fname = "rollout"
-        a = check_args(model, initial_state, control, nstep, initial_warmstart, fname,
-                       state=state, sensordata=sensordata, diverged=diverged)
-        models, x0, ctrl, warm, nbatch, nstep = a
+        models, x0, ctrl, warm, nbatch, nstep = check_args(
+            model, initial_state, control, nstep, initial_warmstart, fname, state=state,
+            sensordata=sensordata, diverged=diverged)
         m0 = models[0]
-        nstate = state_size(m0)
-        state = check_output(state, (nbatch, nstep, nstate), np.float64, fname, "state")
+        if state is None:
+            state = np.empty((nbatch, nstep, 1 + m0.nq + m0.nv))
+        else:
+            state = check_output(state, (nbatch, nstep, state_size(m0)), np.float64, fname,
+                                 "state")
         sensordata = check_output(sensordata, (nbatch, nstep, 0), np.float64, fname, "sensordata")
         diverged = check_output(diverged, (nbatch,), np.int64, fname, "diverged")
         cs = (max(1, nbatch // (10 * self.nthread)) if chunk_size is None
               else _check_count(chunk_size, "chunk_size", fname))
         datas = self._worker_data(data, m0, fname)
-        for m in {id(m): m for m in models}.values():
+        for m in (models if len(models) == 1 else {id(m): m for m in models}.values()):
             if m.singular_dofs:
                 check_not_singular(m, fname)
+        ndiverged = 0
         if nstep > 0 and nbatch > 0:
             args = (nstep, x0, _NONE2 if warm is None else warm, warm is not None,
                     _NONE3 if ctrl is None else ctrl, ctrl is not None, state, diverged)
-            self._dispatch(models, datas, nbatch, cs, args)
+            ndiverged = self._dispatch(models, datas, nbatch, cs, args)
         else:
             diverged[:] = -1
         self.diverged = diverged
-        bad = np.flatnonzero(diverged >= 0)
-        if bad.size:
-            r = int(bad[0])
+        if ndiverged:
+            r = int(np.flatnonzero(diverged >= 0)[0])
             warnings.warn(
-                f"{fname}: {bad.size} of {nbatch} rollouts diverged (a NaN, inf or |x| > 1e10 "
+                f"{fname}: {ndiverged} of {nbatch} rollouts diverged (a NaN, inf or |x| > 1e10 "
                 f"in qpos, qvel or qacc reset the state to qpos0), the first rollout {r} at step "
                 f"{int(diverged[r])}; the rest of each such trajectory repeats its last state "
                 f"(see the diverged output). Reduce the time step or check the controls.",
@@ -266,6 +273,10 @@ class Rollout:
 
     def _worker_data(self, data, m0, fname):
         """One Data per worker, made for m0's sizes and bound to m0."""
+        mine = self._data
+        if data is None and len(mine) == self.nthread and all(
+                d._ms is m0._s for d in mine):
+            return mine
         if data is None:
             given = []
         elif isinstance(data, Data):
@@ -299,43 +310,52 @@ class Rollout:
         return datas
 
     def _dispatch(self, models, datas, nbatch, cs, args):
-        """Run the chunks on the workers; each chunk is one compiled call per model run."""
-        one = len(models) == 1
+        """Run the chunks on the workers; return how many rollouts diverged.
+
+        Each chunk is one compiled call per run of rollouts with the same model.
+        """
         nchunk = -(-nbatch // cs)
+        if len(models) == 1 and (nchunk == 1 or len(datas) == 1):  # the calling thread alone
+            d = datas[0]
+            ep = _k_chunk.ep
+            try:
+                return ep(d._s, models[0]._s, 0, nbatch, *args)
+            except ZeroDivisionError:
+                d._ms = None
+                raise division_error("rollout") from None
         chunks = iter(range(nchunk))
 
         def work(d):
             ds = d._s
-            ms0 = models[0]._s
+            n = 0
             try:
                 for c in chunks:
-                    a, b = c * cs, min(nbatch, (c + 1) * cs)
-                    if one:
-                        ep = _k_chunk.ep
-                        ep(ds, ms0, a, b, *args)
-                        continue
-                    r = a
+                    r, b = c * cs, min(nbatch, (c + 1) * cs)
                     while r < b:  # runs of rollouts with the same model
                         e = r + 1
-                        while e < b and models[e] is models[r]:
-                            e += 1
+                        if len(models) == 1:
+                            e, m = b, models[0]
+                        else:
+                            m = models[r]
+                            while e < b and models[e] is m:
+                                e += 1
                         ep = _k_chunk.ep
-                        ep(ds, models[r]._s, r, e, *args)
+                        n += ep(ds, m._s, r, e, *args)
                         r = e
             except BaseException:
                 d._ms = None  # its struct may still point at another model: rebuild it
                 raise
+            return n
 
         nworker = min(len(datas), nchunk)
         try:
             futures = [self._pool.submit(work, d) for d in datas[1:nworker]]
             try:
-                work(datas[0])
+                n = work(datas[0])
             finally:
                 for f in futures:
                     f.exception()
-            for f in futures:
-                f.result()
+            return n + sum(f.result() for f in futures)
         except ZeroDivisionError:
             raise division_error("rollout") from None
 
@@ -366,18 +386,18 @@ def check_args(model, initial_state, control=None, nstep=None, initial_warmstart
     """
     models = _models(model, fname)
     m0 = models[0]
-    nstate = state_size(m0)
     x0 = _input(initial_state, 2, fname, "initial_state")
     ctrl = None if control is None else _input(control, 3, fname, "control")
     warm = (None if initial_warmstart is None
             else _input(initial_warmstart, 2, fname, "initial_warmstart"))
-    _trailing(x0, nstate, "initial_state", f"nstate = 1 + nq + nv = {nstate}")
+    _trailing(x0, state_size(m0), fname, "initial_state", "nstate = 1 + nq + nv")
     if ctrl is not None:
-        _trailing(ctrl, m0.nu, "control", f"nu = {m0.nu}")
+        _trailing(ctrl, m0.nu, fname, "control", "nu")
     if warm is not None:
-        _trailing(warm, m0.nv, "initial_warmstart", f"nv = {m0.nv}")
-    nbatch = _infer(0, 1, fname, initial_state=x0, initial_warmstart=warm, control=ctrl,
-                    state=state, sensordata=sensordata, diverged=diverged)
+        _trailing(warm, m0.nv, fname, "initial_warmstart", "nv")
+    nbatch = _infer(0, 1, fname, (("initial_state", x0), ("initial_warmstart", warm),
+                                  ("control", ctrl), ("state", state),
+                                  ("sensordata", sensordata), ("diverged", diverged)))
     if len(models) > 1:
         if nbatch == 1:
             nbatch = len(models)
@@ -385,14 +405,14 @@ def check_args(model, initial_state, control=None, nstep=None, initial_warmstart
             raise ValueError(f"{fname}: {len(models)} models for a batch of {nbatch} "
                              "rollouts; give one model or one per rollout")
     for name, a in (("initial_state", x0), ("initial_warmstart", warm), ("control", ctrl)):
-        if a is not None and a.shape[0] not in (1, nbatch):
+        if a is not None and a.shape[0] != nbatch and a.shape[0] != 1:
             raise ValueError(f"{fname}: {name} has {a.shape[0]} rows for {nbatch} "
                              "rollouts; give 1 or nbatch")
     if nstep is not None:
         nstep = _check_count(nstep, "nstep", fname, zero=True)
-    nstep = _infer(1, 1 if nstep is None else nstep, fname, control=ctrl, state=state,
-                   sensordata=sensordata)
-    if ctrl is not None and ctrl.shape[1] not in (1, nstep):
+    nstep = _infer(1, 1 if nstep is None else nstep, fname,
+                   (("control", ctrl), ("state", state), ("sensordata", sensordata)))
+    if ctrl is not None and ctrl.shape[1] != nstep and ctrl.shape[1] != 1:
         raise ValueError(f"{fname}: control has {ctrl.shape[1]} steps for nstep = "
                          f"{nstep}; give 1 or nstep")
     return RolloutArgs(models, x0, ctrl, warm, nbatch, nstep)
@@ -428,6 +448,9 @@ def _models(model, fname):
 
 def _input(x, ndim, fname, name):
     """x as a C-contiguous float64 array with leading singleton axes up to ndim."""
+    if (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == ndim
+            and x.flags.c_contiguous):
+        return x
     a = entry.real(x, name, fname)
     if a.ndim > ndim:
         raise ValueError(f"{fname}: argument {name} can have at most {ndim} dimensions, "
@@ -435,15 +458,18 @@ def _input(x, ndim, fname, name):
     return a.reshape((1,) * (ndim - a.ndim) + a.shape)
 
 
-def _trailing(a, n, name, what):
+def _trailing(a, n, fname, name, what):
+    """Refuse a whose last dimension is not n (`what` names the size)."""
     if a.shape[-1] != n:
-        raise ValueError(f"rollout: the last dimension of {name} must be {what}, got shape "
-                         f"{a.shape}")
+        raise ValueError(f"{fname}: the last dimension of {name} must be {what} = {n}, got "
+                         f"shape {a.shape}")
 
 
-def _infer(axis, value, fname, **arrays):
-    """The size along axis that the given arrays agree on, where those of size 1 tile."""
-    for name, a in arrays.items():
+def _infer(axis, value, fname, arrays):
+    """The size along axis that the (name, array) pairs agree on, where size 1 tiles."""
+    for name, a in arrays:
+        if a is None:
+            continue
         n = getattr(a, "shape", ())[axis:axis + 1]
         if not n or n[0] == value:
             continue
