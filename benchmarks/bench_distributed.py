@@ -37,6 +37,13 @@ def _median(fn, rounds):
     return float(np.median(times))
 
 
+def _check_and_time(fn, want, steps, rounds):
+    """Steps per second of fn (best of rounds), None if its states differ from want."""
+    if not np.array_equal(fn(), want):
+        return None
+    return steps / _best(fn, rounds)
+
+
 def main(argv=None):
     """Print the tables; return 1 if the distributed states differ from the local ones."""
     import ray
@@ -56,45 +63,52 @@ def main(argv=None):
     rounds = 3 if quick else 20
     bad = 0
     try:
-        t0 = time.perf_counter()
-        pools = {n: RayRollout(nworker=n) for n in (1, 2)}
-        start = time.perf_counter() - t0
         local = {n: js.Rollout(nthread=n) for n in sorted({1, ncore})}
-        one = (x0[:1], u[:1, :1])
-        two = (x0[:2], u[:2, :1])
-        for p in pools.values():
-            p.rollout(m, *one)  # the models reach the workers outside the timing
-        t_local = _median(lambda: local[1].rollout(m, None, *one), rounds * 10)
-        t_call = _median(lambda: pools[1].rollout(m, *one), rounds * 10)
-        t_two = _median(lambda: pools[2].rollout(m, *two, chunk_size=1), rounds * 10)
-        t_two_local = _median(lambda: local[1].rollout(m, None, *two), rounds * 10)
-        print(f"Ray {ray.__version__}, {ncore} cores; start-up of 3 workers (2 pools), warm: "
-              f"{start:.1f} s")
-        print("| overhead | ms |")
-        print("|---|---|")
-        print(f"| one call, one task (1 rollout × 1 step) | {1e3 * (t_call - t_local):.2f} |")
-        print(f"| one call, two tasks on two workers, per task | "
-              f"{1e3 * (t_two - t_two_local) / 2:.2f} |")
-        print()
         want, _ = local[1].rollout(m, None, x0, u)
         steps = nbatch * nstep
+        one = (x0[:1], u[:1, :1])
+        two = (x0[:2], u[:2, :1])
+        t_local = _median(lambda: local[1].rollout(m, None, *one), rounds * 10)
+        t_two_local = _median(lambda: local[1].rollout(m, None, *two), rounds * 10)
+        overhead, rows = [], []
+        for name, fn in [(f"js.rollout, {n} thread{'s' if n > 1 else ''}",
+                          lambda n=n: local[n].rollout(m, None, x0, u)[0]) for n in local]:
+            rows.append((name, _check_and_time(fn, want, steps, max(1, rounds // 4))))
+        for n in (1, 2):  # one pool at a time: each worker takes a CPU of the cluster
+            t0 = time.perf_counter()
+            pool = RayRollout(nworker=n)
+            start = time.perf_counter() - t0
+            pool.rollout(m, *one)  # the models reach the workers outside the timing
+            if n == 1:
+                t_call = _median(lambda: pool.rollout(m, *one), rounds * 10)
+                overhead.append(("one call, one task (1 rollout × 1 step)",
+                                 t_call - t_local))
+            else:
+                t_two = _median(lambda: pool.rollout(m, *two, chunk_size=1), rounds * 10)
+                overhead.append(("one call, two tasks on two workers, per task",
+                                 (t_two - t_two_local) / 2))
+            overhead.append((f"start-up of {n} warm worker{'s' if n > 1 else ''}", start))
+            rows.append((f"RayRollout, {n} worker{'s' if n > 1 else ''} × 1 thread",
+                         _check_and_time(lambda: pool.rollout(m, x0, u)[0], want, steps,
+                                         max(1, rounds // 4))))
+            pool.close()
+        print(f"Ray {ray.__version__}, {ncore} cores")
+        print("| overhead | ms |")
+        print("|---|---|")
+        for name, t in overhead:
+            print(f"| {name} | {1e3 * t:.2f} |")
+        print()
         print(f"humanoid, nbatch {nbatch} × nstep {nstep}, best of {max(1, rounds // 4)}")
         print("| way | steps/s | vs local 1 thread |")
         print("|---|---|---|")
-        base = None
-        rows = [(f"js.rollout, {n} thread{'s' if n > 1 else ''}",
-                 lambda n=n: local[n].rollout(m, None, x0, u)[0]) for n in local]
-        rows += [(f"RayRollout, {n} worker{'s' if n > 1 else ''} × 1 thread",
-                  lambda n=n: pools[n].rollout(m, x0, u)[0]) for n in (1, 2)]
-        for name, fn in rows:
-            out = fn()
-            if not np.array_equal(out, want):
+        base = rows[0][1]
+        for name, rate in rows:
+            if rate is None:
                 print(f"{name}: states differ from the local rollout")
                 bad = 1
-            t = _best(fn, max(1, rounds // 4))
-            base = base or steps / t
-            print(f"| {name} | {steps / t:,.0f} | {steps / t / base:.2f} |", flush=True)
-        for p in list(pools.values()) + list(local.values()):
+                continue
+            print(f"| {name} | {rate:,.0f} | {rate / base:.2f} |", flush=True)
+        for p in local.values():
             p.close()
     finally:
         ray.shutdown()
