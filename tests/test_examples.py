@@ -82,3 +82,11 @@ def test_fig2_forward_and_inverse_impulses_agree(capsys):
     friction = np.abs(curves[:, 1])
     assert np.any(friction > bound * (1 - 1e-9))
     assert np.any((friction > 0.05 * bound) & (friction < 0.95 * bound))
+
+
+def test_rollout_mpc_brings_the_tool_closer_to_the_target(capsys):
+    """Cross-entropy MPC on batched rollouts: the tool moves toward the target."""
+    r = _load("rollout_mpc").main(["--duration", "0.3", "--samples", "16", "--nthread", "2"])
+    assert "rollouts of" in capsys.readouterr().out
+    assert r["rollouts"] == 16 * 3 * 30  # samples × refits × 10 ms control steps
+    assert r["distances"][-1] < 0.8 * r["distances"][0]

@@ -29,10 +29,11 @@ LAYERS = (
     ("jointspace.forward",),
     ("jointspace.inverse",),
     ("jointspace.step",),
-    ("jointspace.rigid", "jointspace.control", "jointspace.ik", "jointspace.trajectory"),
+    ("jointspace.rigid", "jointspace.control", "jointspace.ik", "jointspace.trajectory",
+     "jointspace.rollout"),
     ("jointspace.io", "jointspace.models"),
     ("jointspace.viz", "jointspace.cli", "jointspace.__main__", "jointspace.precompile",
-     "jointspace"),
+     "jointspace.distributed", "jointspace"),
 )
 
 

@@ -58,6 +58,7 @@ from jointspace.kinematics import (
 )
 from jointspace.precompile import compile
 from jointspace.rigid import lcp
+from jointspace.rollout import Rollout, rollout
 from jointspace.sensor import sensor
 from jointspace.solver import primal_cost, solve
 from jointspace.solver.barrier import barrier_forward, barrier_inverse
@@ -84,5 +85,5 @@ __all__ = [
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
     "get_state", "reset", "set_state", "state_size", "sensor",
     "rnea_derivatives", "aba_derivatives", "transition_derivatives",
-    "inverse_derivatives",
+    "inverse_derivatives", "Rollout", "rollout",
 ]

@@ -84,6 +84,11 @@ def _job_contact_models(js, m, d):
     js.barrier_forward(m, d, 0.1)
 
 
+def _job_rollout(js, m, d):
+    x = np.concatenate([[0.0], m.qpos0, np.zeros(m.nv)])
+    js.rollout(m, d, x, nstep=2)
+
+
 JOBS = {
     # name: (function, jobs it must follow because it inlines the stages they compile,
     #        the embedded model it runs on)
@@ -93,6 +98,7 @@ JOBS = {
     "forward": (_job_forward, ("step",), "humanoid"),
     "inverse": (_job_inverse, ("step",), "humanoid"),
     "contact": (_job_contact_models, ("step",), "quadruped"),
+    "rollout": (_job_rollout, ("step",), "humanoid"),
 }
 
 

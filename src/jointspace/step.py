@@ -221,6 +221,8 @@ def _step_entry(d, nstep):
 
 
 _k_step = entry.Kernel(_step_entry)
+# The same compiled function for compiled callers (rollout.py's loop over rollouts and steps)
+step_entry = _step_entry
 _NSTEP_MAX = 2**63 - 1  # nstep crosses into compiled code as an int64
 
 

@@ -596,6 +596,10 @@ class Model:
         singular_dofs: the dofs the compiler found to move no mass or inertia (M singular;
             functions that need M⁻¹ refuse while they have no armature); usually [].
         source: the file (or "<string>") the model came from.
+
+    A Model pickles as its sizes, arrays, names and attributes, without XML
+    (`Model.__reduce__`), and unpickles into buffers and a struct of its own; `copy.copy`
+    and `copy.deepcopy` both give an independent Model.
     """
 
     def __init__(self, sizes, arrays, names, warnings=(), source=""):
@@ -642,6 +646,25 @@ class Model:
         object.__setattr__(new, "opt", Option(new))
         object.__setattr__(new, "_s", structs.make_model_struct(new))
         return new
+
+    def __copy__(self):
+        """An independent Model, as `copy.deepcopy` (MuJoCo's MjModel copies the same way).
+
+        A copy sharing the buffers would be the same model under another name; compiled code
+        could not tell them apart.
+        """
+        return self.__deepcopy__({})
+
+    def __reduce__(self):
+        """Pickle as the sizes, the field buffers, the names and the Python attributes.
+
+        No XML: unpickling (`_model_from_state`) runs the constructor on the arrays, which
+        copies them into buffers of its own, checks every shape against the sizes, sets the
+        read-only flags and builds the struct. The struct itself never travels.
+        """
+        extra = {k: v for k, v in self.__dict__.items() if k not in _MODEL_REBUILT}
+        arrays = {name: getattr(self._own, name) for name in _MODEL_ARRAYS}
+        return _model_from_state, (self.sizes, arrays, self.names, extra)
 
     def id(self, kind, name):
         """Id of the element of `kind` ("body", "joint", "geom", …) named `name`.
@@ -703,6 +726,13 @@ class Data:
     """State and every intermediate of the pipeline, preallocated (see DATA_FIELDS).
 
     Create with `jointspace.make_data(model)`; stages write into it in place.
+
+    Attributes beyond the field table:
+        model: the Model it was made for, or last used with (MuJoCo's `MjData.model`).
+
+    A Data pickles with its model and the fields that hold values (`Data.__reduce__`);
+    `copy.copy` gives an independent Data for the same model, `copy.deepcopy` copies the
+    model too, as MuJoCo's bindings do.
     """
 
     def __init__(self, model):
@@ -716,6 +746,7 @@ class Data:
         _initial_values(model, own)
         self._msig = model._sizes
         self._ms = model._s
+        self._m = model
         from jointspace._numba import structs
 
         self._s = structs.make_data_struct(self, model._s)
@@ -727,14 +758,48 @@ class Data:
         object.__setattr__(self, name, value)
 
     def __deepcopy__(self, memo):
-        """An independent Data for the same model: copied arrays, a struct of its own."""
+        """An independent Data and a deep copy of its model (MuJoCo's MjData copies so).
+
+        The model is copied through `memo`, so `copy.deepcopy((m, d))` gives a matched pair;
+        `copy.copy(d)` keeps the model.
+        """
         new = _deepcopy_attrs(self, memo, ("_s", "_ms", *_DATA_ARRAYS))
         _expose(new, new._own, DATA_FIELDS, DATA_WRITABLE_INTS)
         from jointspace._numba import structs
 
-        object.__setattr__(new, "_ms", self._ms)
-        object.__setattr__(new, "_s", structs.make_data_struct(new, self._ms))
+        object.__setattr__(new, "_ms", new._m._s)
+        object.__setattr__(new, "_s", structs.make_data_struct(new, new._ms))
         return new
+
+    def __copy__(self):
+        """An independent Data for the same model: copied arrays, a struct of its own."""
+        new = Data(self._m)
+        for key in _DATA_ARRAYS:
+            getattr(new._own, key)[...] = getattr(self._own, key)
+        return new
+
+    def __reduce__(self):
+        """Pickle as its model (`Model.__reduce__`) and the fields that hold values.
+
+        Scratch fields (no meaning between calls) stay behind, and a contact or
+        constraint-row field travels up to its last nonzero row (the rest of its capacity
+        is zero, as in a new Data), so that a pickle is a fraction of the Data's memory and
+        still gives back every field exactly. Unpickling (`_data_from_state`) makes a Data
+        for the model and copies the values into its own buffers.
+        """
+        fields = {}
+        for key, rows in _DATA_PICKLED:
+            a = getattr(self._own, key)
+            if rows:
+                used = np.flatnonzero(a.reshape(len(a), -1).any(axis=1))
+                a = a[:used[-1] + 1 if used.size else 0]
+            fields[key] = a
+        return _data_from_state, (self._m, fields)
+
+    @property
+    def model(self):
+        """The Model this Data was made for, or last used with (MuJoCo's `MjData.model`)."""
+        return self._m
 
     @property
     def time(self):
@@ -898,6 +963,45 @@ def reset_data(model: Model, d: Data) -> None:
     for name, _, _, _ in DATA_FIELDS:
         getattr(own, "_time" if name == "time" else name).fill(0)
     _initial_values(model, own)
+
+
+# Attributes Model's constructor makes (the rest of __dict__ is pickled as it is).
+_MODEL_REBUILT = frozenset(("_own", "_s", "opt", "_ids", "_sizes", "_shq", "_shv", "names",
+                            *_MODEL_ARRAYS, *_MODEL_SIZE_NAMES))
+# Data fields a pickle carries: (buffer name, None for all of it, or the capacity up to whose
+# last nonzero row it carries it); scratch fields have no meaning between calls and stay behind.
+_DATA_PICKLED = tuple(
+    ("_time" if name == "time" else name,
+     shape[0] if shape and shape[0] in ("nconmax", "njmax") else None)
+    for name, _, shape, _ in DATA_FIELDS if not name.startswith("scratch_"))
+
+
+def _model_from_state(sizes, arrays, names, extra):
+    """Rebuild a pickled Model (`Model.__reduce__`): the constructor on the arrays."""
+    m = Model(sizes, arrays, names, warnings=extra.pop("warnings", ()),
+              source=extra.pop("source", ""))
+    for k, v in extra.items():
+        object.__setattr__(m, k, v)
+    return m
+
+
+def _data_from_state(model, fields):
+    """Rebuild a pickled Data (`Data.__reduce__`): a Data for model, the values copied in."""
+    d = Data(model)
+    own = d._own
+    rows_of = dict(_DATA_PICKLED)
+    for key, value in fields.items():
+        if key not in rows_of:
+            raise ValueError(f"unpickling a Data: {key.lstrip('_')} is not a field this "
+                             "version of jointspace pickles")
+        buf = getattr(own, key)
+        value = np.asarray(value)
+        n = len(value) if rows_of[key] else len(buf)
+        if value.shape != (n, *buf.shape[1:]) or n > len(buf):
+            raise ValueError(f"unpickling a Data: field {key.lstrip('_')} has shape "
+                             f"{value.shape}, the model's Data has {buf.shape}")
+        buf[:n] = value
+    return d
 
 
 def make_data(model: Model) -> Data:

@@ -90,7 +90,8 @@ def check_pair(m, d, fname):
     """Raise a clear error unless m is a Model and d a Data made for a model of its sizes.
 
     d's struct carries its model's struct (kernels that take the Data struct alone read the
-    model from it); a d used with another model of the same sizes is rebound to that model.
+    model from it); a d used with another model of the same sizes is rebound to that model
+    (and pickles with it from then on).
     """
     if m.__class__ is Model and d.__class__ is Data and d._ms is m._s:
         return
@@ -107,6 +108,7 @@ def check_pair(m, d, fname):
 
     d._msig = m._sizes
     d._ms = m._s
+    d._m = m
     d._s = structs.make_data_struct(d, m._s)
 
 

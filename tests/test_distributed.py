@@ -1,0 +1,107 @@
+"""Rollouts on a real local Ray cluster (issue 20): bitwise equal to the local rollout.
+
+One module-scoped cluster, `ray.init(num_cpus=2)`, keeps the wall time small. The oracle is
+`js.rollout` in this process: the workers run the same compiled code on unpickled models,
+so the states must be equal bit for bit, also after a worker is killed mid-run and its
+task runs again on a new one.
+"""
+
+import copy
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import jointspace as js
+
+ray = pytest.importorskip("ray")
+from jointspace.distributed import RayRollout  # noqa: E402 (after the skip without Ray)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        with RayRollout(nworker=2) as p:
+            yield p
+    finally:
+        ray.shutdown()
+
+
+def _inputs(m, nbatch, nstep, seed):
+    rng = np.random.default_rng(seed)
+    x0 = np.zeros((nbatch, 1 + m.nq + m.nv))
+    x0[:, 1:1 + m.nq] = m.qpos0
+    x0[:, 1 + m.nq + 6:] = 0.3 * rng.normal(size=(nbatch, m.nv - 6))
+    return x0, rng.uniform(-1, 1, (nbatch, nstep, m.nu))
+
+
+def test_workers_start_warm(pool):
+    assert len(pool.workers) == 2
+    pids = [w[0] for w in pool.workers]
+    assert len(set(pids)) == 2 and os.getpid() not in pids
+    assert all(seconds >= 0 for _, seconds, _ in pool.workers)
+
+
+def test_equals_the_local_rollout_bitwise(pool):
+    m = js.models.humanoid()
+    x0, u = _inputs(m, 5, 25, seed=1)
+    want, _ = js.rollout(m, None, x0, u)
+    for chunk_size in (None, 1, 2, 5):
+        got, sensordata = pool.rollout(m, x0, u, chunk_size=chunk_size)
+        assert np.array_equal(got, want) and sensordata.shape == (5, 25, 0)
+    models = [copy.deepcopy(m) for _ in range(5)]
+    for k, mk in enumerate(models):
+        mk.body_mass[1] *= 1 + 0.5 * k
+    want, _ = js.rollout(models, None, x0[:1], u)
+    got, _ = pool.rollout(models, x0[:1], u, chunk_size=2)
+    assert np.array_equal(got, want)
+    m.opt.timestep = 0.004  # a changed model is sent again, not taken from the cache
+    want, _ = js.rollout(m, None, x0, u)
+    assert np.array_equal(pool.rollout(m, x0, u)[0], want)
+
+
+def test_a_killed_worker_is_replaced_and_its_task_rerun(pool):
+    m = js.models.humanoid()
+    x0, u = _inputs(m, 4, 1, seed=2)
+    nstep = 15000  # a task runs for seconds: the kill lands mid-run
+    want, _ = js.rollout(m, None, x0, u, nstep=nstep)
+    victim = pool.worker_pids()[1]
+    retries = pool.retries
+
+    def kill():
+        time.sleep(1.0)
+        os.kill(victim, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    got, _ = pool.rollout(m, x0, u, nstep=nstep)
+    killer.join()
+    assert pool.retries > retries
+    assert victim not in pool.worker_pids()
+    assert np.array_equal(got, want)
+
+
+def test_bad_input_is_refused_before_anything_is_sent(pool):
+    m = js.models.quadruped()
+    x0 = np.zeros((2, 1 + m.nq + m.nv))
+    with pytest.raises(ValueError, match="initial_state must be nstate"):
+        pool.rollout(m, x0[:, 1:])
+    with pytest.raises(ValueError, match="chunk_size"):
+        pool.rollout(m, x0, chunk_size=0)
+    with pytest.raises(ValueError, match=r"model\[1\] has other sizes"):
+        pool.rollout([m, js.models.humanoid()], x0)
+    with pytest.raises(ValueError, match="nworker"):
+        RayRollout(nworker=0)
+    with pytest.raises(ValueError, match="nthread"):
+        RayRollout(nthread=0)
+
+
+def test_an_unreachable_address_is_a_clear_error():
+    with pytest.raises(ConnectionError, match="no Ray cluster answers at '127.0.0.1:1'"):
+        RayRollout(address="127.0.0.1:1")
+    with pytest.raises(ValueError, match="address must be"):
+        RayRollout(address="head-node")
