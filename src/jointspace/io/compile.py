@@ -368,12 +368,21 @@ class _Compiler:
                                   ("frictionloss", j.frictionloss), ("stiffness", j.stiffness)):
                     if not np.isfinite(val) or val < 0:
                         raise ModelError(f"joint {name} must be non-negative, got {val}{_where(j)}")
+                sd = tuple(j.springdamper)
+                if (sd[0] or sd[1]) and not (sd[0] > 0 and sd[1] > 0):
+                    raise ModelError(f"joint springdamper={sd}: when given, both values "
+                                     f"(timeconst, dampratio) must be positive{_where(j)}")
+                if j.actfrclimited and j.actfrcrange[0] > j.actfrcrange[1]:
+                    raise ModelError(f"joint actuatorfrcrange={tuple(j.actfrcrange)}: the lower "
+                                     f"bound exceeds the upper{_where(j)}")
                 jnt_rows.append(dict(type=jt, qposadr=nq, dofadr=nv, bodyid=i, group=j.group,
                                      limited=int(j.limited), solref=j.solref_limit,
                                      solimp=j.solimp_limit,
                                      pos=_check_finite(j.pos, "joint pos", j),
                                      axis=axis, stiffness=j.stiffness, range=rng,
-                                     margin=j.margin))
+                                     margin=j.margin, actfrclimited=int(j.actfrclimited),
+                                     actfrcrange=np.asarray(j.actfrcrange, dtype=np.float64),
+                                     actgravcomp=int(j.actgravcomp)))
                 jid = len(jnt_rows) - 1
                 if jt == T.JNT_FREE:
                     qpos0 += list(pos) + list(quat)
@@ -447,7 +456,8 @@ class _Compiler:
             body_rows.append(dict(parentid=pid, jntnum=len(b.joints), jntadr=jntadr,
                                   dofnum=ndof, dofadr=dofadr, geomnum=len(b.geoms),
                                   geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,
-                                  mass=mass, inertia=inertia, mocap=b.mocap))
+                                  mass=mass, inertia=inertia, mocap=b.mocap,
+                                  gravcomp=float(b.gravcomp)))
         if spec.settotalmass > 0:
             total = sum(r["mass"] for r in body_rows)
             if total > 0:
@@ -471,7 +481,7 @@ class _Compiler:
                 nmocap += 1
         A["body_rootid"], A["body_weldid"], A["body_mocapid"] = rootid, weldid, mocapid
         for k in ("jntnum", "jntadr", "dofnum", "dofadr", "geomnum", "geomadr", "pos", "quat",
-                  "ipos", "iquat", "mass", "inertia"):
+                  "ipos", "iquat", "mass", "inertia", "gravcomp"):
             A["body_" + k] = [r[k] for r in body_rows]
 
         def table(prefix, rows, keys, n, shapes):
@@ -483,8 +493,8 @@ class _Compiler:
         njnt, ngeom, nsite = len(jnt_rows), len(geom_rows), len(site_rows)
         table("jnt_", jnt_rows, ("type", "qposadr", "dofadr", "bodyid", "group", "limited",
                                  "solref", "solimp", "pos", "axis", "stiffness", "range",
-                                 "margin"), njnt,
-              dict(solref=(2,), solimp=(5,), pos=(3,), axis=(3,), range=(2,)))
+                                 "margin", "actfrclimited", "actfrcrange", "actgravcomp"), njnt,
+              dict(solref=(2,), solimp=(5,), pos=(3,), axis=(3,), range=(2,), actfrcrange=(2,)))
         table("dof_", dof_rows, ("bodyid", "jntid", "parentid", "solref", "solimp",
                                  "frictionloss", "armature", "damping"), nv,
               dict(solref=(2,), solimp=(5,)))
@@ -570,28 +580,34 @@ class _Compiler:
             else:
                 raise ModelError(f"actuator has no transmission target (joint, site or body)"
                                  f"{_where(a)}")
-            if a.dyntype != "none" or a.gaintype != "fixed" or a.biastype not in ("none",
-                                                                                   "affine"):
+            if a.dyntype != "none" or a.gaintype not in ("fixed", "affine") or (
+                    a.biastype not in ("none", "affine")):
                 raise ModelError(f"actuator dynamics {a.dyntype!r}, gain {a.gaintype!r} or bias "
-                                 f"{a.biastype!r} is not supported yet (fixed gain, none/affine "
-                                 f"bias, no dynamics){_where(a)}")
+                                 f"{a.biastype!r} is not supported yet (fixed or affine gain, "
+                                 f"none or affine bias, no dynamics){_where(a)}")
+            if trn == T.TRN_BODY:
+                raise ModelError(f"actuator on body {a.body!r}: body transmissions (adhesion) "
+                                 f"are not supported by jointspace{_where(a)}")
             for what, lim, rng in (("ctrlrange", a.ctrllimited, a.ctrlrange),
                                    ("forcerange", a.forcelimited, a.forcerange)):
                 if lim and rng[0] > rng[1]:
                     raise ModelError(f"actuator {what} lower bound exceeds upper bound{_where(a)}")
-            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE, gaintype=T.GAIN_FIXED,
+            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE,
+                             gaintype=T.GAIN_AFFINE if a.gaintype == "affine" else T.GAIN_FIXED,
                              biastype=T.BIAS_AFFINE if a.biastype == "affine" else T.BIAS_NONE,
                              trnid=[tid, -1], ctrllimited=int(a.ctrllimited),
                              forcelimited=int(a.forcelimited),
                              gainprm=np.resize(np.asarray(a.gainprm, dtype=np.float64), 10),
                              biasprm=np.resize(np.asarray(a.biasprm, dtype=np.float64), 10),
+                             dynprm=np.resize(np.asarray(a.dynprm, dtype=np.float64), 10),
                              ctrlrange=a.ctrlrange, forcerange=a.forcerange,
                              gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6)))
         nu = len(rows)
-        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), ctrlrange=(2,),
+        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,), ctrlrange=(2,),
                       forcerange=(2,), gear=(6,))
         for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
-                  "forcelimited", "gainprm", "biasprm", "ctrlrange", "forcerange", "gear"):
+                  "forcelimited", "gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange",
+                  "gear"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
 
@@ -667,6 +683,13 @@ class _Compiler:
             raise ModelError(f"option timestep must be positive, got {o.timestep}")
         A["opt_timestep"] = [o.timestep]
         A["opt_gravity"] = o.gravity
+        A["opt_wind"] = o.wind
+        for what, val in (("density", o.density), ("viscosity", o.viscosity)):
+            if not (np.isfinite(val) and val >= 0):
+                raise ModelError(f"option {what} must be non-negative and finite, got {val}"
+                                 f"{_where(self.spec)}")
+        A["opt_density"] = [o.density]
+        A["opt_viscosity"] = [o.viscosity]
         A["opt_integrator"] = [INTEGRATORS.index(o.integrator)]
         A["opt_cone"] = [CONES.index(o.cone)]
         A["opt_solver"] = [SOLVERS.index(o.solver)]
@@ -722,6 +745,25 @@ class _Compiler:
         d = mass_constants(m)  # subtree masses, dof_M0
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
+        self.spring_damper(m)
+
+    def spring_damper(self, m):
+        """Joint stiffness and damping from springdamper = (timeconst, dampratio).
+
+        MuJoCo's compiler (AutoSpringDamper): with the joint's inertia I = n / Σ
+        dof_invweight0 over its n dofs, stiffness = I / (timeconst² dampratio²) and
+        damping = 2 I / timeconst, replacing the joint's stiffness and its dofs' damping.
+        """
+        joints = [j for b in self.bodies for j in b.joints]
+        for j, spec in enumerate(joints):
+            tc, dr = spec.springdamper
+            if not (tc > 0 and dr > 0):
+                continue
+            a = m.jnt_dofadr[j]
+            n = T.JOINT_NV[int(m.jnt_type[j])]
+            inertia = n / max(T.MINVAL, float(np.sum(m.dof_invweight0[a:a + n])))
+            m.jnt_stiffness[j] = inertia / max(T.MINVAL, tc * tc * dr * dr)
+            m.dof_damping[a:a + n] = 2.0 * inertia / max(T.MINVAL, tc)
 
 
 def _first_bad(*arrays, last=False):

@@ -26,7 +26,7 @@ INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint")
-ACTUATOR_KINDS = ("motor", "position", "velocity", "general")
+ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -97,6 +97,10 @@ class JointSpec:
     solimp_limit: tuple = DEFAULT_SOLIMP
     solref_friction: tuple = DEFAULT_SOLREF
     solimp_friction: tuple = DEFAULT_SOLIMP
+    springdamper: tuple = (0.0, 0.0)
+    actfrclimited: bool = False
+    actfrcrange: tuple = (0.0, 0.0)
+    actgravcomp: bool = False
     group: int = 0
     source: str = ""
 
@@ -162,6 +166,7 @@ class BodySpec:
     sites: list = field(default_factory=list)
     children: list = field(default_factory=list)
     mocap: bool = False
+    gravcomp: float = 0.0
     source: str = ""
 
     def add_body(self, **kw) -> BodySpec:
@@ -202,7 +207,7 @@ class MeshSpec:
 
 @dataclass
 class ActuatorSpec:
-    """A scalar actuator (MJCF <motor>, <position>, <velocity>, <general>).
+    """A scalar actuator (MJCF <motor>, <position>, <velocity>, <damper>, <general>).
 
     force = gain · ctrl + bias, with MuJoCo's affine gain/bias parameterization:
     gain = gainprm[0] + gainprm[1]·length + gainprm[2]·velocity,
@@ -222,6 +227,7 @@ class ActuatorSpec:
     forcerange: tuple = (0.0, 0.0)
     gainprm: np.ndarray = field(default_factory=lambda: np.r_[1.0, np.zeros(9)])
     biasprm: np.ndarray = field(default_factory=lambda: np.zeros(10))
+    dynprm: np.ndarray = field(default_factory=lambda: np.r_[1.0, np.zeros(9)])
     gaintype: str = "fixed"
     biastype: str = "none"
     dyntype: str = "none"
