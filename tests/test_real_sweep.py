@@ -100,7 +100,8 @@ def test_real_model_loads_and_matches_or_is_refused(dist, path):
         js.forward(m, d)
         # the public function honors the model's flags as forward does (finger: no gravity)
         bias = js.bias_forces(m, d2, q, v)
-        err = np.max(np.abs(bias - md.qfrc_bias)) / max(1.0, np.max(np.abs(md.qfrc_bias)))
+        err = np.max(np.abs(bias - md.qfrc_bias), initial=0.0) / max(
+            1.0, np.max(np.abs(md.qfrc_bias), initial=0.0))
         worst["bias_forces"] = max(worst.get("bias_forces", 0.0), err)
         for name in ("qfrc_bias", "qfrc_passive", "qfrc_fluid", "qfrc_gravcomp",
                      "qfrc_actuator", "qacc_smooth", "qacc"):

@@ -485,10 +485,10 @@ class Option:
             if value not in choices:
                 raise ValueError(f"option {name} must be one of {choices}, got {value!r}")
             arr[0] = choices.index(value)
-        elif name == "gravity":
+        elif name in ("gravity", "wind"):
             g = np.asarray(value, dtype=np.float64).reshape(3)
             if not np.isfinite(g).all():
-                raise ValueError(f"option gravity must be finite, got {value!r}")
+                raise ValueError(f"option {name} must be finite, got {value!r}")
             arr[:] = g
         elif arr.dtype.kind == "i":
             if (not isinstance(value, (int, np.integer)) or isinstance(value, bool)

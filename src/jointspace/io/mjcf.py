@@ -270,7 +270,6 @@ _BASE = {
 }
 _TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
                     "springlength", "armature")
-_ACT_PARAMS = ("gainprm", "biasprm", "dynprm", "gaintype", "biastype", "dyntype")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
 _SKIP_TOP = {"size", "visual", "statistic", "custom", "extension", "sensor", "keyframe"}
@@ -1339,23 +1338,22 @@ class _Loader:
         if len(targets) != 1:
             raise ModelError(f"{where}: an actuator needs exactly one transmission target "
                              f"(joint, site or body); found {targets or 'none'}")
-        origin = f"<{kind}>" + (f" (with its class {cls.name!r})" if cls.name != "main" or
-                                 "class" in node.attrib else "")
+        origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
         if v["dyntype"] != "none":
             why = {"filterexact": "timeconst gives", "integrator": "an integrated-velocity "
                    "servo has", "filter": "a cylinder has", "muscle": "a muscle has"}.get(
                        v["dyntype"], "it has") if kind != "general" else "it has"
-            raise ModelError(f"{where}: {origin}: {why} activation dynamics (dyntype="
+            raise ModelError(f"{origin}: {why} activation dynamics (dyntype="
                              f"{v['dyntype']!r}), which is not supported by jointspace (no "
                              f"activation state); use an actuator with dyntype='none'")
         if v["gaintype"] not in ("fixed", "affine"):
-            raise ModelError(f"{where}: {origin}: gaintype={v['gaintype']!r} is not supported; "
+            raise ModelError(f"{origin}: gaintype={v['gaintype']!r} is not supported; "
                              f"use 'fixed' or 'affine'")
         if v["biastype"] not in ("none", "affine"):
-            raise ModelError(f"{where}: {origin}: biastype={v['biastype']!r} is not supported; "
+            raise ModelError(f"{origin}: biastype={v['biastype']!r} is not supported; "
                              f"use 'none' or 'affine'")
         if targets[0] == "body":
-            raise ModelError(f"{where}: {origin}: body transmissions (adhesion) are not "
+            raise ModelError(f"{origin}: body transmissions (adhesion) are not "
                              f"supported by jointspace; the actuator's force acts through "
                              f"contacts")
         self._ignore_if(node, "delay", v.get("delay", 0.0) != 0.0, "actuator delays")

@@ -78,7 +78,13 @@ class InertialSpec:
 
 @dataclass
 class JointSpec:
-    """A joint between a body and its parent (MJCF <joint>)."""
+    """A joint between a body and its parent (MJCF <joint>).
+
+    `springdamper` = (timeconst, dampratio), both positive, replaces stiffness and damping
+    at compile time (MuJoCo's rule, from dof_invweight0); `actfrclimited`/`actfrcrange` clamp
+    the joint's (first dof's) qfrc_actuator; `actgravcomp` routes the gravity compensation
+    of the bodies it moves through qfrc_actuator instead of qfrc_passive.
+    """
 
     type: str = "hinge"
     name: str = ""
@@ -155,7 +161,11 @@ class SiteSpec:
 
 @dataclass
 class BodySpec:
-    """A rigid body, its pose relative to its parent, and what is attached to it."""
+    """A rigid body, its pose relative to its parent, and what is attached to it.
+
+    `gravcomp` is the fraction of the body's weight cancelled by an upward force at its
+    center of mass (MJCF `gravcomp`; qfrc_gravcomp).
+    """
 
     name: str = ""
     pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
