@@ -42,9 +42,9 @@ def _humanoid(extra):
 
 def _models():
     yield "gymnasium swimmer (fluid)", real_model(
-        "gymnasium", "gymnasium/envs/mujoco/assets/swimmer.xml").read_text(), "RK4"
-    path = real_model("dm-control", "dm_control/suite/swimmer.xml")
-    yield "dm_control swimmer (fluid)", path.read_text(), "RK4"
+        "gymnasium", "gymnasium/envs/mujoco/assets/swimmer.xml"), "RK4"
+    yield "dm_control swimmer (fluid)", real_model(
+        "dm-control", "dm_control/suite/swimmer.xml"), "RK4"
     yield "humanoid", _humanoid(False), "Euler"
     yield "humanoid + gravcomp, actuatorfrcrange", _humanoid(True), "Euler"
 
@@ -55,12 +55,14 @@ def main(argv=None):
     nstep = 20 if quick else 200
     repeat = 3 if quick else 15
     rows = []
-    for name, xml, integrator in _models():
-        mj = mujoco.MjModel.from_xml_string(xml)
+    for name, src, integrator in _models():
+        is_file = isinstance(src, pathlib.Path)
+        mj = (mujoco.MjModel.from_xml_path(str(src)) if is_file
+              else mujoco.MjModel.from_xml_string(src))
         mj.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = js.load_string(xml)
+            m = js.load(src) if is_file else js.load_string(src)
         m.opt.integrator = integrator
         md = mujoco.MjData(mj)
         d = js.make_data(m)

@@ -190,9 +190,9 @@ def test_fluid_trajectory_matches_mj_step():
         q, v = random_state(mj, rng)
         md.qpos[:], md.qvel[:] = q, v
         d.qpos[:], d.qvel[:] = q, v
-        for _ in range(300):
+        for _ in range(1000):
             mujoco.mj_step(mj, md)
-        js.step(m, d, 300)
+        js.step(m, d, 1000)
         assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL, integrator
         assert np.max(np.abs(d.qvel - md.qvel)) < TRAJ_TOL, integrator
 
