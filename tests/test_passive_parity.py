@@ -305,3 +305,27 @@ def test_attributes_jointspace_does_not_compute_are_refused(old, new, what):
     mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 computes them
     with pytest.raises(ModelError, match=rf"<string>:\d+ {what}"):
         _load(xml)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(option='density="1000" viscosity="0.05" wind="0.5 0 0"'),
+    dict(g1='gravcomp="1"', g2='gravcomp="0.5"', j2='actuatorgravcomp="true"',
+         j1='springdamper="0.3 1"'),
+])
+def test_inverse_with_passive_forces_matches_mj_inverse(kw):
+    xml = arm(**kw)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mj)
+    m = _load(xml)
+    d = js.Data(m)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, v = random_state(mj, rng)
+        a = rng.normal(size=mj.nv)
+        md.qpos[:], md.qvel[:], md.qacc[:] = q, v, a
+        d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
+        mujoco.mj_inverse(mj, md)
+        js.inverse(m, d)
+        scale = max(1.0, np.max(np.abs(md.qfrc_inverse)))
+        assert np.max(np.abs(d.qfrc_inverse - md.qfrc_inverse)) / scale < TRAJ_TOL
+        np.testing.assert_allclose(d.qfrc_passive, md.qfrc_passive, rtol=0, atol=TOL * scale)
