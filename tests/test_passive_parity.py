@@ -204,16 +204,63 @@ def test_fluid_with_implicit_integrator_is_refused():
         js.step(m, d)
 
 
-def test_ellipsoid_fluid_model_is_refused():
-    xml = arm(option='density="1000"').replace(
+ELLIPSOID_CASES = [
+    # every geom: capsule (fromto), box, ellipsoid, box, cylinder
+    ('density="1000"', '<geom contype="0" conaffinity="0" fluidshape="ellipsoid"/>'),
+    ('density="1.2" viscosity="0.01" wind="1 -2 0.5"',
+     '<geom contype="0" conaffinity="0" fluidshape="ellipsoid" fluidcoef="0.4 0.3 1 2 0.5"/>'),
+    ('viscosity="0.3"', '<geom contype="0" conaffinity="0" fluidshape="ellipsoid"/>'),
+]
+
+
+@pytest.mark.parametrize("option, default", ELLIPSOID_CASES)
+def test_ellipsoid_fluid_matches_mujoco(option, default):
+    xml = arm(option=option).replace('<default><geom contype="0" conaffinity="0"/></default>',
+                                     f"<default>{default}</default>")
+    mj = mujoco.MjModel.from_xml_string(xml)
+    m = _load(xml)
+    np.testing.assert_allclose(m.geom_fluid, mj.geom_fluid, rtol=TOL, atol=1e-15)
+    worst = compare_forward(xml, nstate=8)
+    assert worst["qfrc_fluid"] <= TOL
+
+
+def test_ellipsoid_and_box_models_on_different_bodies():
+    # the float body's geom uses the ellipsoid model, every other body the inertia box
+    xml = arm(option='density="800" viscosity="0.02" wind="0 1 0"').replace(
         '<geom type="box" size="0.1 0.2 0.3"/>',
         '<geom type="box" size="0.1 0.2 0.3" fluidshape="ellipsoid"/>')
+    compare_forward(xml, nstate=8)
+
+
+def test_ellipsoid_fluid_trajectory_matches_mj_step():
+    xml = arm(option='density="1000" viscosity="0.05" wind="0.5 0 0"').replace(
+        '<default><geom contype="0" conaffinity="0"/></default>',
+        '<default><geom contype="0" conaffinity="0" fluidshape="ellipsoid"/></default>')
+    for integrator in ("Euler", "RK4"):
+        mj = mujoco.MjModel.from_xml_string(xml)
+        mj.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+        md = mujoco.MjData(mj)
+        m = _load(xml)
+        m.opt.integrator = integrator
+        d = js.Data(m)
+        q, v = random_state(mj, np.random.default_rng(4))
+        md.qpos[:], md.qvel[:] = q, v
+        d.qpos[:], d.qvel[:] = q, v
+        for _ in range(1000):
+            mujoco.mj_step(mj, md)
+        js.step(m, d, 1000)
+        assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL, integrator
+
+
+def test_ellipsoid_fluid_on_a_mesh_geom_is_refused():
+    mesh = ('<asset><mesh name="tet" vertex="0 0 0  0.2 0 0  0 0.3 0  0 0 0.25"/></asset>'
+            '<worldbody>')
+    xml = arm(option='density="1000"').replace("<worldbody>", mesh, 1).replace(
+        '<geom type="box" size="0.1 0.2 0.3"/>',
+        '<geom type="mesh" mesh="tet" fluidshape="ellipsoid"/>')
     mujoco.MjModel.from_xml_string(xml)
     with pytest.raises(ModelError, match=r"<string>:\d+ <geom>: attribute fluidshape"):
         _load(xml)
-    # without a medium the ellipsoid model computes nothing: the model loads
-    _load(arm().replace('<geom type="box" size="0.1 0.2 0.3"/>',
-                        '<geom type="box" size="0.1 0.2 0.3" fluidshape="ellipsoid"/>'))
 
 
 # ---- actuators: damper (affine gain), dampratio ----------------------------------------

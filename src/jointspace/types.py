@@ -195,6 +195,9 @@ MODEL_FIELDS = (
     ("geom_margin", "f", ("ngeom",), "contact detection margin"),
     ("geom_gap", "f", ("ngeom",), "contacts within the margin but beyond gap are inactive"),
     ("geom_rgba", "f", ("ngeom", 4), "color"),
+    ("geom_fluid", "f", ("ngeom", 12),
+     "ellipsoid fluid model: 1 if used, fluidcoef (blunt drag, slender drag, angular drag, "
+     "Kutta lift, Magnus lift), virtual mass (3), virtual inertia (3)"),
     # sites
     ("site_type", "i", ("nsite",), "geom type used for visualization"),
     ("site_bodyid", "i", ("nsite",), "id of the body the site is attached to"),

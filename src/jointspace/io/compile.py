@@ -17,6 +17,8 @@ What happens here, in order:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from jointspace import types as T
@@ -144,6 +146,80 @@ def geom_rbound_aabb(gtype, size, mesh=None):
         lo, hi = mesh.aabb
         return mesh.rbound, np.r_[0.5 * (lo + hi), 0.5 * (hi - lo)]
     return 0.0, np.r_[0, 0, 0, np.inf, np.inf, 0]  # plane
+
+
+# 15-point Gauss–Kronrod weights, and the nodes and dl/dx of the change of variables
+# l = x³ / (1 − x)² that maps [0, 1) onto [0, ∞) (MuJoCo's compiler, GetAddedMassKappa)
+_KRONROD_W = (0.01146766, 0.03154605, 0.05239501, 0.07032663, 0.08450236, 0.09517529,
+              0.10221647, 0.10474107, 0.10221647, 0.09517529, 0.08450236, 0.07032663,
+              0.05239501, 0.03154605, 0.01146766)
+_KRONROD_L = (7.865151709349917e-08, 1.7347976913907274e-05, 0.0003548008144506193,
+              0.002846636252924549, 0.014094260903596077, 0.053063261727396636,
+              0.17041978741317773, 0.5, 1.4036301548686991, 3.9353484827022642,
+              11.644841677041734, 39.53187807410903, 177.5711362220801, 1429.4772912937397,
+              54087.416549217705)
+_KRONROD_D = (5.538677720489877e-05, 0.002080868285293228, 0.016514126520723166,
+              0.07261900344370877, 0.23985243401862602, 0.6868318249020725,
+              1.8551129519182894, 5.0, 14.060031152313941, 43.28941239611009,
+              156.58546376397112, 747.9826085305024, 5827.4042950027115, 116754.0197944512,
+              25482945.327264845)
+_EPS = 1e-14  # MuJoCo's compiler's mjEPS
+
+
+def _added_mass_kappa(dx, dy, dz):
+    """κ_x = dx dy dz ∫₀^∞ dl / ((dx² + l)^{3/2} (dy² + l)^{1/2} (dz² + l)^{1/2}).
+
+    The ellipsoid's added-mass coefficient along x (Lamb, Hydrodynamics §114), by MuJoCo's
+    15-point quadrature, with l scaled by (dx³ dy dz)^{2/5}.
+    """
+    scale = (dx * dx * dx * dy * dz) ** 0.4
+    kappa = 0.0
+    for w, lam0, dl in zip(_KRONROD_W, _KRONROD_L, _KRONROD_D):
+        lam = scale * lam0
+        ax, ay, az = 1 + lam / (dx * dx), 1 + lam / (dy * dy), 1 + lam / (dz * dz)
+        kappa += scale * dl / (ax * math.sqrt(ax * ay * az)) * w
+    return kappa / (dx * dx)
+
+
+def fluid_semiaxes(gtype, size):
+    """Semi-axes of the ellipsoid that stands for a geom in the fluid model (mju_geomSemiAxes)."""
+    if gtype == "sphere":
+        return size[0], size[0], size[0]
+    if gtype == "capsule":
+        return size[0], size[0], size[1] + size[0]
+    if gtype == "cylinder":
+        return size[0], size[0], size[1]
+    return size[0], size[1], size[2]
+
+
+def geom_fluid(g, size):
+    """MuJoCo's geom_fluid row: [1, fluidcoef (5), virtual mass (3), virtual inertia (3)].
+
+    Zero unless fluidshape="ellipsoid". The virtual (added) mass along axis i is
+    V κ_i / (2 − κ_i), the virtual inertia about x is V/5 (dy² − dz²)² |κ_z − κ_y| /
+    |2 (dy² − dz²) + (dy² + dz²)(κ_y − κ_z)| (and cyclically), V the ellipsoid's volume.
+    """
+    out = np.zeros(12)
+    if g.fluidshape != "ellipsoid":
+        return out
+    dx, dy, dz = (float(s) for s in fluid_semiaxes(g.type, size))
+    volume = 4.0 / 3.0 * math.pi * dx * dy * dz
+    kx = _added_mass_kappa(dx, dy, dz)
+    ky = _added_mass_kappa(dy, dz, dx)
+    kz = _added_mass_kappa(dz, dx, dy)
+
+    def inertia_factor(a, b, ka, kb):
+        # (a² − b²)² |kb − ka| / |2 (a² − b²) + (a² + b²)(ka − kb)|
+        return (a * a - b * b) ** 2 * abs(kb - ka) / max(
+            _EPS, abs(2 * (a * a - b * b) + (a * a + b * b) * (ka - kb)))
+
+    out[0] = 1.0
+    out[1:6] = np.resize(np.asarray(g.fluidcoef, dtype=np.float64), 5)
+    out[6:9] = [volume * k / max(_EPS, 2 - k) for k in (kx, ky, kz)]
+    out[9:12] = [volume * inertia_factor(dy, dz, ky, kz) / 5,
+                 volume * inertia_factor(dz, dx, kz, kx) / 5,
+                 volume * inertia_factor(dx, dy, kx, ky) / 5]
+    return out
 
 
 def _required_sizes(gtype):
@@ -425,7 +501,8 @@ class _Compiler:
                                       dataid=meshid, group=g.group, priority=g.priority,
                                       solmix=g.solmix, solref=g.solref, solimp=g.solimp,
                                       size=size, aabb=aabb, rbound=rbound, pos=gpos, quat=gquat,
-                                      friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba))
+                                      friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba,
+                                      fluid=geom_fluid(g, size)))
             for s in b.sites:
                 add_name("site", s.name, s)
                 if s.type not in _SITE:
@@ -501,9 +578,9 @@ class _Compiler:
         table("geom_", geom_rows, ("type", "contype", "conaffinity", "condim", "bodyid",
                                    "dataid", "group", "priority", "solmix", "solref", "solimp",
                                    "size", "aabb", "rbound", "pos", "quat", "friction", "margin",
-                                   "gap", "rgba"), ngeom,
+                                   "gap", "rgba", "fluid"), ngeom,
               dict(solref=(2,), solimp=(5,), size=(3,), aabb=(6,), pos=(3,), quat=(4,),
-                   friction=(3,), rgba=(4,)))
+                   friction=(3,), rgba=(4,), fluid=(12,)))
         table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
               dict(size=(3,), pos=(3,), quat=(4,)))
 

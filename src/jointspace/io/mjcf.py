@@ -1133,9 +1133,10 @@ class _Loader:
         self._ignore_if(node, "surfacevel", any(v["surfacevel"]), "moving contact surfaces")
         self._ignore_if(node, "adhesion", v["adhesion"] != 0.0, "geom adhesion")
         opt = self.spec.option
-        self._ignore_if(node, "fluidshape", v["fluidshape"] != "none" and (
-            opt.density != 0.0 or opt.viscosity != 0.0), "the ellipsoid fluid model; the "
-            "inertia-box model of <option density viscosity> is supported")
+        self._ignore_if(node, "fluidshape", v["fluidshape"] != "none" and gtype not in (
+            "sphere", "capsule", "cylinder", "ellipsoid", "box") and (
+            opt.density != 0.0 or opt.viscosity != 0.0), "the ellipsoid fluid model of a "
+            "plane or mesh geom")
         size = [float(s) for s in v["size"]]
         pos = np.array(v["pos"], dtype=np.float64)
         if v["fromto"] is not None:
@@ -1168,7 +1169,8 @@ class _Loader:
             friction=tuple(v["friction"]), contype=v["contype"], conaffinity=v["conaffinity"],
             condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
             solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],
-            gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]), source=where)
+            gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]),
+            fluidshape=v["fluidshape"], fluidcoef=tuple(v["fluidcoef"]), source=where)
 
     def _check_size(self, node, gtype, size):
         """MuJoCo's size checks: the sizes a type uses must be positive."""

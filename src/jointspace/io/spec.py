@@ -142,6 +142,8 @@ class GeomSpec:
     gap: float = 0.0
     group: int = 0
     rgba: tuple = (0.5, 0.5, 0.5, 1.0)
+    fluidshape: str = "none"
+    fluidcoef: tuple = (0.5, 0.25, 1.5, 1.0, 1.0)
     source: str = ""
 
 
