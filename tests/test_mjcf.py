@@ -656,13 +656,13 @@ def test_mesh_file_from_assets_mapping():
 
 def test_option_and_flags():
     xml = """<mujoco><option timestep="0.001" gravity="0 0 -1" integrator="RK4" cone="elliptic"
-      solver="CG" iterations="7" tolerance="1e-6" impratio="2" noslip_iterations="3">
+      solver="CG" iterations="7" tolerance="1e-6" impratio="2" noslip_iterations="0">
       <flag contact="disable" gravity="disable" energy="enable" spring="enable"/></option>
       <worldbody/></mujoco>"""
     opt = _parse(xml).option
     assert opt.timestep == 0.001 and opt.gravity == (0, 0, -1) and opt.integrator == "RK4"
     assert opt.cone == "elliptic" and opt.solver == "CG" and opt.iterations == 7
-    assert opt.tolerance == 1e-6 and opt.impratio == 2 and opt.noslip_iterations == 3
+    assert opt.tolerance == 1e-6 and opt.impratio == 2 and opt.noslip_iterations == 0
     assert set(opt.disable_flags) == {"contact", "gravity"}
     assert opt.enable_flags == ("energy",)
 
@@ -827,7 +827,10 @@ ERROR_CASES = [
     ('<body>\n<composite type="grid" count="2 2 1"/></body>', "model.xml:5 <composite>",
      "not supported"),
     ('<body>\n<replicate count="2"/></body>', "model.xml:5 <replicate>", "not supported"),
-    ('<body gravcomp="1">\n<geom size="1"/></body>', "model.xml:4 <body>", "gravcomp"),
+    ('<body>\n<joint springdamper="1 0"/><geom size="1"/></body>', "model.xml:5 <joint>",
+     "springdamper"),
+    ('<body>\n<joint actuatorfrcrange="1 -1"/><geom size="1"/></body>', "model.xml:5 <joint>",
+     "actuatorfrcrange"),
     ('<geom size="1" condim="2"/>', "model.xml:4 <geom>", "condim"),
     ('<geom type="sphere" size="1" fromto="0 0 0 0 0 1"/>', "model.xml:4 <geom>", "fromto"),
     ('<geom type="capsule" size="1" pos="0 0 1" fromto="0 0 0 0 0 1"/>', "model.xml:4 <geom>",
@@ -856,7 +859,7 @@ SECTION_ERRORS = [
     ('<actuator>\n<motor joint="j" site="s"/></actuator>', "model.xml:5 <motor>", "exactly one"),
     ('<actuator>\n<motor tendon="t"/></actuator>', "model.xml:5 <motor>", "tendon"),
     ('<actuator>\n<muscle joint="j"/></actuator>', "model.xml:5 <muscle>", "not supported"),
-    ('<actuator>\n<position joint="j" dampratio="1"/></actuator>', "model.xml:5 <position>",
+    ('<actuator>\n<position joint="j" dampratio="-1"/></actuator>', "model.xml:5 <position>",
      "dampratio"),
     ('<actuator>\n<general joint="j" dyntype="filter"/></actuator>', "model.xml:5 <general>",
      "dyntype"),

@@ -8,11 +8,14 @@ Mirrors MuJoCo's mj_transmission (engine_core_smooth.c) and mj_fwdActuation
                 joint (free):        length = 0,  moment = gear on its 6 dofs
                 site (no refsite):   length = 0,  moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆
   velocity      actuator_velocity = moment · qvel
-  force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed),
+  force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed) or
+                gainprm₀ + gainprm₁ length + gainprm₂ velocity (affine),
                 bias = biasprm₀ + biasprm₁ length + biasprm₂ velocity (affine)
                 ctrl is clamped to ctrlrange when ctrllimited (d.ctrl itself is untouched),
                 f to forcerange when forcelimited
-  joint space   qfrc_actuator = momentᵀ f
+  joint space   qfrc_actuator = momentᵀ f, plus qfrc_gravcomp on the dofs of joints with
+                actuatorgravcomp; then each joint with actuatorfrclimited has its (first)
+                dof's qfrc_actuator clamped to jnt_actfrcrange (MuJoCo's per-joint clamp)
 
 actuator_moment is stored dense, (nu, nv).
 """
@@ -26,6 +29,8 @@ from jointspace.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
+    DSBL_GRAVITY,
+    GAIN_AFFINE,
     JNT_BALL,
     JNT_FREE,
     MAXVAL,
@@ -124,7 +129,10 @@ def actuator_velocity(m, d):
 
 @njit(cache=True)
 def actuation(m, d):
-    """actuator_force and qfrc_actuator = momentᵀ force (mj_fwdActuation, no dynamics)."""
+    """actuator_force and qfrc_actuator = momentᵀ force (mj_fwdActuation, no dynamics).
+
+    Needs qfrc_gravcomp (`jointspace.passive`) for joints with actuatorgravcomp.
+    """
     nu = m.nu
     d.qfrc_actuator[:] = 0.0
     if nu == 0:
@@ -149,7 +157,10 @@ def actuation(m, d):
         gp = m.actuator_gainprm[i]
         bp = m.actuator_biasprm[i]
         # force = gain ctrl + bias
-        f = gp[0] * ctrl[i]
+        gain = gp[0]
+        if m.actuator_gaintype[i] == GAIN_AFFINE:
+            gain += gp[1] * d.actuator_length[i] + gp[2] * d.actuator_velocity[i]
+        f = gain * ctrl[i]
         if m.actuator_biastype[i] == BIAS_AFFINE:
             f += bp[0] + bp[1] * d.actuator_length[i] + bp[2] * d.actuator_velocity[i]
         if m.actuator_forcelimited[i]:
@@ -159,13 +170,33 @@ def actuation(m, d):
         lo, hi = _moment_range(m, i)
         for c in range(lo, hi):
             d.qfrc_actuator[c] += mom[c] * f
+    _joint_level(m, d)
+
+
+@njit(cache=True)
+def _joint_level(m, d):
+    """qfrc_actuator += qfrc_gravcomp on actuatorgravcomp joints, then the actfrcrange clamp."""
+    g = m.opt_gravity
+    gravity = not (m.opt_disableflags[0] & DSBL_GRAVITY or (g[0] == 0.0 and g[1] == 0.0
+                                                             and g[2] == 0.0))
+    for j in range(m.njnt):
+        if gravity and m.jnt_actgravcomp[j]:
+            jt = m.jnt_type[j]
+            a = m.jnt_dofadr[j]
+            for k in range(a, a + (6 if jt == JNT_FREE else 3 if jt == JNT_BALL else 1)):
+                d.qfrc_actuator[k] += d.qfrc_gravcomp[k]
+        if m.jnt_actfrclimited[j]:
+            a = m.jnt_dofadr[j]
+            d.qfrc_actuator[a] = min(max(d.qfrc_actuator[a], m.jnt_actfrcrange[j, 0]),
+                                     m.jnt_actfrcrange[j, 1])
 
 
 @njit(cache=True)
 def actuator_damping(m, d, i):
     """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
 
-    Only the affine bias depends on velocity (gains are fixed): biasprm₂.
+    The affine bias contributes biasprm₂, the affine gain gainprm₂ · ctrl (d.ctrl as given,
+    not clamped: mjd_actuator_vel's approximation).
     """
     if m.opt_disableflags[0] & DSBL_ACTUATION:
         return 0.0
@@ -173,6 +204,9 @@ def actuator_damping(m, d, i):
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
             return 0.0
+    dfdv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
-        return m.actuator_biasprm[i, 2]
-    return 0.0
+        dfdv = m.actuator_biasprm[i, 2]
+    if m.actuator_gaintype[i] == GAIN_AFFINE:
+        dfdv += m.actuator_gainprm[i, 2] * d.ctrl[i]
+    return dfdv

@@ -1,12 +1,36 @@
-"""Passive forces: joint springs and dof damping (MuJoCo's mj_passive, engine_passive.c).
+"""Passive forces: springs, dampers, gravity compensation, fluid (MuJoCo's mj_passive).
 
-qfrc_passive = qfrc_spring + qfrc_damper, where
+MuJoCo's engine_passive.c and the "Computation" chapter's fluid forces, both fluid models.
+
+qfrc_passive = qfrc_spring + qfrc_damper + qfrc_fluid + qfrc_gravcomp (on the dofs of joints
+without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.actuation`):
   hinge, slide:  qfrc_spring = -k (q - q_spring)
   ball:          qfrc_spring = -k log(q_spring⁻¹ ⊗ q)   (rotation vector in the joint frame)
   free:          the ball rule for the rotation, -k (p - p_spring) for the world translation
   every dof:     qfrc_damper = -b qvel
-with k = jnt_stiffness, b = dof_damping. Both are exact gradients of the energies that
-`jointspace.dynamics.energy` reports (½ k |x|² with x the displacement above).
+  gravcomp:      qfrc_gravcomp = Σ_b J_bᵀ (-gravcomp_b m_b g)   (J_b at the body's com)
+  fluid:         qfrc_fluid = Σ_b J_bᵀ R_b f_b, with f_b the inertia-box drag and viscous
+                 force of body b in its inertial frame (below), or, for a body with a geom of
+                 fluidshape="ellipsoid", the ellipsoid model's force on each such geom
+with k = jnt_stiffness, b = dof_damping. The spring and damper forces are exact gradients of
+the energies that `jointspace.dynamics.energy` reports (½ k |x|² with x the displacement
+above). With both the "spring" and "damper" flags disabled every passive force is zero, as in
+MuJoCo; gravity compensation also needs gravity (flag and a nonzero vector).
+
+The inertia-box model (MuJoCo's "Computation" chapter, fluid forces) replaces body b of mass
+m and principal inertia (I₀, I₁, I₂) by the uniform box of the same inertia, of sides
+s_i = sqrt(6 (I_j + I_k − I_i) / m). With ω, v the body's angular and linear velocity at its
+com in its inertial frame, less the wind (v − Rᵀ wind), viscosity β and density ρ:
+  viscous (Stokes)   τ = −π d³ β ω,   f = −3 π d β v,   d = (s₀ + s₁ + s₂) / 3
+  drag (quadratic)   f_i = −½ ρ s_j s_k |v_i| v_i,   τ_i = −ρ s_i (s_j⁴ + s_k⁴) |ω_i| ω_i / 64
+
+The ellipsoid model replaces a geom by the ellipsoid of semi-axes r (its size) and, with ω, v
+at the geom's center in its frame (less the wind), adds: the added-mass force and torque
+(p_v = ρ m_v ∘ v, p_ω = ρ I_v ∘ ω: f = p_v × ω, τ = p_v × v + p_ω × ω, m_v and I_v the
+compiled virtual mass and inertia, geom_fluid), the Magnus lift c_M ρ V ω × v, the Kutta
+lift (c_K ρ cos α A_p n × v) × v with A_p the area projected along v and n its normal, and
+the drag −(β 3π D + ρ |v| (c_b A_p + c_s (A_max − A_p))) v and torque
+−(β π D³ + ρ |m_ω|) ω, D = 2 (r₀ + r₁ + r₂) / 3, m_ω the slender/angular drag moments.
 """
 
 import math
@@ -15,7 +39,18 @@ import numpy as np
 from numba import njit
 
 from jointspace.rotation import quat_mul
-from jointspace.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, MINVAL, SMALL_SPRING
+from jointspace.types import (
+    DSBL_DAMPER,
+    DSBL_GRAVITY,
+    DSBL_SPRING,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_SPHERE,
+    JNT_BALL,
+    JNT_FREE,
+    MINVAL,
+    SMALL_SPRING,
+)
 
 
 @njit(cache=True, inline="always")
@@ -79,12 +114,12 @@ def spring_displacement(m, qpos, j, out):
 
 @njit(cache=True)
 def _springs(m, d):
-    """qfrc_passive −= k x: joint spring forces (hinge and slide inline, without scratch)."""
+    """qfrc_spring = −k x: joint spring forces (hinge and slide inline, without scratch)."""
     stiffness = m.jnt_stiffness
     jtype = m.jnt_type
     qpos = d.qpos
     qspring = m.qpos_spring
-    out = d.qfrc_passive
+    out = d.qfrc_spring
     rotational = False
     for j in range(m.njnt):
         k = stiffness[j]
@@ -111,19 +146,267 @@ def _springs(m, d):
             out[dadr + i] -= k * x[i]
 
 
+@njit(cache=True)
+def apply_ft(m, d, f0, f1, f2, t0, t1, t2, p0, p1, p2, b, qfrc):
+    """qfrc += J(p)ᵀ (f, t): a world force f at point p of body b, and a torque t (mj_applyFT).
+
+    The spatial force in the c-frame of b's tree is (t + r × f, f), r = p − subtree_com[root];
+    its generalized force on dof i is cdof_i · (t + r × f, f), over b's dofs and their
+    ancestors.
+    """
+    w = m.body_weldid[b]
+    if m.body_dofnum[w] == 0:
+        return
+    root = m.body_rootid[b]
+    r0 = p0 - d.subtree_com[root, 0]
+    r1 = p1 - d.subtree_com[root, 1]
+    r2 = p2 - d.subtree_com[root, 2]
+    m0 = t0 + r1 * f2 - r2 * f1
+    m1 = t1 + r2 * f0 - r0 * f2
+    m2 = t2 + r0 * f1 - r1 * f0
+    i = m.body_dofadr[w] + m.body_dofnum[w] - 1
+    while i >= 0:
+        c = d.cdof[i]
+        qfrc[i] += c[0] * m0 + c[1] * m1 + c[2] * m2 + c[3] * f0 + c[4] * f1 + c[5] * f2
+        i = m.dof_parentid[i]
+
+
+@njit(cache=True)
+def gravcomp(m, d):
+    """qfrc_gravcomp = Σ_b J_bᵀ (−gravcomp_b m_b g) at each com (mj_gravcomp); True if any."""
+    g = m.opt_gravity
+    if m.opt_disableflags[0] & DSBL_GRAVITY or (g[0] == 0.0 and g[1] == 0.0 and g[2] == 0.0):
+        return False
+    found = False
+    for b in range(1, m.nbody):
+        gc = m.body_gravcomp[b]
+        if gc == 0.0:
+            continue
+        found = True
+        s = -m.body_mass[b] * gc
+        apply_ft(m, d, s * g[0], s * g[1], s * g[2], 0.0, 0.0, 0.0,
+                 d.xipos[b, 0], d.xipos[b, 1], d.xipos[b, 2], b, d.qfrc_gravcomp)
+    return found
+
+
+@njit(cache=True)
+def _fluid_box(m, d, b):
+    """qfrc_fluid += the inertia-box fluid force of body b (mj_inertiaBoxFluidModel)."""
+    mass = m.body_mass[b]
+    inertia = m.body_inertia[b]
+    s0 = math.sqrt(max(MINVAL, inertia[1] + inertia[2] - inertia[0]) / mass * 6.0)
+    s1 = math.sqrt(max(MINVAL, inertia[0] + inertia[2] - inertia[1]) / mass * 6.0)
+    s2 = math.sqrt(max(MINVAL, inertia[0] + inertia[1] - inertia[2]) / mass * 6.0)
+    R = d.ximat[b]
+    root = m.body_rootid[b]
+    # world velocity at the com: v = v_c + ω × (xipos − subtree_com), less the wind
+    w0, w1, w2 = d.cvel[b, 0], d.cvel[b, 1], d.cvel[b, 2]
+    r0 = d.xipos[b, 0] - d.subtree_com[root, 0]
+    r1 = d.xipos[b, 1] - d.subtree_com[root, 1]
+    r2 = d.xipos[b, 2] - d.subtree_com[root, 2]
+    v0 = d.cvel[b, 3] + w1 * r2 - w2 * r1 - m.opt_wind[0]
+    v1 = d.cvel[b, 4] + w2 * r0 - w0 * r2 - m.opt_wind[1]
+    v2 = d.cvel[b, 5] + w0 * r1 - w1 * r0 - m.opt_wind[2]
+    # in the inertial frame: Rᵀ ω, Rᵀ v (R row-major, world = R local)
+    a0 = R[0] * w0 + R[3] * w1 + R[6] * w2
+    a1 = R[1] * w0 + R[4] * w1 + R[7] * w2
+    a2 = R[2] * w0 + R[5] * w1 + R[8] * w2
+    l0 = R[0] * v0 + R[3] * v1 + R[6] * v2
+    l1 = R[1] * v0 + R[4] * v1 + R[7] * v2
+    l2 = R[2] * v0 + R[5] * v1 + R[8] * v2
+    t0 = t1 = t2 = f0 = f1 = f2 = 0.0
+    beta = m.opt_viscosity[0]
+    if beta > 0.0:
+        diam = (s0 + s1 + s2) / 3.0
+        ca = -math.pi * diam * diam * diam * beta
+        cl = -3.0 * math.pi * diam * beta
+        t0, t1, t2 = ca * a0, ca * a1, ca * a2
+        f0, f1, f2 = cl * l0, cl * l1, cl * l2
+    rho = m.opt_density[0]
+    if rho > 0.0:
+        f0 -= 0.5 * rho * s1 * s2 * abs(l0) * l0
+        f1 -= 0.5 * rho * s0 * s2 * abs(l1) * l1
+        f2 -= 0.5 * rho * s0 * s1 * abs(l2) * l2
+        q0, q1, q2 = s0 * s0 * s0 * s0, s1 * s1 * s1 * s1, s2 * s2 * s2 * s2
+        t0 -= rho * s0 * (q1 + q2) * abs(a0) * a0 / 64.0
+        t1 -= rho * s1 * (q0 + q2) * abs(a1) * a1 / 64.0
+        t2 -= rho * s2 * (q0 + q1) * abs(a2) * a2 / 64.0
+    # back to world axes, applied at the com
+    apply_ft(m, d,
+             R[0] * f0 + R[1] * f1 + R[2] * f2, R[3] * f0 + R[4] * f1 + R[5] * f2,
+             R[6] * f0 + R[7] * f1 + R[8] * f2,
+             R[0] * t0 + R[1] * t1 + R[2] * t2, R[3] * t0 + R[4] * t1 + R[5] * t2,
+             R[6] * t0 + R[7] * t1 + R[8] * t2,
+             d.xipos[b, 0], d.xipos[b, 1], d.xipos[b, 2], b, d.qfrc_fluid)
+
+
+@njit(cache=True, inline="always")
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True, inline="always")
+def _max_moment(r0, r1, r2):
+    """8/15 π r₀ max(r₁, r₂)⁴: the largest moment of the ellipsoid about axis 0's normal."""
+    q = max(r1, r2)
+    return 8.0 / 15.0 * math.pi * r0 * (q * q) * (q * q)
+
+
+@njit(cache=True)
+def _fluid_ellipsoid(m, d, b):
+    """qfrc_fluid += the ellipsoid-model force on body b's fluid geoms (mj_ellipsoidFluidModel)."""
+    rho = m.opt_density[0]
+    beta = m.opt_viscosity[0]
+    root = m.body_rootid[b]
+    w0, w1, w2 = d.cvel[b, 0], d.cvel[b, 1], d.cvel[b, 2]
+    for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+        c = m.geom_fluid[g]
+        if c[0] == 0.0:
+            continue
+        size = m.geom_size[g]
+        gt = m.geom_type[g]
+        if gt == GEOM_SPHERE:
+            r0 = r1 = r2 = size[0]
+        elif gt == GEOM_CAPSULE:
+            r0, r1, r2 = size[0], size[0], size[1] + size[0]
+        elif gt == GEOM_CYLINDER:
+            r0, r1, r2 = size[0], size[0], size[1]
+        else:
+            r0, r1, r2 = size[0], size[1], size[2]
+        R = d.geom_xmat[g]
+        p0, p1, p2 = d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2]
+        # velocity at the geom center, less the wind, in the geom frame
+        e0 = p0 - d.subtree_com[root, 0]
+        e1 = p1 - d.subtree_com[root, 1]
+        e2 = p2 - d.subtree_com[root, 2]
+        v0 = d.cvel[b, 3] + w1 * e2 - w2 * e1 - m.opt_wind[0]
+        v1 = d.cvel[b, 4] + w2 * e0 - w0 * e2 - m.opt_wind[1]
+        v2 = d.cvel[b, 5] + w0 * e1 - w1 * e0 - m.opt_wind[2]
+        a0 = R[0] * w0 + R[3] * w1 + R[6] * w2
+        a1 = R[1] * w0 + R[4] * w1 + R[7] * w2
+        a2 = R[2] * w0 + R[5] * w1 + R[8] * w2
+        l0 = R[0] * v0 + R[3] * v1 + R[6] * v2
+        l1 = R[1] * v0 + R[4] * v1 + R[7] * v2
+        l2 = R[2] * v0 + R[5] * v1 + R[8] * v2
+        # added mass: p_v = ρ m_v ∘ v, p_ω = ρ I_v ∘ ω; f = p_v × ω, τ = p_v × v + p_ω × ω
+        pv0, pv1, pv2 = rho * c[6] * l0, rho * c[7] * l1, rho * c[8] * l2
+        pw0, pw1, pw2 = rho * c[9] * a0, rho * c[10] * a1, rho * c[11] * a2
+        f0, f1, f2 = _cross(pv0, pv1, pv2, a0, a1, a2)
+        t0, t1, t2 = _cross(pv0, pv1, pv2, l0, l1, l2)
+        u0, u1, u2 = _cross(pw0, pw1, pw2, a0, a1, a2)
+        t0 += u0
+        t1 += u1
+        t2 += u2
+        # Magnus lift c_M ρ V ω × v
+        volume = 4.0 / 3.0 * math.pi * r0 * r1 * r2
+        dmax = max(max(r0, r1), r2)
+        dmin = min(min(r0, r1), r2)
+        dmid = r0 + r1 + r2 - dmax - dmin
+        a_max = math.pi * dmax * dmid
+        k = c[5] * rho * volume
+        g0, g1, g2 = _cross(a0, a1, a2, l0, l1, l2)
+        f0 += k * g0
+        f1 += k * g1
+        f2 += k * g2
+        # Kutta lift: (c_K ρ cos α A_p n × v) × v, n the (unnormalized) normal of the area
+        # A_p projected along v
+        q0, q1, q2 = r1 * r2, r2 * r0, r0 * r1
+        q0, q1, q2 = q0 * q0, q1 * q1, q2 * q2
+        proj_denom = q0 * q0 * l0 * l0 + q1 * q1 * l1 * l1 + q2 * q2 * l2 * l2
+        proj_num = q0 * l0 * l0 + q1 * l1 * l1 + q2 * l2 * l2
+        a_proj = math.pi * math.sqrt(proj_denom / max(MINVAL, proj_num))
+        speed = math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+        cos_alpha = proj_num / max(MINVAL, speed * proj_denom)
+        k = c[4] * rho * cos_alpha * a_proj
+        n0, n1, n2 = _cross(q0 * l0, q1 * l1, q2 * l2, l0, l1, l2)
+        g0, g1, g2 = _cross(k * n0, k * n1, k * n2, l0, l1, l2)
+        f0 += g0
+        f1 += g1
+        f2 += g2
+        # drag: linear (Stokes) plus quadratic, force and torque
+        diam = 2.0 / 3.0 * (r0 + r1 + r2)
+        i_max = 8.0 / 15.0 * math.pi * dmid * (dmax * dmax) * (dmax * dmax)
+        ii0 = _max_moment(r0, r1, r2)
+        ii1 = _max_moment(r1, r2, r0)
+        ii2 = _max_moment(r2, r0, r1)
+        m0 = a0 * (c[3] * ii0 + c[2] * (i_max - ii0))
+        m1 = a1 * (c[3] * ii1 + c[2] * (i_max - ii1))
+        m2 = a2 * (c[3] * ii2 + c[2] * (i_max - ii2))
+        drag_lin = beta * 3.0 * math.pi * diam + rho * speed * (
+            a_proj * c[1] + c[2] * (a_max - a_proj))
+        drag_ang = beta * math.pi * diam * diam * diam + rho * math.sqrt(
+            m0 * m0 + m1 * m1 + m2 * m2)
+        t0 -= drag_ang * a0
+        t1 -= drag_ang * a1
+        t2 -= drag_ang * a2
+        f0 -= drag_lin * l0
+        f1 -= drag_lin * l1
+        f2 -= drag_lin * l2
+        s = c[0]
+        t0, t1, t2, f0, f1, f2 = s * t0, s * t1, s * t2, s * f0, s * f1, s * f2
+        apply_ft(m, d,
+                 R[0] * f0 + R[1] * f1 + R[2] * f2, R[3] * f0 + R[4] * f1 + R[5] * f2,
+                 R[6] * f0 + R[7] * f1 + R[8] * f2,
+                 R[0] * t0 + R[1] * t1 + R[2] * t2, R[3] * t0 + R[4] * t1 + R[5] * t2,
+                 R[6] * t0 + R[7] * t1 + R[8] * t2, p0, p1, p2, b, d.qfrc_fluid)
+
+
+@njit(cache=True)
+def fluid(m, d):
+    """qfrc_fluid on every body with mass (mj_fluid); True if the medium is not empty.
+
+    A body with a geom of fluidshape="ellipsoid" gets the ellipsoid model on those geoms,
+    every other body the inertia-box model.
+    """
+    if m.opt_viscosity[0] == 0.0 and m.opt_density[0] == 0.0:
+        return False
+    for b in range(1, m.nbody):
+        if m.body_mass[b] < MINVAL:
+            continue
+        ellipsoid = False
+        for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+            if m.geom_fluid[g, 0] > 0.0:
+                ellipsoid = True
+        if ellipsoid:
+            _fluid_ellipsoid(m, d, b)
+        else:
+            _fluid_box(m, d, b)
+    return True
+
+
 @njit(cache=True, nogil=True)
 def passive(m, d):
-    """qfrc_passive = joint spring forces - dof_damping * qvel (mj_passive, springs/dampers)."""
-    out = d.qfrc_passive
+    """qfrc_passive and its parts qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid.
+
+    mj_passive: springs and dampers, gravity compensation and fluid forces; zero when both
+    the "spring" and "damper" flags are disabled.
+    """
+    nv = m.nv
+    for i in range(nv):
+        d.qfrc_spring[i] = 0.0
+        d.qfrc_damper[i] = 0.0
+        d.qfrc_gravcomp[i] = 0.0
+        d.qfrc_fluid[i] = 0.0
+        d.qfrc_passive[i] = 0.0
     flags = m.opt_disableflags[0]
+    if flags & DSBL_SPRING and flags & DSBL_DAMPER:
+        return
     # qfrc_damper = -b v
-    if flags & DSBL_DAMPER:
-        for i in range(m.nv):
-            out[i] = 0.0
-    else:
+    if not flags & DSBL_DAMPER:
         damping = m.dof_damping
         qvel = d.qvel
-        for i in range(m.nv):
-            out[i] = -damping[i] * qvel[i]
+        for i in range(nv):
+            d.qfrc_damper[i] = -damping[i] * qvel[i]
     if not flags & DSBL_SPRING:
         _springs(m, d)
+    has_gravcomp = gravcomp(m, d)
+    has_fluid = fluid(m, d)
+    for i in range(nv):
+        d.qfrc_passive[i] = d.qfrc_spring[i] + d.qfrc_damper[i]
+    if has_fluid:
+        for i in range(nv):
+            d.qfrc_passive[i] += d.qfrc_fluid[i]
+    if has_gravcomp:
+        for i in range(nv):
+            if not m.jnt_actgravcomp[m.dof_jntid[i]]:
+                d.qfrc_passive[i] += d.qfrc_gravcomp[i]

@@ -50,7 +50,7 @@ ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexa
 ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 2, 1 << 3
 TRN_JOINT, TRN_SITE, TRN_BODY = 0, 4, 5
 DYN_NONE = 0
-GAIN_FIXED = 0
+GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
 # constraint row types (MuJoCo's mjtConstraint)
@@ -123,6 +123,9 @@ MODEL_FIELDS = (
     ("opt_ls_tolerance", "f", (1,), "line-search tolerance, relative to opt_tolerance"),
     ("opt_disableflags", "i", (1,), "bit mask of disabled features (see DISABLE_FLAGS)"),
     ("opt_enableflags", "i", (1,), "bit mask of enabled optional features (see ENABLE_FLAGS)"),
+    ("opt_wind", "f", (3,), "wind velocity (m/s), for the fluid forces"),
+    ("opt_density", "f", (1,), "density of the medium (kg/m³), for the fluid forces"),
+    ("opt_viscosity", "f", (1,), "viscosity of the medium (Pa·s), for the fluid forces"),
     ("stat_meaninertia", "f", (1,), "mean diagonal of M at qpos0 (solver scaling)"),
     # bodies
     ("body_parentid", "i", ("nbody",), "id of the parent body (world: 0)"),
@@ -142,6 +145,7 @@ MODEL_FIELDS = (
     ("body_mass", "f", ("nbody",), "mass"),
     ("body_subtreemass", "f", ("nbody",), "mass of the subtree rooted at the body"),
     ("body_inertia", "f", ("nbody", 3), "principal moments of inertia about the com"),
+    ("body_gravcomp", "f", ("nbody",), "gravity compensation: fraction of the weight cancelled"),
     ("body_invweight0", "f", ("nbody", 2),
      "mean translational, rotational diagonal of J M⁻¹ Jᵀ of the com at qpos0"),
     # joints
@@ -158,6 +162,10 @@ MODEL_FIELDS = (
     ("jnt_stiffness", "f", ("njnt",), "spring stiffness toward qpos_spring"),
     ("jnt_range", "f", ("njnt", 2), "joint limits (rad or m)"),
     ("jnt_margin", "f", ("njnt",), "limit becomes active at this distance from the range"),
+    ("jnt_actfrclimited", "b", ("njnt",), "1 if qfrc_actuator is clamped to jnt_actfrcrange"),
+    ("jnt_actfrcrange", "f", ("njnt", 2), "range of the joint's total actuator force"),
+    ("jnt_actgravcomp", "b", ("njnt",),
+     "1 if gravity compensation is added to qfrc_actuator, not qfrc_passive"),
     # dofs
     ("dof_bodyid", "i", ("nv",), "id of the body the dof moves"),
     ("dof_jntid", "i", ("nv",), "id of the joint the dof belongs to"),
@@ -194,6 +202,9 @@ MODEL_FIELDS = (
     ("geom_margin", "f", ("ngeom",), "contact detection margin"),
     ("geom_gap", "f", ("ngeom",), "contacts within the margin but beyond gap are inactive"),
     ("geom_rgba", "f", ("ngeom", 4), "color"),
+    ("geom_fluid", "f", ("ngeom", 12),
+     "ellipsoid fluid model: 1 if used, fluidcoef (blunt drag, slender drag, angular drag, "
+     "Kutta lift, Magnus lift), virtual mass (3), virtual inertia (3)"),
     # sites
     ("site_type", "i", ("nsite",), "geom type used for visualization"),
     ("site_bodyid", "i", ("nsite",), "id of the body the site is attached to"),
@@ -221,13 +232,14 @@ MODEL_FIELDS = (
     # actuators
     ("actuator_trntype", "i", ("nu",), "transmission type: TRN_JOINT, TRN_SITE, TRN_BODY"),
     ("actuator_dyntype", "i", ("nu",), "activation dynamics type (DYN_NONE)"),
-    ("actuator_gaintype", "i", ("nu",), "gain type (GAIN_FIXED)"),
+    ("actuator_gaintype", "i", ("nu",), "gain type: GAIN_FIXED or GAIN_AFFINE"),
     ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE or BIAS_AFFINE"),
     ("actuator_trnid", "i", ("nu", 2), "transmission target ids"),
     ("actuator_ctrllimited", "b", ("nu",), "1 if ctrl is clamped to ctrlrange"),
     ("actuator_forcelimited", "b", ("nu",), "1 if the force is clamped to forcerange"),
     ("actuator_gainprm", "f", ("nu", 10), "gain parameters"),
     ("actuator_biasprm", "f", ("nu", 10), "bias parameters"),
+    ("actuator_dynprm", "f", ("nu", 10), "activation dynamics parameters"),
     ("actuator_ctrlrange", "f", ("nu", 2), "range of controls"),
     ("actuator_forcerange", "f", ("nu", 2), "range of forces"),
     ("actuator_gear", "f", ("nu", 6), "scale of length and transmitted force"),
@@ -335,7 +347,12 @@ DATA_FIELDS = (
     ("cvel", "f", ("nbody", 6), "com-based velocity (rot : lin)"),
     ("cdof_dot", "f", ("nv", 6), "time derivative of cdof (rot : lin)"),
     ("qfrc_bias", "f", ("nv",), "C(q, v): Coriolis, centrifugal and gravitational force"),
-    ("qfrc_passive", "f", ("nv",), "passive force: springs, damping"),
+    ("qfrc_passive", "f", ("nv",),
+     "passive force: springs, damping, fluid, gravity compensation (not via actuators)"),
+    ("qfrc_spring", "f", ("nv",), "passive spring force"),
+    ("qfrc_damper", "f", ("nv",), "passive damper force"),
+    ("qfrc_gravcomp", "f", ("nv",), "gravity compensation force (body_gravcomp)"),
+    ("qfrc_fluid", "f", ("nv",), "fluid force (opt_density, opt_viscosity, opt_wind)"),
     ("actuator_length", "f", ("nu",), "actuator length"),
     ("actuator_velocity", "f", ("nu",), "actuator velocity"),
     ("actuator_force", "f", ("nu",), "actuator force in actuation space"),
@@ -421,7 +438,8 @@ _DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8, "l": np.int64}
 # addresses, counts, types, and the options kept in range by `m.opt`): read-only.
 MODEL_WRITABLE_INTS = frozenset((
     "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
-    "geom_priority", "jnt_group", "jnt_limited", "actuator_ctrllimited",
+    "geom_priority", "jnt_group", "jnt_limited", "jnt_actfrclimited", "jnt_actgravcomp",
+    "actuator_ctrllimited",
     "actuator_forcelimited", "eq_active0"))
 # Fields of Model derived from its parameters by `set_const` (MuJoCo's mj_setConst):
 # read-only, so that a changed parameter is followed by `js.set_const(m)`, not by a
@@ -463,6 +481,7 @@ class Option:
     Attributes:
         timestep: time step (s).
         gravity: (3,) gravitational acceleration.
+        wind: (3,) wind velocity, density and viscosity: the medium of the fluid forces.
         integrator: "Euler", "RK4", "implicit" or "implicitfast".
         cone: "pyramidal" or "elliptic".
         solver: "PGS", "CG", "Newton" or "IPM".
@@ -484,7 +503,7 @@ class Option:
         arr = getattr(self._m, "opt_" + name, None)
         if arr is None:
             raise AttributeError(f"Option has no field {name!r}")
-        if name == "gravity":
+        if name in ("gravity", "wind"):
             return arr
         if name in self._ENUMS:
             return self._ENUMS[name][int(arr[0])]
@@ -501,10 +520,10 @@ class Option:
             if value not in choices:
                 raise ValueError(f"option {name} must be one of {choices}, got {value!r}")
             arr[0] = choices.index(value)
-        elif name == "gravity":
+        elif name in ("gravity", "wind"):
             g = np.asarray(value, dtype=np.float64).reshape(3)
             if not np.isfinite(g).all():
-                raise ValueError(f"option gravity must be finite, got {value!r}")
+                raise ValueError(f"option {name} must be finite, got {value!r}")
             arr[:] = g
         elif arr.dtype.kind == "i":
             if (not isinstance(value, (int, np.integer)) or isinstance(value, bool)

@@ -19,6 +19,7 @@ from jointspace._numba import entry
 from jointspace.dynamics.crba import crb_stage
 from jointspace.kinematics import com_pos, kinematics_bodies
 from jointspace.passive import spring_displacement
+from jointspace.types import DSBL_GRAVITY, DSBL_SPRING
 
 
 @njit(cache=True)
@@ -38,16 +39,20 @@ def _mul_m(m, qM, x, out):
 
 @njit(cache=True)
 def energy_pos(m, d):
-    """energy[0] = gravitational + spring potential energy (mj_energyPos); needs kinematics."""
+    """energy[0] = gravitational + spring potential energy (mj_energyPos); needs kinematics.
+
+    A term is left out when its disable flag ("gravity", "spring") is set.
+    """
     g = m.opt_gravity
     e = 0.0
+    flags = m.opt_disableflags[0]
     # V_gravity = −Σ m g · xipos
-    for b in range(1, m.nbody):
+    for b in range(1, m.nbody if (flags & DSBL_GRAVITY) == 0 else 1):
         e -= m.body_mass[b] * (g[0] * d.xipos[b, 0] + g[1] * d.xipos[b, 1]
                                + g[2] * d.xipos[b, 2])
     # V_spring = Σ ½ k |x|²
     x = np.empty(6)
-    for j in range(m.njnt):
+    for j in range(m.njnt if (flags & DSBL_SPRING) == 0 else 0):
         k = m.jnt_stiffness[j]
         if k == 0.0:
             continue

@@ -35,7 +35,7 @@ from jointspace.spatial import (
     sub6,
     world_wrench_to_com,
 )
-from jointspace.types import Data, Model
+from jointspace.types import DSBL_GRAVITY, Data, Model
 
 RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
 RNE_ACC = 2  # include qacc (and armature · qacc)
@@ -76,7 +76,8 @@ def rne(m, d, flags, fext, tau):
         cacc[0, k] = 0.0
         cfrc[0, k] = 0.0
         cfrc_ext[0, k] = 0.0
-    if (flags & RNE_GRAVITY) != 0:
+    # the "gravity" disable flag wins over RNE_GRAVITY, as in mj_rne
+    if (flags & RNE_GRAVITY) != 0 and (m.opt_disableflags[0] & DSBL_GRAVITY) == 0:
         for k in range(3):
             cacc[0, 3 + k] = -m.opt_gravity[k]
     for i in range(1, m.nbody):
@@ -162,7 +163,8 @@ def rnea(m, d, q, v, a, f_ext=None):
     """Joint torques that produce acceleration `a` at state (q, v): the inverse dynamics.
 
     tau = M(q) a + C(q, v) v + g(q) - Jᵀ f_ext, with M including armature. One compiled
-    call runs kinematics, com_pos, com_vel and the recursive Newton–Euler algorithm.
+    call runs kinematics, com_pos, com_vel and the recursive Newton–Euler algorithm. With
+    the "gravity" flag disabled (`<option><flag gravity="disable"/>`) g(q) = 0, as mj_rne.
 
     Args:
         m: the Model.
@@ -210,7 +212,7 @@ def bias_forces(m, d, q, v):
     """Coriolis, centrifugal and gravity forces C(q, v) v + g(q) (Pinocchio's nonLinearEffects).
 
     Equals rnea(q, v, 0). Also fills d.qfrc_bias (MuJoCo's field of the same meaning) and
-    the fields rnea fills; d.qacc is left as it was.
+    the fields rnea fills; d.qacc is left as it was. The "gravity" disable flag zeroes g(q).
 
     Args:
         m: the Model.
@@ -241,7 +243,7 @@ def gravity_forces(m, d, q):
     """Generalized gravity force g(q) (Pinocchio's computeGeneralizedGravity).
 
     Equals rnea(q, 0, 0). Velocities are treated as zero without touching d.qvel; cvel
-    and cdof_dot are not updated.
+    and cdof_dot are not updated. Zero when the "gravity" flag is disabled.
 
     Args:
         m: the Model.

@@ -17,6 +17,7 @@ What happens here, in order:
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -147,6 +148,80 @@ def geom_rbound_aabb(gtype, size, mesh=None):
         lo, hi = mesh.aabb
         return mesh.rbound, np.r_[0.5 * (lo + hi), 0.5 * (hi - lo)]
     return 0.0, np.r_[0, 0, 0, np.inf, np.inf, 0]  # plane
+
+
+# 15-point Gauss–Kronrod weights, and the nodes and dl/dx of the change of variables
+# l = x³ / (1 − x)² that maps [0, 1) onto [0, ∞) (MuJoCo's compiler, GetAddedMassKappa)
+_KRONROD_W = (0.01146766, 0.03154605, 0.05239501, 0.07032663, 0.08450236, 0.09517529,
+              0.10221647, 0.10474107, 0.10221647, 0.09517529, 0.08450236, 0.07032663,
+              0.05239501, 0.03154605, 0.01146766)
+_KRONROD_L = (7.865151709349917e-08, 1.7347976913907274e-05, 0.0003548008144506193,
+              0.002846636252924549, 0.014094260903596077, 0.053063261727396636,
+              0.17041978741317773, 0.5, 1.4036301548686991, 3.9353484827022642,
+              11.644841677041734, 39.53187807410903, 177.5711362220801, 1429.4772912937397,
+              54087.416549217705)
+_KRONROD_D = (5.538677720489877e-05, 0.002080868285293228, 0.016514126520723166,
+              0.07261900344370877, 0.23985243401862602, 0.6868318249020725,
+              1.8551129519182894, 5.0, 14.060031152313941, 43.28941239611009,
+              156.58546376397112, 747.9826085305024, 5827.4042950027115, 116754.0197944512,
+              25482945.327264845)
+_EPS = 1e-14  # MuJoCo's compiler's mjEPS
+
+
+def _added_mass_kappa(dx, dy, dz):
+    """κ_x = dx dy dz ∫₀^∞ dl / ((dx² + l)^{3/2} (dy² + l)^{1/2} (dz² + l)^{1/2}).
+
+    The ellipsoid's added-mass coefficient along x (Lamb, Hydrodynamics §114), by MuJoCo's
+    15-point quadrature, with l scaled by (dx³ dy dz)^{2/5}.
+    """
+    scale = (dx * dx * dx * dy * dz) ** 0.4
+    kappa = 0.0
+    for w, lam0, dl in zip(_KRONROD_W, _KRONROD_L, _KRONROD_D):
+        lam = scale * lam0
+        ax, ay, az = 1 + lam / (dx * dx), 1 + lam / (dy * dy), 1 + lam / (dz * dz)
+        kappa += scale * dl / (ax * math.sqrt(ax * ay * az)) * w
+    return kappa / (dx * dx)
+
+
+def fluid_semiaxes(gtype, size):
+    """Semi-axes of the ellipsoid that stands for a geom in the fluid model (mju_geomSemiAxes)."""
+    if gtype == "sphere":
+        return size[0], size[0], size[0]
+    if gtype == "capsule":
+        return size[0], size[0], size[1] + size[0]
+    if gtype == "cylinder":
+        return size[0], size[0], size[1]
+    return size[0], size[1], size[2]
+
+
+def geom_fluid(g, size):
+    """MuJoCo's geom_fluid row: [1, fluidcoef (5), virtual mass (3), virtual inertia (3)].
+
+    Zero unless fluidshape="ellipsoid". The virtual (added) mass along axis i is
+    V κ_i / (2 − κ_i), the virtual inertia about x is V/5 (dy² − dz²)² |κ_z − κ_y| /
+    |2 (dy² − dz²) + (dy² + dz²)(κ_y − κ_z)| (and cyclically), V the ellipsoid's volume.
+    """
+    out = np.zeros(12)
+    if g.fluidshape != "ellipsoid":
+        return out
+    dx, dy, dz = (float(s) for s in fluid_semiaxes(g.type, size))
+    volume = 4.0 / 3.0 * math.pi * dx * dy * dz
+    kx = _added_mass_kappa(dx, dy, dz)
+    ky = _added_mass_kappa(dy, dz, dx)
+    kz = _added_mass_kappa(dz, dx, dy)
+
+    def inertia_factor(a, b, ka, kb):
+        # (a² − b²)² |kb − ka| / |2 (a² − b²) + (a² + b²)(ka − kb)|
+        return (a * a - b * b) ** 2 * abs(kb - ka) / max(
+            _EPS, abs(2 * (a * a - b * b) + (a * a + b * b) * (ka - kb)))
+
+    out[0] = 1.0
+    out[1:6] = np.resize(np.asarray(g.fluidcoef, dtype=np.float64), 5)
+    out[6:9] = [volume * k / max(_EPS, 2 - k) for k in (kx, ky, kz)]
+    out[9:12] = [volume * inertia_factor(dy, dz, ky, kz) / 5,
+                 volume * inertia_factor(dz, dx, kz, kx) / 5,
+                 volume * inertia_factor(dx, dy, kx, ky) / 5]
+    return out
 
 
 def _required_sizes(gtype):
@@ -371,12 +446,21 @@ class _Compiler:
                                   ("frictionloss", j.frictionloss), ("stiffness", j.stiffness)):
                     if not np.isfinite(val) or val < 0:
                         raise ModelError(f"joint {name} must be non-negative, got {val}{_where(j)}")
+                sd = tuple(j.springdamper)
+                if (sd[0] or sd[1]) and not (sd[0] > 0 and sd[1] > 0):
+                    raise ModelError(f"joint springdamper={sd}: when given, both values "
+                                     f"(timeconst, dampratio) must be positive{_where(j)}")
+                if j.actfrclimited and j.actfrcrange[0] > j.actfrcrange[1]:
+                    raise ModelError(f"joint actuatorfrcrange={tuple(j.actfrcrange)}: the lower "
+                                     f"bound exceeds the upper{_where(j)}")
                 jnt_rows.append(dict(type=jt, qposadr=nq, dofadr=nv, bodyid=i, group=j.group,
                                      limited=int(j.limited), solref=j.solref_limit,
                                      solimp=j.solimp_limit,
                                      pos=_check_finite(j.pos, "joint pos", j),
                                      axis=axis, stiffness=j.stiffness, range=rng,
-                                     margin=j.margin))
+                                     margin=j.margin, actfrclimited=int(j.actfrclimited),
+                                     actfrcrange=np.asarray(j.actfrcrange, dtype=np.float64),
+                                     actgravcomp=int(j.actgravcomp)))
                 jid = len(jnt_rows) - 1
                 if jt == T.JNT_FREE:
                     qpos0 += list(pos) + list(quat)
@@ -419,7 +503,8 @@ class _Compiler:
                                       dataid=meshid, group=g.group, priority=g.priority,
                                       solmix=g.solmix, solref=g.solref, solimp=g.solimp,
                                       size=size, aabb=aabb, rbound=rbound, pos=gpos, quat=gquat,
-                                      friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba))
+                                      friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba,
+                                      fluid=geom_fluid(g, size)))
             for s in b.sites:
                 add_name("site", s.name, s)
                 if s.type not in _SITE:
@@ -450,7 +535,8 @@ class _Compiler:
             body_rows.append(dict(parentid=pid, jntnum=len(b.joints), jntadr=jntadr,
                                   dofnum=ndof, dofadr=dofadr, geomnum=len(b.geoms),
                                   geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,
-                                  mass=mass, inertia=inertia, mocap=b.mocap))
+                                  mass=mass, inertia=inertia, mocap=b.mocap,
+                                  gravcomp=float(b.gravcomp)))
         if spec.settotalmass > 0:
             total = sum(r["mass"] for r in body_rows)
             if total > 0:
@@ -474,7 +560,7 @@ class _Compiler:
                 nmocap += 1
         A["body_rootid"], A["body_weldid"], A["body_mocapid"] = rootid, weldid, mocapid
         for k in ("jntnum", "jntadr", "dofnum", "dofadr", "geomnum", "geomadr", "pos", "quat",
-                  "ipos", "iquat", "mass", "inertia"):
+                  "ipos", "iquat", "mass", "inertia", "gravcomp"):
             A["body_" + k] = [r[k] for r in body_rows]
 
         def table(prefix, rows, keys, n, shapes):
@@ -486,17 +572,17 @@ class _Compiler:
         njnt, ngeom, nsite = len(jnt_rows), len(geom_rows), len(site_rows)
         table("jnt_", jnt_rows, ("type", "qposadr", "dofadr", "bodyid", "group", "limited",
                                  "solref", "solimp", "pos", "axis", "stiffness", "range",
-                                 "margin"), njnt,
-              dict(solref=(2,), solimp=(5,), pos=(3,), axis=(3,), range=(2,)))
+                                 "margin", "actfrclimited", "actfrcrange", "actgravcomp"), njnt,
+              dict(solref=(2,), solimp=(5,), pos=(3,), axis=(3,), range=(2,), actfrcrange=(2,)))
         table("dof_", dof_rows, ("bodyid", "jntid", "parentid", "solref", "solimp",
                                  "frictionloss", "armature", "damping"), nv,
               dict(solref=(2,), solimp=(5,)))
         table("geom_", geom_rows, ("type", "contype", "conaffinity", "condim", "bodyid",
                                    "dataid", "group", "priority", "solmix", "solref", "solimp",
                                    "size", "aabb", "rbound", "pos", "quat", "friction", "margin",
-                                   "gap", "rgba"), ngeom,
+                                   "gap", "rgba", "fluid"), ngeom,
               dict(solref=(2,), solimp=(5,), size=(3,), aabb=(6,), pos=(3,), quat=(4,),
-                   friction=(3,), rgba=(4,)))
+                   friction=(3,), rgba=(4,), fluid=(12,)))
         table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
               dict(size=(3,), pos=(3,), quat=(4,)))
 
@@ -580,28 +666,34 @@ class _Compiler:
             else:
                 raise ModelError(f"actuator has no transmission target (joint, site or body)"
                                  f"{_where(a)}")
-            if a.dyntype != "none" or a.gaintype != "fixed" or a.biastype not in ("none",
-                                                                                   "affine"):
+            if a.dyntype != "none" or a.gaintype not in ("fixed", "affine") or (
+                    a.biastype not in ("none", "affine")):
                 raise ModelError(f"actuator dynamics {a.dyntype!r}, gain {a.gaintype!r} or bias "
-                                 f"{a.biastype!r} is not supported yet (fixed gain, none/affine "
-                                 f"bias, no dynamics){_where(a)}")
+                                 f"{a.biastype!r} is not supported yet (fixed or affine gain, "
+                                 f"none or affine bias, no dynamics){_where(a)}")
+            if trn == T.TRN_BODY:
+                raise ModelError(f"actuator on body {a.body!r}: body transmissions (adhesion) "
+                                 f"are not supported by jointspace{_where(a)}")
             for what, lim, rng in (("ctrlrange", a.ctrllimited, a.ctrlrange),
                                    ("forcerange", a.forcelimited, a.forcerange)):
                 if lim and rng[0] > rng[1]:
                     raise ModelError(f"actuator {what} lower bound exceeds upper bound{_where(a)}")
-            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE, gaintype=T.GAIN_FIXED,
+            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE,
+                             gaintype=T.GAIN_AFFINE if a.gaintype == "affine" else T.GAIN_FIXED,
                              biastype=T.BIAS_AFFINE if a.biastype == "affine" else T.BIAS_NONE,
                              trnid=[tid, -1], ctrllimited=int(a.ctrllimited),
                              forcelimited=int(a.forcelimited),
                              gainprm=np.resize(np.asarray(a.gainprm, dtype=np.float64), 10),
                              biasprm=np.resize(np.asarray(a.biasprm, dtype=np.float64), 10),
+                             dynprm=np.resize(np.asarray(a.dynprm, dtype=np.float64), 10),
                              ctrlrange=a.ctrlrange, forcerange=a.forcerange,
                              gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6)))
         nu = len(rows)
-        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), ctrlrange=(2,),
+        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,), ctrlrange=(2,),
                       forcerange=(2,), gear=(6,))
         for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
-                  "forcelimited", "gainprm", "biasprm", "ctrlrange", "forcerange", "gear"):
+                  "forcelimited", "gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange",
+                  "gear"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
 
@@ -795,6 +887,13 @@ class _Compiler:
         A["opt_timestep"] = [o.timestep]
         A["opt_gravity"] = o.gravity
         A["opt_magnetic"] = _check_finite(o.magnetic, "option magnetic", self.spec)
+        A["opt_wind"] = o.wind
+        for what, val in (("density", o.density), ("viscosity", o.viscosity)):
+            if not (np.isfinite(val) and val >= 0):
+                raise ModelError(f"option {what} must be non-negative and finite, got {val}"
+                                 f"{_where(self.spec)}")
+        A["opt_density"] = [o.density]
+        A["opt_viscosity"] = [o.viscosity]
         A["opt_integrator"] = [INTEGRATORS.index(o.integrator)]
         A["opt_cone"] = [CONES.index(o.cone)]
         A["opt_solver"] = [SOLVERS.index(o.solver)]
@@ -850,6 +949,25 @@ class _Compiler:
         d = mass_constants(m)  # subtree masses, dof_M0
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
+        self.spring_damper(m)
+
+    def spring_damper(self, m):
+        """Joint stiffness and damping from springdamper = (timeconst, dampratio).
+
+        MuJoCo's compiler (AutoSpringDamper): with the joint's inertia I = n / Σ
+        dof_invweight0 over its n dofs, stiffness = I / (timeconst² dampratio²) and
+        damping = 2 I / timeconst, replacing the joint's stiffness and its dofs' damping.
+        """
+        joints = [j for b in self.bodies for j in b.joints]
+        for j, spec in enumerate(joints):
+            tc, dr = spec.springdamper
+            if not (tc > 0 and dr > 0):
+                continue
+            a = m.jnt_dofadr[j]
+            n = T.JOINT_NV[int(m.jnt_type[j])]
+            inertia = n / max(T.MINVAL, float(np.sum(m.dof_invweight0[a:a + n])))
+            m.jnt_stiffness[j] = inertia / max(T.MINVAL, tc * tc * dr * dr)
+            m.dof_damping[a:a + n] = 2.0 * inertia / max(T.MINVAL, tc)
 
 
 # MJCF sensor element -> (mjtSensor, dim, mjtDataType, mjtStage), as MuJoCo compiles them

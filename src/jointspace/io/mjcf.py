@@ -155,7 +155,7 @@ _TABLES = {
         "condim": _I, "priority": _I, "solmix": _f(), "solref": _SOLREF, "solimp": _SOLIMP,
         "margin": _f(), "gap": _f(), "group": _I, "rgba": _f(4), "mesh": _S, "hfield": _S,
         "material": _S, "fitscale": _f(), "fluidshape": _k("none", "ellipsoid"),
-        "fluidcoef": _f(5, 1), "user": _S,
+        "fluidcoef": _f(5, 1), "user": _S, "adhesion": _f(), "surfacevel": _f(3),
     },
     "site": {
         "name": _S, "class": _S, "type": _k(*_GEOM_TYPES), "size": _f(3, 1),
@@ -185,14 +185,17 @@ _TABLES = {
         "lengthrange": _f(2), "gear": _f(6, 1), "cranklength": _f(), "user": _S,
         "joint": _S, "jointinparent": _S, "site": _S, "refsite": _S, "body": _S,
         "tendon": _S, "cranksite": _S, "slidersite": _S, "actdim": _I, "actearly": _B,
-        "nsample": _I, "interp": _S, "delay": _f(),
+        "nsample": _I, "interp": _S, "delay": _f(), "armature": _f(), "damping": _f(),
         # general
         "dyntype": _k("none", "integrator", "filter", "filterexact", "muscle", "user"),
         "gaintype": _k("fixed", "affine", "muscle", "user"),
         "biastype": _k("none", "affine", "muscle", "user"),
         "dynprm": _f(10, 1), "gainprm": _f(10, 1), "biasprm": _f(10, 1),
-        # shortcuts
+        # shortcuts (muscle's timeconst has two values: read by _muscle)
         "kp": _f(), "kv": _f(), "dampratio": _f(), "timeconst": _f(), "inheritrange": _f(),
+        "bias": _f(3), "area": _f(), "diameter": _f(), "gain": _f(), "tausmooth": _f(),
+        "range": _f(2), "force": _f(), "scale": _f(), "lmin": _f(), "lmax": _f(),
+        "vmax": _f(), "fpmax": _f(), "fvmax": _f(),
     },
 }
 
@@ -200,7 +203,7 @@ _TABLES = {
 _ACT_COMMON = {
     "name", "class", "group", "ctrllimited", "forcelimited", "ctrlrange", "forcerange",
     "lengthrange", "gear", "cranklength", "user", "joint", "jointinparent", "site", "refsite",
-    "tendon", "cranksite", "slidersite", "nsample", "interp", "delay",
+    "tendon", "cranksite", "slidersite", "nsample", "interp", "delay", "armature", "damping",
 }
 _ACT_ATTRS = {
     "general": _ACT_COMMON | {"body", "actlimited", "actrange", "actdim", "actearly", "dyntype",
@@ -208,9 +211,18 @@ _ACT_ATTRS = {
     "motor": _ACT_COMMON,
     "position": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange"},
     "velocity": _ACT_COMMON | {"kv"},
+    "intvelocity": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange",
+                                  "actlimited", "actrange", "actearly"},
+    "damper": _ACT_COMMON | {"kv"},
+    "cylinder": _ACT_COMMON | {"timeconst", "bias", "area", "diameter", "actlimited",
+                               "actrange", "actearly"},
+    "muscle": _ACT_COMMON | {"timeconst", "tausmooth", "range", "force", "scale", "lmin", "lmax",
+                             "vmax", "fpmax", "fvmax", "actlimited", "actrange", "actearly"},
+    "adhesion": (_ACT_COMMON - {"joint", "jointinparent", "site", "refsite", "tendon",
+                                "cranksite", "slidersite", "cranklength"}) | {"body", "gain"},
 }
-_ACT_UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plugin",
-                    "dcmotor", "pid", "orientation")
+_ACT_UNSUPPORTED = ("plugin", "dcmotor", "pid", "orientation")
+_MUSCLE_DEFAULTS = (0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2)  # range … fvmax
 
 # MuJoCo's values when an attribute is absent (mjs_defaultJoint, mjs_defaultGeom, ...).
 _BASE = {
@@ -230,6 +242,7 @@ _BASE = {
         "priority": 0, "solmix": 1.0, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
         "margin": 0.0, "gap": 0.0, "group": 0, "rgba": (0.5, 0.5, 0.5, 1.0), "mesh": "",
         "hfield": "", "fluidshape": "none", "fluidcoef": (0.5, 0.25, 1.5, 1.0, 1.0),
+        "adhesion": 0.0, "surfacevel": (0.0, 0.0, 0.0),
     },
     "site": {
         "type": "sphere", "size": (0.005, 0.005, 0.005), "fromto": None,
@@ -252,6 +265,7 @@ _BASE = {
         "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
         "ctrlrange": (0.0, 0.0), "forcerange": (0.0, 0.0), "actrange": (0.0, 0.0),
         "gear": (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), "inheritrange": 0.0, "delay": 0.0,
+        "armature": 0.0, "damping": 0.0,
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
@@ -259,7 +273,6 @@ _BASE = {
 }
 _TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
                     "springlength", "armature")
-_ACT_PARAMS = ("gainprm", "biasprm", "dynprm", "gaintype", "biastype", "dyntype")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
 _SKIP_TOP = {"visual", "statistic", "custom", "extension"}
@@ -326,6 +339,16 @@ _OPTION_ATTRS = {
     "viscosity", "o_margin", "o_solref", "o_solimp", "o_friction", "integrator", "cone",
     "jacobian", "solver", "iterations", "ls_iterations", "noslip_iterations",
     "ccd_iterations", "sdf_iterations", "sdf_initpoints", "actuatorgroupdisable",
+}
+# option flags whose setting changes what MuJoCo computes in ways jointspace does not follow
+_REFUSED_FLAGS = {
+    ("filterparent", "disable"): "contacts between parent and child bodies are always filtered",
+    ("autoreset", "disable"): "step always resets a diverged state",
+    ("override", "enable"): "the contact parameter override (o_margin, o_solref, ...)",
+    ("sleep", "enable"): "sleeping islands",
+    ("diagexact", "enable"): "the exact constraint diagonal",
+    ("ipc", "enable"): "an alternative contact model",
+    ("speculative", "enable"): "speculative contacts",
 }
 _BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
                *_ORIENT_KEYS}
@@ -411,6 +434,7 @@ class _Class:
 
     def __init__(self, name, parent=None):
         self.name = name
+        self.parent = parent
         if parent is None:
             self.attrs = {k: dict(v) for k, v in _BASE.items()}
             for k in self.attrs:
@@ -770,6 +794,15 @@ class _Loader:
                 setattr(opt, key, v)
         if opt.timestep <= 0:
             raise ModelError(f"{node.where()}: timestep must be positive")
+        for key in ("density", "viscosity"):
+            if getattr(opt, key) < 0:
+                raise ModelError(f"{node.where()}: {key}={getattr(opt, key)} is negative; it "
+                                 f"must be >= 0")
+        self._ignore_if(node, "noslip_iterations", opt.noslip_iterations > 0,
+                        "the noslip post-processing solver")
+        groups = self._get(node, "actuatorgroupdisable", ("i", 0, None))
+        self._ignore_if(node, "actuatorgroupdisable", bool(groups),
+                        "disabling actuator groups")
         disable, enable = list(opt.disable_flags), list(opt.enable_flags)
         for child in node.children:
             if child.tag != "flag":
@@ -780,6 +813,10 @@ class _Loader:
                     if key in DISABLE_FLAGS + ENABLE_FLAGS else None
                 if v is None:
                     self.unknown_attrs.setdefault(f"<flag> {key}", child.where())
+                elif (key, v) in _REFUSED_FLAGS:
+                    raise ModelError(f"{child.where()}: <flag {key}={v!r}> is not supported by "
+                                     f"jointspace ({_REFUSED_FLAGS[key, v]}); remove it or use "
+                                     f"MuJoCo for this model")
                 elif key in DISABLE_FLAGS:
                     disable = [f for f in disable if f != key] + ([key] if v == "disable" else [])
                 else:
@@ -832,8 +869,11 @@ class _Loader:
                 if physical:
                     cls.attrs["tendon"]["_physical"] = physical
                 self._skip(child)
-            elif tag in _ACT_ATTRS or tag in _ACT_UNSUPPORTED:
-                self._actuator_params(child, cls.attrs["actuator"], tag)
+            elif tag in _ACT_UNSUPPORTED:
+                raise ModelError(f"{child.where()}: actuator type <{tag}> is not supported by "
+                                 f"jointspace; remove this default or use MuJoCo")
+            elif tag in _ACT_ATTRS:
+                self._actuator_params(child, cls.attrs["actuator"], tag, cls)
                 cls.attrs["actuator"].pop("name", None)
             else:
                 self._skip(child)
@@ -995,9 +1035,9 @@ class _Loader:
         pos, quat = self._pose(node)
         pos, quat = _compose(xf, pos, quat)
         gravcomp = self._get(node, "gravcomp", _f(), 0.0)
-        self._ignore_if(node, "gravcomp", gravcomp != 0.0, "gravity compensation forces")
         body = BodySpec(name=node.attrib.get("name", ""), pos=pos, quat=quat,
-                        mocap=bool(self._get(node, "mocap", _B, False)), source=node.where())
+                        mocap=bool(self._get(node, "mocap", _B, False)), gravcomp=gravcomp,
+                        source=node.where())
         return body, cc
 
     def _frame(self, node, childclass, xf):
@@ -1053,10 +1093,10 @@ class _Loader:
         self._apply(node, "joint", v)
         jtype = v["type"]
         where = node.where()
-        self._ignore_if(node, "springdamper", any(v["springdamper"]),
-                        "springdamper is resolved from the mass matrix")
-        self._ignore_if(node, "actuatorgravcomp", v["actuatorgravcomp"],
-                        "gravity compensation through actuators")
+        sd = tuple(v["springdamper"])
+        if any(sd) and not (sd[0] > 0 and sd[1] > 0):
+            raise ModelError(f"{where}: springdamper={sd}: when given, both values "
+                             f"(timeconst, dampratio) must be positive")
         if jtype == "free":
             if v["limited"] == "true":
                 raise ModelError(f"{where}: a free joint cannot be limited; remove limited")
@@ -1069,10 +1109,12 @@ class _Loader:
         if limited and jtype == "ball" and v["range"][0] != 0:
             raise ModelError(f"{where}: a ball joint's range is '0 max-angle'; range[0] must "
                              f"be 0")
-        frc_limited = jtype not in ("free", "ball") and self._limited(
-            node, v["actuatorfrclimited"], v["actuatorfrcrange"], "actuatorfrc", "joint")
-        self._ignore_if(node, "actuatorfrcrange", frc_limited, "clamping actuator forces "
-                        "per joint")
+        frc_limited = self._limited(node, v["actuatorfrclimited"], v["actuatorfrcrange"],
+                                    "actuatorfrc", "joint")
+        frc_range = tuple(v["actuatorfrcrange"])
+        if frc_limited and frc_range[0] > frc_range[1]:
+            raise ModelError(f"{where}: actuatorfrcrange={frc_range}: the lower bound exceeds "
+                             f"the upper")
         for key in ("armature", "damping", "stiffness", "frictionloss"):
             if v[key] < 0:
                 raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
@@ -1102,7 +1144,9 @@ class _Loader:
             damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
             margin=v["margin"], solref_limit=tuple(v["solreflimit"]),
             solimp_limit=tuple(v["solimplimit"]), solref_friction=tuple(v["solreffriction"]),
-            solimp_friction=tuple(v["solimpfriction"]), group=v["group"], source=where)
+            solimp_friction=tuple(v["solimpfriction"]), springdamper=sd,
+            actfrclimited=frc_limited, actfrcrange=frc_range,
+            actgravcomp=bool(v["actuatorgravcomp"]), group=v["group"], source=where)
 
     def _limited(self, node, flag, rng, prefix, what):
         """Resolve a true/false/auto limit flag with MuJoCo's autolimits rule."""
@@ -1136,7 +1180,13 @@ class _Loader:
                              f"type='mesh' or remove mesh")
         if gtype == "mesh" and not mesh:
             raise ModelError(f"{where}: a mesh geom needs a mesh attribute naming an asset")
-        self._ignore_if(node, "fluidshape", v["fluidshape"] != "none", "fluid forces")
+        self._ignore_if(node, "surfacevel", any(v["surfacevel"]), "moving contact surfaces")
+        self._ignore_if(node, "adhesion", v["adhesion"] != 0.0, "geom adhesion")
+        opt = self.spec.option
+        self._ignore_if(node, "fluidshape", v["fluidshape"] != "none" and gtype not in (
+            "sphere", "capsule", "cylinder", "ellipsoid", "box") and (
+            opt.density != 0.0 or opt.viscosity != 0.0), "the ellipsoid fluid model of a "
+            "plane or mesh geom")
         size = [float(s) for s in v["size"]]
         pos = np.array(v["pos"], dtype=np.float64)
         if v["fromto"] is not None:
@@ -1169,7 +1219,8 @@ class _Loader:
             friction=tuple(v["friction"]), contype=v["contype"], conaffinity=v["conaffinity"],
             condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
             solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],
-            gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]), source=where)
+            gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]),
+            fluidshape=v["fluidshape"], fluidcoef=tuple(v["fluidcoef"]), source=where)
 
     def _check_size(self, node, gtype, size):
         """MuJoCo's size checks: the sizes a type uses must be positive."""
@@ -1213,54 +1264,106 @@ class _Loader:
 
     # ---- actuators --------------------------------------------------------------------
 
-    def _actuator_params(self, node, state, kind):
+    def _actuator_params(self, node, state, kind, cls):
         """Apply an actuator element (in <default> or <actuator>) to the state `state`.
 
         MuJoCo keeps one actuator default per class. A shortcut element (motor, position,
-        velocity) starts from the class's gain/bias parameters when they were last set by
-        <general> or by the same shortcut, and from MuJoCo's defaults otherwise (measured on
-        MuJoCo 4.0).
+        velocity, intvelocity, damper, cylinder, muscle, adhesion) writes only its own
+        entries of gainprm, biasprm and dynprm (the others are MuJoCo's defaults) and its
+        types. An attribute it does not give (kp, kv, timeconst, ...) comes from the nearest
+        of the class and its ancestors whose actuator parameters were last set by <general>
+        or by the same shortcut, and from MuJoCo's defaults when there is none; the common
+        attributes (gear, ctrlrange, ...) come from the class itself (measured on MuJoCo 4.0,
+        tests/test_actuator_defaults.py).
         """
-        if kind in _ACT_UNSUPPORTED:
-            state["_kind"] = kind
-            state["_unsupported"] = node.where()
-            return
-        allowed = _ACT_ATTRS[kind]
-        self._apply(node, "actuator", state, allowed)
+        if kind == "muscle":  # its timeconst has two values (read below)
+            self._apply(node, "actuator", state, _ACT_ATTRS[kind] - {"timeconst"})
+            self.unknown_attrs.pop("<muscle> timeconst", None)
+        else:
+            self._apply(node, "actuator", state, _ACT_ATTRS[kind])
         if kind == "general":
             state["_kind"] = "general"
             return
-        if state["_kind"] not in ("general", kind):
-            for key in _ACT_PARAMS:
-                state[key] = _BASE["actuator"][key]
-        state.pop("_unsupported", None)
+        prev = state
+        while prev["_kind"] not in ("general", kind):
+            cls = cls.parent
+            prev = cls.attrs["actuator"] if cls is not None else _BASE["actuator"]
+        same = prev["_kind"] == kind
         state["_kind"] = kind
-        # a shortcut keeps only its own entries of gainprm and biasprm
-        gain, bias = [0.0] * 10, [0.0] * 10
-        state["dyntype"], state["gaintype"] = "none", "fixed"
+        gain, bias, dyn = [0.0] * 10, [0.0] * 10, [1.0] + [0.0] * 9
+        dyntype, gaintype, biastype = "none", "fixed", "affine"
+        where = node.where()
+
+        def get(key, default):
+            value = self._get(node, key, _TABLES["actuator"][key], default)
+            if key in ("kp", "kv", "dampratio", "timeconst", "area", "gain") and (
+                    value is not None and value < 0):
+                raise ModelError(f"{where}: {key}={value} is negative; it must be >= 0")
+            return value
+
         if kind == "motor":
             gain[0] = 1.0
-            state["biastype"] = "none"
-        elif kind == "position":
-            kp = self._get(node, "kp", _f(), state["gainprm"][0])
-            kv = self._get(node, "kv", _f())
-            if "dampratio" in node.attrib:
-                raise ModelError(f"{node.where()}: dampratio is not supported by jointspace "
-                                 f"(MuJoCo resolves it from the mass matrix); give kv instead")
-            tc = self._get(node, "timeconst", _f(), 0.0)
-            self._ignore_if(node, "timeconst", tc != 0.0, "first-order actuator dynamics")
-            if kv is not None and kv < 0:
-                raise ModelError(f"{node.where()}: kv={kv} is negative; it must be >= 0")
-            gain[0] = kp
-            bias[1] = -kp
-            bias[2] = state["biasprm"][2] if kv is None else -kv
-            state["biastype"] = "affine"
-        else:
-            kv = self._get(node, "kv", _f(), state["gainprm"][0])
-            gain[0] = kv
-            bias[2] = -kv
-            state["biastype"] = "affine"
-        state["gainprm"], state["biasprm"] = tuple(gain), tuple(bias)
+            biastype = "none"
+        elif kind in ("position", "intvelocity"):
+            kp = get("kp", prev["gainprm"][0])
+            kv, ratio = get("kv", None), get("dampratio", None)
+            if kv is not None and ratio is not None:
+                raise ModelError(f"{where}: give kv or dampratio, not both")
+            gain[0], bias[1] = kp, -kp
+            bias[2] = -kv if kv is not None else ratio if ratio is not None else (
+                prev["biasprm"][2])
+            tc = get("timeconst", None)
+            if tc is not None:
+                dyn[0], dyntype = tc, "filterexact" if tc > 0 else "none"
+            elif same:
+                dyn[0], dyntype = prev["dynprm"][0], prev["dyntype"]
+            if kind == "intvelocity":
+                dyntype = "integrator"
+        elif kind == "velocity":
+            kv = get("kv", prev["gainprm"][0])
+            gain[0], bias[2] = kv, -kv
+        elif kind == "damper":
+            kv = get("kv", -prev["gainprm"][2] if prev["gaintype"] == "affine" else 0.0)
+            gain[2] = -kv
+            gaintype, biastype = "affine", "none"
+            state["ctrllimited"] = "true"
+            if min(state["ctrlrange"]) < 0:
+                raise ModelError(f"{where}: a damper's ctrlrange={state['ctrlrange']} must not "
+                                 f"be negative")
+        elif kind == "cylinder":
+            dyn[0] = get("timeconst", prev["dynprm"][0])
+            bias[:3] = get("bias", prev["biasprm"][:3])
+            gain[0] = get("area", prev["gainprm"][0])
+            diameter = get("diameter", None)
+            if diameter is not None:
+                gain[0] = math.pi / 4 * diameter * diameter
+            dyntype = "filter"
+        elif kind == "muscle":
+            gain[:9] = [p if p != 0.0 else dflt for p, dflt in zip(prev["gainprm"][:9],
+                                                                     _MUSCLE_DEFAULTS)]
+            for k, key in enumerate(("range", "force", "scale", "lmin", "lmax", "vmax", "fpmax",
+                                     "fvmax")):
+                v = self._get(node, key, _TABLES["actuator"][key])
+                if v is not None:
+                    if key == "range":
+                        gain[0:2] = v
+                    else:
+                        gain[k + 1] = v
+            bias[:9] = gain[:9]
+            dyn[:3] = (0.01, 0.04, get("tausmooth", 0.0))
+            tc = self._get(node, "timeconst", _f(2))
+            if tc is not None:
+                dyn[:2] = tc
+            dyntype, gaintype, biastype = "muscle", "muscle", "muscle"
+        else:  # adhesion
+            gain[0] = get("gain", prev["gainprm"][0])
+            biastype = "none"
+            state["ctrllimited"] = "true"
+            if min(state["ctrlrange"]) < 0:
+                raise ModelError(f"{where}: an adhesion actuator's ctrlrange="
+                                 f"{state['ctrlrange']} must not be negative")
+        state["gainprm"], state["biasprm"], state["dynprm"] = tuple(gain), tuple(bias), tuple(dyn)
+        state["dyntype"], state["gaintype"], state["biastype"] = dyntype, gaintype, biastype
 
     def _actuator_section(self, node):
         self._check_attrs(node, set())
@@ -1268,7 +1371,8 @@ class _Loader:
             tag = child.tag
             if tag in _ACT_UNSUPPORTED:
                 raise ModelError(f"{child.where()}: actuator type <{tag}> is not supported by "
-                                 f"jointspace; use motor, position, velocity or general")
+                                 f"jointspace; use motor, position, velocity, damper or "
+                                 f"general")
             if tag not in _ACT_ATTRS:
                 raise ModelError(f"{child.where()}: unknown element <{tag}> in <actuator>; "
                                  f"check the spelling")
@@ -1277,11 +1381,7 @@ class _Loader:
     def _actuator(self, node, kind):
         cls = self._class_of(node, "main")
         v = dict(cls.attrs["actuator"])
-        if kind == "general" and v.get("_unsupported"):
-            raise ModelError(f"{node.where()}: inherits the parameters of the unsupported "
-                             f"actuator default at {v['_unsupported']}; give gainprm, biasprm "
-                             f"and the types explicitly in another class")
-        self._actuator_params(node, v, kind)
+        self._actuator_params(node, v, kind, cls)
         where = node.where()
         for key in ("jointinparent", "tendon", "cranksite", "slidersite", "refsite"):
             self._ignore_if(node, key, key in node.attrib,
@@ -1290,19 +1390,27 @@ class _Loader:
         if len(targets) != 1:
             raise ModelError(f"{where}: an actuator needs exactly one transmission target "
                              f"(joint, site or body); found {targets or 'none'}")
+        origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
         if v["dyntype"] != "none":
-            raise ModelError(f"{where}: dyntype={v['dyntype']!r} is not supported by "
-                             f"jointspace; only dyntype='none' (no activation state)")
-        if v["gaintype"] != "fixed":
-            raise ModelError(f"{where}: gaintype={v['gaintype']!r} is not supported; use "
-                             f"gaintype='fixed'")
+            why = {"filterexact": "timeconst gives", "integrator": "an integrated-velocity "
+                   "servo has", "filter": "a cylinder has", "muscle": "a muscle has"}.get(
+                       v["dyntype"], "it has") if kind != "general" else "it has"
+            raise ModelError(f"{origin}: {why} activation dynamics (dyntype="
+                             f"{v['dyntype']!r}), which is not supported by jointspace (no "
+                             f"activation state); use an actuator with dyntype='none'")
+        if v["gaintype"] not in ("fixed", "affine"):
+            raise ModelError(f"{origin}: gaintype={v['gaintype']!r} is not supported; "
+                             f"use 'fixed' or 'affine'")
         if v["biastype"] not in ("none", "affine"):
-            raise ModelError(f"{where}: biastype={v['biastype']!r} is not supported; use "
-                             f"'none' or 'affine'")
-        if kind == "position" and v["biasprm"][2] > 0:
-            raise ModelError(f"{where}: the class gives a positive biasprm[2], which MuJoCo "
-                             f"reads as a damping ratio; dampratio is not supported, give kv")
+            raise ModelError(f"{origin}: biastype={v['biastype']!r} is not supported; "
+                             f"use 'none' or 'affine'")
+        if targets[0] == "body":
+            raise ModelError(f"{origin}: body transmissions (adhesion) are not "
+                             f"supported by jointspace; the actuator's force acts through "
+                             f"contacts")
         self._ignore_if(node, "delay", v.get("delay", 0.0) != 0.0, "actuator delays")
+        self._ignore_if(node, "armature", v["armature"] != 0.0, "actuator armature")
+        self._ignore_if(node, "damping", v["damping"] != 0.0, "actuator damping")
         ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
@@ -1313,7 +1421,8 @@ class _Loader:
             name=v.get("name", ""), kind=kind, gear=np.array(v["gear"], dtype=np.float64),
             ctrllimited=ctrllimited, ctrlrange=tuple(v["ctrlrange"]), forcelimited=forcelimited,
             forcerange=tuple(v["forcerange"]), gainprm=np.array(v["gainprm"]),
-            biasprm=np.array(v["biasprm"]), gaintype=v["gaintype"], biastype=v["biastype"],
+            biasprm=np.array(v["biasprm"]), dynprm=np.array(v["dynprm"]),
+            gaintype=v["gaintype"], biastype=v["biastype"],
             dyntype=v["dyntype"], group=v["group"], source=where)
         setattr(act, targets[0], node.attrib[targets[0]])
         if kind == "position" and v["inheritrange"] > 0:

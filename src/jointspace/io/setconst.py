@@ -2,9 +2,10 @@
 
 `set_const(m)` computes them from the model's parameters at qpos0: subtree masses, the
 diagonal of M (dof_M0) and the dofs that move no mass, body and dof inverse weights (the
-constraint stage's diagApprox), the mean inertia that scales the solvers' tolerance, and
-the equality data that depends on qpos0. The compiler runs it once; a user who changes
-masses, inertias, armature or geometry runs it again (`js.set_const`). The derived fields
+constraint stage's diagApprox), the mean inertia that scales the solvers' tolerance, the
+equality data that depends on qpos0, and position actuators' damping from their damping
+ratio. The compiler runs it once; a user who changes masses, inertias, armature or geometry
+runs it again (`js.set_const`). The derived fields
 are read-only from Python (types.MODEL_DERIVED): it writes them through the model's buffers.
 """
 
@@ -12,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from jointspace.actuation import transmission
 from jointspace.dynamics.crba import crb_stage, dense_from_sparse
 from jointspace.errors import JointspaceWarning
 from jointspace.kinematics import jac_point, kinematics_com_pos
@@ -109,6 +111,7 @@ def inertia_constants(m, d, stat):
         warnings.warn(msg, JointspaceWarning, stacklevel=4)
     m.singular_dofs = bad
     set_constants(m, d, stat)
+    resolve_dampratio(m, d)
 
 
 def set_constants(m, d, stat=True):
@@ -186,6 +189,32 @@ def set_constants(m, d, stat=True):
                 q1[0] * q2[3] + q1[1] * q2[2] - q1[2] * q2[1] + q1[3] * q2[0])
         elif m.eq_type[i] == EQ_WELD:
             data[6:10] /= np.linalg.norm(data[6:10])
+
+
+def resolve_dampratio(m, d):
+    """Position actuators' damping ratios as damping (mj_setConst).
+
+    A position-like actuator (gainprm[0] = −biasprm[1]) with biasprm[2] > 0 holds a damping
+    ratio ζ there (MJCF `dampratio`). With its reflected inertia at qpos0,
+    m_r = 1 / (r M⁻¹ rᵀ) for the moment row r (0 when r M⁻¹ rᵀ ≤ MINVAL), biasprm[2]
+    becomes −ζ · 2 sqrt(kp m_r) (measured on MuJoCo 4.0).
+    """
+    todo = [i for i in range(m.nu) if m.actuator_gainprm[i, 0] == -m.actuator_biasprm[i, 1]
+            and m.actuator_biasprm[i, 2] > 0]
+    if not todo:
+        return
+    transmission(m._s, d._s)
+    M = np.empty((m.nv, m.nv))
+    dense_from_sparse(m._s, d.qM, M)
+    for i in todo:
+        r = d.actuator_moment[i]
+        try:
+            x = float(r @ np.linalg.solve(M, r))
+        except np.linalg.LinAlgError:
+            x = 0.0
+        mass = 1.0 / x if x > MINVAL else 0.0
+        kp = m.actuator_gainprm[i, 0]
+        m.actuator_biasprm[i, 2] = -m.actuator_biasprm[i, 2] * 2.0 * np.sqrt(kp * mass)
 
 
 def default_njmax(arrays, nconmax):

@@ -26,7 +26,7 @@ INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint")
-ACTUATOR_KINDS = ("motor", "position", "velocity", "general")
+ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -79,7 +79,13 @@ class InertialSpec:
 
 @dataclass
 class JointSpec:
-    """A joint between a body and its parent (MJCF <joint>)."""
+    """A joint between a body and its parent (MJCF <joint>).
+
+    `springdamper` = (timeconst, dampratio), both positive, replaces stiffness and damping
+    at compile time (MuJoCo's rule, from dof_invweight0); `actfrclimited`/`actfrcrange` clamp
+    the joint's (first dof's) qfrc_actuator; `actgravcomp` routes the gravity compensation
+    of the bodies it moves through qfrc_actuator instead of qfrc_passive.
+    """
 
     type: str = "hinge"
     name: str = ""
@@ -98,6 +104,10 @@ class JointSpec:
     solimp_limit: tuple = DEFAULT_SOLIMP
     solref_friction: tuple = DEFAULT_SOLREF
     solimp_friction: tuple = DEFAULT_SOLIMP
+    springdamper: tuple = (0.0, 0.0)
+    actfrclimited: bool = False
+    actfrcrange: tuple = (0.0, 0.0)
+    actgravcomp: bool = False
     group: int = 0
     source: str = ""
 
@@ -133,6 +143,8 @@ class GeomSpec:
     gap: float = 0.0
     group: int = 0
     rgba: tuple = (0.5, 0.5, 0.5, 1.0)
+    fluidshape: str = "none"
+    fluidcoef: tuple = (0.5, 0.25, 1.5, 1.0, 1.0)
     source: str = ""
 
 
@@ -152,7 +164,11 @@ class SiteSpec:
 
 @dataclass
 class BodySpec:
-    """A rigid body, its pose relative to its parent, and what is attached to it."""
+    """A rigid body, its pose relative to its parent, and what is attached to it.
+
+    `gravcomp` is the fraction of the body's weight cancelled by an upward force at its
+    center of mass (MJCF `gravcomp`; qfrc_gravcomp).
+    """
 
     name: str = ""
     pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -163,6 +179,7 @@ class BodySpec:
     sites: list = field(default_factory=list)
     children: list = field(default_factory=list)
     mocap: bool = False
+    gravcomp: float = 0.0
     source: str = ""
 
     def add_body(self, **kw) -> BodySpec:
@@ -203,7 +220,7 @@ class MeshSpec:
 
 @dataclass
 class ActuatorSpec:
-    """A scalar actuator (MJCF <motor>, <position>, <velocity>, <general>).
+    """A scalar actuator (MJCF <motor>, <position>, <velocity>, <damper>, <general>).
 
     force = gain · ctrl + bias, with MuJoCo's affine gain/bias parameterization:
     gain = gainprm[0] + gainprm[1]·length + gainprm[2]·velocity,
@@ -223,6 +240,7 @@ class ActuatorSpec:
     forcerange: tuple = (0.0, 0.0)
     gainprm: np.ndarray = field(default_factory=lambda: np.r_[1.0, np.zeros(9)])
     biasprm: np.ndarray = field(default_factory=lambda: np.zeros(10))
+    dynprm: np.ndarray = field(default_factory=lambda: np.r_[1.0, np.zeros(9)])
     gaintype: str = "fixed"
     biastype: str = "none"
     dyntype: str = "none"
