@@ -47,12 +47,14 @@ def test_workers_start_warm(pool):
 
 
 def test_equals_the_local_rollout_bitwise(pool):
-    m = js.models.humanoid()
+    sensors = '<sensor><subtreecom body="torso"/><subtreelinvel body="torso"/></sensor>'
+    m = js.load_string(js.models.xml("humanoid").replace("</mujoco>", sensors + "</mujoco>"))
     x0, u = _inputs(m, 5, 25, seed=1)
-    want, _ = js.rollout(m, None, x0, u)
+    want, want_sensors = js.rollout(m, None, x0, u)
+    assert want_sensors.shape == (5, 25, 6)
     for chunk_size in (None, 1, 2, 5):
         got, sensordata = pool.rollout(m, x0, u, chunk_size=chunk_size)
-        assert np.array_equal(got, want) and sensordata.shape == (5, 25, 0)
+        assert np.array_equal(got, want) and np.array_equal(sensordata, want_sensors)
     models = [copy.deepcopy(m) for _ in range(5)]
     for k, mk in enumerate(models):
         mk.body_mass[1] *= 1 + 0.5 * k

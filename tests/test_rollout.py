@@ -54,8 +54,11 @@ def _initial_states(m, rng, nbatch):
     return x
 
 
-def _loop(models, x0, control, nstep, warmstart=None):
-    """The reference: per rollout a fresh Data, then js.step one step at a time."""
+def _loop(models, x0, control, nstep, warmstart=None, sensors=None):
+    """The reference: per rollout a fresh Data, then js.step one step at a time.
+
+    With sensors (an (nbatch, nstep, nsensordata) array), d.sensordata after each step.
+    """
     nbatch = len(x0)
     models = models if isinstance(models, list) else [models] * nbatch
     m0 = models[0]
@@ -76,6 +79,8 @@ def _loop(models, x0, control, nstep, warmstart=None):
                 warnings.simplefilter("ignore", JointspaceWarning)
                 js.step(m, d)
             state[r, t] = np.concatenate([[d.time], d.qpos, d.qvel])
+            if sensors is not None:
+                sensors[r, t] = d.sensordata
             if d.warning[:, 0].any():
                 diverged[r] = t
                 state[r, t + 1:] = state[r, t]
@@ -103,8 +108,10 @@ def test_rollout_equals_a_step_loop_bitwise_for_every_thread_count_and_chunk(nam
     nbatch, nstep = 5, 30
     x0 = _initial_states(m, rng, nbatch)
     control = rng.uniform(-1, 1, (nbatch, nstep, m.nu))
-    want, want_div = _loop(m, x0, control, nstep)
+    want_sensors = np.empty((nbatch, nstep, m.nsensordata))
+    want, want_div = _loop(m, x0, control, nstep, sensors=want_sensors)
     assert (want_div == -1).all()
+    assert name != "cheetah" or m.nsensordata == 3  # its subtreelinvel sensor
     for nthread in (1, 2, 3):
         data = _dirty_data(m, nthread)
         for chunk_size in (None, 1, 2, 3, nbatch, 2 * nbatch):
@@ -112,7 +119,7 @@ def test_rollout_equals_a_step_loop_bitwise_for_every_thread_count_and_chunk(nam
             state, sensordata = js.rollout(m, data, x0, control, nthread=nthread,
                                            chunk_size=chunk_size, diverged=diverged)
             assert np.array_equal(state, want), (nthread, chunk_size)
-            assert sensordata.shape == (nbatch, nstep, 0)
+            assert np.array_equal(sensordata, want_sensors), (nthread, chunk_size)
             assert (diverged == -1).all()
 
 

@@ -85,9 +85,10 @@ class _Worker:
         diverged = np.empty(b - a, dtype=np.int64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JointspaceWarning)  # the caller warns once
-            state, _ = self._pool.rollout(models, None, x0, control, nstep=nstep,
-                                          initial_warmstart=warmstart, diverged=diverged)
-        return state, diverged
+            state, sensordata = self._pool.rollout(models, None, x0, control, nstep=nstep,
+                                                   initial_warmstart=warmstart,
+                                                   diverged=diverged)
+        return state, sensordata, diverged
 
 
 class RayRollout:
@@ -180,7 +181,7 @@ class RayRollout:
             initial_warmstart: optional (nbatch | 1, nv) initial qacc_warmstart.
             chunk_size: rollouts per task (default: nbatch split evenly over the workers).
             state: optional output (nbatch, nstep, nstate).
-            sensordata: optional output (nbatch, nstep, 0).
+            sensordata: optional output (nbatch, nstep, nsensordata).
             diverged: optional output (nbatch,) int64.
 
         Returns:
@@ -200,7 +201,8 @@ class RayRollout:
         nbatch, nstep = a.nbatch, a.nstep
         state = check_output(state, (nbatch, nstep, state_size(a.models[0])), np.float64, fname,
                         "state")
-        sensordata = check_output(sensordata, (nbatch, nstep, 0), np.float64, fname, "sensordata")
+        sensordata = check_output(sensordata, (nbatch, nstep, a.models[0].nsensordata), np.float64,
+                                  fname, "sensordata")
         diverged = check_output(diverged, (nbatch,), np.int64, fname, "diverged")
         for m in {id(m): m for m in a.models}.values():
             if m.singular_dofs:
@@ -215,7 +217,7 @@ class RayRollout:
         if nbatch and nstep:
             key, ref = self._models(a.models)
             tasks = [(s, min(nbatch, s + chunk_size)) for s in range(0, nbatch, chunk_size)]
-            self._gather(ray, a, key, ref, tasks, state, diverged, fname)
+            self._gather(ray, a, key, ref, tasks, state, sensordata, diverged, fname)
         self.diverged = diverged
         bad = np.flatnonzero(diverged >= 0)
         if bad.size:
@@ -234,7 +236,7 @@ class RayRollout:
             self._models_key = key
         return key, [self._models_ref]  # in a list: Ray hands the ref over unresolved
 
-    def _gather(self, ray, a, key, ref, tasks, state, diverged, fname):
+    def _gather(self, ray, a, key, ref, tasks, state, sensordata, diverged, fname):
         """Submit the tasks round-robin, rerun those whose worker died, write results."""
         def rows(x, s, e):
             return None if x is None else x if x.shape[0] == 1 else x[s:e]
@@ -255,7 +257,7 @@ class RayRollout:
             done, _ = ray.wait(list(pending), num_returns=1)
             t, k, w, tries = pending.pop(done[0])
             try:
-                st, dv = ray.get(done[0])
+                st, sd, dv = ray.get(done[0])
             except ray.exceptions.RayTaskError as e:  # raised by jointspace: not retried
                 raise e.as_instanceof_cause() from None
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
@@ -273,6 +275,7 @@ class RayRollout:
                 continue
             s, e = tasks[t]
             state[s:e] = st
+            sensordata[s:e] = sd
             diverged[s:e] = dv
 
 

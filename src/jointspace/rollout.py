@@ -8,9 +8,10 @@ steps each and returns every state they pass through:
 
 with singleton dimensions of initial_state, control and initial_warmstart tiled (without a
 copy). The state is MuJoCo's mjSTATE_FULLPHYSICS layout (time, qpos, qvel, act, history,
-plastic, plugin state); jointspace models have no activations, history, plastic or plugin
-state yet, so a state is [time, qpos, qvel], nstate = 1 + nq + nv, as mj_stateSize gives
-for the same model.
+plastic, plugin state); jointspace models have no history, plastic or plugin state, so a
+state is [time, qpos, qvel, act], nstate = 1 + nq + nv + na, as mj_stateSize gives for
+the same model (`jointspace.get_state(m, d, "fullphysics")` packs the same vector). After each
+step the rollout also records d.sensordata, as MuJoCo's does.
 
 Each rollout is a function of its arguments alone, as in MuJoCo: it starts from the inputs
 that the control does not set reset (ctrl zero when no control is given, qfrc_applied and
@@ -48,26 +49,28 @@ from jointspace.types import Data, Model
 
 
 def state_size(m):
-    """Length of a full-physics state of model m: 1 + nq + nv (time, qpos, qvel)."""
-    return 1 + m.nq + m.nv
+    """Length of a full-physics state of model m: 1 + nq + nv + na (time, qpos, qvel, act)."""
+    return 1 + m.nq + m.nv + m.na
 
 
 @njit(cache=True)
 def _get_fullphysics(m, d, x):
-    """x = [time, qpos, qvel] of d (mj_getState with mjSTATE_FULLPHYSICS)."""
-    nq = m.nq
+    """x = [time, qpos, qvel, act] of d (mj_getState with mjSTATE_FULLPHYSICS)."""
+    nq, nv = m.nq, m.nv
     x[0] = d.time[0]
     x[1:1 + nq] = d.qpos
-    x[1 + nq:1 + nq + m.nv] = d.qvel
+    x[1 + nq:1 + nq + nv] = d.qvel
+    x[1 + nq + nv:1 + nq + nv + m.na] = d.act
 
 
 @njit(cache=True)
 def _set_fullphysics(m, d, x):
-    """d's time, qpos, qvel = x (mj_setState with mjSTATE_FULLPHYSICS)."""
-    nq = m.nq
+    """d's time, qpos, qvel, act = x (mj_setState with mjSTATE_FULLPHYSICS)."""
+    nq, nv = m.nq, m.nv
     d.time[0] = x[0]
     d.qpos[:] = x[1:1 + nq]
-    d.qvel[:] = x[1 + nq:1 + nq + m.nv]
+    d.qvel[:] = x[1 + nq:1 + nq + nv]
+    d.act[:] = x[1 + nq + nv:1 + nq + nv + m.na]
 
 
 @njit(cache=True)
@@ -94,8 +97,10 @@ def _reset_inputs(m, d):
 
 @njit(cache=True, nogil=True)
 def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, control,
-                   use_control, state, diverged):
+                   use_control, state, sensordata, diverged):
     """Rollouts r0 … r1−1 of model m on Data d, every step's state into state[r].
+
+    sensordata[r, t] is d.sensordata after step t (the sensors of the state it started from).
 
     x_0 = state0[r] (row 0 if state0 has one row), warm start warmstart0[r] or 0, then for
     t < nstep: ctrl = control[r, t] (row and column 0 where control has one), step, state[r, t]
@@ -121,11 +126,13 @@ def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, contr
                 d.ctrl[:] = control[rc, t if control.shape[1] > 1 else 0]
             bad = step_entry(d, 1)
             _get_fullphysics(m, d, state[r, t])
+            sensordata[r, t] = d.sensordata
             if bad:
                 diverged[r] = t
                 ndiverged += 1
                 for k in range(t + 1, nstep):
                     state[r, k] = state[r, t]
+                    sensordata[r, k] = sensordata[r, t]
                 break
     d.model = own
     return ndiverged
@@ -137,7 +144,7 @@ _OUT3 = types.Array(types.float64, 3, "C")
 _OUT1I = types.Array(types.int64, 1, "C")
 _k_chunk = entry.Kernel(_rollout_chunk, sig=(
     None, None, types.int64, types.int64, types.int64, _IN2, _IN2, types.boolean, _IN3,
-    types.boolean, _OUT3, _OUT1I))
+    types.boolean, _OUT3, _OUT3, _OUT1I))
 
 # ---------------------------------------------------------------------------------------------
 # the thread pool and the Python side
@@ -192,8 +199,9 @@ class Rollout:
                 diverged=None):
         """Roll out trajectories from initial states under open-loop controls.
 
-        state[r, t] is the full-physics state [time, qpos, qvel] after step t + 1 of rollout
-        r; see the module docstring for what each rollout resets and how divergence ends it.
+        state[r, t] is the full-physics state [time, qpos, qvel, act] after step t + 1 of
+        rollout r, sensordata[r, t] the sensors of step t + 1; see the module docstring for
+        what each rollout resets and how divergence ends it.
 
         Args:
             model: a Model, or a sequence of nbatch Models (or one) of identical sizes;
@@ -209,12 +217,12 @@ class Rollout:
                 None: zero.
             chunk_size: rollouts per compiled call (default max(1, nbatch // (10 nthread))).
             state: optional output (nbatch, nstep, nstate), C-contiguous float64.
-            sensordata: optional output (nbatch, nstep, 0): jointspace has no sensors yet.
+            sensordata: optional output (nbatch, nstep, nsensordata), C-contiguous float64.
             diverged: optional output (nbatch,) int64: the step at which each rollout
                 diverged, −1 for none.
 
         Returns:
-            (state, sensordata): (nbatch, nstep, nstate) and (nbatch, nstep, 0) arrays.
+            (state, sensordata): (nbatch, nstep, nstate) and (nbatch, nstep, nsensordata).
 
         Raises:
             TypeError: model or data is not a jointspace Model or Data, or an array is not
@@ -241,11 +249,12 @@ class Rollout:
             sensordata=sensordata, diverged=diverged)
         m0 = models[0]
         if state is None:
-            state = np.empty((nbatch, nstep, 1 + m0.nq + m0.nv))
+            state = np.empty((nbatch, nstep, state_size(m0)))
         else:
             state = check_output(state, (nbatch, nstep, state_size(m0)), np.float64, fname,
                                  "state")
-        sensordata = check_output(sensordata, (nbatch, nstep, 0), np.float64, fname, "sensordata")
+        sensordata = check_output(sensordata, (nbatch, nstep, m0.nsensordata), np.float64, fname,
+                                  "sensordata")
         diverged = check_output(diverged, (nbatch,), np.int64, fname, "diverged")
         cs = (max(1, nbatch // (10 * self.nthread)) if chunk_size is None
               else _check_count(chunk_size, "chunk_size", fname))
@@ -256,7 +265,8 @@ class Rollout:
         ndiverged = 0
         if nstep > 0 and nbatch > 0:
             args = (nstep, x0, _NONE2 if warm is None else warm, warm is not None,
-                    _NONE3 if ctrl is None else ctrl, ctrl is not None, state, diverged)
+                    _NONE3 if ctrl is None else ctrl, ctrl is not None, state, sensordata,
+                    diverged)
             ndiverged = self._dispatch(models, datas, nbatch, cs, args)
         else:
             diverged[:] = -1
@@ -390,7 +400,7 @@ def check_args(model, initial_state, control=None, nstep=None, initial_warmstart
     ctrl = None if control is None else _input(control, 3, fname, "control")
     warm = (None if initial_warmstart is None
             else _input(initial_warmstart, 2, fname, "initial_warmstart"))
-    _trailing(x0, state_size(m0), fname, "initial_state", "nstate = 1 + nq + nv")
+    _trailing(x0, state_size(m0), fname, "initial_state", "nstate = 1 + nq + nv + na")
     if ctrl is not None:
         _trailing(ctrl, m0.nu, fname, "control", "nu")
     if warm is not None:
@@ -527,19 +537,19 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
         model: a Model, or a sequence of nbatch Models of identical sizes.
         data: None, a Data, or a sequence of Data, one per thread (missing ones are made
             and kept by the pool).
-        initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv.
+        initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv + na.
         control: optional (nbatch | 1, nstep | 1, nu) controls; None: ctrl = 0.
         nstep: number of steps (default: control's second dimension, or 1).
         initial_warmstart: optional (nbatch | 1, nv) initial qacc_warmstart; None: zero.
         nthread: number of threads (default: len(data) for a sequence, else 1).
         chunk_size: rollouts per compiled call (default max(1, nbatch // (10 nthread))).
         state: optional output (nbatch, nstep, nstate).
-        sensordata: optional output (nbatch, nstep, 0): no sensors yet.
+        sensordata: optional output (nbatch, nstep, nsensordata).
         diverged: optional output (nbatch,) int64: the step at which each rollout diverged,
             −1 for none.
 
     Returns:
-        (state, sensordata): (nbatch, nstep, nstate) and (nbatch, nstep, 0) arrays.
+        (state, sensordata): (nbatch, nstep, nstate) and (nbatch, nstep, nsensordata).
 
     Raises:
         TypeError, ValueError, SingularMassError: as `Rollout.rollout`; ValueError also for
