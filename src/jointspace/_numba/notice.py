@@ -17,7 +17,7 @@ from numba.core import event
 # measured from an empty cache on a 2-core machine: import + load + first step of the
 # humanoid (docs/speed.md, "Start-up"); a whole `jointspace compile` takes about as long
 # spread over the cores
-USUAL = "about 3 minutes on 2 cores, once"
+USUAL = "about 5 minutes on 2 cores, once"
 
 _state = {"said": False, "count": 0, "depth": 0, "t0": None}
 _lock = threading.Lock()
