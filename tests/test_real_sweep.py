@@ -34,9 +34,10 @@ SMOOTH_TOL = 1e-9
 # qacc with limit/equality rows: both solvers stop at their tolerance (MuJoCo's 1e-8 on the
 # relative cost improvement); the iterates agree to this, relative to max(1, |qacc|)
 CONSTRAINED_TOL = 1e-6
-# with contacts and a PGS solver capped at its iterations (gymnasium's humanoids: 50), both
-# stop before convergence and their sweep orders differ in detail (measured 1e-5)
-CAPPED_PGS_TOL = 1e-4
+# with contacts and a PGS solver capped at its iterations (gymnasium's humanoids: 50): the
+# same sweeps as MuJoCo's (shuffled order, momentum, islands), so rounding grown by the
+# sweeps (measured 1.1e-14)
+CAPPED_PGS_TOL = 1e-10
 
 DM = [f"dm_control/suite/{n}.xml" for n in (
     "acrobot", "ball_in_cup", "cartpole", "cheetah", "dog", "finger", "fish", "hopper",
@@ -51,7 +52,8 @@ FILES = [("dm-control", p) for p in DM] + [("gymnasium", p) for p in GYM]
 # file -> (line, element, what the message says): the features jointspace does not compute
 REFUSED = {
     "dm_control/suite/ball_in_cup.xml": ("47", "<spatial name='string'>", "tendons"),
-    "dm_control/suite/dog.xml": ("6", "<option>", "noslip_iterations"),
+    "dm_control/suite/dog.xml": ("945", "<general name='lumbar_extend'>",
+                                 "tendon='lumbar_extend'"),
     "dm_control/suite/fish.xml": ("75", "<position name='fins_flap'>", "tendon='fins_flap'"),
     "dm_control/suite/manipulator.xml": ("192", "<tendon name='coupling'>",
                                          "<tendon> equality constraints"),

@@ -44,6 +44,7 @@ DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "
 (DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_CONTACT, DSBL_SPRING,
  DSBL_DAMPER, DSBL_GRAVITY, DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION,
  DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP) = (1 << k for k in range(16))
+DSBL_ISLAND = 1 << DISABLE_FLAGS.index("island")
 # option enable flags: bit k is set when ENABLE_FLAGS[k] is enabled (MuJoCo's mjtEnableBit)
 ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
                 "speculative")
@@ -121,6 +122,8 @@ MODEL_FIELDS = (
     ("opt_impratio", "f", (1,), "ratio of frictional to normal constraint impedance"),
     ("opt_ls_iterations", "i", (1,), "maximum line-search evaluations (Newton, CG)"),
     ("opt_ls_tolerance", "f", (1,), "line-search tolerance, relative to opt_tolerance"),
+    ("opt_noslip_iterations", "i", (1,), "noslip post-solver sweeps after the main solver"),
+    ("opt_noslip_tolerance", "f", (1,), "noslip tolerance on the relative cost improvement"),
     ("opt_disableflags", "i", (1,), "bit mask of disabled features (see DISABLE_FLAGS)"),
     ("opt_enableflags", "i", (1,), "bit mask of enabled optional features (see ENABLE_FLAGS)"),
     ("opt_wind", "f", (3,), "wind velocity (m/s), for the fluid forces"),
@@ -369,6 +372,8 @@ DATA_FIELDS = (
     ("nefc", "i", (1,), "number of constraint rows (≤ njmax)"),
     ("efc_type", "i", ("njmax",), "row type, jointspace.constraint.CNSTR_*"),
     ("efc_id", "i", ("njmax",), "id of the equality, dof, joint or contact of the row"),
+    ("efc_island", "i", ("njmax",), "island of the row (solver.island; 0 with islands off)"),
+    ("nisland", "i", (1,), "number of constraint islands of the last Gauss–Seidel solve"),
     ("efc_J", "f", ("njmax", "nv"), "constraint Jacobian (dense)"),
     ("efc_J_rownnz", "i", ("njmax",), "number of structurally nonzero columns of each row"),
     ("efc_J_colind", "i", ("njmax", "nv"),

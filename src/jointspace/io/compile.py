@@ -902,6 +902,8 @@ class _Compiler:
         A["opt_impratio"] = [o.impratio]
         A["opt_ls_iterations"] = [o.ls_iterations]
         A["opt_ls_tolerance"] = [o.ls_tolerance]
+        A["opt_noslip_iterations"] = [o.noslip_iterations]
+        A["opt_noslip_tolerance"] = [o.noslip_tolerance]
         mask = 0
         for flag in o.disable_flags:
             if flag not in T.DISABLE_FLAGS:

@@ -773,7 +773,8 @@ class _Loader:
         self._check_attrs(node, _OPTION_ATTRS)
         opt = self.spec.option
         for key, fmt in (("timestep", _f()), ("impratio", _f()), ("tolerance", _f()),
-                         ("ls_tolerance", _f()), ("density", _f()), ("viscosity", _f()),
+                         ("ls_tolerance", _f()), ("noslip_tolerance", _f()),
+                         ("density", _f()), ("viscosity", _f()),
                          ("o_margin", _f())):
             v = self._get(node, key, fmt)
             if v is not None:
@@ -798,8 +799,6 @@ class _Loader:
             if getattr(opt, key) < 0:
                 raise ModelError(f"{node.where()}: {key}={getattr(opt, key)} is negative; it "
                                  f"must be >= 0")
-        self._ignore_if(node, "noslip_iterations", opt.noslip_iterations > 0,
-                        "the noslip post-processing solver")
         groups = self._get(node, "actuatorgroupdisable", ("i", 0, None))
         self._ignore_if(node, "actuatorgroupdisable", bool(groups),
                         "disabling actuator groups")

@@ -56,6 +56,7 @@ class OptionSpec:
     ls_tolerance: float = 0.01
     impratio: float = 1.0
     noslip_iterations: int = 0
+    noslip_tolerance: float = 1e-6
     o_margin: float = 0.0
     disable_flags: tuple = ()
     enable_flags: tuple = ()

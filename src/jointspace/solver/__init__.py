@@ -31,14 +31,18 @@ from jointspace.solver.cost import (
     constraint_update,
     dual_finish,
     gauss,
+    make_ar,
     mul_j,
     mul_jt,
     mul_m,
 )
 from jointspace.solver.ipm import sol_ipm
+from jointspace.solver.island import efc_islands, one_island
 from jointspace.solver.newton import sol_newton
+from jointspace.solver.noslip import sol_noslip
 from jointspace.solver.pgs import sol_pgs
 from jointspace.types import (
+    DSBL_ISLAND,
     DSBL_WARMSTART,
     SOLVER_CG,
     SOLVER_IPM,
@@ -102,15 +106,32 @@ def solve_stage(m, d, solver, maxiter):
             d.qacc[k] = d.qacc_smooth[k]
         for i in range(nefc):
             d.efc_force[i] = 0.0
+    noslip = m.opt_noslip_iterations[0]
+    gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual, island by island
+    if gs:
+        rows = np.empty(nefc, dtype=np.int64)
+        adr = np.empty(nefc, dtype=np.int64)
+        cnt = np.empty(nefc, dtype=np.int64)
+        nei = np.empty(nefc, dtype=np.int64)
+        nfi = np.empty(nefc, dtype=np.int64)
+        iscale = np.empty(nefc)
+        if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
+            nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale)
+        else:
+            nisland = one_island(m, d, rows, adr, cnt, nei, nfi, iscale)
+        AR = np.empty((nefc, nefc))
+        make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
         sol_newton(m, d, maxiter, cdim, cmu, cfr)
     elif solver == SOLVER_CG:
         sol_cg(m, d, maxiter, cdim, cmu, cfr)
     elif solver == SOLVER_PGS:
-        sol_pgs(m, d, maxiter, cdim, cmu, cfr)
+        sol_pgs(m, d, maxiter, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland)
     else:
         sol_ipm(m, d, maxiter, cdim, cmu, cfr)
-    if dual:
+    if noslip > 0:
+        sol_noslip(m, d, noslip, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland)
+    if dual or noslip > 0:
         dual_finish(m, d)
 
 

@@ -1,15 +1,18 @@
 """Projected Gauss–Seidel on the dual, with projection on elliptic cones (the paper's GPGS).
 
 Minimizes ½ fᵀ AR f + fᵀ b over the constraint set of 004 eq. 9 (AR = J M⁻¹ Jᵀ + R
-formed densely, b = efc_b) one block at a time, in row order (MuJoCo mj_solPGS):
+formed densely, b = efc_b) one block at a time (MuJoCo mj_solPGS), island by island
+(solver.island), in an order reshuffled before each sweep, with Nesterov momentum between
+sweeps (`sol_pgs`):
   scalar rows   f_i ← f_i − r_i / AR_ii with r = AR f + b, then clamped: friction loss to
                 [−frictionloss, frictionloss], limits and contact rows to f_i ≥ 0
   elliptic      (1) normal or ray update: f_0 from its scalar update when f_0 ≈ 0, else
                 f ← f + x f along the current ray (x minimizing the block cost, f_0 ≥ 0);
                 (2) friction with f_0 fixed: a small QCQP, min ½ xᵀA_t x + b_tᵀx subject to
                 Σ (x_j/μ_j)² ≤ f_0², solved by Newton on its Lagrange multiplier
-A block update that would raise the cost is undone. Sweeps stop when the scaled cost
-improvement falls below the tolerance. Then qacc = qacc_smooth + M⁻¹ Jᵀ f.
+A block update that would raise the cost is undone. An island's sweeps stop when its cost
+improvement, scaled by 1 / its trace of M, falls below the tolerance. Then qacc =
+qacc_smooth + M⁻¹ Jᵀ f.
 """
 
 import math
@@ -18,22 +21,20 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
-from jointspace.solver.cost import (
-    dual_cost,
-    dual_state,
-    make_ar,
-    save_stats,
+from jointspace.solver.cost import dual_cost, save_stats
+from jointspace.types import (
+    MINVAL,
+    STATE_CONE,
+    STATE_LINEARNEG,
+    STATE_LINEARPOS,
+    STATE_QUADRATIC,
+    STATE_SATISFIED,
 )
-from jointspace.types import MINVAL
 
 
 @njit(cache=True)
-def _qcqp(A, b, mu, r, n, x):
-    """Solve for x minimizing ½ xᵀ A x + bᵀ x subject to Σ (x_j/μ_j)² ≤ r² (n ≤ 5); True if on it.
-
-    With y_j = x_j / μ_j the constraint is |y| ≤ r; for λ ≥ 0, y(λ) = −(Â + λI)⁻¹ b̂ and
-    Newton's method drives |y(λ)|² − r² to 0 (λ = 0 when the free minimum is inside).
-    """
+def _qcqp_n(A, b, mu, r, n, x):
+    """`qcqp` for any n ≤ 5, by Cholesky factors of Â + λI."""
     As = np.empty((5, 5))
     L = np.empty((5, 5))
     bs = np.empty(5)
@@ -80,52 +81,296 @@ def _qcqp(A, b, mu, r, n, x):
 
 
 @njit(cache=True)
-def sol_pgs(m, d, maxiter, cdim, cmu, cfr):
-    """Gauss–Seidel sweeps from d.efc_force; writes efc_force and efc_state."""
-    nv = m.nv
-    ne = d.ne[0]
-    nf = d.nf[0]
-    nefc = d.nefc[0]
+def _qcqp_small(A, b, mu, r, n, x):
+    """`qcqp` for n = 2 or 3, by the explicit inverse (adjugate / determinant) of Â + λI.
+
+    The same iteration as `_qcqp_n` in the arithmetic MuJoCo uses for these sizes
+    (mju_QCQP2, mju_QCQP3), so that PGS and noslip agree with it to the last bits.
+    """
+    a11 = A[0, 0] * mu[0] * mu[0]
+    a22 = A[1, 1] * mu[1] * mu[1]
+    a12 = A[0, 1] * mu[0] * mu[1]
+    b1 = b[0] * mu[0]
+    b2 = b[1] * mu[1]
+    if n == 3:
+        a33 = A[2, 2] * mu[2] * mu[2]
+        a13 = A[0, 2] * mu[0] * mu[2]
+        a23 = A[1, 2] * mu[1] * mu[2]
+        b3 = b[2] * mu[2]
+    else:
+        a33 = a13 = a23 = b3 = 0.0
+    lam = 0.0
+    v1 = v2 = v3 = 0.0
+    for _ in range(20):
+        if n == 2:
+            det = (a11 + lam) * (a22 + lam) - a12 * a12
+            if det < 1e-10:
+                x[0] = 0.0
+                x[1] = 0.0
+                return False
+            inv = 1.0 / det
+            p11 = (a22 + lam) * inv
+            p22 = (a11 + lam) * inv
+            p12 = -a12 * inv
+            v1 = -p11 * b1 - p12 * b2
+            v2 = -p12 * b1 - p22 * b2
+            val = v1 * v1 + v2 * v2 - r * r
+            if val < 1e-10:
+                break
+            deriv = -2.0 * (p11 * v1 * v1 + 2.0 * p12 * v1 * v2 + p22 * v2 * v2)
+        else:
+            p11 = (a22 + lam) * (a33 + lam) - a23 * a23
+            p22 = (a11 + lam) * (a33 + lam) - a13 * a13
+            p33 = (a11 + lam) * (a22 + lam) - a12 * a12
+            p12 = a13 * a23 - a12 * (a33 + lam)
+            p13 = a12 * a23 - a13 * (a22 + lam)
+            p23 = a12 * a13 - a23 * (a11 + lam)
+            det = (a11 + lam) * p11 + a12 * p12 + a13 * p13
+            if det < 1e-10:
+                x[0] = 0.0
+                x[1] = 0.0
+                x[2] = 0.0
+                return False
+            inv = 1.0 / det
+            p11 *= inv
+            p22 *= inv
+            p33 *= inv
+            p12 *= inv
+            p13 *= inv
+            p23 *= inv
+            v1 = -p11 * b1 - p12 * b2 - p13 * b3
+            v2 = -p12 * b1 - p22 * b2 - p23 * b3
+            v3 = -p13 * b1 - p23 * b2 - p33 * b3
+            val = v1 * v1 + v2 * v2 + v3 * v3 - r * r
+            if val < 1e-10:
+                break
+            deriv = (-2.0 * (p11 * v1 * v1 + p22 * v2 * v2 + p33 * v3 * v3)
+                     - 4.0 * (p12 * v1 * v2 + p13 * v1 * v3 + p23 * v2 * v3))
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        lam += delta
+    x[0] = v1 * mu[0]
+    x[1] = v2 * mu[1]
+    if n == 3:
+        x[2] = v3 * mu[2]
+    return lam != 0.0
+
+
+@njit(cache=True)
+def qcqp(A, b, mu, r, n, x):
+    """Solve for x minimizing ½ xᵀ A x + bᵀ x subject to Σ (x_j/μ_j)² ≤ r² (n ≤ 5); True if on it.
+
+    With y_j = x_j / μ_j the constraint is |y| ≤ r; for λ ≥ 0, y(λ) = −(Â + λI)⁻¹ b̂ and
+    Newton's method drives |y(λ)|² − r² to 0 (λ = 0 when the free minimum is inside).
+    """
+    if n <= 3:
+        return _qcqp_small(A, b, mu, r, n, x)
+    return _qcqp_n(A, b, mu, r, n, x)
+
+
+@njit(cache=True)
+def project_ellipsoid(x, r, mu, n):
+    """Scale x (n tangential forces) onto the ellipsoid Σ (x_j/μ_j)² = r²."""
+    s = 0.0
+    for j in range(n):
+        s += x[j] * x[j] / (mu[j] * mu[j])
+    scl = math.sqrt(r * r / max(MINVAL, s))
+    for j in range(n):
+        x[j] *= scl
+
+
+_PCG_MULT = np.uint64(6364136223846793005)
+_U1 = np.uint64(1)
+_U32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _pcg32(rng):
+    """The next 32-bit draw of a PCG32 generator (state rng[0], increment rng[1])."""
+    old = rng[0]
+    rng[0] = old * _PCG_MULT + (rng[1] | _U1)
+    x = (((old >> np.uint64(18)) ^ old) >> np.uint64(27)) & _U32
+    rot = old >> np.uint64(59)
+    return ((x >> rot) | (x << ((np.uint64(32) - rot) & np.uint64(31)))) & _U32
+
+
+@njit(cache=True)
+def _shuffle(a, n, rng):
+    """Fisher–Yates shuffle of a[:n] in place, drawing from rng."""
+    for i in range(n - 1, 0, -1):
+        j = int(_pcg32(rng) % np.uint64(i + 1))
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
+
+
+@njit(cache=True)
+def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
+    """MuJoCo's dualState on one island's rows; returns the number active.
+
+    rows: the island's rows, its first ne equality and next nf friction-loss rows; writes
+    d.efc_state there.
+    """
+    floss = d.efc_frictionloss
+    state = d.efc_state
+    n = rows.shape[0]
+    nactive = ne + nf
+    for c in range(ne):
+        state[rows[c]] = STATE_QUADRATIC
+    for c in range(ne, ne + nf):
+        i = rows[c]
+        if f[i] <= -floss[i]:
+            state[i] = STATE_LINEARPOS
+        elif f[i] >= floss[i]:
+            state[i] = STATE_LINEARNEG
+        else:
+            state[i] = STATE_QUADRATIC
+    c = ne + nf
+    while c < n:
+        i = rows[c]
+        dim = cdim[i]
+        if dim == 0:
+            if f[i] <= 0.0:
+                state[i] = STATE_SATISFIED
+            else:
+                state[i] = STATE_QUADRATIC
+                nactive += 1
+            c += 1
+            continue
+        T2 = 0.0
+        for j in range(1, dim):
+            u = f[i + j] / cfr[i, j - 1]
+            T2 += u * u
+        T = math.sqrt(T2)
+        N = f[i]
+        if N >= T:
+            st = STATE_SATISFIED
+        else:
+            st = STATE_QUADRATIC if N / cmu[i] + cmu[i] * T <= 0.0 else STATE_CONE
+            nactive += dim
+        for j in range(dim):
+            state[i + j] = st
+        c += dim
+    return nactive
+
+
+@njit(cache=True)
+def _rows_cost(d, AR, f, rows):
+    """½ fᵀ AR f + fᵀ b over one island's rows."""
+    s = 0.0
+    for i in rows:
+        t = 0.0
+        for j in rows:
+            t += AR[i, j] * f[j]
+        s += f[i] * (0.5 * t + d.efc_b[i])
+    return s
+
+
+@njit(cache=True)
+def _project_feasible(d, f, cdim, cfr, rows, ne, nf):
+    """Put f back in the feasible set after a momentum extrapolation.
+
+    Friction loss into its interval, scalar contact and limit rows to f ≥ 0, elliptic
+    blocks into the cone (f_0 < 0 clears the block, tangential forces outside the
+    ellipsoid are scaled in).
+    """
+    floss = d.efc_frictionloss
+    for c in range(ne, ne + nf):
+        i = rows[c]
+        f[i] = min(max(f[i], -floss[i]), floss[i])
+    n = rows.shape[0]
+    c = ne + nf
+    while c < n:
+        i = rows[c]
+        dim = cdim[i]
+        if dim == 0:
+            if f[i] < 0.0:
+                f[i] = 0.0
+            c += 1
+            continue
+        if f[i] < 0.0:
+            for j in range(dim):
+                f[i + j] = 0.0
+        else:
+            s = 0.0
+            for j in range(dim - 1):
+                s += f[i + 1 + j] * f[i + 1 + j] / (cfr[i, j] * cfr[i, j])
+            if s > f[i] * f[i]:
+                scl = math.sqrt(f[i] * f[i] / max(MINVAL, s))
+                for j in range(dim - 1):
+                    f[i + 1 + j] *= scl
+        c += dim
+
+
+@njit(cache=True)
+def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
+    """PGS sweeps over one island's rows; returns the number of sweeps."""
+    n = rows.shape[0]
     tol = m.opt_tolerance[0]
     f = d.efc_force
     b = d.efc_b
     floss = d.efc_frictionloss
-    AR = np.empty((nefc, nefc))
-    make_ar(m, d, AR)
-    # warm start only if it beats f = 0
-    if dual_cost(d, AR, f) > 0.0:
-        for i in range(nefc):
-            f[i] = 0.0
-    scale = 1.0 / max(MINVAL, m.stat_meaninertia[0] * max(1, nv))  # 0 for a massless model
     res = np.empty(6)
     old = np.empty(6)
     delta = np.empty(6)
     At = np.empty((5, 5))
     bt = np.empty(5)
     x = np.empty(5)
-    oldstate = np.empty(nefc, dtype=np.int32)
-    dual_state(d, f, cdim, cmu, cfr, d.efc_state)
+    oldstate = np.empty(n, dtype=np.int32)
+    arinv = np.empty(n)  # 1 / AR_ii, multiplied by as MuJoCo does (not divided)
+    f_prev = np.empty(n)
+    f_mom = np.empty(n)
+    for c in range(n):
+        arinv[c] = 1.0 / AR[rows[c], rows[c]]
+        f_prev[c] = f[rows[c]]
+    blocks = np.empty(n, dtype=np.int64)
+    nblocks = 0
+    c = 0
+    while c < n:
+        blocks[nblocks] = c
+        nblocks += 1
+        c += max(cdim[rows[c]], 1)
+    rng = np.zeros(2, dtype=np.uint64)
+    rng[1] = _U1
+    _pcg32(rng)
+    dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf)
     it = 0
+    k_nest = 0
     while it < maxiter:
+        beta = (k_nest - 1) / (k_nest + 2) if it > 0 else 0.0
+        if beta > 0.0:
+            for c in range(n):
+                i = rows[c]
+                fs = f[i]
+                f[i] += beta * (f[i] - f_prev[c])
+                f_prev[c] = fs
+            _project_feasible(d, f, cdim, cfr, rows, ne, nf)
+        else:
+            for c in range(n):
+                f_prev[c] = f[rows[c]]
+        for c in range(n):
+            f_mom[c] = f[rows[c]]
         improvement = 0.0
-        i = 0
-        while i < nefc:
+        _shuffle(blocks, nblocks, rng)
+        for bi in range(nblocks):
+            c = blocks[bi]
+            i = rows[c]
             dim = cdim[i]
-            n = dim if dim > 0 else 1
-            # residual r = AR f + b over the block
-            for j in range(n):
-                row = AR[i + j]
+            nb = dim if dim > 0 else 1
+            # residual r = AR f + b over the block (AR is zero between islands)
+            for j in range(nb):
                 s = b[i + j]
-                for k in range(nefc):
-                    s += row[k] * f[k]
+                for r in rows:
+                    s += AR[i + j, r] * f[r]
                 res[j] = s
                 old[j] = f[i + j]
             if dim == 0:
-                f[i] -= res[0] / AR[i, i]
-                if i >= ne + nf:
+                f[i] -= res[0] * arinv[c]
+                if c >= ne + nf:
                     if f[i] < 0.0:
                         f[i] = 0.0
-                elif i >= ne:
+                elif c >= ne:
                     if f[i] < -floss[i]:
                         f[i] = -floss[i]
                     elif f[i] > floss[i]:
@@ -133,7 +378,7 @@ def sol_pgs(m, d, maxiter, cdim, cmu, cfr):
             else:
                 if f[i] < MINVAL:
                     # normal update, friction cleared
-                    f[i] -= res[0] / AR[i, i]
+                    f[i] -= res[0] * arinv[c]
                     if f[i] < 0.0:
                         f[i] = 0.0
                     for j in range(1, dim):
@@ -158,51 +403,82 @@ def sol_pgs(m, d, maxiter, cdim, cmu, cfr):
                 # b_t = r_fric − A_t f_old,fric + AR[fric, normal] (f_0 − f_0,old)
                 nt = dim - 1
                 for j in range(nt):
-                    s = res[j + 1] + AR[i + 1 + j, i] * (f[i] - old[0])
+                    s = 0.0
                     for k in range(nt):
                         At[j, k] = AR[i + 1 + j, i + 1 + k]
-                        s -= At[j, k] * old[k + 1]
-                    bt[j] = s
+                        s += At[j, k] * old[k + 1]
+                    bt[j] = res[j + 1] - s + AR[i + 1 + j, i] * (f[i] - old[0])
                 if f[i] < MINVAL:
                     for j in range(1, dim):
                         f[i + j] = 0.0
                 else:
-                    on = _qcqp(At, bt, cfr[i], f[i], nt, x)
-                    if on:
-                        # put x on the ellipsoid exactly
-                        s = 0.0
-                        for j in range(nt):
-                            s += x[j] * x[j] / (cfr[i, j] * cfr[i, j])
-                        scl = math.sqrt(f[i] * f[i] / max(MINVAL, s))
-                        for j in range(nt):
-                            x[j] *= scl
+                    if qcqp(At, bt, cfr[i], f[i], nt, x):
+                        project_ellipsoid(x, f[i], cfr[i], nt)  # on it exactly
                     for j in range(nt):
                         f[i + 1 + j] = x[j]
             # cost change ½ δᵀ A δ + δᵀ r; undo a block update that raised the cost
-            change = 0.0
-            for j in range(n):
+            for j in range(nb):
                 delta[j] = f[i + j] - old[j]
-            for j in range(n):
-                s = 0.0
-                for k in range(n):
-                    s += AR[i + j, i + k] * delta[k]
-                change += delta[j] * (0.5 * s + res[j])
+            if dim == 0:
+                change = 0.5 * delta[0] * delta[0] * (1.0 / arinv[c]) + delta[0] * res[0]
+            else:
+                quad = 0.0
+                lin = 0.0
+                for j in range(nb):
+                    s = 0.0
+                    for k in range(nb):
+                        s += AR[i + j, i + k] * delta[k]
+                    quad += delta[j] * s
+                    lin += delta[j] * res[j]
+                change = 0.5 * quad + lin
             if change > 1e-10:
-                for j in range(n):
+                for j in range(nb):
                     f[i + j] = old[j]
                 change = 0.0
             improvement -= change
-            i += n
-        for k in range(nefc):
-            oldstate[k] = d.efc_state[k]
-        nactive = dual_state(d, f, cdim, cmu, cfr, d.efc_state)
+        for c in range(n):
+            oldstate[c] = d.efc_state[rows[c]]
+        nactive = dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf)
         nchange = 0
-        for k in range(nefc):
-            if d.efc_state[k] != oldstate[k]:
+        for c in range(n):
+            if d.efc_state[rows[c]] != oldstate[c]:
                 nchange += 1
         improvement *= scale
-        save_stats(d, it, improvement, 0.0, 0.0, dual_cost(d, AR, f), nactive, nchange, 0, 0)
+        if stats:
+            save_stats(d, it, improvement, 0.0, 0.0, _rows_cost(d, AR, f, rows), nactive,
+                       nchange, 0, 0)
+        # adaptive restart: the sweep's correction against the extrapolation
+        restart = False
+        if it > 0:
+            dot = 0.0
+            for c in range(n):
+                dot += (f[rows[c]] - f_mom[c]) * (f_mom[c] - f_prev[c])
+            restart = dot < 0.0
+        k_nest = 0 if restart else k_nest + 1
         it += 1
         if improvement < tol:
             break
-    d.solver_niter[0] = it
+    return it
+
+
+@njit(cache=True)
+def sol_pgs(m, d, maxiter, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland):
+    """Gauss–Seidel sweeps from d.efc_force, island by island; writes efc_force, efc_state.
+
+    MuJoCo 4's PGS: each sweep visits an island's blocks (a row, or an elliptic contact's
+    rows) in an order reshuffled before every sweep by a PCG32 generator seeded alike for
+    every island, and sweeps are extrapolated with Nesterov momentum, f ← f + β (f −
+    f_prev), β = (k − 1) / (k + 2), projected back onto the constraint set; k restarts at
+    0 when a sweep's correction points against the extrapolation (O'Donoghue & Candès's
+    adaptive restart). Each island stops on its own test; d.solver_niter[0] and the
+    statistics are island 0's (as MuJoCo's first island slot).
+    """
+    # warm start only if it beats f = 0
+    if dual_cost(d, AR, d.efc_force) > 0.0:
+        for i in range(d.nefc[0]):
+            d.efc_force[i] = 0.0
+    for k in range(nisland):
+        it = _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows[adr[k]:adr[k] + cnt[k]],
+                         nei[k], nfi[k], iscale[k], k == 0)
+        if k == 0:
+            d.solver_niter[0] = it

@@ -1,0 +1,188 @@
+"""Constraint islands (MuJoCo's mj_island): the rows that share no moving tree split apart.
+
+A kinematic tree starts at each dof without a parent dof, in dof order. A row couples the
+trees it acts on: a contact the trees of its two geoms' bodies, a joint's friction or limit
+row its joint's tree, a connect or weld constraint its two bodies' trees, any other row
+the trees of the nonzeros of its Jacobian; a body welded to the world (or a mocap body)
+is in no tree. Trees joined by rows form an island; islands are numbered by their
+smallest tree, and an island's rows keep their order in efc_*, so each island has its own
+equality, friction and inequality blocks, in that order.
+
+Rows of two islands meet in no dof and M is block-diagonal over trees, so the dual
+matrix J M⁻¹ Jᵀ is block-diagonal over islands: a Gauss–Seidel solver (PGS, noslip)
+solves each island on its own, with its own stopping test, as MuJoCo does unless the
+"island" flag is disabled.
+"""
+
+import numpy as np
+from numba import njit
+
+from jointspace.solver.cost import primal_scale
+from jointspace.types import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+    CNSTR_EQUALITY,
+    CNSTR_FRICTION_DOF,
+    CNSTR_FRICTION_TENDON,
+    CNSTR_LIMIT_JOINT,
+    EQ_CONNECT,
+    EQ_WELD,
+    MINVAL,
+)
+
+
+@njit(cache=True)
+def _root(parent, t):
+    r = t
+    while parent[r] != r:
+        r = parent[r]
+    while parent[t] != t:
+        nxt = parent[t]
+        parent[t] = r
+        t = nxt
+    return r
+
+
+@njit(cache=True)
+def _merge(parent, t1, t2):
+    """Join trees t1 and t2 (−1: the static world, which joins nothing)."""
+    if t1 < 0:
+        t1 = t2
+    if t2 < 0:
+        t2 = t1
+    if parent[t1] < 0:
+        parent[t1] = t1
+    if parent[t2] < 0:
+        parent[t2] = t2
+    r1 = _root(parent, t1)
+    r2 = _root(parent, t2)
+    if r1 < r2:
+        parent[r2] = r1
+    elif r2 < r1:
+        parent[r1] = r2
+
+
+@njit(cache=True)
+def _body_tree(m, dof_tree, b):
+    w = m.body_weldid[b]
+    if w <= 0 or m.body_dofadr[w] < 0:
+        return -1
+    return dof_tree[m.body_dofadr[w]]
+
+
+@njit(cache=True)
+def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
+    """Partition d's rows into islands; returns their number (0 without rows).
+
+    rows (nefc) lists the rows island after island, each island's rows in efc order;
+    island k's rows are rows[adr[k] : adr[k] + cnt[k]], of which the first nei[k] are
+    equality rows and the next nfi[k] friction-loss rows; scale[k] = 1 / the trace of M
+    over its dofs, the scale of its solvers' cost improvements (as MuJoCo 4.0's).
+    Writes d.efc_island and d.nisland.
+    """
+    nv = m.nv
+    nefc = d.nefc[0]
+    dof_tree = np.empty(nv, dtype=np.int64)
+    ntree = 0
+    for k in range(nv):
+        if m.dof_parentid[k] < 0:
+            ntree += 1
+        dof_tree[k] = ntree - 1
+    parent = np.full(max(ntree, 1), -1, dtype=np.int64)
+    efc_tree = np.empty(nefc, dtype=np.int64)
+    for i in range(nefc):
+        typ = d.efc_type[i]
+        oid = d.efc_id[i]
+        if i > 0 and typ == d.efc_type[i - 1] and oid == d.efc_id[i - 1]:
+            efc_tree[i] = efc_tree[i - 1]  # another row of the same constraint
+            continue
+        t1 = -2
+        t2 = -2
+        if typ == CNSTR_FRICTION_DOF:
+            t1 = dof_tree[oid]
+        elif typ == CNSTR_LIMIT_JOINT:
+            t1 = dof_tree[m.jnt_dofadr[oid]]
+        elif (typ == CNSTR_CONTACT_FRICTIONLESS or typ == CNSTR_CONTACT_PYRAMIDAL
+              or typ == CNSTR_CONTACT_ELLIPTIC):
+            t1 = _body_tree(m, dof_tree, m.geom_bodyid[d.contact_geom[oid, 0]])
+            t2 = _body_tree(m, dof_tree, m.geom_bodyid[d.contact_geom[oid, 1]])
+        elif typ == CNSTR_EQUALITY and (m.eq_type[oid] == EQ_CONNECT
+                                        or m.eq_type[oid] == EQ_WELD):
+            t1 = _body_tree(m, dof_tree, m.eq_obj1id[oid])
+            t2 = _body_tree(m, dof_tree, m.eq_obj2id[oid])
+        if t1 != -2:
+            first = t1 if t1 >= 0 else t2
+            _merge(parent, t1, t2 if t2 != -2 else -1)
+        else:
+            # the trees of the row's Jacobian nonzeros
+            first = -1
+            for t in range(d.efc_J_rownnz[i]):
+                k = d.efc_J_colind[i, t]
+                if d.efc_J[i, k] == 0.0:
+                    continue
+                tr = dof_tree[k]
+                if first < 0:
+                    first = tr
+                    _merge(parent, tr, -1)
+                elif tr != first:
+                    _merge(parent, first, tr)
+        efc_tree[i] = first
+    tree_island = np.full(max(ntree, 1), -1, dtype=np.int64)
+    nisland = 0
+    for t in range(ntree):
+        if parent[t] < 0:
+            continue
+        r = _root(parent, t)
+        if r == t:
+            tree_island[t] = nisland
+            nisland += 1
+        else:
+            tree_island[t] = tree_island[r]
+    for k in range(nisland):
+        cnt[k] = 0
+        nei[k] = 0
+        nfi[k] = 0
+        scale[k] = 0.0
+    for k in range(nv):
+        isl = tree_island[dof_tree[k]]
+        if isl >= 0:
+            scale[isl] += d.qM[m.dof_Madr[k]]
+    for k in range(nisland):
+        scale[k] = 1.0 / max(scale[k], MINVAL)
+    for i in range(nefc):
+        isl = tree_island[efc_tree[i]] if efc_tree[i] >= 0 else 0
+        d.efc_island[i] = isl
+        cnt[isl] += 1
+        typ = d.efc_type[i]
+        if typ == CNSTR_EQUALITY:
+            nei[isl] += 1
+        elif typ == CNSTR_FRICTION_DOF or typ == CNSTR_FRICTION_TENDON:
+            nfi[isl] += 1
+    pos = 0
+    for k in range(nisland):
+        adr[k] = pos
+        pos += cnt[k]
+    fill = np.zeros(max(nisland, 1), dtype=np.int64)
+    for i in range(nefc):
+        isl = d.efc_island[i]
+        rows[adr[isl] + fill[isl]] = i
+        fill[isl] += 1
+    d.nisland[0] = nisland
+    return nisland
+
+
+@njit(cache=True)
+def one_island(m, d, rows, adr, cnt, nei, nfi, scale):
+    """All rows as one island (the "island" flag disabled); returns 1."""
+    nefc = d.nefc[0]
+    for i in range(nefc):
+        rows[i] = i
+        d.efc_island[i] = 0
+    adr[0] = 0
+    cnt[0] = nefc
+    nei[0] = d.ne[0]
+    nfi[0] = d.nf[0]
+    scale[0] = primal_scale(m, d)
+    d.nisland[0] = 1 if nefc > 0 else 0
+    return 1

@@ -1,0 +1,183 @@
+"""PGS iterate for iterate, constraint islands and the noslip post-solver, against MuJoCo 4.0.
+
+MuJoCo 4.0's PGS shuffles its visiting order with a fixed-seed PCG32 generator and
+extrapolates with Nesterov momentum, island by island; a file that fixes PGS and its
+iteration count gets MuJoCo's answer only if every sweep is the same. The noslip solver
+(`noslip_iterations` > 0) re-solves the frictional forces after any main solver.
+
+States come from MuJoCo's own trajectory: at every step both engines run `forward` from
+MuJoCo's qpos, qvel and warm start.
+"""
+
+import mujoco
+import numpy as np
+import pytest
+
+import jointspace as js
+from jointspace import types as T
+
+# same sweeps on the same rows: float64 rounding, grown by the sweeps (measured 2e-12 on
+# one-contact scenes and converged PGS; 1e-14 on the gymnasium humanoids, test_real_sweep)
+ITERATE_TOL = 1e-9
+# PGS stopped at its tolerance on a box stack: the iterates agree, but a stack's four
+# corner contacts per face make the dual ill-conditioned and the last sweeps amplify
+# rounding (measured 2e-8 relative over 300 steps)
+STACK_TOL = 1e-6
+# noslip on a stack: as STACK_TOL, and noslip drops the regularizer R, so on a face's four
+# corner contacts its problem is singular and Gauss–Seidel settles on a solution that
+# rounding picks (measured 1.5e-6 relative over 300 steps with pyramidal cones)
+NOSLIP_STACK_TOL = 1e-5
+
+
+def _stack(solver, cone, noslip=0, island=True, iterations=100, frictionloss=0.3, dx=0.03):
+    boxes = "".join(
+        f'<body pos="{dx * i} 0 {0.099 + 0.199 * i}"><freejoint/>'
+        f'<geom type="box" size=".1 .1 .1" friction="{0.5 + 0.1 * i}"/></body>'
+        for i in range(3))
+    return f"""<mujoco><option solver="{solver}" cone="{cone}" timestep="0.005"
+      noslip_iterations="{noslip}" iterations="{iterations}">
+      <flag island="{'enable' if island else 'disable'}"/></option>
+    <worldbody><geom type="plane" size="2 2 .1"/>{boxes}
+    <body pos="0.5 0 0.299"><joint type="hinge" axis="0 1 0" frictionloss="{frictionloss}"/>
+      <joint type="slide" axis="1 0 0" frictionloss="{frictionloss}"/>
+      <geom type="capsule" size=".05 .2" fromto="0 0 0 .3 0 -.25"/></body>
+    </worldbody></mujoco>"""
+
+
+GRIPPER = """<mujoco><option solver="{solver}" cone="{cone}" noslip_iterations="{noslip}"
+    timestep="0.002"/>
+<worldbody>
+ <body name="palm" pos="0 0 0.5">
+  <geom type="box" size="0.08 0.02 0.02"/>
+  <body name="left" pos="-0.06 0 -0.08"><joint name="l" type="slide" axis="1 0 0"/>
+   <geom type="box" size="0.01 0.02 0.06" friction="0.8"/></body>
+  <body name="right" pos="0.06 0 -0.08"><joint name="r" type="slide" axis="-1 0 0"/>
+   <geom type="box" size="0.01 0.02 0.06" friction="0.8"/></body>
+ </body>
+ <body name="object" pos="0.003 0 0.42"><freejoint/>
+  <geom type="box" size="0.04 0.015 0.03" mass="0.3"/></body>
+</worldbody>
+<actuator><position joint="l" kp="300"/><position joint="r" kp="300"/></actuator>
+</mujoco>"""
+
+
+def _along_mujoco(xml, steps, ctrl=None):
+    """Worst relative qacc and efc_force differences, forward at MuJoCo's states."""
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    if ctrl is not None:
+        mjd.ctrl[:] = ctrl
+        d.ctrl[:] = ctrl
+    worst_a = worst_f = 0.0
+    iters = []
+    for _ in range(steps):
+        d.qpos[:], d.qvel[:] = mjd.qpos, mjd.qvel
+        d.qacc_warmstart[:] = mjd.qacc_warmstart
+        d.time = mjd.time
+        mujoco.mj_forward(mjm, mjd)
+        js.forward(m, d)
+        n = mjd.nefc
+        assert d.nefc[0] == n
+        scale = max(1.0, np.abs(mjd.qacc).max())
+        worst_a = max(worst_a, np.abs(d.qacc - mjd.qacc).max() / scale)
+        if n:
+            fs = max(1.0, np.abs(mjd.efc_force).max())
+            worst_f = max(worst_f, np.abs(d.efc_force[:n] - mjd.efc_force).max() / fs)
+            iters.append((int(mjd.solver_niter[0]), int(d.solver_niter[0])))
+        mujoco.mj_step(mjm, mjd)
+    return worst_a, worst_f, iters
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("island", [True, False], ids=["islands", "monolithic"])
+def test_pgs_follows_mujoco_sweep_for_sweep(cone, island):
+    """Capped at 5 sweeps, far from converged: only the same sweeps give the same forces."""
+    a, f, iters = _along_mujoco(_stack("PGS", cone, island=island, iterations=5), 150)
+    assert all(i == j == 5 for i, j in iters)
+    assert a <= ITERATE_TOL and f <= ITERATE_TOL, (a, f)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_pgs_to_tolerance_stops_where_mujoco_stops(cone):
+    a, f, iters = _along_mujoco(_stack("PGS", cone), 300)
+    assert all(i == j for i, j in iters), "sweep counts differ"
+    assert a <= STACK_TOL and f <= STACK_TOL, (a, f)
+
+
+def test_islands_partition_the_rows_as_mujoco_does():
+    xml = _stack("PGS", "pyramidal")
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    for _ in range(40):
+        mujoco.mj_step(mjm, mjd)
+    d.qpos[:], d.qvel[:] = mjd.qpos, mjd.qvel
+    mujoco.mj_forward(mjm, mjd)
+    js.forward(m, d)
+    n = mjd.nefc
+    assert mjd.nisland == d.nisland[0] == 2
+    np.testing.assert_array_equal(d.efc_island[:n], mjd.efc_island)
+
+
+@pytest.mark.parametrize("solver", ["PGS", "Newton"])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_noslip_on_a_gripper_holding_an_object(solver, cone):
+    xml = GRIPPER.format(solver=solver, cone=cone, noslip=20)
+    a, f, iters = _along_mujoco(xml, 300, ctrl=[0.03, 0.03])
+    assert len(iters) > 200, "the fingers never touched the object"
+    assert a <= ITERATE_TOL and f <= ITERATE_TOL, (a, f)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_noslip_on_a_box_stack(cone):
+    a, f, _ = _along_mujoco(_stack("Newton", cone, noslip=10, island=False), 300)
+    assert a <= NOSLIP_STACK_TOL and f <= NOSLIP_STACK_TOL, (a, f)
+    a, f, _ = _along_mujoco(_stack("PGS", cone, noslip=10), 300)
+    assert a <= NOSLIP_STACK_TOL and f <= NOSLIP_STACK_TOL, (a, f)
+
+
+# 1100 steps of a box resting on an incline, ours against mj_step's: no chaos, one contact
+# patch; measured 3e-13 m
+INCLINE_TRAJ_TOL = 1e-10
+
+
+def _creep_on_incline(noslip):
+    """How far a box resting on a 20° incline (μ = 1 > tan 20°) creeps down it in 2 s, by
+    jointspace and by MuJoCo, and the largest difference of their qpos along the way."""
+    xml = f"""<mujoco><option noslip_iterations="{noslip}" timestep="0.002"/>
+    <worldbody><geom type="plane" size="2 2 .1" euler="0 20 0" friction="1"/>
+    <body pos="0 0 0.11" euler="0 20 0"><freejoint/>
+     <geom type="box" size=".1 .1 .1" friction="1"/></body></worldbody></mujoco>"""
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    down = np.array([np.cos(np.radians(20)), 0.0, -np.sin(np.radians(20))])
+    worst = 0.0
+    for k in range(1100):
+        if k == 100:  # settled
+            x0 = d.qpos[:3].copy()
+        js.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        worst = max(worst, np.abs(d.qpos - mjd.qpos).max())
+    return (d.qpos[:3] - x0) @ down, worst
+
+
+def test_noslip_stops_the_soft_contacts_creep():
+    """Soft contacts let a resting box creep down an incline; noslip all but removes it."""
+    creep, err0 = _creep_on_incline(0)
+    held, err1 = _creep_on_incline(20)
+    assert creep > 1e-3  # 3.7 mm (MuJoCo's too)
+    assert 0.0 < held < 2e-3 * creep  # 4.7 µm: down 800-fold
+    assert max(err0, err1) <= INCLINE_TRAJ_TOL
+
+
+def test_noslip_options_reach_the_model():
+    m = js.load_string('<mujoco><option noslip_iterations="7" noslip_tolerance="1e-9"/>'
+                       '<worldbody/></mujoco>')
+    assert m.opt.noslip_iterations == 7 and m.opt.noslip_tolerance == 1e-9
+    assert js.load_string("<mujoco/>").opt.noslip_iterations == 0
+    assert T.DSBL_ISLAND == 1 << 18
