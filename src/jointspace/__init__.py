@@ -57,6 +57,7 @@ from jointspace.kinematics import (
     kinematics,
 )
 from jointspace.precompile import compile
+from jointspace.ray import ray
 from jointspace.rigid import lcp
 from jointspace.rollout import Rollout, rollout
 from jointspace.sensor import sensor
@@ -83,7 +84,7 @@ __all__ = [
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
-    "get_state", "reset", "set_state", "state_size", "sensor",
+    "get_state", "reset", "set_state", "state_size", "sensor", "ray",
     "rnea_derivatives", "aba_derivatives", "transition_derivatives",
     "inverse_derivatives", "Rollout", "rollout",
 ]

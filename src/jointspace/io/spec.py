@@ -315,6 +315,7 @@ class SensorSpec:
     dim: int = 0
     datatype: str = "real"
     needstage: str = "acc"
+    intprm: tuple = (0, 0, 0)
     source: str = ""
 
 
