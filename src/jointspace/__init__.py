@@ -16,6 +16,7 @@ notice.install()  # a first use that compiles says so on stderr (notice's docstr
 
 from jointspace import control, models, rigid
 from jointspace.collision import collision
+from jointspace.collision.ray import ray
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
 from jointspace.dynamics.christoffel import (
@@ -57,7 +58,6 @@ from jointspace.kinematics import (
     kinematics,
 )
 from jointspace.precompile import compile
-from jointspace.ray import ray
 from jointspace.rigid import lcp
 from jointspace.rollout import Rollout, rollout
 from jointspace.sensor import sensor

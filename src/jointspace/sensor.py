@@ -3,11 +3,15 @@
 Each sensor writes `sensor_dim[i]` numbers at `d.sensordata[sensor_adr[i]]`, with MuJoCo's
 types (`SENS_*`, the values of mjtSensor), layouts and stages:
 
-  position      magnetometer (site frame), jointpos, actuatorpos, ballquat (normalized),
+  position      magnetometer (site frame), rangefinder (collision.ray along the site's +z,
+                its body excluded), jointpos, actuatorpos, ballquat (normalized),
                 jointlimitpos (efc_pos − margin of the joint's limit row, 0 if none),
                 framepos / framequat / frame{x,y,z}axis of a body (inertial frame), xbody
                 (body frame), geom or site, in the world or in a reference frame,
-                subtreecom, e_potential, e_kinetic, clock
+                subtreecom, insidesite (the object's origin strictly inside the site's
+                shape), geomdist / geomnormal / geomfromto (collision.driver.geom_distance over the
+                geom pairs, up to the cutoff), the contact sensor when it reads no force,
+                e_potential, e_kinetic, clock
   velocity      velocimeter, gyro (site velocity in the site frame), jointvel,
                 actuatorvel, ballangvel, jointlimitvel (efc_vel), framelinvel / frameangvel
                 (relative to a moving reference frame as MuJoCo takes it), subtreelinvel,
@@ -16,14 +20,21 @@ types (`SENS_*`, the values of mjtSensor), layouts and stages:
                 site's volume), accelerometer (site acceleration in the site frame, gravity
                 included), force and torque (the interaction wrench between the site's body
                 and its parent, in the site frame), actuatorfrc, jointactuatorfrc,
-                jointlimitfrc, framelinacc, frameangacc
+                jointlimitfrc, framelinacc, frameangacc, the contact sensor with force or
+                torque data or a force reduction
+
+The contact sensor (MuJoCo 3.3+) reads the contacts matching its two criteria (site volume,
+body, subtree or geom; either, both or none), oriented from the first to the second; its
+`sensor_intprm` holds the data fields (bits in CONDATA_SIZE order), the reduction and the
+slot count: `num` slots of the fields, in contact order or sorted by distance (mindist) or
+by force (maxforce), or the net wrench about the force-weighted centroid (netforce).
 
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
-clips real-valued data to ±cutoff and positive data to ≤ cutoff; `sensor_noise` is stored
-and never added (as in MuJoCo). Sensor types jointspace does not compute (rangefinder,
-camprojection, geomdist/normal/fromto, insidesite, and the tendon sensors while tendons are
-not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when
-the model loads.
+clips real-valued data to ±cutoff and positive data to ≤ cutoff (not contact or geomfromto
+data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Sensor types
+jointspace does not compute (camprojection, as cameras are not loaded, and the tendon
+sensors while tendons are not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and
+are named in a warning when the model loads.
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -40,9 +51,9 @@ from numba import njit
 
 from jointspace._numba.entry import check_pair
 from jointspace.collision.convex import make_workspace
-from jointspace.collision.distance import geom_distance
+from jointspace.collision.driver import geom_distance
+from jointspace.collision.ray import ray_kernel
 from jointspace.dynamics.energy import energy_pos, energy_vel
-from jointspace.ray import ray_kernel
 from jointspace.spatial import cross_force, mul_inert_vec
 from jointspace.types import (
     CNSTR_CONTACT_FRICTIONLESS,

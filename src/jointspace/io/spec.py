@@ -301,7 +301,8 @@ class SensorSpec:
 
     `objtype`/`objname` name the sensed object (the element's site, joint, actuator, body
     or objname attribute), `reftype`/`refname` a reference frame (frame sensors), `dim`,
-    `datatype` and `needstage` the layout of user sensors.
+    `datatype` and `needstage` the layout of user sensors; `dim` and `intprm` (data fields,
+    reduce, num) that of contact sensors.
     """
 
     kind: str = "jointpos"

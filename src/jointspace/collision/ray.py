@@ -10,7 +10,7 @@ MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fiel
 geoms are not modelled by jointspace.
 
 The rangefinder sensor casts from its site along the site's +z axis, excluding the site's
-own body (jointspace.sensor).
+own body (jointspace.sensor); `js.ray` is the public form.
 """
 
 import math
