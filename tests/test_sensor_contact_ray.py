@@ -265,7 +265,7 @@ def test_ray_matches_mj_ray():
         js.ray(m, d, [0, 0, 1], [0, 0, 0])
 
 
-def test_bad_contact_and_inside_sensors_are_named():
+def test_bad_geometric_sensors_are_named():
     def load(old, new):
         assert old in CONTACT
         return js.load_string(CONTACT.replace(old, new, 1))
@@ -289,3 +289,9 @@ def test_bad_contact_and_inside_sensors_are_named():
         load('site="zone" objtype="body"', 'site="zonex" objtype="body"')
     with pytest.raises(ModelError, match=r"<rangefinder> 'rf_down' refers to unknown site"):
         load('site="down"/>', 'site="nowhere"/>')
+    with pytest.raises(ModelError, match=r"sensor <distance> 'cap_ball' refers to unknown geom "
+                                         r"'ball_geomx'"):
+        load('geom2="ball_geom" cutoff="2"/>', 'geom2="ball_geomx" cutoff="2"/>')
+    with pytest.raises(ModelError, match=r"<distance> needs geom1= or body1= and geom2="):
+        load('<distance name="near" body1="torso" body2="rock"', '<distance name="near" '
+             'body1="torso"')
