@@ -103,6 +103,7 @@ COMPUTED = frozenset((
 # contact sensor data fields (mjtConDataField, in bit order) and their sizes; reductions
 CONDATA_SIZE = (1, 3, 3, 1, 3, 3, 3)  # found, force, torque, dist, pos, normal, tangent
 REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = 0, 1, 2, 3
+_ALL_GROUPS = np.zeros(0, dtype=np.uint8)  # mj_ray's geomgroup = NULL: every group
 
 
 # ---------------------------------------------------------------------------------------------
@@ -620,12 +621,12 @@ def _contact_sensor(m, d, i, out, a, frc):
         if n:
             _net_wrench(d, ids, sign, n, frc, off, out, a)
         return
-    order = np.arange(n)
-    if reduce == REDUCE_MINDIST or reduce == REDUCE_MAXFORCE:
-        order = np.argsort(crit[:n], kind="mergesort")  # stable: ties by contact id
+    sort = reduce == REDUCE_MINDIST or reduce == REDUCE_MAXFORCE
+    order = np.argsort(crit[:n], kind="mergesort") if sort else ids  # stable: ties by id
     for s in range(min(dim // size, n)):
-        c = ids[order[s]]
-        flip = sign[order[s]] < 0.0
+        j = order[s] if sort else s
+        c = ids[j]
+        flip = sign[j] < 0.0
         base = a + s * size
         if off[0] >= 0:
             out[base + off[0]] = n
@@ -650,41 +651,42 @@ def _contact_sensor(m, d, i, out, a, frc):
 @njit(cache=True)
 def _net_wrench(d, ids, sign, n, frc, off, out, a):
     """netforce: the matching contacts' total wrench about their force-weighted centroid."""
-    point = np.zeros(3)
-    total = 0.0
+    # the centroid, in slot 0's pos (or a local when pos is not read)
+    p0 = p1 = p2 = total = 0.0
     for s in range(n):
         c = ids[s]
         w = math.sqrt(frc[c, 0] ** 2 + frc[c, 1] ** 2 + frc[c, 2] ** 2)
-        for j in range(3):
-            point[j] += w * d.contact_pos[c, j]
+        p0 += w * d.contact_pos[c, 0]
+        p1 += w * d.contact_pos[c, 1]
+        p2 += w * d.contact_pos[c, 2]
         total += w
-    point /= max(total, MINVAL)
-    force = np.zeros(3)
-    torque = np.zeros(3)
+    w = 1.0 / max(total, MINVAL)
+    p0, p1, p2 = p0 * w, p1 * w, p2 * w
+    f0 = f1 = f2 = t0 = t1 = t2 = 0.0
     for s in range(n):
         c = ids[s]
         fr = d.contact_frame[c]
-        lf = frc[c] * sign[s]
-        f = np.empty(3)
-        for j in range(3):
-            f[j] = fr[j] * lf[0] + fr[3 + j] * lf[1] + fr[6 + j] * lf[2]
-            force[j] += f[j]
-            torque[j] += fr[j] * lf[3] + fr[3 + j] * lf[4] + fr[6 + j] * lf[5]
-        r0 = d.contact_pos[c, 0] - point[0]
-        r1 = d.contact_pos[c, 1] - point[1]
-        r2 = d.contact_pos[c, 2] - point[2]
-        torque[0] += r1 * f[2] - r2 * f[1]
-        torque[1] += r2 * f[0] - r0 * f[2]
-        torque[2] += r0 * f[1] - r1 * f[0]
+        lf = frc[c]
+        g = sign[s]
+        # the contact's world force and torque (frameᵀ local), flipped with the match
+        c0 = g * (fr[0] * lf[0] + fr[3] * lf[1] + fr[6] * lf[2])
+        c1 = g * (fr[1] * lf[0] + fr[4] * lf[1] + fr[7] * lf[2])
+        c2 = g * (fr[2] * lf[0] + fr[5] * lf[1] + fr[8] * lf[2])
+        r0 = d.contact_pos[c, 0] - p0
+        r1 = d.contact_pos[c, 1] - p1
+        r2 = d.contact_pos[c, 2] - p2
+        f0, f1, f2 = f0 + c0, f1 + c1, f2 + c2
+        t0 += g * (fr[0] * lf[3] + fr[3] * lf[4] + fr[6] * lf[5]) + r1 * c2 - r2 * c1
+        t1 += g * (fr[1] * lf[3] + fr[4] * lf[4] + fr[7] * lf[5]) + r2 * c0 - r0 * c2
+        t2 += g * (fr[2] * lf[3] + fr[5] * lf[4] + fr[8] * lf[5]) + r0 * c1 - r1 * c0
     if off[0] >= 0:
         out[a + off[0]] = n
-    for j in range(3):
-        if off[1] >= 0:
-            out[a + off[1] + j] = force[j]
-        if off[2] >= 0:
-            out[a + off[2] + j] = torque[j]
-        if off[4] >= 0:
-            out[a + off[4] + j] = point[j]
+    if off[1] >= 0:
+        out[a + off[1]], out[a + off[1] + 1], out[a + off[1] + 2] = f0, f1, f2
+    if off[2] >= 0:
+        out[a + off[2]], out[a + off[2] + 1], out[a + off[2] + 2] = t0, t1, t2
+    if off[4] >= 0:
+        out[a + off[4]], out[a + off[4] + 1], out[a + off[4] + 2] = p0, p1, p2
     if off[5] >= 0:
         out[a + off[5]] = 1.0
     if off[6] >= 0:
@@ -843,8 +845,7 @@ def _pos_sensor(m, d, i, out, a):
         out[a:a + 3] = d.subtree_com[obj]
     elif t == SENS_RANGEFINDER:  # along the site's z axis, its own body excluded
         R = d.site_xmat[obj]
-        vec = np.array([R[2], R[5], R[8]])
-        out[a] = ray_kernel(m, d, d.site_xpos[obj], vec, np.zeros(0, dtype=np.uint8), True,
+        out[a] = ray_kernel(m, d, d.site_xpos[obj], (R[2], R[5], R[8]), _ALL_GROUPS, True,
                             m.site_bodyid[obj])[0]
     elif t == SENS_INSIDESITE:
         ot = m.sensor_objtype[i]

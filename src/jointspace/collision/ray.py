@@ -7,7 +7,10 @@ world when `include_static` is false, and geoms whose group (clamped to 0…5) i
 `geomgroup`. Planes are hit from their front side only, within their rendered rectangle
 (a non-positive size is infinite); meshes are hit on their triangles (all of them, after
 MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fields and SDF
-geoms are not modelled by jointspace.
+geoms are not modelled by jointspace. Like mj_ray it tests each geom in turn (O(ngeom) per
+ray, no broadphase). One difference: a geom's visibility is its own rgba alpha, as
+jointspace does not load materials (MuJoCo reads the alpha of a geom's material instead
+when it has one).
 
 The rangefinder sensor casts from its site along the site's +z axis, excluding the site's
 own body (jointspace.sensor); `js.ray` is the public form.
