@@ -295,3 +295,60 @@ def test_bad_geometric_sensors_are_named():
     with pytest.raises(ModelError, match=r"<distance> needs geom1= or body1= and geom2="):
         load('<distance name="near" body1="torso" body2="rock"', '<distance name="near" '
              'body1="torso"')
+
+
+MESHES = """<mujoco>
+<asset>
+  <mesh name="cube" vertex="-.1 -.1 -.1  .1 -.1 -.1  -.1 .1 -.1  .1 .1 -.1  -.1 -.1 .1
+                            .1 -.1 .1  -.1 .1 .1  .1 .1 .1"/>
+  <mesh name="gem" vertex="0 0 .2  .15 0 .05  0 .15 .05  -.15 0 .05  0 -.15 .05  .1 .1 -.1
+                           -.1 .1 -.12  -.1 -.1 -.1  .1 -.1 -.1  0 0 -.2"/>
+</asset>
+<worldbody>
+  <body pos=".3 0 .5" euler="5 -10 40"><freejoint/><geom type="mesh" mesh="cube"/></body>
+  <body pos="-.3 0 .5" euler="10 20 30"><geom type="mesh" mesh="gem"/></body>
+  <geom type="mesh" mesh="cube" pos="0 .4 .2"/>
+</worldbody>
+</mujoco>"""
+
+
+def test_ray_meets_mesh_triangles_as_mj_ray():
+    """Rays at meshes, a third along a world axis (onto the world cube's flat faces)."""
+    m, d, mm, md = _load(MESHES)
+    js.forward(m, d)
+    mujoco.mj_forward(mm, md)
+    rng = np.random.default_rng(11)
+    hits = 0
+    for k in range(600):
+        g = rng.integers(m.ngeom)
+        pnt = rng.uniform(-1, 1, 3) + [0, 0, 0.5]
+        vec = md.geom_xpos[g] + rng.normal(scale=0.08, size=3) - pnt
+        if k % 3 == 0:
+            vec = np.zeros(3)
+            vec[rng.integers(3)] = rng.choice([-1.0, 1.0])
+            pnt = md.geom_xpos[g] - 2 * vec + rng.uniform(-0.12, 0.12, 3) * (vec == 0)
+        gid = np.zeros(1, dtype=np.int32)
+        want = mujoco.mj_ray(mm, md, pnt, vec, None, True, -1, gid)
+        got, g_hit = js.ray(m, d, pnt, vec)
+        assert g_hit == gid[0] and abs(got - want) <= RAY_TOL * max(1.0, abs(want)), (k, got, want)
+        hits += want >= 0
+    assert hits > 450
+
+
+def test_inverse_fills_the_contact_sensors_as_mj_inverse():
+    m, d, mm, md = _load(CONTACT)
+    mujoco.mj_step(mm, md, 150)
+    spec = mujoco.mjtState.mjSTATE_INTEGRATION
+    x = np.empty(mujoco.mj_stateSize(mm, spec))
+    mujoco.mj_getState(mm, md, x, spec)
+    js.set_state(m, d, x, "integration")
+    js.forward(m, d)
+    mujoco.mj_forward(mm, md)
+    assert md.ncon > 0 and _same_contacts(d, md)
+    for dd in (d, md):
+        dd.qacc[:] = np.linspace(-1, 1, m.nv)
+        dd.sensordata[:] = 0
+    js.inverse(m, d)
+    mujoco.mj_inverse(mm, md)
+    _check(m, d, md, _tolerances(m), "inverse")
+    assert np.any(d.sensordata[_tolerances(m) == FORCE_TOL] != 0)
