@@ -6,7 +6,9 @@ legged robot's controller: accelerometer, gyro, velocimeter and framequat at the
 jointpos and jointvel of the 12 joints, a touch sensor per foot (41 values). Both libraries
 step the same state from Python, 1,000 steps per call (`js.step(m, d, n)`,
 `mujoco.mj_step(m, d, n)`), timed in alternation; prints µs per step and ours / MuJoCo, with
-sensors and without, and what the sensors add to each.
+sensors and without, and what the sensors add to each. A third set adds the geometric
+sensors: a rangefinder pointing down from each foot and a contact sensor per foot (the
+foot's contacts with the floor: found, force, reduced to the net force).
 """
 
 import sys
@@ -22,8 +24,11 @@ SENSORS = """<sensor>
   <framequat objtype="site" objname="imu"/>
   {joints}
   <touch site="fl_touch"/><touch site="fr_touch"/><touch site="hl_touch"/>
-  <touch site="hr_touch"/>
+  <touch site="hr_touch"/>{geometric}
 </sensor>"""
+GEOMETRIC = "".join(f'<rangefinder site="{leg}_ray"/>'
+                    f'<contact site="{leg}_touch" geom2="floor" data="found force" '
+                    f'reduce="netforce"/>' for leg in ("fl", "fr", "hl", "hr"))
 
 
 def quadruped_xml(sensors):
@@ -33,12 +38,16 @@ def quadruped_xml(sensors):
         foot = f'<site name="{leg}_foot" pos="0 0 -0.285"/>'
         assert foot in xml
         xml = xml.replace(foot, foot + f'<site name="{leg}_touch" type="sphere" '
-                                       f'pos="0 0 -0.285" size="0.05"/>')
+                                       f'pos="0 0 -0.285" size="0.05"/>'
+                                       f'<site name="{leg}_ray" pos="0 0 -0.25" '
+                                       f'quat="0 1 0 0"/>')
     if sensors:
         m = js.load_string(xml)
         joints = "".join(f'<jointpos joint="{n}"/><jointvel joint="{n}"/>'
                          for n in m.names["joint"][1:])
-        xml = xml.replace("</mujoco>", SENSORS.format(joints=joints) + "</mujoco>")
+        geometric = GEOMETRIC if sensors == "geometric" else ""
+        xml = xml.replace("</mujoco>", SENSORS.format(joints=joints, geometric=geometric)
+                          + "</mujoco>")
     return xml
 
 
@@ -73,10 +82,12 @@ def main(argv=None):
     nstep = 1000
     o0, t0, _ = _pair(False, nstep)
     o1, t1, nsd = _pair(True, nstep)
-    times = [t / nstep for t in interleaved([o0, t0, o1, t1], repeat)]
+    o2, t2, nsd2 = _pair("geometric", nstep)
+    times = [t / nstep for t in interleaved([o0, t0, o1, t1, o2, t2], repeat)]
     rows = []
     for label, n, (ours, theirs) in (("without sensors", 0, times[:2]),
-                                     ("with IMU, encoders, touch", nsd, times[2:])):
+                                     ("with IMU, encoders, touch", nsd, times[2:4]),
+                                     ("+ 4 rangefinders, 4 contact", nsd2, times[4:])):
         rows.append([label, str(n), f"{np.median(ours) * 1e6:.2f}",
                      f"{np.median(theirs) * 1e6:.2f}", f"{np.median(ours / theirs):.2f}"])
     print(f"quadruped on the floor, {nstep} steps per call, median of {repeat} rounds "
@@ -87,6 +98,10 @@ def main(argv=None):
     add_theirs = np.median(times[3] - times[1]) * 1e6
     print(f"\nthe sensors add {add_ours:.2f} µs per step here, {add_theirs:.2f} µs in MuJoCo "
           f"(median of the per-round differences)")
+    geo_ours = np.median(times[4] - times[2]) * 1e6
+    geo_theirs = np.median(times[5] - times[3]) * 1e6
+    print(f"the rangefinders and contact sensors add {geo_ours:.2f} µs per step here, "
+          f"{geo_theirs:.2f} µs in MuJoCo")
     return 0
 
 

@@ -1,11 +1,13 @@
 """Sensors against MuJoCo's sensordata, type by type and on dm_control's suite files.
 
-Every sensor type jointspace computes is declared in SENSORS on a model with a floating
-base, hinge, slide and ball joints, a joint limit, actuators, a weld, contacts with the floor
-and relative frames; `d.sensordata` equals MuJoCo's after `mj_forward` at seeded states and
-along `mj_step`. The dm_control suite files that declare sensors and load here are compared
-the same way. Sensors that jointspace does not compute keep MuJoCo's layout and read NaN,
-named in a warning; unsupported ones that would change the layout are refused.
+Every sensor type jointspace computes but the geometric ones (rangefinder, contact,
+insidesite, geom distances: tests/test_sensor_contact_ray.py) is declared in SENSORS on a
+model with a floating base, hinge, slide and ball joints, a joint limit, actuators, a weld,
+contacts with the floor and relative frames; `d.sensordata` equals MuJoCo's after
+`mj_forward` at seeded states and along `mj_step`. The dm_control suite files that declare
+sensors and load here are compared the same way. Sensors that jointspace does not compute
+keep MuJoCo's layout and read NaN, named in a warning; unsupported ones that would change
+the layout are refused.
 """
 
 import mujoco
@@ -256,16 +258,20 @@ def test_sensor_by_name_is_a_view():
 
 
 def test_uncomputed_sensors_keep_the_layout_and_read_nan():
-    xml = SENSORS.replace("<clock/>", '<rangefinder name="rf" site="imu"/><clock/>')
-    with pytest.warns(JointspaceWarning, match=r"does not compute yet.*<rangefinder> 'rf'"):
+    xml = SENSORS.replace("<clock/>", '<camprojection name="rf" site="foot" camera="eye"/>'
+                                      '<clock/>')
+    xml = xml.replace('<site name="world_site"', '<camera name="eye" pos="0 -2 1"/>'
+                                                '<site name="world_site"')
+    with pytest.warns(JointspaceWarning, match=r"does not compute yet.*<camprojection> 'rf'"):
         m = js.load_string(xml)
     mm = mujoco.MjModel.from_xml_string(xml)
     np.testing.assert_array_equal(m.sensor_adr, mm.sensor_adr)
     d = js.make_data(m)
     js.forward(m, d)
     rf = js.sensor(m, d, "rf")
-    assert rf.shape == (1,) and np.isnan(rf[0])
-    assert np.isfinite(np.delete(d.sensordata, m.sensor_adr[m.id("sensor", "rf")])).all()
+    assert rf.shape == (2,) and np.isnan(rf).all()
+    a = m.sensor_adr[m.id("sensor", "rf")]
+    assert np.isfinite(np.delete(d.sensordata, [a, a + 1])).all()
 
 
 def test_bad_sensors_are_named():
@@ -286,8 +292,10 @@ def test_bad_sensors_are_named():
         load('<ballquat joint="shoulder"/>', '<ballquat joint="hip"/>')
     with pytest.raises(ModelError, match=r"joint 'shoulder' must be a hinge or slide"):
         load('<jointpos joint="hip"/>', '<jointpos joint="shoulder"/>')
-    with pytest.raises(ModelError, match=r"<contact> sensors are not supported"):
-        load("<clock/>", "<contact/>")
+    with pytest.raises(ModelError, match=r"<camprojection> needs the attribute camera="):
+        load("<clock/>", '<camprojection site="foot"/>')
+    with pytest.raises(ModelError, match=r"<tactile> sensors are not supported"):
+        load("<clock/>", "<tactile/>")
     with pytest.raises(ModelError, match=r"unknown sensor <jointposition>"):
         load("<clock/>", '<jointposition joint="hip"/>')
     with pytest.raises(ModelError, match=r"cutoff must be non-negative"):

@@ -16,6 +16,7 @@ notice.install()  # a first use that compiles says so on stderr (notice's docstr
 
 from jointspace import control, models, rigid
 from jointspace.collision import collision
+from jointspace.collision.ray import ray
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
 from jointspace.dynamics.aba import aba
 from jointspace.dynamics.christoffel import (
@@ -83,7 +84,7 @@ __all__ = [
     "InverseTrajectory", "compare_fwd_inv", "cone_project", "inverse", "inverse_step",
     "inverse_trajectory", "barrier_forward", "barrier_inverse", "control",
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
-    "get_state", "reset", "set_state", "state_size", "sensor",
+    "get_state", "reset", "set_state", "state_size", "sensor", "ray",
     "rnea_derivatives", "aba_derivatives", "transition_derivatives",
     "inverse_derivatives", "Rollout", "rollout",
 ]

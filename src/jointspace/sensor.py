@@ -3,11 +3,15 @@
 Each sensor writes `sensor_dim[i]` numbers at `d.sensordata[sensor_adr[i]]`, with MuJoCo's
 types (`SENS_*`, the values of mjtSensor), layouts and stages:
 
-  position      magnetometer (site frame), jointpos, actuatorpos, ballquat (normalized),
+  position      magnetometer (site frame), rangefinder (collision.ray along the site's +z,
+                its body excluded), jointpos, actuatorpos, ballquat (normalized),
                 jointlimitpos (efc_pos − margin of the joint's limit row, 0 if none),
                 framepos / framequat / frame{x,y,z}axis of a body (inertial frame), xbody
                 (body frame), geom or site, in the world or in a reference frame,
-                subtreecom, e_potential, e_kinetic, clock
+                subtreecom, insidesite (the object's origin strictly inside the site's
+                shape), geomdist / geomnormal / geomfromto (collision.driver.geom_distance over the
+                geom pairs, up to the cutoff), the contact sensor when it reads no force,
+                e_potential, e_kinetic, clock
   velocity      velocimeter, gyro (site velocity in the site frame), jointvel,
                 actuatorvel, ballangvel, jointlimitvel (efc_vel), framelinvel / frameangvel
                 (relative to a moving reference frame as MuJoCo takes it), subtreelinvel,
@@ -16,14 +20,21 @@ types (`SENS_*`, the values of mjtSensor), layouts and stages:
                 site's volume), accelerometer (site acceleration in the site frame, gravity
                 included), force and torque (the interaction wrench between the site's body
                 and its parent, in the site frame), actuatorfrc, jointactuatorfrc,
-                jointlimitfrc, framelinacc, frameangacc
+                jointlimitfrc, framelinacc, frameangacc, the contact sensor with force or
+                torque data or a force reduction
+
+The contact sensor (MuJoCo 3.3+) reads the contacts matching its two criteria (site volume,
+body, subtree or geom; either, both or none), oriented from the first to the second; its
+`sensor_intprm` holds the data fields (bits in CONDATA_SIZE order), the reduction and the
+slot count: `num` slots of the fields, in contact order or sorted by distance (mindist) or
+by force (maxforce), or the net wrench about the force-weighted centroid (netforce).
 
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
-clips real-valued data to ±cutoff and positive data to ≤ cutoff; `sensor_noise` is stored
-and never added (as in MuJoCo). Sensor types jointspace does not compute (rangefinder,
-camprojection, geomdist/normal/fromto, insidesite, and the tendon sensors while tendons are
-not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when
-the model loads.
+clips real-valued data to ±cutoff and positive data to ≤ cutoff (not contact or geomfromto
+data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Sensor types
+jointspace does not compute (camprojection, as cameras are not loaded, and the tendon
+sensors while tendons are not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and
+are named in a warning when the model loads.
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -39,6 +50,9 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.entry import check_pair
+from jointspace.collision.convex import make_workspace
+from jointspace.collision.driver import geom_distance
+from jointspace.collision.ray import ray_kernel
 from jointspace.dynamics.energy import energy_pos, energy_vel
 from jointspace.spatial import cross_force, mul_inert_vec
 from jointspace.types import (
@@ -53,7 +67,9 @@ from jointspace.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_PLANE,
     GEOM_SPHERE,
+    MINVAL,
 )
 
 # sensor types: MuJoCo's mjtSensor values
@@ -82,7 +98,12 @@ COMPUTED = frozenset((
     SENS_JOINTLIMITVEL, SENS_JOINTLIMITFRC, SENS_FRAMEPOS, SENS_FRAMEQUAT, SENS_FRAMEXAXIS,
     SENS_FRAMEYAXIS, SENS_FRAMEZAXIS, SENS_FRAMELINVEL, SENS_FRAMEANGVEL, SENS_FRAMELINACC,
     SENS_FRAMEANGACC, SENS_SUBTREECOM, SENS_SUBTREELINVEL, SENS_SUBTREEANGMOM,
-    SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER))
+    SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER, SENS_RANGEFINDER,
+    SENS_INSIDESITE, SENS_CONTACT, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO))
+# contact sensor data fields (mjtConDataField, in bit order) and their sizes; reductions
+CONDATA_SIZE = (1, 3, 3, 1, 3, 3, 3)  # found, force, torque, dist, pos, normal, tangent
+REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = 0, 1, 2, 3
+_ALL_GROUPS = np.zeros(0, dtype=np.uint8)  # mj_ray's geomgroup = NULL: every group
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,6 +514,186 @@ def _touch(m, d, site, frc):
 
 
 # ---------------------------------------------------------------------------------------------
+# insidesite and the contact sensor
+
+
+@njit(cache=True)
+def inside_geom(pos, mat, size, gtype, point):
+    """True if point is strictly inside the solid shape at pos, mat (mju_insideGeom)."""
+    v0, v1, v2 = point[0] - pos[0], point[1] - pos[1], point[2] - pos[2]
+    if gtype == GEOM_SPHERE:
+        return v0 * v0 + v1 * v1 + v2 * v2 < size[0] * size[0]
+    x = mat[0] * v0 + mat[3] * v1 + mat[6] * v2
+    y = mat[1] * v0 + mat[4] * v1 + mat[7] * v2
+    z = mat[2] * v0 + mat[5] * v1 + mat[8] * v2
+    if gtype == GEOM_CAPSULE:
+        dz = z - min(max(z, -size[1]), size[1])
+        return x * x + y * y + dz * dz < size[0] * size[0]
+    if gtype == GEOM_ELLIPSOID:
+        return (x * x / (size[0] * size[0]) + y * y / (size[1] * size[1])
+                + z * z / (size[2] * size[2]) < 1.0)
+    if gtype == GEOM_CYLINDER:
+        return abs(z) < size[1] and x * x + y * y < size[0] * size[0]
+    if gtype == GEOM_BOX:
+        return abs(x) < size[0] and abs(y) < size[1] and abs(z) < size[2]
+    if gtype == GEOM_PLANE:
+        return z < 0.0
+    return False
+
+
+@njit(cache=True)
+def _in_criterion(m, body, geom, otype, oid):
+    """Does the contact side (body, geom) meet a contact sensor's criterion (type, id)."""
+    if otype == OBJ_UNKNOWN or otype == OBJ_SITE:  # the site test is done before
+        return True
+    if otype == OBJ_GEOM:
+        return oid == geom
+    if otype == OBJ_BODY:
+        return oid == body
+    if otype == OBJ_XBODY:  # the subtree of oid
+        while body > oid:
+            body = m.body_parentid[body]
+        return body == oid
+    return False
+
+
+@njit(cache=True)
+def _match_contact(m, d, c, t1, i1, t2, i2):
+    """0: contact c does not match; 1: it does, normal as is; −1: it does, normal flipped.
+
+    The first criterion's object should be on the normal's tail and the second's at its
+    head (MuJoCo's matchContact); a site criterion takes the contacts inside the site.
+    """
+    if t1 == OBJ_UNKNOWN and t2 == OBJ_UNKNOWN:
+        return 1
+    if t1 == OBJ_SITE and not inside_geom(d.site_xpos[i1], d.site_xmat[i1], m.site_size[i1],
+                                          m.site_type[i1], d.contact_pos[c]):
+        return 0
+    g1, g2 = d.contact_geom[c, 0], d.contact_geom[c, 1]
+    b1, b2 = m.geom_bodyid[g1], m.geom_bodyid[g2]
+    m11 = _in_criterion(m, b1, g1, t1, i1)
+    m12 = _in_criterion(m, b2, g2, t1, i1)
+    m21 = _in_criterion(m, b1, g1, t2, i2)
+    m22 = _in_criterion(m, b2, g2, t2, i2)
+    if not (m11 or m12) or not (m21 or m22):
+        return 0
+    if t1 != OBJ_UNKNOWN and t2 != OBJ_UNKNOWN:
+        regular = m11 and m22
+        reverse = m12 and m21
+        return -1 if reverse and not regular else 1
+    if t1 != OBJ_UNKNOWN:
+        return 1 if m11 else -1
+    return 1 if m22 else -1
+
+
+@njit(cache=True)
+def _contact_sensor(m, d, i, out, a, frc):
+    """The contact sensor: up to num matching contacts' fields, or their net wrench."""
+    spec = m.sensor_intprm[i, 0]
+    reduce = m.sensor_intprm[i, 1]
+    dim = m.sensor_dim[i]
+    off = np.full(7, -1, dtype=np.int64)  # offset of each requested field within a slot
+    size = 0
+    for k in range(7):
+        if spec >> k & 1:
+            off[k] = size
+            size += CONDATA_SIZE[k]
+    for k in range(a, a + dim):
+        out[k] = 0.0
+    ncon = d.ncon[0]
+    ids = np.empty(ncon, dtype=np.int64)
+    sign = np.empty(ncon)
+    crit = np.empty(ncon)
+    n = 0
+    for c in range(ncon):
+        mt = _match_contact(m, d, c, m.sensor_objtype[i], m.sensor_objid[i],
+                            m.sensor_reftype[i], m.sensor_refid[i])
+        if mt == 0:
+            continue
+        ids[n] = c
+        sign[n] = mt
+        if reduce == REDUCE_MINDIST:
+            crit[n] = d.contact_dist[c]
+        elif reduce == REDUCE_MAXFORCE:
+            crit[n] = -(frc[c, 0] * frc[c, 0] + frc[c, 1] * frc[c, 1] + frc[c, 2] * frc[c, 2])
+        n += 1
+    if reduce == REDUCE_NETFORCE:  # all zeros when nothing matches
+        if n:
+            _net_wrench(d, ids, sign, n, frc, off, out, a)
+        return
+    sort = reduce == REDUCE_MINDIST or reduce == REDUCE_MAXFORCE
+    order = np.argsort(crit[:n], kind="mergesort") if sort else ids  # stable: ties by id
+    for s in range(min(dim // size, n)):
+        j = order[s] if sort else s
+        c = ids[j]
+        flip = sign[j] < 0.0
+        base = a + s * size
+        if off[0] >= 0:
+            out[base + off[0]] = n
+        for k in (1, 2):  # force, torque in the contact frame; z flips with the frame
+            if off[k] >= 0:
+                for j in range(3):
+                    out[base + off[k] + j] = frc[c, 3 * (k - 1) + j]
+                if flip:
+                    out[base + off[k] + 2] *= -1.0
+        if off[3] >= 0:
+            out[base + off[3]] = d.contact_dist[c]
+        if off[4] >= 0:
+            for j in range(3):
+                out[base + off[4] + j] = d.contact_pos[c, j]
+        for k in (5, 6):  # normal, first tangent; both reverse with a flip
+            if off[k] >= 0:
+                for j in range(3):
+                    v = d.contact_frame[c, 3 * (k - 5) + j]
+                    out[base + off[k] + j] = -v if flip else v
+
+
+@njit(cache=True)
+def _net_wrench(d, ids, sign, n, frc, off, out, a):
+    """netforce: the matching contacts' total wrench about their force-weighted centroid."""
+    # the centroid, in slot 0's pos (or a local when pos is not read)
+    p0 = p1 = p2 = total = 0.0
+    for s in range(n):
+        c = ids[s]
+        w = math.sqrt(frc[c, 0] ** 2 + frc[c, 1] ** 2 + frc[c, 2] ** 2)
+        p0 += w * d.contact_pos[c, 0]
+        p1 += w * d.contact_pos[c, 1]
+        p2 += w * d.contact_pos[c, 2]
+        total += w
+    w = 1.0 / max(total, MINVAL)
+    p0, p1, p2 = p0 * w, p1 * w, p2 * w
+    f0 = f1 = f2 = t0 = t1 = t2 = 0.0
+    for s in range(n):
+        c = ids[s]
+        fr = d.contact_frame[c]
+        lf = frc[c]
+        g = sign[s]
+        # the contact's world force and torque (frameᵀ local), flipped with the match
+        c0 = g * (fr[0] * lf[0] + fr[3] * lf[1] + fr[6] * lf[2])
+        c1 = g * (fr[1] * lf[0] + fr[4] * lf[1] + fr[7] * lf[2])
+        c2 = g * (fr[2] * lf[0] + fr[5] * lf[1] + fr[8] * lf[2])
+        r0 = d.contact_pos[c, 0] - p0
+        r1 = d.contact_pos[c, 1] - p1
+        r2 = d.contact_pos[c, 2] - p2
+        f0, f1, f2 = f0 + c0, f1 + c1, f2 + c2
+        t0 += g * (fr[0] * lf[3] + fr[3] * lf[4] + fr[6] * lf[5]) + r1 * c2 - r2 * c1
+        t1 += g * (fr[1] * lf[3] + fr[4] * lf[4] + fr[7] * lf[5]) + r2 * c0 - r0 * c2
+        t2 += g * (fr[2] * lf[3] + fr[5] * lf[4] + fr[8] * lf[5]) + r0 * c1 - r1 * c0
+    if off[0] >= 0:
+        out[a + off[0]] = n
+    if off[1] >= 0:
+        out[a + off[1]], out[a + off[1] + 1], out[a + off[1] + 2] = f0, f1, f2
+    if off[2] >= 0:
+        out[a + off[2]], out[a + off[2] + 1], out[a + off[2] + 2] = t0, t1, t2
+    if off[4] >= 0:
+        out[a + off[4]], out[a + off[4] + 1], out[a + off[4] + 2] = p0, p1, p2
+    if off[5] >= 0:
+        out[a + off[5]] = 1.0
+    if off[6] >= 0:
+        out[a + off[6] + 1] = 1.0
+
+
+# ---------------------------------------------------------------------------------------------
 # the sensors
 
 
@@ -576,6 +777,46 @@ def _frame_vel_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
+def _geom_distance_sensor(m, d, i, out, a):
+    """geomdist / geomnormal / geomfromto of the closest pair of geoms, up to the cutoff.
+
+    Each side is a geom or all of a body's geoms; mj_geomDistance over the pairs.
+    """
+    cut = m.sensor_cutoff[i]
+    lists = np.empty((2, 2), dtype=np.int64)  # (first geom, count) of each side
+    for s in range(2):
+        ot = m.sensor_objtype[i] if s == 0 else m.sensor_reftype[i]
+        oid = m.sensor_objid[i] if s == 0 else m.sensor_refid[i]
+        if ot == OBJ_BODY:
+            lists[s, 0], lists[s, 1] = m.body_geomadr[oid], m.body_geomnum[oid]
+        else:
+            lists[s, 0], lists[s, 1] = oid, 1
+    ws = make_workspace(True)
+    dist = cut
+    fromto = np.zeros(6)
+    new = np.empty(6)
+    for g1 in range(lists[0, 0], lists[0, 0] + lists[0, 1]):
+        for g2 in range(lists[1, 0], lists[1, 0] + lists[1, 1]):
+            dn = geom_distance(m, d, g1, g2, cut, new, ws)
+            if dn < dist:
+                dist = dn
+                fromto[:] = new
+    t = m.sensor_type[i]
+    if t == SENS_GEOMDIST:
+        out[a] = dist
+    elif t == SENS_GEOMNORMAL:
+        n0, n1, n2 = fromto[3] - fromto[0], fromto[4] - fromto[1], fromto[5] - fromto[2]
+        nn = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        if nn > 0.0:  # MuJoCo's mju_normalize3: a tiny vector becomes (1, 0, 0)
+            if nn < MINVAL:
+                n0, n1, n2, nn = 1.0, 0.0, 0.0, 1.0
+            n0, n1, n2 = n0 / nn, n1 / nn, n2 / nn
+        out[a], out[a + 1], out[a + 2] = n0, n1, n2
+    else:
+        out[a:a + 6] = fromto
+
+
+@njit(cache=True)
 def _pos_sensor(m, d, i, out, a):
     t = m.sensor_type[i]
     obj = m.sensor_objid[i]
@@ -602,6 +843,23 @@ def _pos_sensor(m, d, i, out, a):
         _frame_quat_sensor(m, d, i, out, a)
     elif t == SENS_SUBTREECOM:
         out[a:a + 3] = d.subtree_com[obj]
+    elif t == SENS_RANGEFINDER:  # along the site's z axis, its own body excluded
+        R = d.site_xmat[obj]
+        out[a] = ray_kernel(m, d, d.site_xpos[obj], (R[2], R[5], R[8]), _ALL_GROUPS, True,
+                            m.site_bodyid[obj])[0]
+    elif t == SENS_INSIDESITE:
+        ot = m.sensor_objtype[i]
+        pos, _, _ = _object_frame(m, d, ot, obj)
+        if ot == OBJ_BODY and obj > 0 and m.body_mass[obj] < MINVAL \
+                and m.body_subtreemass[obj] >= MINVAL:
+            pos = d.subtree_com[obj]  # a massless body with mass below: its subtree com
+        r = m.sensor_refid[i]
+        out[a] = 1.0 if inside_geom(d.site_xpos[r], d.site_xmat[r], m.site_size[r],
+                                    m.site_type[r], pos) else 0.0
+    elif t == SENS_GEOMDIST or t == SENS_GEOMNORMAL or t == SENS_GEOMFROMTO:
+        _geom_distance_sensor(m, d, i, out, a)
+    elif t == SENS_CONTACT:  # at this stage without forces
+        _contact_sensor(m, d, i, out, a, np.empty((0, 6)))
     elif t == SENS_E_POTENTIAL:
         energy_pos(m, d)
         out[a] = d.energy[0]
@@ -644,6 +902,8 @@ def _acc_sensor(m, d, i, out, a, frc):
     obj = m.sensor_objid[i]
     if t == SENS_TOUCH:
         out[a] = _touch(m, d, obj, frc)
+    elif t == SENS_CONTACT:
+        _contact_sensor(m, d, i, out, a, frc)
     elif t == SENS_ACCELEROMETER:
         v = np.empty(6)
         object_acceleration(m, d, OBJ_SITE, obj, True, v)
@@ -678,7 +938,8 @@ def _acc_sensor(m, d, i, out, a, frc):
 def _cutoff(m, i, out, a):
     """Clip to ±cutoff (real data) or to ≤ cutoff (positive data) when cutoff > 0."""
     cut = m.sensor_cutoff[i]
-    if cut <= 0.0:
+    t = m.sensor_type[i]
+    if cut <= 0.0 or t == SENS_CONTACT or t == SENS_GEOMFROMTO:
         return
     dt = m.sensor_datatype[i]
     for k in range(a, a + m.sensor_dim[i]):
@@ -704,12 +965,13 @@ def sensor_stage(m, d):
     touch = False
     for i in range(ns):
         t = m.sensor_type[i]
+        stage = m.sensor_needstage[i]
         if t == SENS_SUBTREELINVEL or t == SENS_SUBTREEANGMOM:
             subtree = True
         elif (t == SENS_ACCELEROMETER or t == SENS_FORCE or t == SENS_TORQUE
               or t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC):
             post = True
-        elif t == SENS_TOUCH:
+        elif t == SENS_TOUCH or (t == SENS_CONTACT and stage == STAGE_ACC):
             touch = True
     if subtree:
         subtree_vel(m, d)
@@ -741,11 +1003,10 @@ def sensor_stage(m, d):
 
 @njit(cache=True, inline="always")
 def _computed(t):
-    return not (t == SENS_RANGEFINDER or t == SENS_CAMPROJECTION or t == SENS_TENDONPOS
+    return not (t == SENS_CAMPROJECTION or t == SENS_TENDONPOS
                 or t == SENS_TENDONVEL or t == SENS_TENDONACTFRC or t == SENS_TENDONLIMITPOS
                 or t == SENS_TENDONLIMITVEL or t == SENS_TENDONLIMITFRC
-                or t == SENS_INSIDESITE or t == SENS_GEOMDIST or t == SENS_GEOMNORMAL
-                or t == SENS_GEOMFROMTO or t == SENS_CONTACT or t == SENS_TACTILE
+                or t == SENS_TACTILE
                 or t == SENS_PLUGIN)
 
 

@@ -277,6 +277,9 @@ MODEL_FIELDS = (
     ("sensor_adr", "i", ("nsensor",), "address of the first value in sensordata"),
     ("sensor_cutoff", "f", ("nsensor",), "clip |value| to this when positive"),
     ("sensor_noise", "f", ("nsensor",), "noise standard deviation (stored, never added)"),
+    ("sensor_intprm", "i", ("nsensor", 3),
+     "contact sensor: data fields bitmask, reduce (0 none, 1 mindist, 2 maxforce, 3 "
+     "netforce), num; rangefinder: data fields bitmask (MuJoCo's sensor_intprm)"),
     # keyframes (MJCF <keyframe><key>): what reset(m, d, key) sets
     ("key_time", "f", ("nkey",), "time"),
     ("key_qpos", "f", ("nkey", "nq"), "position"),

@@ -719,6 +719,12 @@ class _Compiler:
                 dim = sens.dim
                 datatype = ("real", "positive", "axis", "quaternion").index(sens.datatype)
                 stage = ("pos", "vel", "acc").index(sens.needstage) + 1
+            intprm = (1, 0, 0) if kind == "rangefinder" else (0, 0, 0)
+            if kind == "contact":
+                dim, intprm = sens.dim, sens.intprm
+                # forces and torques (and reductions by force) need the acceleration stage
+                if not (intprm[0] & 0b110 or intprm[1] >= 2):
+                    stage = SN.STAGE_POS
             if kind == "ballquat" or kind == "ballangvel":
                 if A["jnt_type"][objid] != T.JNT_BALL:
                     raise ModelError(f"{label}: joint {sens.objname!r} is not a ball joint"
@@ -732,11 +738,13 @@ class _Compiler:
                                + _where(sens))
             rows.append(dict(type=stype, datatype=datatype, needstage=stage, objtype=objtype,
                              objid=objid, reftype=reftype, refid=refid, dim=dim, adr=adr,
-                             cutoff=sens.cutoff, noise=sens.noise))
+                             cutoff=sens.cutoff, noise=sens.noise, intprm=intprm))
             adr += dim
         for k in ("type", "datatype", "needstage", "objtype", "objid", "reftype", "refid",
                   "dim", "adr", "cutoff", "noise"):
             A["sensor_" + k] = np.array([r[k] for r in rows], dtype=np.float64)
+        A["sensor_intprm"] = np.array([r["intprm"] for r in rows],
+                                      dtype=np.float64).reshape(len(rows), 3)
         if skipped:
             msg = ("sensors jointspace does not compute yet (their sensordata values are NaN; "
                    "MuJoCo's layout is kept): " + "; ".join(skipped))
@@ -1014,10 +1022,11 @@ _SENSOR_TABLE = {
     "subtreecom": (SN.SENS_SUBTREECOM, 3, _R, _POS),
     "subtreelinvel": (SN.SENS_SUBTREELINVEL, 3, _R, _VEL),
     "subtreeangmom": (SN.SENS_SUBTREEANGMOM, 3, _R, _VEL),
-    "insidesite": (SN.SENS_INSIDESITE, 1, _R, _POS),
+    "insidesite": (SN.SENS_INSIDESITE, 1, _P, _POS),
     "distance": (SN.SENS_GEOMDIST, 1, _R, _POS),
     "normal": (SN.SENS_GEOMNORMAL, 3, _A, _POS),
     "fromto": (SN.SENS_GEOMFROMTO, 6, _R, _POS),
+    "contact": (SN.SENS_CONTACT, 0, _R, _ACC),
     "e_potential": (SN.SENS_E_POTENTIAL, 1, _R, _POS),
     "e_kinetic": (SN.SENS_E_KINETIC, 1, _R, _POS),
     "clock": (SN.SENS_CLOCK, 1, _R, _POS),

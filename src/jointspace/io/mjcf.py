@@ -293,17 +293,20 @@ _SENSOR_OBJECT = {
     **{k: None for k in ("framepos", "framequat", "framexaxis", "frameyaxis", "framezaxis",
                          "framelinvel", "frameangvel", "framelinacc", "frameangacc",
                          "e_potential", "e_kinetic", "clock", "user", "insidesite",
-                         "distance", "normal", "fromto")},
+                         "distance", "normal", "fromto", "contact")},
 }
+# contact sensor: MuJoCo's data fields (bit order, sizes) and reduce keywords
+_CONDATA = {"found": 1, "force": 3, "torque": 3, "dist": 1, "pos": 3, "normal": 3,
+            "tangent": 3}
+_CONREDUCE = ("none", "mindist", "maxforce", "netforce")
 _SENSOR_REFUSED = {
-    "contact": "the contact sensor's layout depends on its num/data/reduce options, which "
-               "jointspace does not compute yet",
     "tactile": "tactile sensors need signed-distance meshes",
     "plugin": "sensor plugins run MuJoCo engine plugins",
 }
 _SENSOR_ATTRS = {"name", "cutoff", "noise", "user", "nsample", "interp", "delay", "interval",
                  "site", "joint", "tendon", "actuator", "body", "objtype", "objname",
                  "reftype", "refname", "camera", "data", "geom1", "geom2", "body1", "body2",
+                 "subtree1", "subtree2", "num", "reduce",
                  "dim", "datatype", "needstage"}
 _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0),
               "act": _f(None, 0), "ctrl": _f(None, 0), "mpos": _f(None, 0),
@@ -1591,6 +1594,8 @@ class _Loader:
                                          f"attach it to a site")
                     raise ModelError(f"{child.where()}: <{tag}> needs the attribute {attr}= "
                                      f"naming its {obj[1]}")
+            elif tag == "contact":
+                self._contact_sensor(child, sens)
             elif tag in ("distance", "normal", "fromto"):
                 one = child.attrib.get("geom1") or child.attrib.get("body1", "")
                 two = child.attrib.get("geom2") or child.attrib.get("body2", "")
@@ -1607,6 +1612,9 @@ class _Loader:
                 sens.refname = self._get(child, "refname", _S, "")
                 if tag == "insidesite":
                     sens.reftype, sens.refname = "site", self._get(child, "site", _S, "")
+            if tag == "camprojection" and not child.attrib.get("camera"):
+                raise ModelError(f"{child.where()}: <camprojection> needs the attribute "
+                                 f"camera= naming the camera it projects into")
             if tag == "rangefinder" and child.attrib.get("data", "dist").split() != ["dist"]:
                 raise ModelError(f"{child.where()}: rangefinder data other than 'dist' is not "
                                  f"supported by jointspace; remove the data attribute")
@@ -1619,6 +1627,40 @@ class _Loader:
                     raise ModelError(f"{child.where()}: a user sensor needs dim= (a positive "
                                      f"number of values)")
             self.spec.sensors.append(sens)
+
+    def _contact_sensor(self, child, sens):
+        """<contact> sensor: match criteria, data fields, reduce and num (MuJoCo 3.3+)."""
+        a = child.attrib
+        for key, kind in (("site", "site"), ("body1", "body"), ("subtree1", "xbody"),
+                          ("geom1", "geom")):
+            if key in a:
+                sens.objtype, sens.objname = kind, a[key]
+                break
+        for key, kind in (("body2", "body"), ("subtree2", "xbody"), ("geom2", "geom")):
+            if key in a:
+                sens.reftype, sens.refname = kind, a[key]
+                break
+        fields = a.get("data", "found").split()
+        names = list(_CONDATA)
+        for f in fields:
+            if f not in _CONDATA:
+                raise ModelError(f"{child.where()}: attribute data={a['data']!r}: unknown "
+                                 f"contact data field {f!r}; use {', '.join(names)}")
+        idx = [names.index(f) for f in fields]
+        if not idx or any(j <= i for i, j in zip(idx, idx[1:])):
+            raise ModelError(f"{child.where()}: attribute data={a.get('data')!r}: contact "
+                             f"data fields must be distinct and in the order "
+                             f"{', '.join(names)}")
+        reduce = self._get(child, "reduce", _S, "none")
+        if reduce not in _CONREDUCE:
+            raise ModelError(f"{child.where()}: attribute reduce={reduce!r}: use one of "
+                             f"{', '.join(_CONREDUCE)}")
+        num = self._get(child, "num", _I, 1)
+        if num <= 0:
+            raise ModelError(f"{child.where()}: attribute num={num}: the number of contacts "
+                             f"reported must be positive")
+        sens.intprm = (sum(1 << i for i in idx), _CONREDUCE.index(reduce), num)
+        sens.dim = num * sum(_CONDATA[f] for f in fields)
 
     def _keyframe(self, node):
         """<keyframe>: one KeySpec per <key>, values as written (compile_keys completes them)."""

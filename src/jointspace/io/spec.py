@@ -302,7 +302,8 @@ class SensorSpec:
 
     `objtype`/`objname` name the sensed object (the element's site, joint, actuator, body
     or objname attribute), `reftype`/`refname` a reference frame (frame sensors), `dim`,
-    `datatype` and `needstage` the layout of user sensors.
+    `datatype` and `needstage` the layout of user sensors; `dim` and `intprm` (data fields,
+    reduce, num) that of contact sensors.
     """
 
     kind: str = "jointpos"
@@ -316,6 +317,7 @@ class SensorSpec:
     dim: int = 0
     datatype: str = "real"
     needstage: str = "acc"
+    intprm: tuple = (0, 0, 0)
     source: str = ""
 
 

@@ -1,0 +1,296 @@
+"""Ray casting against the geoms (MuJoCo's mj_ray and its per-type functions, engine_ray.c).
+
+A ray p + x v, x ≥ 0, meets a geom's surface at the smallest non-negative x; `ray` returns
+that x over all geoms (−1 if none) and the geom hit (−1). As mj_ray does, it skips the geoms
+of the body `bodyexclude`, invisible geoms (rgba alpha 0), the geoms of bodies welded to the
+world when `include_static` is false, and geoms whose group (clamped to 0…5) is off in
+`geomgroup`. Planes are hit from their front side only, within their rendered rectangle
+(a non-positive size is infinite); meshes are hit on their triangles (all of them, after
+MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fields and SDF
+geoms are not modelled by jointspace. Like mj_ray it tests each geom in turn (O(ngeom) per
+ray, no broadphase). One difference: a geom's visibility is its own rgba alpha, as
+jointspace does not load materials (MuJoCo reads the alpha of a geom's material instead
+when it has one).
+
+The rangefinder sensor casts from its site along the site's +z axis, excluding the site's
+own body (jointspace.sensor); `js.ray` is the public form.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from jointspace._numba import entry
+from jointspace.types import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_MESH,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+    MINVAL,
+)
+
+
+@njit(cache=True, inline="always")
+def _local(pos, mat, pnt, vec):
+    """The ray in the geom frame: (matᵀ (pnt − pos), matᵀ vec) as six scalars."""
+    d0, d1, d2 = pnt[0] - pos[0], pnt[1] - pos[1], pnt[2] - pos[2]
+    return (mat[0] * d0 + mat[3] * d1 + mat[6] * d2,
+            mat[1] * d0 + mat[4] * d1 + mat[7] * d2,
+            mat[2] * d0 + mat[5] * d1 + mat[8] * d2,
+            mat[0] * vec[0] + mat[3] * vec[1] + mat[6] * vec[2],
+            mat[1] * vec[0] + mat[4] * vec[1] + mat[7] * vec[2],
+            mat[2] * vec[0] + mat[5] * vec[1] + mat[8] * vec[2])
+
+
+@njit(cache=True, inline="always")
+def _quad(a, b, c):
+    """Roots x0 ≤ x1 of a x² + 2 b x + c = 0 and the smallest non-negative one (−1: none)."""
+    det = b * b - a * c
+    if det < 0.0 or a < MINVAL:
+        return -1.0, -1.0, -1.0
+    det = math.sqrt(det)
+    x0 = (-b - det) / a
+    x1 = (-b + det) / a
+    if x0 >= 0.0:
+        return x0, x0, x1
+    if x1 >= 0.0:
+        return x1, x0, x1
+    return -1.0, x0, x1
+
+
+@njit(cache=True)
+def _sphere(pos, r2, pnt, vec):
+    d0, d1, d2 = pnt[0] - pos[0], pnt[1] - pos[1], pnt[2] - pos[2]
+    a = vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2]
+    b = vec[0] * d0 + vec[1] * d1 + vec[2] * d2
+    c = d0 * d0 + d1 * d1 + d2 * d2 - r2
+    return _quad(a, b, c)[0]
+
+
+@njit(cache=True)
+def _plane(pos, mat, size, pnt, vec):
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    if v2 > -MINVAL:  # not towards the front face
+        return -1.0
+    x = -p2 / v2
+    if x < 0.0:
+        return -1.0
+    q0 = p0 + x * v0
+    q1 = p1 + x * v1
+    if (size[0] <= 0.0 or abs(q0) <= size[0]) and (size[1] <= 0.0 or abs(q1) <= size[1]):
+        return x
+    return -1.0
+
+
+@njit(cache=True)
+def _capsule(pos, mat, size, pnt, vec):
+    r, h = size[0], size[1]
+    if _sphere(pos, (r + h) * (r + h), pnt, vec) < 0.0:
+        return -1.0
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    x = -1.0
+    sol = _quad(v0 * v0 + v1 * v1, v0 * p0 + v1 * p1, p0 * p0 + p1 * p1 - r * r)[0]
+    if sol >= 0.0 and abs(p2 + sol * v2) <= h:
+        x = sol
+    a = v0 * v0 + v1 * v1 + v2 * v2
+    for side in (1.0, -1.0):  # the caps: the top half of the top sphere, and so on
+        z = p2 - side * h
+        _, x0, x1 = _quad(a, v0 * p0 + v1 * p1 + v2 * z, p0 * p0 + p1 * p1 + z * z - r * r)
+        for xi in (x0, x1):
+            if xi >= 0.0 and side * (p2 + xi * v2) >= h and (x < 0.0 or xi < x):
+                x = xi
+    return x
+
+
+@njit(cache=True)
+def _ellipsoid(pos, mat, size, pnt, vec):
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    s0 = 1.0 / (size[0] * size[0])
+    s1 = 1.0 / (size[1] * size[1])
+    s2 = 1.0 / (size[2] * size[2])
+    a = s0 * v0 * v0 + s1 * v1 * v1 + s2 * v2 * v2
+    b = s0 * v0 * p0 + s1 * v1 * p1 + s2 * v2 * p2
+    c = s0 * p0 * p0 + s1 * p1 * p1 + s2 * p2 * p2 - 1.0
+    return _quad(a, b, c)[0]
+
+
+@njit(cache=True)
+def _cylinder(pos, mat, size, pnt, vec):
+    r, h = size[0], size[1]
+    if _sphere(pos, r * r + h * h, pnt, vec) < 0.0:
+        return -1.0
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    x = -1.0
+    if abs(v2) > MINVAL:
+        for side in (-1.0, 1.0):
+            sol = (side * h - p2) / v2
+            if sol >= 0.0:
+                q0 = p0 + sol * v0
+                q1 = p1 + sol * v1
+                if q0 * q0 + q1 * q1 <= r * r and (x < 0.0 or sol < x):
+                    x = sol
+    sol = _quad(v0 * v0 + v1 * v1, v0 * p0 + v1 * p1, p0 * p0 + p1 * p1 - r * r)[0]
+    if sol >= 0.0 and abs(p2 + sol * v2) <= h and (x < 0.0 or sol < x):
+        x = sol
+    return x
+
+
+@njit(cache=True)
+def _box(pos, mat, size, pnt, vec):
+    if _sphere(pos, size[0] * size[0] + size[1] * size[1] + size[2] * size[2], pnt,
+               vec) < 0.0:
+        return -1.0
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    lp = (p0, p1, p2)
+    lv = (v0, v1, v2)
+    x = -1.0
+    for i in range(3):
+        if abs(lv[i]) <= MINVAL:
+            continue
+        j = 1 if i == 0 else 0
+        k = 1 if i == 2 else 2
+        for side in (-1.0, 1.0):
+            sol = (side * size[i] - lp[i]) / lv[i]
+            if sol >= 0.0 and abs(lp[j] + sol * lv[j]) <= size[j] \
+                    and abs(lp[k] + sol * lv[k]) <= size[k] and (x < 0.0 or sol < x):
+                x = sol
+    return x
+
+
+@njit(cache=True)
+def _triangle(a, b, c, lp, lv, b0, b1):
+    """The ray (geom frame) against triangle abc, as MuJoCo's ray_triangle; −1: missed."""
+    pl = np.empty((3, 2))
+    for i in range(3):
+        v = a if i == 0 else (b if i == 1 else c)
+        e0, e1, e2 = v[0] - lp[0], v[1] - lp[1], v[2] - lp[2]
+        pl[i, 0] = b0[0] * e0 + b0[1] * e1 + b0[2] * e2
+        pl[i, 1] = b1[0] * e0 + b1[1] * e1 + b1[2] * e2
+    for k in range(2):
+        if (pl[0, k] > 0 and pl[1, k] > 0 and pl[2, k] > 0) \
+                or (pl[0, k] < 0 and pl[1, k] < 0 and pl[2, k] < 0):
+            return -1.0
+    A0, A1 = pl[0, 0] - pl[2, 0], pl[1, 0] - pl[2, 0]
+    A2, A3 = pl[0, 1] - pl[2, 1], pl[1, 1] - pl[2, 1]
+    r0, r1 = -pl[2, 0], -pl[2, 1]
+    det = A0 * A3 - A1 * A2
+    if abs(det) < MINVAL:
+        return -1.0
+    t0 = (A3 * r0 - A1 * r1) / det
+    t1 = (-A2 * r0 + A0 * r1) / det
+    if t0 < 0 or t1 < 0 or t0 + t1 > 1:
+        return -1.0
+    u0, u1, u2 = a[0] - c[0], a[1] - c[1], a[2] - c[2]
+    w0, w1, w2 = b[0] - c[0], b[1] - c[1], b[2] - c[2]
+    n0, n1, n2 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+    denom = lv[0] * n0 + lv[1] * n1 + lv[2] * n2
+    if abs(denom) < MINVAL:
+        return -1.0
+    return -((lp[0] - c[0]) * n0 + (lp[1] - c[1]) * n1 + (lp[2] - c[2]) * n2) / denom
+
+
+@njit(cache=True)
+def _mesh(m, d, g, pnt, vec):
+    """The ray against a mesh geom's triangles, after the bounding-box test (mj_rayMesh)."""
+    pos, mat = d.geom_xpos[g], d.geom_xmat[g]
+    if _box(pos, mat, m.geom_size[g], pnt, vec) < 0.0:
+        return -1.0
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    lp = np.array([p0, p1, p2])
+    lv = np.array([v0, v1, v2])
+    # a basis (b0, b1) of the plane normal to the ray, as MuJoCo builds it
+    b0 = np.ones(3)
+    if abs(v0) >= abs(v1) and abs(v0) >= abs(v2):
+        b0[0] = 0.0
+    elif abs(v1) >= abs(v2):
+        b0[1] = 0.0
+    else:
+        b0[2] = 0.0
+    s = (lv[0] * b0[0] + lv[1] * b0[1] + lv[2] * b0[2]) / (v0 * v0 + v1 * v1 + v2 * v2)
+    b1 = b0 - s * lv
+    b1 /= math.sqrt(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2])
+    b0[0] = b1[1] * v2 - b1[2] * v1
+    b0[1] = b1[2] * v0 - b1[0] * v2
+    b0[2] = b1[0] * v1 - b1[1] * v0
+    b0 /= math.sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2])
+    mid = m.geom_dataid[g]
+    va = m.mesh_vertadr[mid]
+    fa = m.mesh_faceadr[mid]
+    x = -1.0
+    for f in range(fa, fa + m.mesh_facenum[mid]):
+        fc = m.mesh_face[f]
+        sol = _triangle(m.mesh_vert[va + fc[0]], m.mesh_vert[va + fc[1]],
+                        m.mesh_vert[va + fc[2]], lp, lv, b0, b1)
+        if sol >= 0.0 and (x < 0.0 or sol < x):
+            x = sol
+    return x
+
+
+@njit(cache=True)
+def ray_geom(m, d, g, pnt, vec):
+    """Distance along the ray to geom g's surface, −1 if it misses (no filtering)."""
+    t = m.geom_type[g]
+    pos, mat, size = d.geom_xpos[g], d.geom_xmat[g], m.geom_size[g]
+    if t == GEOM_PLANE:
+        return _plane(pos, mat, size, pnt, vec)
+    if t == GEOM_SPHERE:
+        return _sphere(pos, size[0] * size[0], pnt, vec)
+    if t == GEOM_CAPSULE:
+        return _capsule(pos, mat, size, pnt, vec)
+    if t == GEOM_ELLIPSOID:
+        return _ellipsoid(pos, mat, size, pnt, vec)
+    if t == GEOM_CYLINDER:
+        return _cylinder(pos, mat, size, pnt, vec)
+    if t == GEOM_BOX:
+        return _box(pos, mat, size, pnt, vec)
+    if t == GEOM_MESH:
+        return _mesh(m, d, g, pnt, vec)
+    return -1.0
+
+
+@njit(cache=True)
+def ray_kernel(m, d, pnt, vec, geomgroup, include_static, bodyexclude):
+    """(distance, geom id) of the nearest geom the ray meets, (−1, −1) if none (mj_ray).
+
+    geomgroup: 6 flags, or an empty array for every group.
+    """
+    best, hit = -1.0, -1
+    for g in range(m.ngeom):
+        b = m.geom_bodyid[g]
+        if b == bodyexclude or m.geom_rgba[g, 3] == 0.0:
+            continue
+        if not include_static and m.body_weldid[b] == 0:
+            continue
+        if geomgroup.shape[0] and geomgroup[min(5, max(0, m.geom_group[g]))] == 0:
+            continue
+        x = ray_geom(m, d, g, pnt, vec)
+        if x >= 0.0 and (x < best or best < 0.0):
+            best, hit = x, g
+    return best, hit
+
+
+_k_ray = entry.Kernel(ray_kernel)
+
+
+def ray(m, d, pnt, vec, geomgroup=None, include_static=True, bodyexclude=-1):
+    """Cast a ray from pnt along vec (mj_ray): (distance in units of |vec|, geom id).
+
+    Reads the geom poses of the last `forward`/`kinematics`; returns (−1.0, −1) when no geom
+    is hit. geomgroup: six flags (geom groups 0–5 to include), None for all;
+    include_static=False skips geoms of bodies welded to the world; bodyexclude: a body id
+    whose geoms are skipped (−1: none).
+    """
+    entry.check_pair(m, d, "ray")
+    p = np.ascontiguousarray(pnt, dtype=np.float64).reshape(3)
+    v = np.ascontiguousarray(vec, dtype=np.float64).reshape(3)
+    if not np.linalg.norm(v) >= MINVAL:
+        raise ValueError(f"ray: the direction vec={v.tolist()} has (nearly) zero length")
+    groups = (np.zeros(0, dtype=np.uint8) if geomgroup is None
+              else np.ascontiguousarray(geomgroup, dtype=np.uint8).reshape(6))
+    ep = _k_ray.ep
+    dist, g = ep(m._s, d._s, p, v, groups, bool(include_static), int(bodyexclude))
+    return float(dist), int(g)
