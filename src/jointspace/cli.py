@@ -389,10 +389,18 @@ def cmd_bench(args):
 # --------------------------------------------------------------------------- render, view, plot
 
 
-def _camera(args):
+def _camera(args, m):
+    """The --camera option: a model camera's name (checked against m), or an orbit camera."""
     from jointspace.viz.camera import Camera
 
     kw = {}
+    if args.camera and "," not in args.camera:
+        names = [n for n in m.names["camera"] if n]
+        if args.camera not in names:
+            have = f"its cameras: {', '.join(names)}" if names else "it has no named cameras"
+            raise CommandError(f"--camera {args.camera}: the model has no camera of that name "
+                               f"({have}); or give AZIMUTH,ELEVATION,DISTANCE")
+        return args.camera
     if args.camera:
         try:
             az, el, dist = (float(s) for s in args.camera.split(","))
@@ -427,7 +435,7 @@ def cmd_render(args):
                       args.progress)
     res = render_trajectory(m, args.out, seconds=args.seconds, traj=traj, ctrl=ctrl,
                             fps=args.fps, width=args.width, height=args.height,
-                            camera=_camera(args), contacts=args.contacts, com=args.com,
+                            camera=_camera(args, m), contacts=args.contacts, com=args.com,
                             progress=bar, d=_start_data(m, args))
     bar.close()
     what = f"{res.frames} frame{'s' if res.frames != 1 else ''}"
@@ -483,9 +491,11 @@ def cmd_view(args):
     d = _start_data(m, args)
     if ctrl is not None:
         d.ctrl[:] = ctrl if ctrl.ndim == 1 else ctrl[0]
+    camera = _camera(args, m) if args.camera and "," not in args.camera else None
     js.forward(m, d)
     v = js.view(m, d, port=args.port, open_browser=not args.no_browser,
-                show_contacts=args.contacts, show_frames=args.frames, show_com=args.com)
+                show_contacts=args.contacts, show_frames=args.frames, show_com=args.com,
+                camera=camera)
     print(f"viewer     {v.url}  (Ctrl-C to stop)", flush=True)
     t_stop = time.perf_counter() + args.for_seconds if args.for_seconds else np.inf
     try:
@@ -582,8 +592,9 @@ def _parser():
     p.add_argument("--fps", type=float, default=30.0, help="video frames per second")
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--height", type=int, default=480)
-    p.add_argument("--camera", metavar="AZ,EL,DIST",
-                   help="orbit camera: azimuth, elevation (degrees), distance (m)")
+    p.add_argument("--camera", metavar="NAME|AZ,EL,DIST",
+                   help="a camera of the model (MJCF <camera name>), or an orbit camera: "
+                        "azimuth, elevation (degrees), distance (m)")
     p.add_argument("--contacts", action="store_true", help="draw contact points and forces")
     p.add_argument("--com", action="store_true", help="draw the center of mass")
     sim_opts(p)
@@ -602,6 +613,8 @@ def _parser():
     p.add_argument("--contacts", action="store_true", help="show contacts at start")
     p.add_argument("--frames", action="store_true", help="show body frames at start")
     p.add_argument("--com", action="store_true", help="show the center of mass at start")
+    p.add_argument("--camera", metavar="NAME",
+                   help="look through this camera of the model (MJCF <camera name>)")
     sim_opts(p)
     p.set_defaults(fn=cmd_view)
 

@@ -34,7 +34,7 @@ from jointspace.dynamics.energy import energy_pos, energy_vel
 from jointspace.dynamics.factor import factor_m_stage, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceWarning
-from jointspace.kinematics import com_pos, com_vel_stage, kinematics_stage
+from jointspace.kinematics import camlight, com_pos, com_vel_stage, kinematics_stage
 from jointspace.passive import passive
 from jointspace.sensor import sensor_stage
 from jointspace.solver import solve_stage
@@ -52,6 +52,8 @@ def fwd_position(m, d, mass):
     """
     kinematics_stage(m, d)
     com_pos(m, d)
+    if m.ncam:
+        camlight(m, d, False)
     bad_pivot = -1
     if mass:
         crb_stage(m, d)

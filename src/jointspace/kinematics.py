@@ -6,6 +6,7 @@ engine_core_smooth.c):
                geom_xpos/xmat, site_xpos/xmat (_kinematics_frames)
   com_pos:    subtree_com, cinert, cdof
   com_vel_stage:    cvel, cdof_dot
+  camlight:   cam_xpos, cam_xmat (after com_pos, as mj_camlight; only when ncam > 0)
 Quaternions are composed along the tree and renormalized after every joint rotation, as the
 slides (000, "Forward kinematics") advise, so round-off does not accumulate.
 
@@ -28,7 +29,16 @@ from jointspace.rotation import (
     rot_vec_quat_s,
 )
 from jointspace.spatial import add_scaled6, row6
-from jointspace.types import JNT_BALL, JNT_FREE, JNT_SLIDE, MINVAL
+from jointspace.types import (
+    CAM_TARGETBODY,
+    CAM_TARGETBODYCOM,
+    CAM_TRACK,
+    CAM_TRACKCOM,
+    JNT_BALL,
+    JNT_FREE,
+    JNT_SLIDE,
+    MINVAL,
+)
 
 
 @njit(cache=True, inline="always")
@@ -229,6 +239,54 @@ def kinematics_stage(m, d):
     """World poses of bodies, joints, inertial frames, geoms and sites (mj_kinematics)."""
     kinematics_bodies(m, d)
     _kinematics_frames(m, d)
+
+
+@njit(cache=True)
+def camlight(m, d, fixed):
+    """Camera poses cam_xpos, cam_xmat from the body poses and subtree coms (mj_camlight).
+
+    fixed:  x = x_b + R_b cam_pos, R = R(q_b ⊗ cam_quat) (every mode starts here; `fixed`
+            true treats every camera so, as the compiler does at qpos0)
+    track / trackcom:  R = cam_mat0, x = x_b + cam_pos0 / subtree_com_b + cam_poscom0
+    targetbody(com):  z = normalize(x − p_target) (p: the target's xpos / subtree com),
+                      x-axis = normalize((0, 0, 1) × z), y-axis = normalize(z × x-axis)
+    """
+    for i in range(m.ncam):
+        b = uint64(m.cam_bodyid[i])
+        _frame_on_body(b, d.xquat[b, 0], d.xquat[b, 1], d.xquat[b, 2], d.xquat[b, 3],
+                       d.xpos[b, 0], d.xpos[b, 1], d.xpos[b, 2], d.xmat, m.cam_pos, m.cam_quat,
+                       i, d.cam_xpos, d.cam_xmat)
+        mode = m.cam_mode[i]
+        if fixed:
+            continue
+        if mode == CAM_TRACK or mode == CAM_TRACKCOM:
+            base = d.xpos[b] if mode == CAM_TRACK else d.subtree_com[b]
+            off = m.cam_pos0[i] if mode == CAM_TRACK else m.cam_poscom0[i]
+            for k in range(9):
+                d.cam_xmat[i, k] = m.cam_mat0[i, k]
+            for k in range(3):
+                d.cam_xpos[i, k] = base[k] + off[k]
+        elif (mode == CAM_TARGETBODY or mode == CAM_TARGETBODYCOM) and m.cam_targetbodyid[i] >= 0:
+            t = m.cam_targetbodyid[i]
+            p = d.xpos[t] if mode == CAM_TARGETBODY else d.subtree_com[t]
+            z0, z1, z2 = _unit3(d.cam_xpos[i, 0] - p[0], d.cam_xpos[i, 1] - p[1],
+                                d.cam_xpos[i, 2] - p[2])
+            x0, x1, x2 = _unit3(-z1, z0, 0.0)  # (0, 0, 1) × z
+            y0, y1, y2 = _unit3(z1 * x2 - z2 * x1, z2 * x0 - z0 * x2, z0 * x1 - z1 * x0)
+            R = d.cam_xmat[i]
+            R[0], R[1], R[2] = x0, y0, z0
+            R[3], R[4], R[5] = x1, y1, z1
+            R[6], R[7], R[8] = x2, y2, z2
+
+
+@njit(cache=True, inline="always")
+def _unit3(a, b, c):
+    """(a, b, c) / |(a, b, c)|, or (1, 0, 0) when the norm is below MINVAL (mju_normalize3)."""
+    n = math.sqrt(a * a + b * b + c * c)
+    if n < MINVAL:
+        return 1.0, 0.0, 0.0
+    inv = 1.0 / n
+    return a * inv, b * inv, c * inv
 
 
 @njit(cache=True)

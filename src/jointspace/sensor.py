@@ -4,7 +4,9 @@ Each sensor writes `sensor_dim[i]` numbers at `d.sensordata[sensor_adr[i]]`, wit
 types (`SENS_*`, the values of mjtSensor), layouts and stages:
 
   position      magnetometer (site frame), rangefinder (collision.ray along the site's +z,
-                its body excluded), jointpos, actuatorpos, ballquat (normalized),
+                its body excluded; the `data` fields dist, dir, origin, point, depth by the
+                bitmask in sensor_intprm), camprojection (the site's pixel coordinates in a
+                camera, MuJoCo's cam_project), jointpos, actuatorpos, ballquat (normalized),
                 jointlimitpos (efc_pos − margin of the joint's limit row, 0 if none),
                 framepos / framequat / frame{x,y,z}axis of a body (inertial frame), xbody
                 (body frame), geom or site, in the world or in a reference frame,
@@ -32,9 +34,8 @@ by force (maxforce), or the net wrench about the force-weighted centroid (netfor
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
 clips real-valued data to ±cutoff and positive data to ≤ cutoff (not contact or geomfromto
 data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Sensor types
-jointspace does not compute (camprojection, as cameras are not loaded, and the tendon
-sensors while tendons are not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and
-are named in a warning when the model loads.
+jointspace does not compute (the tendon sensors while tendons are not modelled) keep
+MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when the model loads.
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -99,7 +100,11 @@ COMPUTED = frozenset((
     SENS_FRAMEYAXIS, SENS_FRAMEZAXIS, SENS_FRAMELINVEL, SENS_FRAMEANGVEL, SENS_FRAMELINACC,
     SENS_FRAMEANGACC, SENS_SUBTREECOM, SENS_SUBTREELINVEL, SENS_SUBTREEANGMOM,
     SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER, SENS_RANGEFINDER,
-    SENS_INSIDESITE, SENS_CONTACT, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO))
+    SENS_INSIDESITE, SENS_CONTACT, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO,
+    SENS_CAMPROJECTION))
+# rangefinder data fields (mjtRayDataField; normal is not computed by jointspace)
+RAYDATA_DIST, RAYDATA_DIR, RAYDATA_ORIGIN, RAYDATA_POINT, RAYDATA_NORMAL, RAYDATA_DEPTH = range(6)
+RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
 # contact sensor data fields (mjtConDataField, in bit order) and their sizes; reductions
 CONDATA_SIZE = (1, 3, 3, 1, 3, 3, 3)  # found, force, torque, dist, pos, normal, tangent
 REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = 0, 1, 2, 3
@@ -114,7 +119,8 @@ _ALL_GROUPS = np.zeros(0, dtype=np.uint8)  # mj_ray's geomgroup = NULL: every gr
 def _object_frame(m, d, objtype, objid):
     """(world position, row-major world rotation, the body it moves with) of an object.
 
-    Objects: a body's inertial frame (OBJ_BODY), a body's frame (OBJ_XBODY), a geom, a site.
+    Objects: a body's inertial frame (OBJ_BODY), a body's frame (OBJ_XBODY), a geom, a site,
+    a camera.
     """
     if objtype == OBJ_BODY:
         return d.xipos[objid], d.ximat[objid], objid
@@ -122,6 +128,8 @@ def _object_frame(m, d, objtype, objid):
         return d.xpos[objid], d.xmat[objid], objid
     if objtype == OBJ_GEOM:
         return d.geom_xpos[objid], d.geom_xmat[objid], m.geom_bodyid[objid]
+    if objtype == OBJ_CAMERA:
+        return d.cam_xpos[objid], d.cam_xmat[objid], m.cam_bodyid[objid]
     return d.site_xpos[objid], d.site_xmat[objid], m.site_bodyid[objid]
 
 
@@ -135,6 +143,8 @@ def _object_quat(m, d, objtype, objid, out):
         b, q = objid, m.body_iquat[objid]
     elif objtype == OBJ_GEOM:
         b, q = m.geom_bodyid[objid], m.geom_quat[objid]
+    elif objtype == OBJ_CAMERA:  # the fixed-mode frame whatever the mode, as get_xquat
+        b, q = m.cam_bodyid[objid], m.cam_quat[objid]
     else:
         b, q = m.site_bodyid[objid], m.site_quat[objid]
     a = d.xquat[b]
@@ -817,6 +827,64 @@ def _geom_distance_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
+def _ray_data(out, a, spec, dist, p, v0, v1, v2):
+    """A site rangefinder's data fields in RAYDATA order (dist, dir, origin, point, depth).
+
+    A miss (dist < 0) reads dist −1, dir 0, point 0, depth −1 (mj_sensorPos's fill_raydata).
+    """
+    hit = dist >= 0.0
+    if spec & (1 << RAYDATA_DIST):
+        out[a] = dist
+        a += 1
+    if spec & (1 << RAYDATA_DIR):
+        out[a], out[a + 1], out[a + 2] = (v0, v1, v2) if hit else (0.0, 0.0, 0.0)
+        a += 3
+    if spec & (1 << RAYDATA_ORIGIN):
+        out[a], out[a + 1], out[a + 2] = p[0], p[1], p[2]
+        a += 3
+    if spec & (1 << RAYDATA_POINT):
+        if hit:  # point = origin + dist · dir
+            out[a], out[a + 1], out[a + 2] = p[0] + dist * v0, p[1] + dist * v1, p[2] + dist * v2
+        else:
+            out[a], out[a + 1], out[a + 2] = 0.0, 0.0, 0.0
+        a += 3
+    if spec & (1 << RAYDATA_DEPTH):
+        out[a] = dist if hit else -1.0
+
+
+@njit(cache=True)
+def _cam_project(m, d, target, c, out, a):
+    """Pixel coordinates of the point `target` in camera c (MuJoCo's cam_project).
+
+    f = intrinsic / sensorsize · resolution (in single precision, as MuJoCo's float fields
+    compute it) with a sensor size, else ½ resolution_y / tan(fovy / 2);
+    p = cam_xmatᵀ (target − cam_xpos);  u = −f_x p_x / p_z + ½ width,  v = f_y p_y / p_z + ½ height
+    (p_z kept at least MINVAL away from 0).
+    """
+    w = m.cam_resolution[c, 0]
+    h = m.cam_resolution[c, 1]
+    s0 = np.float32(m.cam_sensorsize[c, 0])
+    s1 = np.float32(m.cam_sensorsize[c, 1])
+    if s0 != 0 and s1 != 0:
+        fx = float(np.float32(np.float32(m.cam_intrinsic[c, 0]) / s0) * np.float32(w))
+        fy = float(np.float32(np.float32(m.cam_intrinsic[c, 1]) / s1) * np.float32(h))
+    else:
+        fx = 0.5 / math.tan(m.cam_fovy[c] * math.pi / 360.0) * h
+        fy = fx
+    R = d.cam_xmat[c]
+    e0 = target[0] - d.cam_xpos[c, 0]
+    e1 = target[1] - d.cam_xpos[c, 1]
+    e2 = target[2] - d.cam_xpos[c, 2]
+    p0 = R[0] * e0 + R[3] * e1 + R[6] * e2
+    p1 = R[1] * e0 + R[4] * e1 + R[7] * e2
+    z = R[2] * e0 + R[5] * e1 + R[8] * e2
+    if abs(z) < MINVAL:
+        z = min(z, -MINVAL) if z < 0 else max(z, MINVAL)
+    out[a] = -fx * (p0 / z) + 0.5 * w
+    out[a + 1] = fy * (p1 / z) + 0.5 * h
+
+
+@njit(cache=True)
 def _pos_sensor(m, d, i, out, a):
     t = m.sensor_type[i]
     obj = m.sensor_objid[i]
@@ -845,8 +913,11 @@ def _pos_sensor(m, d, i, out, a):
         out[a:a + 3] = d.subtree_com[obj]
     elif t == SENS_RANGEFINDER:  # along the site's z axis, its own body excluded
         R = d.site_xmat[obj]
-        out[a] = ray_kernel(m, d, d.site_xpos[obj], (R[2], R[5], R[8]), _ALL_GROUPS, True,
-                            m.site_bodyid[obj])[0]
+        p = d.site_xpos[obj]
+        dist = ray_kernel(m, d, p, (R[2], R[5], R[8]), _ALL_GROUPS, True, m.site_bodyid[obj])[0]
+        _ray_data(out, a, m.sensor_intprm[i, 0], dist, p, R[2], R[5], R[8])
+    elif t == SENS_CAMPROJECTION:
+        _cam_project(m, d, d.site_xpos[obj], m.sensor_refid[i], out, a)
     elif t == SENS_INSIDESITE:
         ot = m.sensor_objtype[i]
         pos, _, _ = _object_frame(m, d, ot, obj)
@@ -1003,7 +1074,7 @@ def sensor_stage(m, d):
 
 @njit(cache=True, inline="always")
 def _computed(t):
-    return not (t == SENS_CAMPROJECTION or t == SENS_TENDONPOS
+    return not (t == SENS_TENDONPOS
                 or t == SENS_TENDONVEL or t == SENS_TENDONACTFRC or t == SENS_TENDONLIMITPOS
                 or t == SENS_TENDONLIMITVEL or t == SENS_TENDONLIMITFRC
                 or t == SENS_TACTILE

@@ -54,6 +54,9 @@ DYN_NONE = 0
 GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+# camera modes (MuJoCo's mjtCamLight) and projections (mjtProjection)
+CAM_FIXED, CAM_TRACK, CAM_TRACKCOM, CAM_TARGETBODY, CAM_TARGETBODYCOM = 0, 1, 2, 3, 4
+PROJ_PERSPECTIVE, PROJ_ORTHOGRAPHIC = 0, 1
 # constraint row types (MuJoCo's mjtConstraint)
 CNSTR_EQUALITY = 0
 CNSTR_FRICTION_DOF = 1
@@ -104,6 +107,8 @@ MODEL_SIZES = (
     ("nuserdata", "number of user data values in Data (MJCF <size nuserdata>)"),
     ("nsensor", "number of sensors"),
     ("nsensordata", "number of values all sensors write into d.sensordata"),
+    ("ncam", "number of cameras"),
+    ("nmat", "number of materials"),
     ("nM", "number of non-zeros in the sparse lower triangle of M"),
     ("nconmax", "contact capacity of Data (more contacts are dropped, with a warning)"),
     ("njmax", "constraint-row capacity of Data (rows beyond it are dropped, with a warning)"),
@@ -205,6 +210,7 @@ MODEL_FIELDS = (
     ("geom_margin", "f", ("ngeom",), "contact detection margin"),
     ("geom_gap", "f", ("ngeom",), "contacts within the margin but beyond gap are inactive"),
     ("geom_rgba", "f", ("ngeom", 4), "color"),
+    ("geom_matid", "i", ("ngeom",), "material id, -1: none (its color then is geom_rgba)"),
     ("geom_fluid", "f", ("ngeom", 12),
      "ellipsoid fluid model: 1 if used, fluidcoef (blunt drag, slender drag, angular drag, "
      "Kutta lift, Magnus lift), virtual mass (3), virtual inertia (3)"),
@@ -214,6 +220,25 @@ MODEL_FIELDS = (
     ("site_size", "f", ("nsite", 3), "size, for visualization"),
     ("site_pos", "f", ("nsite", 3), "position relative to the body frame"),
     ("site_quat", "f", ("nsite", 4), "orientation relative to the body frame"),
+    # cameras (MJCF <camera>; poses in d.cam_xpos/cam_xmat, computed by kinematics.camlight)
+    ("cam_mode", "i", ("ncam",), "CAM_FIXED, CAM_TRACK, CAM_TRACKCOM, CAM_TARGETBODY(COM)"),
+    ("cam_bodyid", "i", ("ncam",), "id of the body the camera is attached to"),
+    ("cam_targetbodyid", "i", ("ncam",), "id of the target body, -1: none"),
+    ("cam_pos", "f", ("ncam", 3), "position relative to the body frame"),
+    ("cam_quat", "f", ("ncam", 4), "orientation relative to the body frame"),
+    ("cam_poscom0", "f", ("ncam", 3), "world position relative to the subtree com at qpos0"),
+    ("cam_pos0", "f", ("ncam", 3), "world position relative to the body at qpos0"),
+    ("cam_mat0", "f", ("ncam", 9), "world orientation at qpos0"),
+    ("cam_projection", "i", ("ncam",), "0 perspective, 1 orthographic (mjtProjection)"),
+    ("cam_fovy", "f", ("ncam",), "vertical field of view: degrees (perspective), length "
+     "(orthographic)"),
+    ("cam_ipd", "f", ("ncam",), "inter-pupillary distance"),
+    ("cam_resolution", "i", ("ncam", 2), "resolution in pixels: width, height"),
+    ("cam_sensorsize", "f", ("ncam", 2), "sensor size (length; single precision as MuJoCo)"),
+    ("cam_intrinsic", "f", ("ncam", 4), "focal length x, y and principal point x, y "
+     "(length; single precision as MuJoCo)"),
+    # materials (MJCF <material>: the color; textures are not loaded)
+    ("mat_rgba", "f", ("nmat", 4), "color; its alpha also decides ray visibility"),
     # meshes (vertices in the mesh's inertial frame, as MuJoCo stores them)
     ("mesh_vertadr", "i", ("nmesh",), "first vertex address"),
     ("mesh_vertnum", "i", ("nmesh",), "number of vertices"),
@@ -322,6 +347,8 @@ DATA_FIELDS = (
     ("geom_xmat", "f", ("ngeom", 9), "Cartesian geom orientation"),
     ("site_xpos", "f", ("nsite", 3), "Cartesian site position"),
     ("site_xmat", "f", ("nsite", 9), "Cartesian site orientation"),
+    ("cam_xpos", "f", ("ncam", 3), "Cartesian camera position (after com_pos: mj_camlight)"),
+    ("cam_xmat", "f", ("ncam", 9), "Cartesian camera orientation"),
     # position dependent: com_pos
     ("subtree_com", "f", ("nbody", 3), "center of mass of each subtree"),
     ("cinert", "f", ("nbody", 10), "com-based body inertia and mass (MuJoCo layout)"),
@@ -738,6 +765,14 @@ class Model:
     def actuator(self, name):
         """Id of the actuator named `name`."""
         return self.id("actuator", name)
+
+    def camera(self, name):
+        """Id of the camera named `name`."""
+        return self.id("camera", name)
+
+    def material(self, name):
+        """Id of the material named `name`."""
+        return self.id("material", name)
 
     @property
     def sizes(self):

@@ -2,15 +2,14 @@
 
 A ray p + x v, x ≥ 0, meets a geom's surface at the smallest non-negative x; `ray` returns
 that x over all geoms (−1 if none) and the geom hit (−1). As mj_ray does, it skips the geoms
-of the body `bodyexclude`, invisible geoms (rgba alpha 0), the geoms of bodies welded to the
+of the body `bodyexclude`, invisible geoms (alpha 0: the alpha of the geom's material when it
+has one, else of its rgba, as mj_ray reads it), the geoms of bodies welded to the
 world when `include_static` is false, and geoms whose group (clamped to 0…5) is off in
 `geomgroup`. Planes are hit from their front side only, within their rendered rectangle
 (a non-positive size is infinite); meshes are hit on their triangles (all of them, after
 MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fields and SDF
 geoms are not modelled by jointspace. Like mj_ray it tests each geom in turn (O(ngeom) per
-ray, no broadphase). One difference: a geom's visibility is its own rgba alpha, as
-jointspace does not load materials (MuJoCo reads the alpha of a geom's material instead
-when it has one).
+ray, no broadphase).
 
 The rangefinder sensor casts from its site along the site's +z axis, excluding the site's
 own body (jointspace.sensor); `js.ray` is the public form.
@@ -261,7 +260,10 @@ def ray_kernel(m, d, pnt, vec, geomgroup, include_static, bodyexclude):
     best, hit = -1.0, -1
     for g in range(m.ngeom):
         b = m.geom_bodyid[g]
-        if b == bodyexclude or m.geom_rgba[g, 3] == 0.0:
+        if b == bodyexclude:
+            continue
+        mat = m.geom_matid[g]  # invisible: alpha 0, the material's when the geom has one
+        if (m.mat_rgba[mat, 3] if mat >= 0 else m.geom_rgba[g, 3]) == 0.0:
             continue
         if not include_static and m.body_weldid[b] == 0:
             continue

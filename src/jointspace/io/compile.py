@@ -392,7 +392,7 @@ class _Compiler:
         self.process_meshes()
         nbody = len(self.bodies)
         names = {k: [] for k in ("body", "joint", "geom", "site", "actuator", "mesh", "equality",
-                                 "pair", "sensor", "key")}
+                                 "pair", "sensor", "key", "camera", "material")}
         sources = {k: {} for k in names}
 
         def add_name(kind, name, elem):
@@ -405,7 +405,9 @@ class _Compiler:
 
         A = {}  # arrays by field name
         body_rows = []
-        jnt_rows, geom_rows, site_rows = [], [], []
+        jnt_rows, geom_rows, site_rows, cam_rows = [], [], [], []
+        for mat in spec.materials:
+            add_name("material", mat.name, mat)
         nq = nv = 0
         dof_rows = []
         qpos0, qpos_spring = [], []
@@ -504,7 +506,7 @@ class _Compiler:
                                       solmix=g.solmix, solref=g.solref, solimp=g.solimp,
                                       size=size, aabb=aabb, rbound=rbound, pos=gpos, quat=gquat,
                                       friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba,
-                                      fluid=geom_fluid(g, size)))
+                                      fluid=geom_fluid(g, size), matid=self.material_id(g)))
             for s in b.sites:
                 add_name("site", s.name, s)
                 if s.type not in _SITE:
@@ -513,6 +515,9 @@ class _Compiler:
                                       size=np.resize(np.asarray(s.size, dtype=np.float64), 3),
                                       pos=_check_finite(s.pos, "site pos", s).reshape(3),
                                       quat=frames.quat_normalize(s.quat)))
+            for c in b.cameras:
+                add_name("camera", c.name, c)
+                cam_rows.append(camera_row(c, i, spec.znear))
             if i == 0:
                 mass, ipos, iquat, inertia = 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
             else:
@@ -580,11 +585,21 @@ class _Compiler:
         table("geom_", geom_rows, ("type", "contype", "conaffinity", "condim", "bodyid",
                                    "dataid", "group", "priority", "solmix", "solref", "solimp",
                                    "size", "aabb", "rbound", "pos", "quat", "friction", "margin",
-                                   "gap", "rgba", "fluid"), ngeom,
+                                   "gap", "rgba", "fluid", "matid"), ngeom,
               dict(solref=(2,), solimp=(5,), size=(3,), aabb=(6,), pos=(3,), quat=(4,),
                    friction=(3,), rgba=(4,), fluid=(12,)))
         table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
               dict(size=(3,), pos=(3,), quat=(4,)))
+        for r, c in zip(cam_rows, [c for b in self.bodies for c in b.cameras]):
+            r["targetbodyid"] = self.body_id(names["body"], c.target, c) if c.target else -1
+        table("cam_", cam_rows, ("mode", "bodyid", "targetbodyid", "pos", "quat", "projection",
+                                 "fovy", "ipd", "resolution", "sensorsize", "intrinsic"),
+              len(cam_rows), dict(pos=(3,), quat=(4,), resolution=(2,), sensorsize=(2,),
+                                  intrinsic=(4,)))
+        for k, shape in (("poscom0", (3,)), ("pos0", (3,)), ("mat0", (9,))):
+            A["cam_" + k] = np.zeros((len(cam_rows),) + shape)  # set by mass_constants
+        A["mat_rgba"] = np.array([m.rgba for m in spec.materials],
+                                 dtype=np.float64).reshape(len(spec.materials), 4)
 
         # sparse M layout (MuJoCo): row i stores M[i, i], M[i, parent(i)], M[i, parent²(i)], …
         madr, mcol = [], []
@@ -636,12 +651,30 @@ class _Compiler:
                      nhullpolyvert=len(A["hullpoly_vert"]), na=na, nmocap=nmocap,
                      nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
                      nsensor=len(spec.sensors), nsensordata=nsensordata,
+                     ncam=len(cam_rows), nmat=len(spec.materials),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
                           or default_njmax(A, sizes["nconmax"]))
         model = T.Model(sizes, A, names, warnings=self.warnings, source=spec.source)
         self.finish(model)
         return model
+
+    def material_id(self, g):
+        """geom_matid: the index of the geom's material, -1 when it has none."""
+        if not g.material:
+            return -1
+        for k, mat in enumerate(self.spec.materials):
+            if mat.name == g.material:
+                return k
+        raise ModelError(f"geom refers to unknown material {g.material!r}{_where(g)}; add "
+                         f"<material name='{g.material}'> to <asset> or fix the name")
+
+    @staticmethod
+    def body_id(body_names, name, c):
+        if name not in body_names:
+            raise ModelError(f"camera {c.name!r}: target={name!r} names no body{_where(c)}; "
+                             f"fix the name")
+        return body_names.index(name)
 
     def lookup(self, kind, name, elem, what):
         if not name:
@@ -719,7 +752,10 @@ class _Compiler:
                 dim = sens.dim
                 datatype = ("real", "positive", "axis", "quaternion").index(sens.datatype)
                 stage = ("pos", "vel", "acc").index(sens.needstage) + 1
-            intprm = (1, 0, 0) if kind == "rangefinder" else (0, 0, 0)
+            intprm = (0, 0, 0)
+            if kind == "rangefinder":  # data fields bitmask (RAYDATA order), their sizes
+                intprm = (sens.intprm[0] or 1, 0, 0)
+                dim = sum(n for k, n in enumerate(SN.RAYDATA_SIZE) if intprm[0] >> k & 1)
             if kind == "contact":
                 dim, intprm = sens.dim, sens.intprm
                 # forces and torques (and reductions by force) need the acceleration stage
@@ -757,9 +793,6 @@ class _Compiler:
         if not kind and not name:
             return 0, -1
         if kind not in _SENSOR_OBJTYPES:
-            if kind == "camera":
-                raise ModelError(f"{label}: {which}type 'camera': jointspace does not load "
-                                 f"cameras yet; use a site at the camera's pose{_where(sens)}")
             raise ModelError(f"{label}: unknown {which}type {kind!r}; use one of "
                              f"{', '.join(_SENSOR_OBJTYPES)}{_where(sens)}")
         table = "body" if kind == "xbody" else kind
@@ -1034,8 +1067,56 @@ _SENSOR_TABLE = {
 }
 _SENSOR_OBJTYPES = {"body": SN.OBJ_BODY, "xbody": SN.OBJ_XBODY, "joint": SN.OBJ_JOINT,
                     "geom": SN.OBJ_GEOM, "site": SN.OBJ_SITE, "actuator": SN.OBJ_ACTUATOR,
+                    "camera": SN.OBJ_CAMERA,
                     "tendon": 18}
 COMPUTED = SN.COMPUTED
+
+
+_CAM_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
+
+
+def camera_row(c, bodyid, znear):
+    """cam_* values of one CameraSpec, intrinsics as MuJoCo's compiler sets them.
+
+    MuJoCo keeps sensor size and intrinsics in single precision: with a sensor size,
+    intrinsic = focal (or focalpixel / pixel density) and principal likewise, and
+    fovy = atan2(sensorsize_y / 2, focal_y) in degrees; without one the focal lengths are
+    the near clipping distance (<visual><map znear>).
+    """
+    f32 = np.float32
+    where = _where(c)
+    if c.mode not in _CAM_MODES:
+        raise ModelError(f"camera mode {c.mode!r} is not one of {', '.join(_CAM_MODES)}{where}")
+    fovy = float(c.fovy)
+    if fovy >= 180:
+        raise ModelError(f"camera {c.name!r}: fovy={fovy} is too large (it must be below "
+                         f"180 degrees){where}")
+    res = [int(r) for r in c.resolution]
+    ss = [f32(v) for v in c.sensorsize]
+    has_intrinsic = any(v != 0 for v in (*c.focal, *c.focalpixel, *c.principal,
+                                         *c.principalpixel))
+    has_sensorsize = ss[0] > 0 and ss[1] > 0
+    if has_intrinsic and not has_sensorsize:
+        raise ModelError(f"camera {c.name!r}: focal/principal need sensorsize{where}; give "
+                         f"sensorsize='width height'")
+    if has_sensorsize and (res[0] <= 0 or res[1] <= 0):
+        raise ModelError(f"camera {c.name!r}: sensorsize needs a positive resolution, got "
+                         f"resolution={tuple(res)}{where}")
+    if has_sensorsize:
+        density = [f32(res[k]) / ss[k] for k in range(2)]
+        intr = [f32(c.focalpixel[k]) / density[k] if c.focalpixel[k] else f32(c.focal[k])
+                for k in range(2)]
+        intr += [f32(c.principalpixel[k]) / density[k] if c.principalpixel[k]
+                 else f32(c.principal[k]) for k in range(2)]
+        fovy = float(np.arctan2(ss[1] / f32(2), intr[1])) * 360.0 / math.pi
+    else:
+        intr = [f32(znear), f32(znear), f32(0), f32(0)]
+    return dict(mode=_CAM_MODES.index(c.mode), bodyid=bodyid,
+                pos=_check_finite(c.pos, "camera pos", c).reshape(3),
+                quat=frames.quat_normalize(_check_finite(c.quat, "camera quat", c)),
+                projection=int(c.projection == "orthographic"), fovy=fovy, ipd=float(c.ipd),
+                resolution=res, sensorsize=[float(v) for v in ss],
+                intrinsic=[float(v) for v in intr])
 
 
 def _normalized(q):

@@ -4,12 +4,13 @@ The loader follows MuJoCo's compiler for the subset of MJCF that real models use
 options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
 inheritance and `childclass`, `<include>`, `<frame>`, bodies, joints, geoms, sites, meshes,
 actuators (motor, position, velocity, general), equality constraints, contact pairs and
-exclusions, sensors, keyframes and `<size nuserdata nkey>`. Frames are resolved here (euler,
-axisangle, xyaxes, zaxis, fromto) so the compiler sees plain `pos`/`quat` relative to the
-parent body, in radians.
+exclusions, sensors, keyframes and `<size nuserdata nkey>`, cameras, materials (their
+color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are resolved here
+(euler, axisangle, xyaxes, zaxis, fromto) so the compiler sees plain `pos`/`quat` relative
+to the parent body, in radians.
 
 Elements that jointspace does not model and whose absence leaves the physics unchanged
-(visual, camera, light, texture, material, ...) are skipped and listed in
+(texture, statistic, custom, ...) are skipped and listed in
 one `JointspaceWarning` per document; elements and attributes whose absence would change
 the physics silently (actuated tendons, composites, plugins, gravity compensation, ...) raise
 `ModelError`. Every message names the file, the line and the element
@@ -34,12 +35,14 @@ from jointspace.io.spec import (
     DEFAULT_SOLREF,
     ActuatorSpec,
     BodySpec,
+    CameraSpec,
     EqualitySpec,
     ExcludeSpec,
     GeomSpec,
     InertialSpec,
     JointSpec,
     KeySpec,
+    MaterialSpec,
     MeshSpec,
     ModelSpec,
     PairSpec,
@@ -134,6 +137,7 @@ _ORIENT_KEYS = tuple(_ORIENT)
 _SOLREF = _f(2, 1)
 _SOLIMP = _f(5, 1)
 
+_CAM_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
 _GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh",
                "sdf")
 _JOINT_TYPES = ("free", "ball", "slide", "hinge")
@@ -178,6 +182,18 @@ _TABLES = {
         "name": _S, "class": _S, "geom1": _S, "geom2": _S, "condim": _I,
         "friction": _f(5, 1), "solref": _SOLREF, "solreffriction": _SOLREF,
         "solimp": _SOLIMP, "margin": _f(), "gap": _f(),
+    },
+    "camera": {
+        "name": _S, "class": _S, "mode": _k(*_CAM_MODES), "target": _S,
+        "projection": _k("perspective", "orthographic"), "fovy": _f(), "ipd": _f(),
+        "resolution": ("i", 2, 2), "output": _S, "sensorsize": _f(2), "focal": _f(2),
+        "focalpixel": _f(2), "principal": _f(2), "principalpixel": _f(2), "pos": _f(3),
+        **_ORIENT, "user": _S,
+    },
+    "material": {
+        "name": _S, "class": _S, "texture": _S, "texrepeat": _f(2), "texuniform": _B,
+        "emission": _f(), "specular": _f(), "shininess": _f(), "reflectance": _f(),
+        "metallic": _f(), "roughness": _f(), "rgba": _f(4),
     },
     "actuator": {
         "name": _S, "class": _S, "group": _I, "ctrllimited": _L, "forcelimited": _L,
@@ -270,12 +286,23 @@ _BASE = {
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
     "tendon": {"_physical": None},
+    "camera": {"mode": "fixed", "target": "", "projection": "perspective", "fovy": 45.0,
+               "ipd": 0.068, "resolution": (1, 1), "sensorsize": (0.0, 0.0),
+               "focal": (0.0, 0.0), "focalpixel": (0.0, 0.0), "principal": (0.0, 0.0),
+               "principalpixel": (0.0, 0.0), "pos": (0.0, 0.0, 0.0)},
+    "material": {"rgba": (1.0, 1.0, 1.0, 1.0)},
 }
 _TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
                     "springlength", "armature")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
-_SKIP_TOP = {"visual", "statistic", "custom", "extension"}
+_SKIP_TOP = {"statistic", "custom", "extension"}
+# <visual> children: rendering settings, read without a warning (map znear sets the focal
+# length of cameras without intrinsics, as MuJoCo's compiler takes it)
+_VISUAL_CHILDREN = {"global", "quality", "headlight", "map", "scale", "rgba"}
+_LIGHT_ATTRS = {"name", "class", "mode", "target", "type", "directional", "castshadow",
+                "active", "pos", "dir", "attenuation", "cutoff", "exponent", "ambient",
+                "diffuse", "specular", "bulbradius", "intensity", "range", "texture"}
 # sensor elements: the attribute naming the sensed object and that object's kind; frame,
 # user and energy sensors name theirs with objtype/objname or not at all
 _SENSOR_OBJECT = {
@@ -298,6 +325,7 @@ _SENSOR_OBJECT = {
 # contact sensor: MuJoCo's data fields (bit order, sizes) and reduce keywords
 _CONDATA = {"found": 1, "force": 3, "torque": 3, "dist": 1, "pos": 3, "normal": 3,
             "tangent": 3}
+_RAYDATA = ("dist", "dir", "origin", "point", "normal", "depth")  # mjtRayDataField order
 _CONREDUCE = ("none", "mindist", "maxforce", "netforce")
 _SENSOR_REFUSED = {
     "tactile": "tactile sensors need signed-distance meshes",
@@ -316,8 +344,7 @@ _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0)
 _SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
                   "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                   "nuser_sensor"}
-_SKIP_ASSET = {"texture", "material", "hfield", "skin", "model"}
-_SKIP_BODY = {"camera", "light"}
+_SKIP_ASSET = {"texture", "hfield", "skin", "model"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
     "flexcomp": "a flexcomp generates deformable flex bodies",
@@ -485,7 +512,7 @@ class _Loader:
             sections.setdefault(child.tag, []).append(child)
         known = {"compiler", "option", "default", "asset", "worldbody", "contact",
                  "equality", "actuator", "tendon", "deformable", "keyframe",
-                 "size", "sensor"} | _SKIP_TOP
+                 "size", "sensor", "visual"} | _SKIP_TOP
         for child in root.children:
             if child.tag not in known:
                 raise ModelError(f"{child.where()}: unknown MJCF element <{child.tag}> in "
@@ -495,6 +522,8 @@ class _Loader:
         for node in sections.get("option", []):
             self._option(node)
         self.classes["main"] = _Class("main")
+        for node in sections.get("visual", []):
+            self._visual(node)
         for node in sections.get("default", []):
             self._default(node, None)
         for node in sections.get("asset", []):
@@ -863,7 +892,8 @@ class _Loader:
                                  f"class; the enclosing <default> is their class")
             if tag == "default":
                 nested.append(child)
-            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair"):
+            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair", "camera",
+                         "material"):
                 self._apply(child, tag, cls.attrs[tag])
                 cls.attrs[tag].pop("name", None)
             elif tag == "tendon":
@@ -877,6 +907,8 @@ class _Loader:
             elif tag in _ACT_ATTRS:
                 self._actuator_params(child, cls.attrs["actuator"], tag, cls)
                 cls.attrs["actuator"].pop("name", None)
+            elif tag == "light":
+                self._check_attrs(child, _LIGHT_ATTRS)
             else:
                 self._skip(child)
         return cls, nested
@@ -888,11 +920,57 @@ class _Loader:
         for child in node.children:
             if child.tag == "mesh":
                 self._mesh(child)
+            elif child.tag == "material":
+                self._material(child)
             elif child.tag in _SKIP_ASSET:
                 self._skip(child)
             else:
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <asset>;"
                                  f" check the spelling")
+
+    def _material(self, node):
+        """<material>: its name and color (MaterialSpec); a texture is not loaded."""
+        vals = dict(self._class_of(node, "main").attrs["material"])
+        self._apply(node, "material", vals)
+        for child in node.children:
+            if child.tag != "layer":
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
+                                 f"<material>; only <layer> is allowed")
+            self._skip(child)
+        if "texture" in node.attrib:
+            self.skipped.setdefault("texture", node.where())
+        name = vals.get("name", "")
+        if not name:
+            raise ModelError(f"{node.where()}: a material needs a name")
+        if any(m.name == name for m in self.spec.materials):
+            raise ModelError(f"{node.where()}: material {name!r} is defined twice; rename one")
+        self.spec.materials.append(MaterialSpec(name=name, rgba=tuple(vals["rgba"]),
+                                                source=node.where()))
+
+    def _visual(self, node):
+        """<visual>: rendering settings; <map znear> is kept (cameras' default focal length)."""
+        self._check_attrs(node, set())
+        for child in node.children:
+            if child.tag not in _VISUAL_CHILDREN:
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
+                                 f"<visual>; use one of {', '.join(sorted(_VISUAL_CHILDREN))}")
+            if child.tag == "map" and "znear" in child.attrib:
+                self.spec.znear = self._parse_value(child, "znear", _f())
+
+    def _camera(self, node, childclass, xf):
+        """<camera>: a CameraSpec; intrinsics are checked and completed by the compiler."""
+        v = dict(self._class_of(node, childclass).attrs["camera"])
+        self._apply(node, "camera", v)
+        where = node.where()
+        pos, quat = _compose(xf, np.array(v["pos"], dtype=np.float64),
+                             self._orientation(node, v["_orient"]))
+        return CameraSpec(
+            name=v.get("name", ""), pos=pos, quat=quat, mode=v["mode"], target=v["target"],
+            projection=v["projection"], fovy=v["fovy"], ipd=v["ipd"],
+            resolution=tuple(v["resolution"]), sensorsize=tuple(v["sensorsize"]),
+            focal=tuple(v["focal"]), focalpixel=tuple(v["focalpixel"]),
+            principal=tuple(v["principal"]), principalpixel=tuple(v["principalpixel"]),
+            source=where)
 
     def _mesh(self, node):
         cls = self._class_of(node, "main")
@@ -1017,8 +1095,10 @@ class _Loader:
                 inertial = self._inertial(child)
                 if self.spec.inertiafromgeom != "true":
                     body.inertial = inertial
-            elif tag in _SKIP_BODY:
-                self._skip(child)
+            elif tag == "camera":
+                body.cameras.append(self._camera(child, childclass, xf))
+            elif tag == "light":
+                self._check_attrs(child, _LIGHT_ATTRS)  # lighting: read, nothing to keep
             elif tag in _ERROR_BODY:
                 raise ModelError(f"{child.where()}: <{tag}> is not supported by jointspace "
                                  f"({_ERROR_BODY[tag]}); expand it into plain bodies or use "
@@ -1222,7 +1302,8 @@ class _Loader:
             condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
             solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],
             gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]),
-            fluidshape=v["fluidshape"], fluidcoef=tuple(v["fluidcoef"]), source=where)
+            material=v.get("material") or "", fluidshape=v["fluidshape"],
+            fluidcoef=tuple(v["fluidcoef"]), source=where)
 
     def _check_size(self, node, gtype, size):
         """MuJoCo's size checks: the sizes a type uses must be positive."""
@@ -1589,9 +1670,9 @@ class _Loader:
                 sens.objname = self._get(child, attr, _S, "")
                 if not sens.objname:
                     if tag == "rangefinder" and "camera" in child.attrib:
-                        raise ModelError(f"{child.where()}: rangefinders on cameras are not "
-                                         f"supported (jointspace does not load cameras); "
-                                         f"attach it to a site")
+                        raise ModelError(f"{child.where()}: rangefinders on cameras (depth "
+                                         f"images) are not supported by jointspace; attach "
+                                         f"it to a site")
                     raise ModelError(f"{child.where()}: <{tag}> needs the attribute {attr}= "
                                      f"naming its {obj[1]}")
             elif tag == "contact":
@@ -1612,12 +1693,13 @@ class _Loader:
                 sens.refname = self._get(child, "refname", _S, "")
                 if tag == "insidesite":
                     sens.reftype, sens.refname = "site", self._get(child, "site", _S, "")
-            if tag == "camprojection" and not child.attrib.get("camera"):
-                raise ModelError(f"{child.where()}: <camprojection> needs the attribute "
-                                 f"camera= naming the camera it projects into")
-            if tag == "rangefinder" and child.attrib.get("data", "dist").split() != ["dist"]:
-                raise ModelError(f"{child.where()}: rangefinder data other than 'dist' is not "
-                                 f"supported by jointspace; remove the data attribute")
+            if tag == "camprojection":
+                if not child.attrib.get("camera"):
+                    raise ModelError(f"{child.where()}: <camprojection> needs the attribute "
+                                     f"camera= naming the camera it projects into")
+                sens.reftype, sens.refname = "camera", child.attrib["camera"]
+            if tag == "rangefinder":
+                sens.intprm = (self._ray_data(child), 0, 0)
             if tag == "user":
                 sens.dim = self._get(child, "dim", _I, 0)
                 sens.datatype = self._get(child, "datatype",
@@ -1627,6 +1709,24 @@ class _Loader:
                     raise ModelError(f"{child.where()}: a user sensor needs dim= (a positive "
                                      f"number of values)")
             self.spec.sensors.append(sens)
+
+    def _ray_data(self, child):
+        """A rangefinder's data fields as a bitmask in _RAYDATA order (default: dist)."""
+        fields = child.attrib.get("data", "dist").split()
+        for f in fields:
+            if f not in _RAYDATA:
+                raise ModelError(f"{child.where()}: attribute data={child.attrib['data']!r}: "
+                                 f"unknown rangefinder data field {f!r}; use "
+                                 f"{', '.join(_RAYDATA)}")
+        if "normal" in fields:
+            raise ModelError(f"{child.where()}: rangefinder data 'normal' (the surface normal "
+                             f"at the hit) is not computed by jointspace; remove it")
+        idx = [_RAYDATA.index(f) for f in fields]
+        if not idx or any(j <= i for i, j in zip(idx, idx[1:])):
+            raise ModelError(f"{child.where()}: attribute data={child.attrib.get('data')!r}: "
+                             f"rangefinder data fields must be distinct and in the order "
+                             f"{', '.join(_RAYDATA)}")
+        return sum(1 << i for i in idx)
 
     def _contact_sensor(self, child, sens):
         """<contact> sensor: match criteria, data fields, reduce and num (MuJoCo 3.3+)."""
@@ -1697,6 +1797,8 @@ class _Loader:
             if name not in table:
                 raise ModelError(f"{src}: unknown {what} {name!r}; check the name")
 
+        materials = {m.name for m in self.spec.materials}
+        cameras = set()
         stack = [self.spec.world]
         while stack:
             b = stack.pop()
@@ -1704,6 +1806,15 @@ class _Loader:
             for g in b.geoms:
                 if g.type == "mesh":
                     need(g.mesh, meshes, "mesh", g.source)
+                if g.material:
+                    need(g.material, materials, "material", g.source)
+            for c in b.cameras:
+                cameras.add(c.name)
+                if c.target:
+                    need(c.target, bodies, "camera target body", c.source)
+        for sens in self.spec.sensors:
+            if sens.reftype == "camera":
+                need(sens.refname, cameras, "camera", sens.source)
         for eq in self.spec.equalities:
             table, what = (joints, "joint") if eq.type == "joint" else (bodies, "body")
             need(eq.obj1, table, what, eq.source)

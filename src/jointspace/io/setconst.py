@@ -16,7 +16,7 @@ import numpy as np
 from jointspace.actuation import transmission
 from jointspace.dynamics.crba import crb_stage, dense_from_sparse
 from jointspace.errors import JointspaceWarning
-from jointspace.kinematics import jac_point, kinematics_com_pos
+from jointspace.kinematics import camlight, jac_point, kinematics_com_pos
 from jointspace.types import (
     EQ_CONNECT,
     EQ_JOINT,
@@ -94,6 +94,12 @@ def mass_constants(m):
     kinematics_com_pos(m._s, d._s)
     crb_stage(m._s, d._s)
     o.dof_M0[:] = d.qM[m.dof_Madr]
+    if m.ncam:  # camera offsets at qpos0, every camera posed as fixed (mj_setConst)
+        camlight(m._s, d._s, True)
+        b, t = m.cam_bodyid, m.cam_targetbodyid
+        o.cam_pos0[:] = d.cam_xpos - d.xpos[b]
+        o.cam_poscom0[:] = d.cam_xpos - d.subtree_com[np.where(t >= 0, t, b)]
+        o.cam_mat0[:] = d.cam_xmat
     return d
 
 

@@ -144,6 +144,7 @@ class GeomSpec:
     gap: float = 0.0
     group: int = 0
     rgba: tuple = (0.5, 0.5, 0.5, 1.0)
+    material: str = ""
     fluidshape: str = "none"
     fluidcoef: tuple = (0.5, 0.25, 1.5, 1.0, 1.0)
     source: str = ""
@@ -164,6 +165,42 @@ class SiteSpec:
 
 
 @dataclass
+class CameraSpec:
+    """A camera attached to a body (MJCF <camera>), MuJoCo's mjsCamera fields.
+
+    `mode` is fixed, track, trackcom, targetbody or targetbodycom (`target` names the body
+    the last two look at); `fovy` is in degrees (perspective) or length (orthographic);
+    `sensorsize`, `focal`/`focalpixel` and `principal`/`principalpixel` are the intrinsics
+    that, when a sensor size is given, replace fovy (as MuJoCo's compiler does).
+    """
+
+    name: str = ""
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    mode: str = "fixed"
+    target: str = ""
+    projection: str = "perspective"
+    fovy: float = 45.0
+    ipd: float = 0.068
+    resolution: tuple = (1, 1)
+    sensorsize: tuple = (0.0, 0.0)
+    focal: tuple = (0.0, 0.0)
+    focalpixel: tuple = (0.0, 0.0)
+    principal: tuple = (0.0, 0.0)
+    principalpixel: tuple = (0.0, 0.0)
+    source: str = ""
+
+
+@dataclass
+class MaterialSpec:
+    """A material asset (MJCF <material>): its color (textures are not loaded)."""
+
+    name: str = ""
+    rgba: tuple = (1.0, 1.0, 1.0, 1.0)
+    source: str = ""
+
+
+@dataclass
 class BodySpec:
     """A rigid body, its pose relative to its parent, and what is attached to it.
 
@@ -178,6 +215,7 @@ class BodySpec:
     joints: list = field(default_factory=list)
     geoms: list = field(default_factory=list)
     sites: list = field(default_factory=list)
+    cameras: list = field(default_factory=list)
     children: list = field(default_factory=list)
     mocap: bool = False
     gravcomp: float = 0.0
@@ -360,6 +398,8 @@ class ModelSpec:
     excludes: list = field(default_factory=list)
     sensors: list = field(default_factory=list)
     keys: list = field(default_factory=list)
+    materials: list = field(default_factory=list)
+    znear: float = 0.01  # <visual><map znear>: the focal length of cameras without intrinsics
     nuserdata: int = 0
     balanceinertia: bool = False
     boundmass: float = 0.0

@@ -1,12 +1,15 @@
 """Offscreen software renderer: flat-shaded triangles with a z-buffer, no display, no GPU.
 
 `render(m, d)` draws the model's geoms posed by d (see `scene.Scene`) through an orbit
-`Camera`: vertices are moved to the camera frame and projected with a pinhole model; each
-triangle gets one color (Lambert shading from a key light and a headlight, both sides lit);
-the compiled kernel `_rasterize` fills pixels whose centers the triangle covers and keeps
-the nearest (largest 1/z, which is affine in screen space). The image is drawn at twice the
-resolution and averaged down (2×2 supersampling against jagged edges). Contact points with
-their normal forces, body frames and the center of mass can be drawn on top.
+`Camera` or one of the model's cameras (named: its pose cam_xpos/cam_xmat, looking along
+its −z axis with x right and y up, and its fovy; orthographic cameras project in parallel
+over fovy meters of height): vertices are moved to the camera frame and projected with a
+pinhole model; each triangle gets one color (Lambert shading from a key light and a
+headlight, both sides lit); the compiled kernel `_rasterize` fills pixels whose centers the
+triangle covers and keeps the nearest (largest 1/z, which is affine in screen space). The
+image is drawn at twice the resolution and averaged down (2×2 supersampling against jagged
+edges). Contact points with their normal forces, body frames and the center of mass can be
+drawn on top.
 """
 
 from __future__ import annotations
@@ -190,7 +193,8 @@ def render(m, d, *, width=640, height=480, camera=None, scene=None, contacts=Fal
             contacts need `forward` or `step` (they read d.contact_* and d.efc_force).
         width: image width in pixels.
         height: image height in pixels.
-        camera: a `Camera` (default: orbit camera tracking the center of mass).
+        camera: a `Camera` (default: orbit camera tracking the center of mass), or the name
+            or id of one of the model's cameras (MJCF <camera>), posed by d's state.
         scene: a `Scene` of m, to reuse its tessellation across frames.
         contacts: draw contact points and their normal forces (length ∝ force, the model's
             weight drawn as half its size).
@@ -204,8 +208,12 @@ def render(m, d, *, width=640, height=480, camera=None, scene=None, contacts=Fal
     _check_size(width, height, supersample)
     scene = scene if scene is not None else Scene(m)
     camera = camera if camera is not None else Camera()
-    target = camera.lookat if camera.lookat is not None else default_target(m, d, scene)
-    eye, rot = camera.frame(target, scene.extent)
+    if isinstance(camera, Camera):
+        target = camera.lookat if camera.lookat is not None else default_target(m, d, scene)
+        eye, rot = camera.frame(target, scene.extent)
+        fovy, ortho = camera.fovy, False
+    else:
+        eye, rot, fovy, ortho = model_camera(m, d, camera)
 
     verts = [scene.world_vertices(d)]
     faces = [scene.face]
@@ -227,11 +235,17 @@ def render(m, d, *, width=640, height=480, camera=None, scene=None, contacts=Fal
     color = shade(world[face], rgba, rot[2])
 
     w, h = width * supersample, height * supersample
-    f = 0.5 * h / math.tan(math.radians(camera.fovy) / 2)
     xy = np.empty(tri.shape[:2] + (2,))
-    xy[..., 0] = 0.5 * w + f * tri[..., 0] / tri[..., 2]
-    xy[..., 1] = 0.5 * h - f * tri[..., 1] / tri[..., 2]
-    invz = 1.0 / tri[..., 2]
+    if ortho:  # parallel projection of fovy meters onto the image height; depth key max − z
+        f = h / fovy
+        xy[..., 0] = 0.5 * w + f * tri[..., 0]
+        xy[..., 1] = 0.5 * h - f * tri[..., 1]
+        invz = (tri[..., 2].max() + 1.0 if tri.size else 1.0) - tri[..., 2]
+    else:
+        f = 0.5 * h / math.tan(math.radians(fovy) / 2)
+        xy[..., 0] = 0.5 * w + f * tri[..., 0] / tri[..., 2]
+        xy[..., 1] = 0.5 * h - f * tri[..., 1] / tri[..., 2]
+        invz = 1.0 / tri[..., 2]
 
     img = np.empty((h, w, 3))
     _fill_sky(img, SKY_TOP, SKY_BOTTOM)
@@ -241,6 +255,25 @@ def render(m, d, *, width=640, height=480, camera=None, scene=None, contacts=Fal
     out = np.empty((height, width, 3), dtype=np.uint8)
     _resolve(img, supersample, out)
     return out
+
+
+def model_camera(m, d, camera):
+    """(eye, rows right/up/forward, fovy, orthographic) of the model's camera `camera`.
+
+    The pose is d's: the position stage's camera poses (kinematics, com_pos, camlight) are
+    recomputed from d.qpos first, so a Data after `kinematics` alone renders right too.
+    """
+    from jointspace._numba.entry import check_pair
+    from jointspace.kinematics import camlight, kinematics_com_pos
+
+    check_pair(m, d, "render")
+    c = m.camera(camera)
+    kinematics_com_pos(m._s, d._s)
+    camlight(m._s, d._s, False)
+    R = np.asarray(d.cam_xmat[c], dtype=float).reshape(3, 3)
+    rot = np.stack([R[:, 0], R[:, 1], -R[:, 2]])
+    return (np.array(d.cam_xpos[c], dtype=float), rot, float(m.cam_fovy[c]),
+            int(m.cam_projection[c]) == 1)
 
 
 def _check_size(width, height, supersample):

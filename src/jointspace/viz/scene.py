@@ -107,6 +107,19 @@ def _plane(hx, hy, cell):
     return np.array(v, dtype=float), np.array(f, dtype=np.int64), np.array(dark)
 
 
+def geom_color(m, g):
+    """The rgba a geom is drawn with (MuJoCo's setMaterial, in single precision).
+
+    Its material's, unless its own rgba is not the default (0.5, 0.5, 0.5, 1) or it has no
+    material.
+    """
+    rgba = np.asarray(m.geom_rgba[g], dtype=float)
+    mat = int(m.geom_matid[g])
+    if mat >= 0 and np.all(rgba.astype(np.float32) == np.float32([0.5, 0.5, 0.5, 1.0])):
+        return np.asarray(m.mat_rgba[mat], dtype=float)
+    return rgba
+
+
 def geom_mesh(m, g):
     """Triangle mesh of geom g in its own frame.
 
@@ -114,7 +127,7 @@ def geom_mesh(m, g):
         (vertices (n, 3), faces (k, 3) int, face colors (k, 4) rgba), or None for a geom
         that is not drawn (height field, fully transparent).
     """
-    t, size, rgba = int(m.geom_type[g]), m.geom_size[g], m.geom_rgba[g]
+    t, size, rgba = int(m.geom_type[g]), m.geom_size[g], geom_color(m, g)
     if rgba[3] <= 0:
         return None
     shade = None

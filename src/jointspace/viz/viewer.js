@@ -103,6 +103,11 @@ function rodCorners(nu) {
   return out;
 }
 
+function orthographic(width, height, near, far) {
+  const nf = 1 / (near - far);
+  return [2 / width, 0, 0, 0, 0, 2 / height, 0, 0, 0, 0, 2 * nf, 0, 0, 0, (far + near) * nf, 1];
+}
+
 function perspective(fovy, aspect, near, far) {
   const f = 1 / Math.tan(fovy / 2), nf = 1 / (near - far);
   return [f / aspect, 0, 0, 0, 0, f, 0, 0, 0, 0, (far + near) * nf, -1,
@@ -217,13 +222,18 @@ async function main() {
     if (!dirty) return;
     dirty = false;
     if (document.getElementById("track").checked) cam.target = state.com.slice();
-    const f = forwardDir();
-    const eye = cam.target.map((t, i) => t - cam.distance * f[i]);
-    const right = normalize(cross(f, [0, 0, 1])), up = cross(right, f);
+    // a model camera (view --camera NAME) sends its eye, axes (right, up, forward), fovy
+    const mc = state.cam;
+    const f = mc ? mc.rot.slice(6, 9) : forwardDir();
+    const eye = mc ? mc.eye : cam.target.map((t, i) => t - cam.distance * f[i]);
+    const right = mc ? mc.rot.slice(0, 3) : normalize(cross(f, [0, 0, 1]));
+    const up = mc ? mc.rot.slice(3, 6) : cross(right, f);
     const view = [right[0], up[0], -f[0], 0, right[1], up[1], -f[1], 0,
                   right[2], up[2], -f[2], 0,
                   -dot(right, eye), -dot(up, eye), dot(f, eye), 1];
-    const proj = perspective(Math.PI / 4, w / h, 0.01 * extent, 200 * extent);
+    const proj = mc && mc.orthographic
+      ? orthographic(mc.fovy * w / h, mc.fovy, 0.01 * extent, 200 * extent)
+      : perspective((mc ? mc.fovy : 45) * Math.PI / 180, w / h, 0.01 * extent, 200 * extent);
     gl.viewport(0, 0, w, h);
     gl.clearColor(0.78, 0.83, 0.87, 1);
     gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);

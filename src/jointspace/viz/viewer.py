@@ -56,14 +56,23 @@ def scene_json(m, scene):
             "bodies": [n or f"body {b}" for b, n in enumerate(m.names["body"])]}
 
 
-def state_json(m, d, version):
-    """The pose the page draws: geom poses, contacts, body frames, center of mass."""
+def state_json(m, d, version, camera=None):
+    """The pose the page draws: geom poses, contacts, body frames, center of mass.
+
+    With `camera` (a model camera's name or id) also that camera's eye, axes and fovy.
+    """
     from jointspace.trajectory import contact_normal_forces
+    from jointspace.viz.raster import model_camera
 
     n = int(d.ncon[0])
     force = contact_normal_forces(m, d) if n else np.zeros(0)
     weight = float(m.body_mass.sum() * np.linalg.norm(m.opt.gravity)) or 1.0
-    return {"version": version, "time": float(d.time), "ncon": n,
+    extra = {}
+    if camera is not None:
+        eye, rot, fovy, ortho = model_camera(m, d, camera)
+        extra["cam"] = {"eye": _round(eye), "rot": _round(rot), "fovy": fovy,
+                        "orthographic": ortho}
+    return {**extra, "version": version, "time": float(d.time), "ncon": n,
             "geom_xpos": _round(d.geom_xpos), "geom_xmat": _round(d.geom_xmat),
             "xpos": _round(d.xpos), "xmat": _round(d.xmat),
             "com": _round(d.subtree_com[0]),
@@ -82,13 +91,14 @@ class Viewer:
     """
 
     def __init__(self, m, d=None, *, port=0, open_browser=True, show_contacts=False,
-                 show_frames=False, show_com=False, max_rate=60.0):
+                 show_frames=False, show_com=False, max_rate=60.0, camera=None):
         from jointspace.kinematics import kinematics
         from jointspace.types import make_data
 
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
             raise ValueError(f"view: argument port must be an integer 0 … 65535, got {port!r}")
         self.m = m
+        self.camera = None if camera is None else m.camera(camera)
         self.d = d if d is not None else make_data(m)
         if not np.any(self.d.geom_xmat):
             kinematics(m, self.d)
@@ -122,7 +132,7 @@ class Viewer:
             return
         self._last = now
         d = self.d if d is None else d
-        body = json.dumps(state_json(self.m, d, self._version + 1)).encode()
+        body = json.dumps(state_json(self.m, d, self._version + 1, self.camera)).encode()
         with self._lock:
             self._version += 1
             self._state = body
@@ -184,7 +194,7 @@ def _handler(viewer):
 
 
 def view(m, d=None, *, port=0, open_browser=True, show_contacts=False, show_frames=False,
-         show_com=False):
+         show_com=False, camera=None):
     """Open the browser viewer on the model posed by d; returns the running `Viewer`.
 
     Args:
@@ -197,12 +207,14 @@ def view(m, d=None, *, port=0, open_browser=True, show_contacts=False, show_fram
             checkbox for each of these three).
         show_frames: show the body frames at first.
         show_com: show the center of mass at first.
+        camera: the name or id of a model camera (MJCF <camera>) to look through; the mouse
+            then does not move the view (default: the orbit camera).
 
     Returns:
         The `Viewer` (`.url`, `.sync()`, `.close()`; also a context manager).
     """
     return Viewer(m, d, port=port, open_browser=open_browser, show_contacts=show_contacts,
-                  show_frames=show_frames, show_com=show_com)
+                  show_frames=show_frames, show_com=show_com, camera=camera)
 
 
 __all__ = ["Viewer", "scene_json", "state_json", "view"]
