@@ -93,7 +93,7 @@ CAMERAS = """<mujoco model="cameras">
   <camprojection name="hand_in_tc" site="hand" camera="tc"/>
   <framepos name="cam_pos" objtype="camera" objname="za"/>
   <framequat name="cam_quat" objtype="camera" objname="look" reftype="camera" refname="q"/>
-  <rangefinder name="rf_all" site="down" data="dist dir origin point depth"/>
+  <rangefinder name="rf_all" site="down" data="dist dir origin point normal depth"/>
   <rangefinder name="rf_some" site="up" data="dir point" cutoff="0.5"/>
   <rangefinder name="rf_dist" site="nose"/>
 </sensor>
@@ -169,6 +169,40 @@ def test_rangefinder_layout_and_material_visibility():
     assert js.sensor(m, d, "rf_all")[0] > 0
 
 
+@pytest.mark.parametrize("which", ["CONTACT", "MESHES"])
+def test_ray_normals_equal_mj_ray(which):
+    """The rangefinder's normal field, as mj_ray's normal output.
+
+    Every primitive (CONTACT) and mesh triangles (MESHES) of tests/test_sensor_contact_ray.py,
+    at rays aimed near each geom's center.
+    """
+    from jointspace.collision.ray import ray_normal
+    from tests import test_sensor_contact_ray as rays
+
+    xml = getattr(rays, which)
+    m = js.load_string(xml)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    d, md = js.make_data(m), mujoco.MjData(mm)
+    js.forward(m, d)
+    mujoco.mj_forward(mm, md)
+    rng = np.random.default_rng(25)
+    hits, err = 0, 0.0
+    for _ in range(400):
+        g = rng.integers(m.ngeom)
+        pnt = md.geom_xpos[g] + rng.normal(size=3)
+        vec = md.geom_xpos[g] + rng.normal(scale=0.1, size=3) - pnt
+        gid, want = np.zeros(1, dtype=np.int32), np.zeros(3)
+        dist = mujoco.mj_ray(mm, md, pnt, vec, None, True, -1, gid, want)
+        got_dist, got_g = js.ray(m, d, pnt, vec)
+        assert got_g == gid[0]
+        if dist >= 0:
+            hits += 1
+            err = max(err, np.abs(np.array(ray_normal(m._s, d._s, got_g, pnt, vec, got_dist))
+                                  - want).max())
+    assert hits > 200
+    assert err <= SENSOR_TOL
+
+
 def test_camprojection_cutoff_and_miss_values():
     """Pixels outside the image, cutoff, and rangefinder misses, as MuJoCo computes them.
 
@@ -216,9 +250,10 @@ def _bad(old, new):
      r"camera 'pix': focal/principal need sensorsize \(<string>:\d+ <camera name='pix'>\)"),
     ('mode="track"', 'mode="follow"',
      r"<string>:\d+ <camera name='za'>: invalid value 'follow' for attribute 'mode'"),
-    ('data="dist dir origin point depth"', 'data="point dist"',
+    ('data="dist dir origin point normal depth"', 'data="point dist"',
      r"<string>:\d+ <rangefinder name='rf_all'>: .*in the order dist, dir"),
-    ('data="dir point"', 'data="dir normal"', r"'normal' .*is not computed by jointspace"),
+    ('data="dir point"', 'data="dir nrm"',
+     r"<string>:\d+ <rangefinder name='rf_some'>: .*unknown rangefinder data field 'nrm'"),
     ('<material name="red" rgba="1 0 0 1"/>', '<material rgba="1 0 0 1"/>',
      r"<string>:\d+ <material>: a material needs a name"),
 ])

@@ -4,7 +4,7 @@ Each sensor writes `sensor_dim[i]` numbers at `d.sensordata[sensor_adr[i]]`, wit
 types (`SENS_*`, the values of mjtSensor), layouts and stages:
 
   position      magnetometer (site frame), rangefinder (collision.ray along the site's +z,
-                its body excluded; the `data` fields dist, dir, origin, point, depth by the
+                its body excluded; the `data` fields dist, dir, origin, point, normal, depth by the
                 bitmask in sensor_intprm), camprojection (the site's pixel coordinates in a
                 camera, MuJoCo's cam_project), jointpos, actuatorpos, ballquat (normalized),
                 jointlimitpos (efc_pos − margin of the joint's limit row, 0 if none),
@@ -53,7 +53,7 @@ from numba import njit
 from jointspace._numba.entry import check_pair
 from jointspace.collision.convex import make_workspace
 from jointspace.collision.driver import geom_distance
-from jointspace.collision.ray import ray_kernel
+from jointspace.collision.ray import ray_kernel, ray_normal
 from jointspace.dynamics.energy import energy_pos, energy_vel
 from jointspace.spatial import cross_force, mul_inert_vec
 from jointspace.types import (
@@ -102,7 +102,7 @@ COMPUTED = frozenset((
     SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER, SENS_RANGEFINDER,
     SENS_INSIDESITE, SENS_CONTACT, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO,
     SENS_CAMPROJECTION))
-# rangefinder data fields (mjtRayDataField; normal is not computed by jointspace)
+# rangefinder data fields (mjtRayDataField)
 RAYDATA_DIST, RAYDATA_DIR, RAYDATA_ORIGIN, RAYDATA_POINT, RAYDATA_NORMAL, RAYDATA_DEPTH = range(6)
 RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
 # contact sensor data fields (mjtConDataField, in bit order) and their sizes; reductions
@@ -827,12 +827,14 @@ def _geom_distance_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
-def _ray_data(out, a, spec, dist, p, v0, v1, v2):
-    """A site rangefinder's data fields in RAYDATA order (dist, dir, origin, point, depth).
+def _ray_data(out, a, spec, dist, p, v, n):
+    """A site rangefinder's data fields in RAYDATA order (dist dir origin point normal depth).
 
-    A miss (dist < 0) reads dist −1, dir 0, point 0, depth −1 (mj_sensorPos's fill_raydata).
+    A miss (dist < 0) reads dist −1, dir, point and normal 0, depth −1 (mj_sensorPos's
+    fill_raydata).
     """
     hit = dist >= 0.0
+    v0, v1, v2 = v
     if spec & (1 << RAYDATA_DIST):
         out[a] = dist
         a += 1
@@ -847,6 +849,9 @@ def _ray_data(out, a, spec, dist, p, v0, v1, v2):
             out[a], out[a + 1], out[a + 2] = p[0] + dist * v0, p[1] + dist * v1, p[2] + dist * v2
         else:
             out[a], out[a + 1], out[a + 2] = 0.0, 0.0, 0.0
+        a += 3
+    if spec & (1 << RAYDATA_NORMAL):
+        out[a], out[a + 1], out[a + 2] = n if hit else (0.0, 0.0, 0.0)
         a += 3
     if spec & (1 << RAYDATA_DEPTH):
         out[a] = dist if hit else -1.0
@@ -914,8 +919,12 @@ def _pos_sensor(m, d, i, out, a):
     elif t == SENS_RANGEFINDER:  # along the site's z axis, its own body excluded
         R = d.site_xmat[obj]
         p = d.site_xpos[obj]
-        dist = ray_kernel(m, d, p, (R[2], R[5], R[8]), _ALL_GROUPS, True, m.site_bodyid[obj])[0]
-        _ray_data(out, a, m.sensor_intprm[i, 0], dist, p, R[2], R[5], R[8])
+        v = (R[2], R[5], R[8])
+        dist, g = ray_kernel(m, d, p, v, _ALL_GROUPS, True, m.site_bodyid[obj])
+        n = (0.0, 0.0, 0.0)
+        if g >= 0 and m.sensor_intprm[i, 0] & (1 << RAYDATA_NORMAL):
+            n = ray_normal(m, d, g, p, v, dist)
+        _ray_data(out, a, m.sensor_intprm[i, 0], dist, p, v, n)
     elif t == SENS_CAMPROJECTION:
         _cam_project(m, d, d.site_xpos[obj], m.sensor_refid[i], out, a)
     elif t == SENS_INSIDESITE:

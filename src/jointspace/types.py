@@ -714,10 +714,12 @@ class Model:
 
         No XML: unpickling (`_model_from_state`) runs the constructor on the arrays, which
         copies them into buffers of its own, checks every shape against the sizes, sets the
-        read-only flags and builds the struct. The struct itself never travels.
+        read-only flags and builds the struct. The struct itself never travels, nor do empty
+        fields (a model without cameras, say): their zero-size buffers are made again.
         """
         extra = {k: v for k, v in self.__dict__.items() if k not in _MODEL_REBUILT}
-        arrays = {name: getattr(self._own, name) for name in _MODEL_ARRAYS}
+        arrays = {name: getattr(self._own, name) for name in _MODEL_ARRAYS
+                  if getattr(self._own, name).size}
         return _model_from_state, (self.sizes, arrays, self.names, extra)
 
     def id(self, kind, name):
@@ -1040,6 +1042,9 @@ _DATA_PICKLED = tuple(
 
 def _model_from_state(sizes, arrays, names, extra):
     """Rebuild a pickled Model (`Model.__reduce__`): the constructor on the arrays."""
+    for name, dt, shape, _ in MODEL_FIELDS:
+        if name not in arrays:
+            arrays[name] = np.zeros(_resolve_shape(shape, sizes), dtype=_DTYPES[dt])
     m = Model(sizes, arrays, names, warnings=extra.pop("warnings", ()),
               source=extra.pop("source", ""))
     for k, v in extra.items():

@@ -195,9 +195,15 @@ def _triangle(a, b, c, lp, lv, b0, b1):
 @njit(cache=True)
 def _mesh(m, d, g, pnt, vec):
     """The ray against a mesh geom's triangles, after the bounding-box test (mj_rayMesh)."""
+    return _mesh_hit(m, d, g, pnt, vec)[0]
+
+
+@njit(cache=True)
+def _mesh_hit(m, d, g, pnt, vec):
+    """(distance, face index) of the nearest triangle of mesh geom g the ray meets, (−1, −1)."""
     pos, mat = d.geom_xpos[g], d.geom_xmat[g]
     if _box(pos, mat, m.geom_size[g], pnt, vec) < 0.0:
-        return -1.0
+        return -1.0, -1
     p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
     lp = np.array([p0, p1, p2])
     lv = np.array([v0, v1, v2])
@@ -219,14 +225,82 @@ def _mesh(m, d, g, pnt, vec):
     mid = m.geom_dataid[g]
     va = m.mesh_vertadr[mid]
     fa = m.mesh_faceadr[mid]
-    x = -1.0
+    x, hit = -1.0, -1
     for f in range(fa, fa + m.mesh_facenum[mid]):
         fc = m.mesh_face[f]
         sol = _triangle(m.mesh_vert[va + fc[0]], m.mesh_vert[va + fc[1]],
                         m.mesh_vert[va + fc[2]], lp, lv, b0, b1)
         if sol >= 0.0 and (x < 0.0 or sol < x):
-            x = sol
-    return x
+            x, hit = sol, f
+    return x, hit
+
+
+@njit(cache=True)
+def ray_normal(m, d, g, pnt, vec, x):
+    """Unit surface normal (world frame) where the ray meets geom g at distance x ≥ 0.
+
+    As mj_ray's normal output: a plane's z axis; the gradient of the surface at the local hit
+    point l = matᵀ(pnt + x vec − pos) for spheres (l), capsules (l less the nearer cap
+    center when beyond the cylinder part), ellipsoids (l / size²) and cylinders (the round
+    side (l_x, l_y, 0) or the cap ±z, whichever surface l lies on); a box's face ±e_i (the
+    face l lies on); a mesh triangle's normal (v0 − v2) × (v1 − v2), rotated to the world.
+    """
+    pos, mat, size = d.geom_xpos[g], d.geom_xmat[g], m.geom_size[g]
+    t = m.geom_type[g]
+    if t == GEOM_PLANE:
+        return mat[2], mat[5], mat[8]
+    if t == GEOM_SPHERE:
+        return _unit(pnt[0] + x * vec[0] - pos[0], pnt[1] + x * vec[1] - pos[1],
+                     pnt[2] + x * vec[2] - pos[2])
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    l0, l1, l2 = p0 + v0 * x, p1 + v1 * x, p2 + v2 * x
+    if t == GEOM_CAPSULE:
+        cap = 0.0 if abs(l2) <= size[1] else (1.0 if l2 > 0 else -1.0)
+        n0, n1, n2 = _unit(l0, l1, 0.0 if cap == 0.0 else l2 - size[1] * cap)
+    elif t == GEOM_ELLIPSOID:
+        n0, n1, n2 = _unit(l0 / (size[0] * size[0]), l1 / (size[1] * size[1]),
+                           l2 / (size[2] * size[2]))
+    elif t == GEOM_CYLINDER:
+        side = abs(math.sqrt(l0 * l0 + l1 * l1) - size[0]) / size[0]
+        if abs(abs(l2) - size[1]) / size[1] < side:
+            n0, n1, n2 = 0.0, 0.0, (1.0 if l2 > 0 else -1.0)
+        else:
+            n0, n1, n2 = _unit(l0, l1, 0.0)
+    elif t == GEOM_BOX:
+        r = (abs(abs(l0) - size[0]) / size[0], abs(abs(l1) - size[1]) / size[1],
+             abs(abs(l2) - size[2]) / size[2])
+        n0, n1, n2 = 0.0, 0.0, 0.0
+        if r[0] <= r[1] and r[0] <= r[2]:
+            n0 = 1.0 if l0 > 0 else -1.0
+        elif r[1] <= r[2]:
+            n1 = 1.0 if l1 > 0 else -1.0
+        else:
+            n2 = 1.0 if l2 > 0 else -1.0
+    elif t == GEOM_MESH:
+        f = _mesh_hit(m, d, g, pnt, vec)[1]
+        if f < 0:
+            return 0.0, 0.0, 0.0
+        va = m.mesh_vertadr[m.geom_dataid[g]]
+        a = m.mesh_vert[va + m.mesh_face[f, 0]]
+        b = m.mesh_vert[va + m.mesh_face[f, 1]]
+        c = m.mesh_vert[va + m.mesh_face[f, 2]]
+        u0, u1, u2 = a[0] - c[0], a[1] - c[1], a[2] - c[2]
+        w0, w1, w2 = b[0] - c[0], b[1] - c[1], b[2] - c[2]
+        n0, n1, n2 = _unit(u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0)
+    else:
+        return 0.0, 0.0, 0.0
+    return (mat[0] * n0 + mat[1] * n1 + mat[2] * n2, mat[3] * n0 + mat[4] * n1 + mat[5] * n2,
+            mat[6] * n0 + mat[7] * n1 + mat[8] * n2)
+
+
+@njit(cache=True, inline="always")
+def _unit(a, b, c):
+    """(a, b, c) normalized as mju_normalize3 does ((1, 0, 0) below MINVAL)."""
+    n = math.sqrt(a * a + b * b + c * c)
+    if n < MINVAL:
+        return 1.0, 0.0, 0.0
+    inv = 1.0 / n
+    return a * inv, b * inv, c * inv
 
 
 @njit(cache=True)

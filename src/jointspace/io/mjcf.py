@@ -1718,9 +1718,6 @@ class _Loader:
                 raise ModelError(f"{child.where()}: attribute data={child.attrib['data']!r}: "
                                  f"unknown rangefinder data field {f!r}; use "
                                  f"{', '.join(_RAYDATA)}")
-        if "normal" in fields:
-            raise ModelError(f"{child.where()}: rangefinder data 'normal' (the surface normal "
-                             f"at the hit) is not computed by jointspace; remove it")
         idx = [_RAYDATA.index(f) for f in fields]
         if not idx or any(j <= i for i, j in zip(idx, idx[1:])):
             raise ModelError(f"{child.where()}: attribute data={child.attrib.get('data')!r}: "
