@@ -8,6 +8,8 @@ cam_xpos/cam_xmat and sensordata after mj_forward at seeded random states, are c
 MuJoCo's.
 """
 
+import warnings
+
 import mujoco
 import numpy as np
 import pytest
@@ -335,3 +337,34 @@ def test_cli_render_and_view_take_a_camera_name(tmp_path):
                                    atol=1e-5)
     finally:
         v.close()
+
+
+@pytest.mark.parametrize("name", ["cheetah", "humanoid", "humanoid_CMU", "swimmer", "walker",
+                                  "acrobot", "cartpole", "reacher"])
+def test_dm_control_cameras_equal_mujoco(name):
+    """The suite's cameras and materials, from the real files, equal MuJoCo's.
+
+    Fixed and trackcom cameras (and the materials of the shared common/ files): compiled
+    fields, and poses at seeded states.
+    """
+    from tests._real_models import real_model
+
+    path = real_model("dm-control", f"dm_control/suite/{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.JointspaceWarning)  # textures are not loaded
+        m = js.load(path)
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    assert m.ncam == mm.ncam > 0
+    for f in CAM_FIELDS:
+        np.testing.assert_allclose(getattr(m, f), np.asarray(getattr(mm, f), dtype=np.float64),
+                                   rtol=0, atol=POSE_TOL, err_msg=f)
+    np.testing.assert_array_equal(m.geom_matid, mm.geom_matid)
+    np.testing.assert_allclose(m.mat_rgba, mm.mat_rgba, rtol=0, atol=RGBA_TOL)
+    d, md = js.make_data(m), mujoco.MjData(mm)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        md.qpos[:] = d.qpos[:] = random_state(mm, rng)[0]
+        js.forward(m, d)
+        mujoco.mj_forward(mm, md)
+        np.testing.assert_allclose(d.cam_xpos, md.cam_xpos, rtol=0, atol=POSE_TOL)
+        np.testing.assert_allclose(d.cam_xmat, md.cam_xmat, rtol=0, atol=POSE_TOL)
