@@ -327,6 +327,10 @@ def test_cli_render_and_view_take_a_camera_name(tmp_path):
     r = subprocess.run(run[:-1] + ["nope"], capture_output=True, text=True, timeout=600)
     assert r.returncode != 0 and "no camera of that name" in r.stderr
     assert "overhead, side, top_ortho" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "jointspace", "view", str(xml), "--camera",
+                        "sid", "--no-browser", "--for-seconds", "1"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "--camera sid: the model has no camera" in r.stderr
     v = js.view(m, d, open_browser=False, camera="side")
     try:
         import json

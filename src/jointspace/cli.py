@@ -491,7 +491,12 @@ def cmd_view(args):
     d = _start_data(m, args)
     if ctrl is not None:
         d.ctrl[:] = ctrl if ctrl.ndim == 1 else ctrl[0]
-    camera = _camera(args, m) if args.camera and "," not in args.camera else None
+    camera = None
+    if args.camera:
+        if "," in args.camera:
+            raise CommandError(f"--camera {args.camera}: view takes the name of one of the "
+                               f"model's cameras (drag the mouse to orbit)")
+        camera = _camera(args, m)
     js.forward(m, d)
     v = js.view(m, d, port=args.port, open_browser=not args.no_browser,
                 show_contacts=args.contacts, show_frames=args.frames, show_com=args.com,
