@@ -171,3 +171,26 @@ def test_bad_port_is_named():
     m = js.models.load("pendulum")
     with pytest.raises(ValueError, match="port"):
         js.view(m, open_browser=False, port=-1)
+
+
+def test_page_looks_through_a_model_camera(chromium, tmp_path):
+    """view(camera=...) draws what the model's camera sees.
+
+    The red box of tests/test_camera.py's SCENE is at the pixel its camprojection sensor
+    reports (64 × 48, scaled to the window).
+    """
+    from tests.test_camera import SCENE
+
+    m = js.load_string(SCENE)
+    d = js.make_data(m)
+    js.forward(m, d)
+    u, v = js.sensor(m, d, "box_px")
+    shot = tmp_path / "camera.png"
+    with js.view(m, d, open_browser=False, camera="overhead") as viewer:
+        _chromium(chromium, viewer.url, tmp_path, f"--screenshot={shot}")
+    img = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    scale = img.shape[1] / 64
+    r, g, b = img[int(v * scale), int(u * scale)]
+    assert r > 120 and g < 80 and b < 80, (r, g, b)
+    r, g, b = img[int((48 - v) * scale), int((64 - u) * scale)]  # the mirrored pixel: floor
+    assert not (r > 120 and g < 80 and b < 80), (r, g, b)
