@@ -224,6 +224,26 @@ def test_camprojection_cutoff_and_miss_values():
     assert np.all(np.abs(js.sensor(m, d, "hand_in_look")) <= 60.0)
 
 
+def test_what_mujoco_accepts_loads_the_same():
+    """What MuJoCo 4.0 accepts loads here with the same fields, poses and pixels.
+
+    A targetbody camera without target stays fixed, and a resolution ≤ 0 without sensorsize
+    is kept (a camprojection into such a camera is an error, in MuJoCo too).
+    """
+    xml = CAMERAS.replace('mode="targetbody" target="arm" pos="2 2 2"',
+                          'mode="targetbody" pos="2 2 2"')
+    xml = xml.replace('<camera name="q" pos=".3 0 .2"', '<camera name="q" resolution="0 -3" '
+                                                       'pos=".3 0 .2"')
+    m, d, mm, md = _load(xml)
+    for f in CAM_FIELDS:
+        np.testing.assert_allclose(getattr(m, f), np.asarray(getattr(mm, f), dtype=np.float64),
+                                   rtol=0, atol=POSE_TOL, err_msg=f)
+    js.forward(m, d)
+    mujoco.mj_forward(mm, md)
+    np.testing.assert_allclose(d.cam_xmat, md.cam_xmat, rtol=0, atol=POSE_TOL)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, rtol=SENSOR_TOL, atol=SENSOR_TOL)
+
+
 def test_model_without_cameras_has_empty_camera_fields():
     m = js.load_string("<mujoco><worldbody><body><freejoint/><geom size='.1'/></body>"
                        "</worldbody></mujoco>")
@@ -256,6 +276,11 @@ def _bad(old, new):
      r"<string>:\d+ <rangefinder name='rf_all'>: .*in the order dist, dir"),
     ('data="dir point"', 'data="dir nrm"',
      r"<string>:\d+ <rangefinder name='rf_some'>: .*unknown rangefinder data field 'nrm'"),
+    ('<site name="nose" pos=".25 0 .05"/>', '<site name="nose" pos=".25 0 .05" material="x"/>',
+     r"<string>:\d+ <site name='nose'>: unknown material 'x'"),
+    ('<camera name="tc" class="tinted"', '<camera name="tc" class="tinted" resolution="0 0"',
+     r"sensor <camprojection> 'hand_in_tc': camera 'tc' needs a positive resolution.*"
+     r"<string>:\d+ <camprojection name='hand_in_tc'>"),
     ('<material name="red" rgba="1 0 0 1"/>', '<material rgba="1 0 0 1"/>',
      r"<string>:\d+ <material>: a material needs a name"),
 ])

@@ -761,6 +761,9 @@ class _Compiler:
                 # forces and torques (and reductions by force) need the acceleration stage
                 if not (intprm[0] & 0b110 or intprm[1] >= 2):
                     stage = SN.STAGE_POS
+            if kind == "camprojection" and min(A["cam_resolution"][refid]) <= 0:
+                raise ModelError(f"{label}: camera {sens.refname!r} needs a positive resolution "
+                                 f"(width height in pixels) to project into{_where(sens)}")
             if kind == "ballquat" or kind == "ballangvel":
                 if A["jnt_type"][objid] != T.JNT_BALL:
                     raise ModelError(f"{label}: joint {sens.objname!r} is not a ball joint"

@@ -1342,6 +1342,8 @@ class _Loader:
         else:
             quat = self._orientation(node, v["_orient"])
         pos, quat = _compose(xf, pos, quat)
+        if v.get("material") and all(m.name != v["material"] for m in self.spec.materials):
+            raise ModelError(f"{where}: unknown material {v['material']!r}; check the name")
         return SiteSpec(name=v.get("name", ""), type=stype, size=np.array(size), pos=pos,
                         quat=quat, group=v["group"], rgba=tuple(v["rgba"]), source=where)
 
