@@ -205,6 +205,64 @@ def test_ray_normals_equal_mj_ray(which):
     assert err <= SENSOR_TOL
 
 
+DEPTH = """<mujoco>
+<asset>
+  <mesh name="gem" vertex="0 0 .2  .15 0 .05  0 .15 .05  -.15 0 .05  0 -.15 .05  0 0 -.2"/>
+</asset>
+<worldbody>
+  <geom type="plane" size="4 4 .1"/>
+  <geom type="box" size=".3 .2 .1" pos=".4 0 .1" euler="0 0 20"/>
+  <geom type="capsule" size=".1 .3" pos="-.4 .3 .3" euler="40 10 0"/>
+  <geom type="mesh" mesh="gem" pos=".03 -.5 .3" euler="10 20 30"/>
+  <body name="rig" pos="0 0 2">
+    <freejoint/>
+    <geom size=".05" contype="0" conaffinity="0"/>
+    <camera name="wide" fovy="70" resolution="9 7" euler="10 0 0"/>
+    <camera name="lens" resolution="8 6" sensorsize=".004 .003" focal=".003 .0032"
+            principalpixel="4.5 2.5" euler="0 -15 0"/>
+    <camera name="flat" projection="orthographic" fovy="1.5" resolution="6 5"/>
+  </body>
+</worldbody>
+<sensor>
+  <rangefinder name="wide_img" camera="wide" data="dist dir origin point normal depth"/>
+  <rangefinder name="lens_img" camera="lens" data="dist depth"/>
+  <rangefinder name="flat_img" camera="flat" data="origin point normal depth" cutoff="1.9"/>
+</sensor>
+</mujoco>"""
+
+
+def test_camera_rangefinders_equal_mujoco_depth_images():
+    """Rangefinders on cameras: MuJoCo's depth images, one ray per pixel.
+
+    Perspective (fovy and intrinsics) and orthographic cameras, every data field, at seeded
+    poses of the camera rig; a camera without a positive resolution is refused. The gem is
+    turned off the cameras' symmetry plane: a ray along a mesh edge is a tie that mj_ray and
+    js.ray may break differently.
+    """
+    m = js.load_string(DEPTH)
+    mm = mujoco.MjModel.from_xml_string(DEPTH)
+    d, md = js.make_data(m), mujoco.MjData(mm)
+    np.testing.assert_array_equal(m.sensor_dim, mm.sensor_dim)
+    np.testing.assert_array_equal(m.sensor_objtype, mm.sensor_objtype)
+    rng = np.random.default_rng(7)
+    hits = 0
+    for trial in range(10):
+        qpos = mm.qpos0.copy()
+        if trial:
+            qpos[:3] += rng.uniform(-0.3, 0.3, 3)
+            qpos[3:] = mm.qpos0[3:] + rng.normal(scale=0.15, size=4)
+        md.qpos[:] = d.qpos[:] = qpos
+        mujoco.mj_forward(mm, md)
+        js.forward(m, d)
+        np.testing.assert_allclose(d.sensordata, md.sensordata, rtol=SENSOR_TOL,
+                                   atol=SENSOR_TOL)
+        hits += int(np.sum(js.sensor(m, d, "lens_img")[::2] >= 0))
+    assert hits > 200
+    with pytest.raises(ModelError, match=r"<rangefinder> 'wide_img': camera 'wide' needs a "
+                                         r"positive resolution .*<string>:\d+ <rangefinder"):
+        js.load_string(DEPTH.replace('resolution="9 7"', 'resolution="0 7"'))
+
+
 def test_camprojection_cutoff_and_miss_values():
     """Pixels outside the image, cutoff, and rangefinder misses, as MuJoCo computes them.
 

@@ -71,6 +71,7 @@ from jointspace.types import (
     GEOM_PLANE,
     GEOM_SPHERE,
     MINVAL,
+    PROJ_ORTHOGRAPHIC,
 )
 
 # sensor types: MuJoCo's mjtSensor values
@@ -827,11 +828,11 @@ def _geom_distance_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
-def _ray_data(out, a, spec, dist, p, v, n):
-    """A site rangefinder's data fields in RAYDATA order (dist dir origin point normal depth).
+def _ray_data(out, a, spec, dist, p, v, n, depth):
+    """One ray's rangefinder data fields in RAYDATA order (dist dir origin point normal depth).
 
     A miss (dist < 0) reads dist −1, dir, point and normal 0, depth −1 (mj_sensorPos's
-    fill_raydata).
+    fill_raydata). Returns the address after them.
     """
     hit = dist >= 0.0
     v0, v1, v2 = v
@@ -854,7 +855,68 @@ def _ray_data(out, a, spec, dist, p, v, n):
         out[a], out[a + 1], out[a + 2] = n if hit else (0.0, 0.0, 0.0)
         a += 3
     if spec & (1 << RAYDATA_DEPTH):
-        out[a] = dist if hit else -1.0
+        out[a] = depth if hit else -1.0
+        a += 1
+    return a
+
+
+@njit(cache=True)
+def _camera_rays(m, d, c, spec, out, a):
+    """A camera rangefinder: one ray per pixel, rows from the top (MuJoCo's depth image).
+
+    Pixel centers (col + ½ − cx, row + ½ − cy) with mju_camIntrinsics' focal lengths and
+    principal point: perspective rays from cam_xpos along R (x/fx, −y/fy, −1) normalized;
+    orthographic rays along −z from cam_xpos + R (x/fx, −y/fy, 0) fovy/2. The camera's body
+    is excluded; depth is the hit's distance along the viewing axis −z.
+    """
+    w, h = m.cam_resolution[c, 0], m.cam_resolution[c, 1]
+    R, x = d.cam_xmat[c], d.cam_xpos[c]
+    ortho = m.cam_projection[c] == PROJ_ORTHOGRAPHIC
+    s0, s1 = np.float32(m.cam_sensorsize[c, 0]), np.float32(m.cam_sensorsize[c, 1])
+    if ortho:
+        fx, fy = 0.5 * w, 0.5 * h
+        cx, cy = fx, fy
+    elif s0 != 0 and s1 != 0:  # single precision, as MuJoCo's float fields compute it
+        fx = float(np.float32(np.float32(m.cam_intrinsic[c, 0]) / s0) * np.float32(w))
+        fy = float(np.float32(np.float32(m.cam_intrinsic[c, 1]) / s1) * np.float32(h))
+        cx = float(np.float32(np.float32(m.cam_intrinsic[c, 2]) / s0) * np.float32(w))
+        cy = float(np.float32(np.float32(m.cam_intrinsic[c, 3]) / s1) * np.float32(h))
+    else:
+        fx = 0.5 / math.tan(m.cam_fovy[c] * math.pi / 360.0) * h
+        fy = fx
+        cx, cy = 0.5 * w, 0.5 * h
+    half = 0.5 * m.cam_fovy[c]
+    body = m.cam_bodyid[c]
+    for row in range(h):
+        for col in range(w):
+            e0 = (col + 0.5 - cx) / fx
+            e1 = -(row + 0.5 - cy) / fy
+            if ortho:
+                v = (-R[2], -R[5], -R[8])
+                p = (x[0] + (R[0] * e0 + R[1] * e1) * half, x[1] + (R[3] * e0 + R[4] * e1) * half,
+                     x[2] + (R[6] * e0 + R[7] * e1) * half)
+            else:
+                v = _unit3(R[0] * e0 + R[1] * e1 - R[2], R[3] * e0 + R[4] * e1 - R[5],
+                           R[6] * e0 + R[7] * e1 - R[8])
+                p = (x[0], x[1], x[2])
+            dist, g = ray_kernel(m, d, p, v, _ALL_GROUPS, True, body)
+            n = (0.0, 0.0, 0.0)
+            if g >= 0 and spec & (1 << RAYDATA_NORMAL):
+                n = ray_normal(m, d, g, p, v, dist)
+            # depth = −(point − cam_xpos) · z
+            depth = -((p[0] + dist * v[0] - x[0]) * R[2] + (p[1] + dist * v[1] - x[1]) * R[5]
+                      + (p[2] + dist * v[2] - x[2]) * R[8])
+            a = _ray_data(out, a, spec, dist, p, v, n, depth)
+
+
+@njit(cache=True, inline="always")
+def _unit3(a, b, c):
+    """(a, b, c) normalized as mju_normalize3 does ((1, 0, 0) below MINVAL)."""
+    nrm = math.sqrt(a * a + b * b + c * c)
+    if nrm < MINVAL:
+        return 1.0, 0.0, 0.0
+    inv = 1.0 / nrm
+    return a * inv, b * inv, c * inv
 
 
 @njit(cache=True)
@@ -917,14 +979,17 @@ def _pos_sensor(m, d, i, out, a):
     elif t == SENS_SUBTREECOM:
         out[a:a + 3] = d.subtree_com[obj]
     elif t == SENS_RANGEFINDER:  # along the site's z axis, its own body excluded
-        R = d.site_xmat[obj]
-        p = d.site_xpos[obj]
-        v = (R[2], R[5], R[8])
-        dist, g = ray_kernel(m, d, p, v, _ALL_GROUPS, True, m.site_bodyid[obj])
-        n = (0.0, 0.0, 0.0)
-        if g >= 0 and m.sensor_intprm[i, 0] & (1 << RAYDATA_NORMAL):
-            n = ray_normal(m, d, g, p, v, dist)
-        _ray_data(out, a, m.sensor_intprm[i, 0], dist, p, v, n)
+        if m.sensor_objtype[i] == OBJ_CAMERA:
+            _camera_rays(m, d, obj, m.sensor_intprm[i, 0], out, a)
+        else:
+            R = d.site_xmat[obj]
+            p = d.site_xpos[obj]
+            v = (R[2], R[5], R[8])
+            dist, g = ray_kernel(m, d, p, v, _ALL_GROUPS, True, m.site_bodyid[obj])
+            n = (0.0, 0.0, 0.0)
+            if g >= 0 and m.sensor_intprm[i, 0] & (1 << RAYDATA_NORMAL):
+                n = ray_normal(m, d, g, p, v, dist)
+            _ray_data(out, a, m.sensor_intprm[i, 0], dist, (p[0], p[1], p[2]), v, n, dist)
     elif t == SENS_CAMPROJECTION:
         _cam_project(m, d, d.site_xpos[obj], m.sensor_refid[i], out, a)
     elif t == SENS_INSIDESITE:

@@ -756,6 +756,12 @@ class _Compiler:
             if kind == "rangefinder":  # data fields bitmask (RAYDATA order), their sizes
                 intprm = (sens.intprm[0] or 1, 0, 0)
                 dim = sum(n for k, n in enumerate(SN.RAYDATA_SIZE) if intprm[0] >> k & 1)
+                if objtype == SN.OBJ_CAMERA:  # one ray per pixel, row by row
+                    w, h = (int(r) for r in A["cam_resolution"][objid])
+                    if w <= 0 or h <= 0:
+                        raise ModelError(f"{label}: camera {sens.objname!r} needs a positive "
+                                         f"resolution for a depth image{_where(sens)}")
+                    dim *= w * h
             if kind == "contact":
                 dim, intprm = sens.dim, sens.intprm
                 # forces and torques (and reductions by force) need the acceleration stage

@@ -1670,11 +1670,9 @@ class _Loader:
             if obj is not None:
                 sens.objtype, attr = obj[1], obj[0]
                 sens.objname = self._get(child, attr, _S, "")
+                if not sens.objname and tag == "rangefinder" and child.attrib.get("camera"):
+                    sens.objtype, sens.objname = "camera", child.attrib["camera"]  # an image
                 if not sens.objname:
-                    if tag == "rangefinder" and "camera" in child.attrib:
-                        raise ModelError(f"{child.where()}: rangefinders on cameras (depth "
-                                         f"images) are not supported by jointspace; attach "
-                                         f"it to a site")
                     raise ModelError(f"{child.where()}: <{tag}> needs the attribute {attr}= "
                                      f"naming its {obj[1]}")
             elif tag == "contact":
