@@ -236,6 +236,36 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 
 
 @njit(cache=True)
+def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
+    """Add scale · Σ_t b_t ten_J_tᵀ ten_J_t (tendon damping, mjd_passive_vel) to qH or A.
+
+    Sparse: only the (i, ancestor j) entries of qH, where fixed tendons over one branch put
+    all of theirs.
+    """
+    if m.opt_disableflags[0] & DSBL_DAMPER:
+        return
+    for t in range(m.ntendon):
+        b = m.tendon_damping[t]
+        if b == 0.0:
+            continue
+        J = d.ten_J[t]
+        c = scale * b
+        for i in range(m.nv):
+            if J[i] == 0.0:
+                continue
+            if dense:
+                for j in range(m.nv):
+                    out_dense[i, j] += c * J[i] * J[j]
+            else:
+                adr = m.dof_Madr[i]
+                j = i
+                while j >= 0:
+                    out_sparse[adr] += c * J[i] * J[j]
+                    adr += 1
+                    j = m.dof_parentid[j]
+
+
+@njit(cache=True)
 def _lu_solve_dense(A, x):
     """Solve in place x ← A⁻¹ x by Gaussian elimination, partial pivoting (A is overwritten).
 
@@ -275,7 +305,7 @@ def _lu_solve_dense(A, x):
 def implicitfast_matrix(m, d):
     """qH = M − h D of the implicitfast step, standalone free bodies' blocks left at M.
 
-    D = −B + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
+    D = −B − Σ_t b_t ten_Jᵀ ten_J + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
     blocks are then given by `free_block`.
     """
     nv = m.nv
@@ -284,6 +314,8 @@ def implicitfast_matrix(m, d):
     for i in range(nv):
         d.qH[m.dof_Madr[i]] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
+    if m.ntendon:
+        _add_tendon_damping(m, d, h, d.qH, d.scratch_vv, False)
     nfree = 0
     for j in range(m.njnt):
         if m.jnt_type[j] == JNT_FREE and is_free_body(m, m.jnt_bodyid[j]):
@@ -396,6 +428,8 @@ def implicit_matrix(m, d, A):
             j = m.dof_parentid[j]
         A[i, i] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
+    if m.ntendon:
+        _add_tendon_damping(m, d, h, d.qH, A, True)
 
 
 @njit(cache=True)

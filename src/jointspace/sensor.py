@@ -7,22 +7,23 @@ types (`SENS_*`, the values of mjtSensor), layouts and stages:
                 jointlimitpos (efc_pos − margin of the joint's limit row, 0 if none),
                 framepos / framequat / frame{x,y,z}axis of a body (inertial frame), xbody
                 (body frame), geom or site, in the world or in a reference frame,
-                subtreecom, e_potential, e_kinetic, clock
+                subtreecom, e_potential, e_kinetic, clock, tendonpos (ten_length),
+                tendonlimitpos (of the tendon's first limit row)
   velocity      velocimeter, gyro (site velocity in the site frame), jointvel,
                 actuatorvel, ballangvel, jointlimitvel (efc_vel), framelinvel / frameangvel
                 (relative to a moving reference frame as MuJoCo takes it), subtreelinvel,
-                subtreeangmom
+                subtreeangmom, tendonvel (ten_velocity), tendonlimitvel
   acceleration  touch (normal forces of the body's contacts whose force ray enters the
                 site's volume), accelerometer (site acceleration in the site frame, gravity
                 included), force and torque (the interaction wrench between the site's body
                 and its parent, in the site frame), actuatorfrc, jointactuatorfrc,
-                jointlimitfrc, framelinacc, frameangacc
+                jointlimitfrc, framelinacc, frameangacc, tendonlimitfrc,
+                tendonactuatorfrc (Σ actuator_force of the tendon's actuators)
 
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
 clips real-valued data to ±cutoff and positive data to ≤ cutoff; `sensor_noise` is stored
 and never added (as in MuJoCo). Sensor types jointspace does not compute (rangefinder,
-camprojection, geomdist/normal/fromto, insidesite, and the tendon sensors while tendons are
-not modelled) keep MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when
+camprojection, geomdist/normal/fromto, insidesite) keep MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when
 the model loads.
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
@@ -45,6 +46,7 @@ from jointspace.types import (
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_LIMIT_JOINT,
+    CNSTR_LIMIT_TENDON,
     DSBL_GRAVITY,
     DSBL_SENSOR,
     EQ_CONNECT,
@@ -54,6 +56,7 @@ from jointspace.types import (
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
     GEOM_SPHERE,
+    TRN_TENDON,
 )
 
 # sensor types: MuJoCo's mjtSensor values
@@ -82,7 +85,8 @@ COMPUTED = frozenset((
     SENS_JOINTLIMITVEL, SENS_JOINTLIMITFRC, SENS_FRAMEPOS, SENS_FRAMEQUAT, SENS_FRAMEXAXIS,
     SENS_FRAMEYAXIS, SENS_FRAMEZAXIS, SENS_FRAMELINVEL, SENS_FRAMEANGVEL, SENS_FRAMELINACC,
     SENS_FRAMEANGACC, SENS_SUBTREECOM, SENS_SUBTREELINVEL, SENS_SUBTREEANGMOM,
-    SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER))
+    SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER, SENS_TENDONPOS, SENS_TENDONVEL,
+    SENS_TENDONACTFRC, SENS_TENDONLIMITPOS, SENS_TENDONLIMITVEL, SENS_TENDONLIMITFRC))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,10 +501,11 @@ def _touch(m, d, site, frc):
 
 
 @njit(cache=True)
-def _limit_row_value(d, jnt, what):
-    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of joint jnt's limit row, or 0."""
+def _limit_row_value(d, jnt, what, ctype=CNSTR_LIMIT_JOINT):
+    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of the first limit row of type
+    ctype (joint or tendon limit) of object jnt, or 0."""
     for j in range(d.ne[0] + d.nf[0], d.nefc[0]):
-        if d.efc_type[j] == CNSTR_LIMIT_JOINT and d.efc_id[j] == jnt:
+        if d.efc_type[j] == ctype and d.efc_id[j] == jnt:
             if what == 0:
                 return d.efc_pos[j] - d.efc_margin[j]
             if what == 1:
@@ -595,6 +600,10 @@ def _pos_sensor(m, d, i, out, a):
         out[a], out[a + 1], out[a + 2], out[a + 3] = w / n, x / n, y / n, z / n
     elif t == SENS_JOINTLIMITPOS:
         out[a] = _limit_row_value(d, obj, 0)
+    elif t == SENS_TENDONPOS:
+        out[a] = d.ten_length[obj]
+    elif t == SENS_TENDONLIMITPOS:
+        out[a] = _limit_row_value(d, obj, 0, CNSTR_LIMIT_TENDON)
     elif t == SENS_FRAMEPOS or t == SENS_FRAMEXAXIS or t == SENS_FRAMEYAXIS \
             or t == SENS_FRAMEZAXIS:
         _frame_pos_sensor(m, d, i, out, a)
@@ -630,6 +639,10 @@ def _vel_sensor(m, d, i, out, a):
         out[a], out[a + 1], out[a + 2] = d.qvel[v], d.qvel[v + 1], d.qvel[v + 2]
     elif t == SENS_JOINTLIMITVEL:
         out[a] = _limit_row_value(d, obj, 1)
+    elif t == SENS_TENDONVEL:
+        out[a] = d.ten_velocity[obj]
+    elif t == SENS_TENDONLIMITVEL:
+        out[a] = _limit_row_value(d, obj, 1, CNSTR_LIMIT_TENDON)
     elif t == SENS_FRAMELINVEL or t == SENS_FRAMEANGVEL:
         _frame_vel_sensor(m, d, i, out, a)
     elif t == SENS_SUBTREELINVEL:
@@ -667,6 +680,15 @@ def _acc_sensor(m, d, i, out, a, frc):
         out[a] = d.qfrc_actuator[m.jnt_dofadr[obj]]
     elif t == SENS_JOINTLIMITFRC:
         out[a] = _limit_row_value(d, obj, 2)
+    elif t == SENS_TENDONLIMITFRC:
+        out[a] = _limit_row_value(d, obj, 2, CNSTR_LIMIT_TENDON)
+    elif t == SENS_TENDONACTFRC:
+        # Σ actuator_force over the actuators transmitting through the tendon
+        f = 0.0
+        for u in range(m.nu):
+            if m.actuator_trntype[u] == TRN_TENDON and m.actuator_trnid[u, 0] == obj:
+                f += d.actuator_force[u]
+        out[a] = f
     elif t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC:
         v = np.empty(6)
         object_acceleration(m, d, m.sensor_objtype[i], obj, False, v)
@@ -741,9 +763,7 @@ def sensor_stage(m, d):
 
 @njit(cache=True, inline="always")
 def _computed(t):
-    return not (t == SENS_RANGEFINDER or t == SENS_CAMPROJECTION or t == SENS_TENDONPOS
-                or t == SENS_TENDONVEL or t == SENS_TENDONACTFRC or t == SENS_TENDONLIMITPOS
-                or t == SENS_TENDONLIMITVEL or t == SENS_TENDONLIMITFRC
+    return not (t == SENS_RANGEFINDER or t == SENS_CAMPROJECTION
                 or t == SENS_INSIDESITE or t == SENS_GEOMDIST or t == SENS_GEOMNORMAL
                 or t == SENS_GEOMFROMTO or t == SENS_CONTACT or t == SENS_TACTILE
                 or t == SENS_PLUGIN)

@@ -1,0 +1,231 @@
+"""Fixed tendons against MuJoCo: lengths, Jacobians, forces, rows, trajectories, inverse.
+
+One focused model holds every fixed-tendon feature: a spring with a dead band and damping,
+armature, friction loss, range limits, a tendon equality with its polynomial, a motor and a
+position actuator on tendons, and the tendon sensors. A second model has springs, dampers,
+armature and actuators only (no constraint row), for trajectories to rounding.
+"""
+
+import mujoco
+import numpy as np
+import pytest
+
+import jointspace as js
+from jointspace.errors import ModelError
+
+# smooth quantities (no constraint solve): float64 rounding, relative to max(1, |x|)
+SMOOTH_TOL = 1e-9
+# qacc through the constraint solvers: both stop at their tolerance (MuJoCo's 1e-8 on the
+# relative cost improvement); the iterates agree to this, relative to max(1, |qacc|)
+CONSTRAINED_TOL = 1e-6
+# 1000 steps without constraint rows: rounding grows along the trajectory
+TRAJECTORY_TOL = 1e-8
+# qfrc_inverse vs mj_inverse: the same formulas, rounding only
+INVERSE_TOL = 1e-8
+
+TENDONS = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}" solver="{solver}"/>
+  <default>
+    <tendon stiffness="3"/>
+    <default class="stiff"><tendon stiffness="7" damping="0.2"/></default>
+  </default>
+  <worldbody>
+    <body name="a"><joint name="j0" type="hinge" axis="0 1 0" damping="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+      <body name="b" pos="0 0 -0.5"><joint name="j1" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+        <body name="c" pos="0 0 -0.5"><joint name="j2" type="slide" axis="1 0 0"/>
+          <geom type="sphere" size="0.1"/>
+        </body>
+      </body>
+    </body>
+    <body name="e" pos="1 0 0"><joint name="j3" type="hinge" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.2 0.3"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="t0" limited="true" range="-0.3 0.4" damping="0.7" springlength="0.1 0.2"
+           armature="0.05" frictionloss="0.2">
+      <joint joint="j0" coef="1"/><joint joint="j1" coef="-0.5"/>
+    </fixed>
+    <fixed name="t1" stiffness="0"><joint joint="j2" coef="2"/><joint joint="j1" coef="0.3"/>
+    </fixed>
+    <fixed name="t2" class="stiff" springlength="0.05" limited="true" range="-0.2 0.2"
+           margin="0.05" solreflimit="0.05 0.8">
+      <joint joint="j3" coef="-1.5"/><joint joint="j2" coef="0.5"/>
+    </fixed>
+  </tendon>
+  <equality><tendon tendon1="t1" tendon2="t0" polycoef="0.01 0.5 0.1 0 0"/></equality>
+  <actuator>
+    <motor tendon="t0" gear="2"/>
+    <position tendon="t1" kp="5"/>
+    <general tendon="t2" gainprm="3" biasprm="0.1 -2 -0.5" biastype="affine"/>
+  </actuator>
+  <sensor>
+    <tendonpos tendon="t0"/><tendonvel tendon="t1"/><tendonpos tendon="t2"/>
+    <tendonlimitpos tendon="t0"/><tendonlimitvel tendon="t0"/><tendonlimitfrc tendon="t0"/>
+    <tendonlimitpos tendon="t2"/><tendonlimitfrc tendon="t2"/>
+    <tendonactuatorfrc tendon="t2"/>
+  </sensor>
+</mujoco>
+"""
+
+SMOOTH = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}"/>
+  <worldbody>
+    <body name="a"><joint name="j0" type="hinge" axis="0 1 0" damping="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+      <body name="b" pos="0 0 -0.5"><joint name="j1" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+        <body name="c" pos="0 0 -0.5"><joint name="j2" type="slide" axis="1 0 0"/>
+          <geom type="sphere" size="0.1"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="t0" stiffness="4" damping="0.7" springlength="0.1 0.2" armature="0.05">
+      <joint joint="j0" coef="1"/><joint joint="j1" coef="-0.5"/>
+    </fixed>
+    <fixed name="t1" damping="1.5" stiffness="2">
+      <joint joint="j2" coef="2"/><joint joint="j1" coef="0.3"/>
+    </fixed>
+  </tendon>
+  <actuator><motor tendon="t0" gear="2"/><velocity tendon="t1" kv="0.5"/></actuator>
+</mujoco>
+"""
+
+
+def _pair(xml, **fmt):
+    xml = xml.format(**{"integrator": "Euler", "solver": "Newton", **fmt})
+    return js.load_string(xml), mujoco.MjModel.from_xml_string(xml), xml
+
+
+def _rel(a, b):
+    b = np.asarray(b)
+    return float(np.max(np.abs(np.asarray(a) - b), initial=0.0)
+                 / max(1.0, np.max(np.abs(b), initial=0.0)))
+
+
+def _dense_ten_J(mj, md):
+    J = np.zeros((mj.ntendon, mj.nv))
+    mujoco.mju_sparse2dense(J, md.ten_J, mj.ten_J_rownnz, mj.ten_J_rowadr, mj.ten_J_colind)
+    return J
+
+
+def _states(m, n, seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield 0.4 * rng.normal(size=m.nq), rng.normal(size=m.nv), rng.normal(size=m.nu)
+
+
+def _set(m, d, mj, md, q, v, u):
+    d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
+    md.qpos[:], md.qvel[:], md.ctrl[:] = q, v, u
+
+
+def test_model_fields_equal_mujoco():
+    """Compiled tendon parameters, the qpos0 constants and the default spring length."""
+    m, mj, _ = _pair(TENDONS)
+    assert (m.ntendon, m.nwrap) == (mj.ntendon, mj.nwrap)
+    for name in ("tendon_adr", "tendon_num", "tendon_limited", "tendon_range",
+                 "tendon_margin", "tendon_stiffness", "tendon_damping", "tendon_armature",
+                 "tendon_frictionloss", "tendon_lengthspring", "tendon_solref_lim",
+                 "tendon_solimp_lim", "tendon_solref_fri", "tendon_solimp_fri",
+                 "tendon_length0", "tendon_invweight0", "wrap_type", "wrap_objid",
+                 "wrap_prm", "actuator_trntype", "actuator_trnid", "actuator_gainprm",
+                 "actuator_biasprm", "eq_type", "eq_obj1id", "eq_obj2id", "eq_data"):
+        a, b = getattr(m, name), getattr(mj, name)
+        assert _rel(a, np.asarray(b).reshape(a.shape)) <= SMOOTH_TOL, name
+
+
+@pytest.mark.parametrize("solver", ["Newton", "CG", "PGS"])
+def test_forward_matches_mujoco(solver):
+    """ten_*, actuators, passive parts, M with armature, efc rows and qacc, seeded states."""
+    m, mj, _ = _pair(TENDONS, solver=solver)
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    M = np.zeros((m.nv, m.nv))
+    rows_seen = set()
+    for q, v, u in _states(m, 6, 7):
+        _set(m, d, mj, md, q, v, u)
+        js.forward(m, d)
+        mujoco.mj_forward(mj, md)
+        for name in ("ten_length", "ten_velocity", "actuator_length", "actuator_velocity",
+                     "actuator_force", "actuator_moment", "qfrc_spring", "qfrc_damper",
+                     "qfrc_passive", "qfrc_actuator", "qfrc_bias", "qacc_smooth"):
+            a = getattr(d, name)
+            assert _rel(a, np.asarray(getattr(md, name)).reshape(a.shape)) <= SMOOTH_TOL, name
+        assert _rel(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
+        mujoco.mj_fullM(mj, M, md.qM)
+        assert _rel(js.crba(m, d, q), M) <= SMOOTH_TOL
+        n = d.nefc[0]
+        assert n == md.nefc
+        assert list(d.efc_type[:n]) == list(md.efc_type)
+        assert list(d.efc_id[:n]) == list(md.efc_id)
+        rows_seen |= set(int(t) for t in md.efc_type)
+        efc_J = np.zeros((md.nefc, mj.nv))
+        mujoco.mju_sparse2dense(efc_J, md.efc_J, md.efc_J_rownnz, md.efc_J_rowadr,
+                                md.efc_J_colind)
+        assert _rel(d.efc_J[:n], efc_J) <= SMOOTH_TOL
+        for name in ("efc_pos", "efc_margin", "efc_frictionloss", "efc_R", "efc_D",
+                     "efc_aref", "efc_vel"):
+            assert _rel(getattr(d, name)[:n], getattr(md, name)) <= SMOOTH_TOL, name
+        assert _rel(d.qacc, md.qacc) <= CONSTRAINED_TOL
+        assert _rel(d.sensordata, md.sensordata) <= CONSTRAINED_TOL
+    # the states exercise the tendon equality, friction and both limit sides
+    assert {mujoco.mjtConstraint.mjCNSTR_EQUALITY, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON,
+            mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON} <= rows_seen
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast", "RK4"])
+def test_1000_steps_match_mj_step(integrator):
+    """Springs, dampers (implicit where MuJoCo makes them so), armature, tendon actuators."""
+    m, mj, _ = _pair(SMOOTH, integrator=integrator)
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    q, v, u = next(_states(m, 1, 3))
+    _set(m, d, mj, md, q, v, u)
+    for _ in range(1000):
+        js.step(m, d)
+        mujoco.mj_step(mj, md)
+    assert _rel(d.qpos, md.qpos) <= TRAJECTORY_TOL
+    assert _rel(d.qvel, md.qvel) <= TRAJECTORY_TOL
+
+
+def test_inverse_matches_mj_inverse():
+    """qfrc_inverse with tendon springs, dampers, armature and all tendon rows."""
+    m, mj, _ = _pair(TENDONS)
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    rng = np.random.default_rng(11)
+    for q, v, u in _states(m, 4, 5):
+        _set(m, d, mj, md, q, v, u)
+        a = rng.normal(size=m.nv)
+        d.qacc[:] = a
+        md.qacc[:] = a
+        js.inverse(m, d)
+        mujoco.mj_inverse(mj, md)
+        assert _rel(d.qfrc_inverse, md.qfrc_inverse) <= INVERSE_TOL
+        assert _rel(d.qfrc_constraint, md.qfrc_constraint) <= INVERSE_TOL
+
+
+BAD_ACTUATOR = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
+<tendon><fixed name="t"><joint joint="j"/></fixed></tendon>
+<actuator><motor name="m" tendon="nope"/></actuator></mujoco>"""
+BAD_JOINT = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
+<tendon><fixed name="t">
+<joint joint="nope" coef="2"/></fixed></tendon></mujoco>"""
+BALL_JOINT = """<mujoco><worldbody><body><joint name="j" type="ball"/><geom size="0.1"/></body>
+</worldbody><tendon><fixed name="t"><joint joint="j"/></fixed></tendon></mujoco>"""
+
+
+@pytest.mark.parametrize("xml, words", [
+    (BAD_ACTUATOR, ["actuator tendon", "unknown tendon 'nope'", "<string>:3", "<motor"]),
+    (BAD_JOINT, ["<string>:3", "<joint>", "unknown joint 'nope'"]),
+    (BALL_JOINT, ["<string>:2", "joint 'j'", "hinge or a slide"]),
+])
+def test_bad_tendon_input_is_named(xml, words):
+    with pytest.raises(ModelError) as e:
+        js.load_string(xml)
+    for w in words:
+        assert w in str(e.value), str(e.value)
