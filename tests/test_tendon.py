@@ -136,9 +136,10 @@ def test_model_fields_equal_mujoco():
                  "tendon_solimp_lim", "tendon_solref_fri", "tendon_solimp_fri",
                  "tendon_length0", "tendon_invweight0", "wrap_type", "wrap_objid",
                  "wrap_prm", "actuator_trntype", "actuator_trnid", "actuator_gainprm",
-                 "actuator_biasprm", "eq_type", "eq_obj1id", "eq_obj2id", "eq_data"):
+                 "actuator_biasprm", "eq_type", "eq_obj1id", "eq_obj2id"):
         a, b = getattr(m, name), getattr(mj, name)
         assert _rel(a, np.asarray(b).reshape(a.shape)) <= SMOOTH_TOL, name
+    assert _rel(m.eq_data[:, :5], mj.eq_data[:, :5]) <= SMOOTH_TOL  # the polynomial
 
 
 @pytest.mark.parametrize("solver", ["Newton", "CG", "PGS"])
@@ -153,12 +154,16 @@ def test_forward_matches_mujoco(solver):
         js.forward(m, d)
         mujoco.mj_forward(mj, md)
         for name in ("ten_length", "ten_velocity", "actuator_length", "actuator_velocity",
-                     "actuator_force", "actuator_moment", "qfrc_spring", "qfrc_damper",
+                     "actuator_force", "qfrc_spring", "qfrc_damper",
                      "qfrc_passive", "qfrc_actuator", "qfrc_bias", "qacc_smooth"):
             a = getattr(d, name)
             assert _rel(a, np.asarray(getattr(md, name)).reshape(a.shape)) <= SMOOTH_TOL, name
         assert _rel(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
-        mujoco.mj_fullM(mj, M, md.qM)
+        moment = np.zeros((mj.nu, mj.nv))
+        mujoco.mju_sparse2dense(moment, md.actuator_moment, md.moment_rownnz, md.moment_rowadr,
+                                md.moment_colind)
+        assert _rel(d.actuator_moment, moment) <= SMOOTH_TOL
+        mujoco.mj_fullM(mj, md, M)
         assert _rel(js.crba(m, d, q), M) <= SMOOTH_TOL
         n = d.nefc[0]
         assert n == md.nefc
@@ -166,8 +171,11 @@ def test_forward_matches_mujoco(solver):
         assert list(d.efc_id[:n]) == list(md.efc_id)
         rows_seen |= set(int(t) for t in md.efc_type)
         efc_J = np.zeros((md.nefc, mj.nv))
-        mujoco.mju_sparse2dense(efc_J, md.efc_J, md.efc_J_rownnz, md.efc_J_rowadr,
-                                md.efc_J_colind)
+        if mujoco.mj_isSparse(mj):
+            mujoco.mju_sparse2dense(efc_J, md.efc_J, md.efc_J_rownnz, md.efc_J_rowadr,
+                                    md.efc_J_colind)
+        else:
+            efc_J[:] = md.efc_J[:md.nefc * mj.nv].reshape(md.nefc, mj.nv)
         assert _rel(d.efc_J[:n], efc_J) <= SMOOTH_TOL
         for name in ("efc_pos", "efc_margin", "efc_frictionloss", "efc_R", "efc_D",
                      "efc_aref", "efc_vel"):

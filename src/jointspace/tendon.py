@@ -73,3 +73,18 @@ def tendon_armature(m, d):
                 d.qM[adr] += a * J[i] * J[j]
                 adr += 1
                 j = m.dof_parentid[j]
+
+
+@njit(cache=True)
+def tendon_armature_force(m, d, qacc, tau):
+    """tau += Σ_t armature_t ten_J_tᵀ (ten_J_t qacc): the tendon armature's share of M qacc."""
+    for t in range(m.ntendon):
+        a = m.tendon_armature[t]
+        if a == 0.0:
+            continue
+        J = d.ten_J[t]
+        s = 0.0
+        for c in range(m.nv):
+            s += J[c] * qacc[c]
+        for c in range(m.nv):
+            tau[c] += a * s * J[c]
