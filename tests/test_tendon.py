@@ -223,14 +223,17 @@ BAD_ACTUATOR = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></
 BAD_JOINT = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
 <tendon><fixed name="t">
 <joint joint="nope" coef="2"/></fixed></tendon></mujoco>"""
+SPATIAL = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/></worldbody>
+<tendon><spatial name="s"><site site="a"/><site site="b"/></spatial></tendon></mujoco>"""
 BALL_JOINT = """<mujoco><worldbody><body><joint name="j" type="ball"/><geom size="0.1"/></body>
 </worldbody><tendon><fixed name="t"><joint joint="j"/></fixed></tendon></mujoco>"""
 
 
 @pytest.mark.parametrize("xml, words", [
-    (BAD_ACTUATOR, ["actuator tendon", "unknown tendon 'nope'", "<string>:3", "<motor"]),
-    (BAD_JOINT, ["<string>:3", "<joint>", "unknown joint 'nope'"]),
-    (BALL_JOINT, ["<string>:2", "joint 'j'", "hinge or a slide"]),
+    (BAD_ACTUATOR, ["<string>:3 <motor name='m'> tendon='nope'", "unknown tendon 'nope'"]),
+    (BAD_JOINT, ["<string>:3 <joint> joint='nope' in tendon 't'", "unknown joint 'nope'"]),
+    (BALL_JOINT, ["<string>:2 <joint>", "joint 'j'", "hinge or a slide"]),
+    (SPATIAL, ["<string>:2 <spatial name='s'>", "spatial tendons"]),
 ])
 def test_bad_tendon_input_is_named(xml, words):
     with pytest.raises(ModelError) as e:

@@ -1700,7 +1700,7 @@ class _Loader:
         tendons = {t.name for t in self.spec.tendons if t.name}
         for t in self.spec.tendons:
             for jname, _, jsrc in t.joints:
-                need(jname, joints, "joint", f"{jsrc} in tendon {t.name!r}")
+                need(jname, joints, "joint", f"{jsrc} joint='{jname}' in tendon {t.name!r}")
         for eq in self.spec.equalities:
             table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
                 eq.type, (bodies, "body"))
@@ -1713,7 +1713,7 @@ class _Loader:
             elif act.site:
                 need(act.site, sites, "site", act.source)
             elif act.tendon:
-                need(act.tendon, tendons, "tendon", act.source)
+                need(act.tendon, tendons, "tendon", f"{act.source} tendon='{act.tendon}'")
             else:
                 need(act.body, bodies, "body", act.source)
         for p in self.spec.pairs:
