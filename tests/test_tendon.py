@@ -97,9 +97,44 @@ SMOOTH = """
 </mujoco>
 """
 
+# spatial tendons through sites on two trees (one body free), with a pulley; {rows} adds the
+# limit and friction-loss rows
+SPATIAL = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}" solver="{solver}">
+    <flag contact="disable"/>
+  </option>
+  <worldbody>
+    <site name="anchor" pos="0 0 1"/>
+    <body name="a" pos="0 0 0.5">
+      <joint name="a1" type="hinge" axis="0 1 0"/><joint name="a2" type="slide" axis="0 0 1"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
+      <site name="sa" pos="0.3 0 0"/>
+      <body name="c" pos="0.3 0 0"><joint name="a3" type="hinge" axis="0 1 0"/>
+        <geom type="sphere" size="0.05" pos="0.1 0 0"/><site name="sc" pos="0.1 0.02 0"/>
+      </body>
+    </body>
+    <body name="b" pos="0.6 0 0.2"><freejoint/><geom type="box" size="0.05 0.05 0.05"/>
+      <site name="sb" pos="0.05 0 0.05"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="s0" stiffness="20" damping="0.5" springlength="0.3 0.5" {rows}>
+      <site site="anchor"/><site site="sa"/><pulley divisor="2"/><site site="sa"/>
+      <site site="sc"/><site site="sb"/>
+    </spatial>
+    <spatial name="s1" stiffness="5"><site site="sc"/><site site="sb"/></spatial>
+  </tendon>
+  <actuator><motor tendon="s0" gear="3"/><position tendon="s1" kp="4"/></actuator>
+  <sensor><tendonpos tendon="s0"/><tendonvel tendon="s1"/><tendonactuatorfrc tendon="s1"/>
+  </sensor>
+</mujoco>
+"""
+SPATIAL_ROWS = 'limited="true" range="0.2 0.9" frictionloss="0.3"'
+
 
 def _pair(xml, **fmt):
-    xml = xml.format(**{"integrator": "Euler", "solver": "Newton", **fmt})
+    xml = xml.format(**{"integrator": "Euler", "solver": "Newton", "rows": "", **fmt})
     return js.load_string(xml), mujoco.MjModel.from_xml_string(xml), xml
 
 
@@ -118,7 +153,12 @@ def _dense_ten_J(mj, md):
 def _states(m, n, seed):
     rng = np.random.default_rng(seed)
     for _ in range(n):
-        yield 0.4 * rng.normal(size=m.nq), rng.normal(size=m.nv), rng.normal(size=m.nu)
+        q = m.qpos0 + 0.4 * rng.normal(size=m.nq)
+        for j in range(m.njnt):
+            if m.jnt_type[j] == js.types.JNT_FREE:
+                a = m.jnt_qposadr[j] + 3
+                q[a:a + 4] /= np.linalg.norm(q[a:a + 4])
+        yield q, rng.normal(size=m.nv), rng.normal(size=m.nu)
 
 
 def _set(m, d, mj, md, q, v, u):
@@ -142,10 +182,13 @@ def test_model_fields_equal_mujoco():
     assert _rel(m.eq_data[:, :5], mj.eq_data[:, :5]) <= SMOOTH_TOL  # the polynomial
 
 
-@pytest.mark.parametrize("solver", ["Newton", "CG", "PGS"])
-def test_forward_matches_mujoco(solver):
+@pytest.mark.parametrize("xml, solver", [(TENDONS, "Newton"), (TENDONS, "CG"), (TENDONS, "PGS"),
+                                         (SPATIAL, "Newton"), (SPATIAL, "PGS")],
+                         ids=["fixed-Newton", "fixed-CG", "fixed-PGS", "spatial-Newton",
+                              "spatial-PGS"])
+def test_forward_matches_mujoco(xml, solver):
     """ten_*, actuators, passive parts, M with armature, efc rows and qacc, seeded states."""
-    m, mj, _ = _pair(TENDONS, solver=solver)
+    m, mj, _ = _pair(xml, solver=solver, rows=SPATIAL_ROWS)
     d, md = js.make_data(m), mujoco.MjData(mj)
     M = np.zeros((m.nv, m.nv))
     rows_seen = set()
@@ -182,15 +225,23 @@ def test_forward_matches_mujoco(solver):
             assert _rel(getattr(d, name)[:n], getattr(md, name)) <= SMOOTH_TOL, name
         assert _rel(d.qacc, md.qacc) <= CONSTRAINED_TOL
         assert _rel(d.sensordata, md.sensordata) <= CONSTRAINED_TOL
-    # the states exercise the tendon equality, friction and both limit sides
-    assert {mujoco.mjtConstraint.mjCNSTR_EQUALITY, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON,
+        nw = md.ten_wrapadr[-1] + md.ten_wrapnum[-1]
+        assert list(d.ten_wrapadr) == list(md.ten_wrapadr)
+        assert list(d.ten_wrapnum) == list(md.ten_wrapnum)
+        assert list(d.wrap_obj[:nw]) == list(md.wrap_obj.reshape(-1)[:nw])
+        assert _rel(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= SMOOTH_TOL
+    # the states exercise the tendon rows: friction, limits (and the fixed tendons' equality)
+    assert {mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON,
             mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON} <= rows_seen
+    if xml is TENDONS:
+        assert mujoco.mjtConstraint.mjCNSTR_EQUALITY in rows_seen
 
 
+@pytest.mark.parametrize("xml", [SMOOTH, SPATIAL], ids=["fixed", "spatial"])
 @pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast", "RK4"])
-def test_1000_steps_match_mj_step(integrator):
+def test_1000_steps_match_mj_step(xml, integrator):
     """Springs, dampers (implicit where MuJoCo makes them so), armature, tendon actuators."""
-    m, mj, _ = _pair(SMOOTH, integrator=integrator)
+    m, mj, _ = _pair(xml, integrator=integrator)
     d, md = js.make_data(m), mujoco.MjData(mj)
     q, v, u = next(_states(m, 1, 3))
     _set(m, d, mj, md, q, v, u)
@@ -201,9 +252,10 @@ def test_1000_steps_match_mj_step(integrator):
     assert _rel(d.qvel, md.qvel) <= TRAJECTORY_TOL
 
 
-def test_inverse_matches_mj_inverse():
+@pytest.mark.parametrize("xml", [TENDONS, SPATIAL], ids=["fixed", "spatial"])
+def test_inverse_matches_mj_inverse(xml):
     """qfrc_inverse with tendon springs, dampers, armature and all tendon rows."""
-    m, mj, _ = _pair(TENDONS)
+    m, mj, _ = _pair(xml, rows=SPATIAL_ROWS)
     d, md = js.make_data(m), mujoco.MjData(mj)
     rng = np.random.default_rng(11)
     for q, v, u in _states(m, 4, 5):
@@ -223,8 +275,15 @@ BAD_ACTUATOR = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></
 BAD_JOINT = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
 <tendon><fixed name="t">
 <joint joint="nope" coef="2"/></fixed></tendon></mujoco>"""
-SPATIAL = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/></worldbody>
-<tendon><spatial name="s"><site site="a"/><site site="b"/></spatial></tendon></mujoco>"""
+UNLIMITED = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
+<tendon><fixed name="t"><joint joint="j"/></fixed></tendon>
+<sensor><tendonlimitpos tendon="t"/></sensor></mujoco>"""
+ONE_SITE = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/></worldbody>
+<tendon><spatial name="s"><site site="a"/></spatial></tendon></mujoco>"""
+WRAP_GEOM = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/>
+<geom name="g" type="box" size="0.1 0.1 0.1"/></worldbody>
+<tendon><spatial name="s"><site site="a"/>
+<geom geom="g"/><site site="b"/></spatial></tendon></mujoco>"""
 BALL_JOINT = """<mujoco><worldbody><body><joint name="j" type="ball"/><geom size="0.1"/></body>
 </worldbody><tendon><fixed name="t"><joint joint="j"/></fixed></tendon></mujoco>"""
 
@@ -233,7 +292,9 @@ BALL_JOINT = """<mujoco><worldbody><body><joint name="j" type="ball"/><geom size
     (BAD_ACTUATOR, ["<string>:3 <motor name='m'> tendon='nope'", "unknown tendon 'nope'"]),
     (BAD_JOINT, ["<string>:3 <joint> joint='nope' in tendon 't'", "unknown joint 'nope'"]),
     (BALL_JOINT, ["<string>:2 <joint>", "joint 'j'", "hinge or a slide"]),
-    (SPATIAL, ["<string>:2 <spatial name='s'>", "spatial tendons"]),
+    (UNLIMITED, ["<string>:3 <tendonlimitpos>", "limited tendon"]),
+    (ONE_SITE, ["<string>:2 <spatial name='s'>", "at least two sites"]),
+    (WRAP_GEOM, ["<string>:4 <geom>", "around a geom"]),
 ])
 def test_bad_tendon_input_is_named(xml, words):
     with pytest.raises(ModelError) as e:

@@ -239,8 +239,9 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
     """Add scale · Σ_t b_t ten_J_tᵀ ten_J_t (tendon damping, mjd_passive_vel) to qH or A.
 
-    Sparse: only the (i, ancestor j) entries of qH, where fixed tendons over one branch put
-    all of theirs.
+    As MuJoCo keeps the term on its matrices' sparsity: dense (implicit), the dof pairs of
+    one kinematic tree (qDeriv's pattern); sparse (implicitfast), the (i, ancestor j)
+    entries of qH. The blocks of standalone free bodies get theirs in `free_block`.
     """
     if m.opt_disableflags[0] & DSBL_DAMPER:
         return
@@ -254,8 +255,10 @@ def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
             if J[i] == 0.0:
                 continue
             if dense:
+                tree = m.body_rootid[m.dof_bodyid[i]]
                 for j in range(m.nv):
-                    out_dense[i, j] += c * J[i] * J[j]
+                    if m.body_rootid[m.dof_bodyid[j]] == tree:
+                        out_dense[i, j] += c * J[i] * J[j]
             else:
                 adr = m.dof_Madr[i]
                 j = i
@@ -349,6 +352,15 @@ def free_block(m, d, j, A, B):
             for r in range(6):
                 for c in range(6):
                     A[r, c] -= h * dfdv * mom[r] * mom[c]
+    if m.ntendon and not m.opt_disableflags[0] & DSBL_DAMPER:
+        # + h Σ_t b_t ten_J_tᵀ ten_J_t on the block
+        for t in range(m.ntendon):
+            bt = m.tendon_damping[t]
+            if bt != 0.0:
+                Jt = d.ten_J[t, a:a + 6]
+                for r in range(6):
+                    for c in range(6):
+                        A[r, c] += h * bt * Jt[r] * Jt[c]
     _free_bias_vel(m, d, m.jnt_bodyid[j], d.qvel[a + 3:a + 6], B)
     for r in range(6):
         for c in range(6):

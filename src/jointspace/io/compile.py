@@ -655,9 +655,10 @@ class _Compiler:
             raise ModelError(f"{what} refers to unknown {kind} {name!r}{_where(elem)}") from None
 
     def compile_tendons(self, A, jnt_rows, dof_rows):
-        """tendon_* and wrap_* of the fixed tendons; returns (ntendon, nwrap).
+        """tendon_* and wrap_* of the tendons; returns (ntendon, nwrap).
 
-        Joints must be scalar (hinge or slide), each at most once per tendon. A tendon with
+        Spatial tendons: their sites and pulleys in path order. Fixed tendons: joints must be
+        scalar (hinge or slide), each at most once per tendon. A tendon with
         armature must keep its dofs on one branch of the tree (M's sparsity holds its
         ten_Jᵀ ten_J). tendon_length0, tendon_invweight0 and the default spring length
         (the length at qpos0) are set by set_const.
@@ -669,6 +670,11 @@ class _Compiler:
             self.names["tendon"].append(t.name)
             adr = len(wraps)
             seen = set()
+            for kind, sname, prm, ssrc in t.path:
+                if kind == "site":
+                    wraps.append((T.WRAP_SITE, self.lookup("site", sname, t, "tendon site"), 0.0))
+                else:
+                    wraps.append((T.WRAP_PULLEY, -1, prm))
             for jname, coef, jsrc in t.joints:
                 if jname not in self.names["joint"]:
                     raise ModelError(f"{jsrc}: fixed tendon {t.name or '#'+str(len(rows))!r} "
@@ -683,6 +689,9 @@ class _Compiler:
                 if not np.isfinite(coef):
                     raise ModelError(f"{jsrc}: coef must be finite, got {coef}")
                 wraps.append((T.WRAP_JOINT, j, coef))
+            if t.armature > 0 and t.kind == "spatial":
+                raise ModelError(f"armature on a spatial tendon (its bias force) is not "
+                                 f"supported by jointspace{_where(t)}")
             if t.armature > 0:
                 dofs = sorted(jnt_rows[j]["dofadr"] for j in seen)
                 for a, b in zip(dofs, dofs[1:]):
@@ -792,6 +801,9 @@ class _Compiler:
                                                                          T.JNT_SLIDE):
                 raise ModelError(f"{label}: joint {sens.objname!r} must be a hinge or slide "
                                  f"joint{_where(sens)}")
+            if kind.startswith("tendonlimit") and not A["tendon_limited"][objid]:
+                raise ModelError(f"{label}: tendon {sens.objname!r} is not limited; "
+                                 f"{kind} needs a limited tendon{_where(sens)}")
             if stype not in COMPUTED:
                 skipped.append(f"<{kind}>" + (f" {sens.name!r}" if sens.name else "")
                                + _where(sens))

@@ -1517,14 +1517,11 @@ class _Loader:
                                  f"pair or exclude")
 
     def _tendon(self, node):
-        """<tendon>: fixed tendons (joints and coefficients); spatial ones are refused."""
+        """<tendon>: fixed tendons (joints, coefficients) and spatial ones (sites, pulleys)."""
         self._check_attrs(node, set())
         for child in node.children:
             where = child.where()
-            if child.tag == "spatial":
-                raise ModelError(f"{where}: spatial tendons are not supported by jointspace "
-                                 f"yet (only <fixed> tendons are); remove it or use MuJoCo")
-            if child.tag != "fixed":
+            if child.tag not in ("fixed", "spatial"):
                 raise ModelError(f"{where}: unknown element <{child.tag}> in <tendon>; use "
                                  f"fixed or spatial")
             cls = self._class_of(child, "main")
@@ -1547,8 +1544,32 @@ class _Loader:
             if sl[0] > sl[1]:
                 raise ModelError(f"{where}: springlength={sl}: the lower end of the dead band "
                                  f"exceeds the upper")
-            joints = []
-            for j in child.children:
+            joints, path = [], []
+            for j in child.children if child.tag == "spatial" else ():
+                jw = j.where()
+                if j.tag == "site":
+                    self._check_attrs(j, {"site"})
+                    if "site" not in j.attrib:
+                        raise ModelError(f"{jw}: <site> in a spatial tendon needs site")
+                    path.append(("site", j.attrib["site"], 0.0, jw))
+                elif j.tag == "pulley":
+                    self._check_attrs(j, {"divisor"})
+                    div = self._get(j, "divisor", _f(), 0.0)
+                    if not div > 0:
+                        raise ModelError(f"{jw}: a pulley needs divisor > 0")
+                    path.append(("pulley", "", div, jw))
+                elif j.tag == "geom":
+                    raise ModelError(f"{jw}: wrapping a spatial tendon around a geom is not "
+                                     f"supported by jointspace yet (sites and pulleys are); "
+                                     f"remove it or use MuJoCo")
+                else:
+                    raise ModelError(f"{jw}: unknown element <{j.tag}> in a spatial tendon; "
+                                     f"use site, geom or pulley")
+            if child.tag == "spatial":
+                self._spatial_path(child, path)
+                self._ignore_if(child, "armature", v["armature"] != 0.0,
+                                "armature on spatial tendons (its bias force)")
+            for j in child.children if child.tag == "fixed" else ():
                 if j.tag != "joint":
                     raise ModelError(f"{j.where()}: unknown element <{j.tag}> in a fixed "
                                      f"tendon; use <joint joint='...' coef='...'>")
@@ -1556,16 +1577,30 @@ class _Loader:
                 if "joint" not in j.attrib:
                     raise ModelError(f"{j.where()}: <joint> in a fixed tendon needs joint")
                 joints.append((j.attrib["joint"], self._get(j, "coef", _f(), 1.0), j.where()))
-            if not joints:
+            if child.tag == "fixed" and not joints:
                 raise ModelError(f"{where}: a fixed tendon needs at least one <joint>")
             self.spec.tendons.append(TendonSpec(
-                name=v.get("name", ""), joints=joints, limited=limited,
+                name=v.get("name", ""), kind=child.tag, joints=joints, path=path,
+                limited=limited,
                 range=tuple(v["range"]), margin=v["margin"], stiffness=v["stiffness"],
                 damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
                 springlength=sl, solref_limit=tuple(v["solreflimit"]),
                 solimp_limit=tuple(v["solimplimit"]),
                 solref_friction=tuple(v["solreffriction"]),
                 solimp_friction=tuple(v["solimpfriction"]), source=where))
+
+    @staticmethod
+    def _spatial_path(node, path):
+        """A spatial path starts and ends at a site, with two sites between pulleys."""
+        where = node.where()
+        if sum(1 for p in path if p[0] == "site") < 2:
+            raise ModelError(f"{where}: a spatial tendon needs at least two sites")
+        if path[0][0] != "site" or path[-1][0] != "site":
+            raise ModelError(f"{where}: a spatial tendon's path must start and end at a site")
+        for k, p in enumerate(path):
+            if p[0] == "pulley" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"
+                                     or (k >= 2 and path[k - 2][0] == "pulley")):
+                raise ModelError(f"{p[3]}: a pulley needs two sites before it and one after")
 
     def _deformable(self, node):
         for child in node.children:
@@ -1701,6 +1736,9 @@ class _Loader:
         for t in self.spec.tendons:
             for jname, _, jsrc in t.joints:
                 need(jname, joints, "joint", f"{jsrc} joint='{jname}' in tendon {t.name!r}")
+            for kind, sname, _, ssrc in t.path:
+                if kind == "site":
+                    need(sname, sites, "site", f"{ssrc} site='{sname}' in tendon {t.name!r}")
         for eq in self.spec.equalities:
             table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
                 eq.type, (bodies, "body"))

@@ -269,14 +269,18 @@ class EqualitySpec:
 
 @dataclass
 class TendonSpec:
-    """A fixed tendon (MJCF <tendon><fixed>): length = Σ coef · q over scalar joints.
+    """A tendon (MJCF <tendon><fixed> or <spatial>).
 
-    `joints` lists (joint name, coef). `springlength` (lower, upper) is the spring's dead
+    Fixed: length = Σ coef · q over scalar joints; `joints` lists (joint name, coef, source).
+    Spatial: a path through sites; `path` lists ("site", name, 0, source) and
+    ("pulley", "", divisor, source). `springlength` (lower, upper) is the spring's dead
     band; (-1, -1) means the length at qpos0, as in MuJoCo.
     """
 
     name: str = ""
+    kind: str = "fixed"
     joints: list = field(default_factory=list)
+    path: list = field(default_factory=list)
     limited: bool = False
     range: tuple = (0.0, 0.0)
     margin: float = 0.0
