@@ -308,8 +308,8 @@ def _lu_solve_dense(A, x):
 def implicitfast_matrix(m, d):
     """qH = M − h D of the implicitfast step, standalone free bodies' blocks left at M.
 
-    D = −B − Σ_t b_t ten_Jᵀ ten_J + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
-    blocks are then given by `free_block`.
+    D = −B − Σ_t b_t ten_Jᵀ ten_J + Σ (∂f/∂v) momentᵀ moment. Returns the number of
+    standalone free bodies, whose blocks are then given by `free_block`.
     """
     nv = m.nv
     h = m.opt_timestep[0]

@@ -23,8 +23,8 @@ types (`SENS_*`, the values of mjtSensor), layouts and stages:
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
 clips real-valued data to ±cutoff and positive data to ≤ cutoff; `sensor_noise` is stored
 and never added (as in MuJoCo). Sensor types jointspace does not compute (rangefinder,
-camprojection, geomdist/normal/fromto, insidesite) keep MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when
-the model loads.
+camprojection, geomdist/normal/fromto, insidesite) keep MuJoCo's slots in `sensordata`,
+hold NaN, and are named in a warning when the model loads.
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -502,8 +502,10 @@ def _touch(m, d, site, frc):
 
 @njit(cache=True)
 def _limit_row_value(d, jnt, what, ctype=CNSTR_LIMIT_JOINT):
-    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of the first limit row of type
-    ctype (joint or tendon limit) of object jnt, or 0."""
+    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of jnt's first ctype limit row, or 0.
+
+    ctype: CNSTR_LIMIT_JOINT (jnt a joint) or CNSTR_LIMIT_TENDON (jnt a tendon).
+    """
     for j in range(d.ne[0] + d.nf[0], d.nefc[0]):
         if d.efc_type[j] == ctype and d.efc_id[j] == jnt:
             if what == 0:
