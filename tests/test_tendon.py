@@ -24,6 +24,9 @@ TRAJECTORY_TOL = 1e-8
 INVERSE_TOL = 1e-8
 # energy drift of RK4 at h = 1 ms over 2 s, relative to the energy exchanged (measured 1e-9)
 ENERGY_TOL = 1e-6
+# the same over a wrap geom at h = 0.5 ms: the length's curvature jumps where the path starts
+# or stops touching the geom, which RK4 steps across (measured 1.7e-4)
+WRAP_ENERGY_TOL = 1e-3
 
 TENDONS = """
 <mujoco>
@@ -131,6 +134,39 @@ SPATIAL = """
   <sensor><tendonpos tendon="s0"/><tendonvel tendon="s1"/><tendonactuatorfrc tendon="s1"/>
     <e_potential/>
   </sensor>
+</mujoco>
+"""
+# wrapping around a cylinder and a sphere, each on two paths; the end sites move on slides and
+# a hinge
+WRAPPING = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}">
+    <flag contact="disable" gravity="{gravity}" energy="enable"/>
+  </option>
+  <worldbody>
+    <site name="top" pos="0 0 1"/>
+    <body name="w" pos="0 0 0.5"><joint name="w1" type="hinge" axis="0 1 0"/>
+      <geom name="cyl" type="cylinder" size="0.1 0.2" euler="90 0 0"/>
+      <geom name="ball" type="sphere" size="0.08" pos="0.3 0 -0.2"/>
+    </body>
+    <body name="p" pos="0.2 0 -0.2">
+      <joint name="px" type="slide" axis="1 0 0"/><joint name="pz" type="slide" axis="0 0 1"/>
+      <joint name="ph" type="hinge" axis="0 1 0"/>
+      <geom type="sphere" size="0.05"/><site name="end" pos="0 0 -0.05"/>
+      <site name="end2" pos="0.05 0 0"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="c" stiffness="30">
+      <site site="top"/><geom geom="cyl"/><site site="end"/>
+    </spatial>
+    <spatial name="s" stiffness="10"><site site="top"/><geom geom="ball"/><site site="end2"/>
+    </spatial>
+    <spatial name="si" stiffness="10">
+      <site site="top"/><geom geom="ball"/><site site="end"/>
+    </spatial>
+    <spatial name="cn"><site site="top"/><geom geom="cyl"/><site site="end2"/></spatial>
+  </tendon>
 </mujoco>
 """
 SPATIAL_ROWS = 'limited="true" range="0.2 0.9" frictionloss="0.3"'
@@ -297,6 +333,52 @@ def test_spatial_tendon_spring_conserves_energy():
     assert abs(d.energy.sum() - e0) <= ENERGY_TOL * abs(e0)
 
 
+def test_wrapping_matches_mujoco():
+    """Sphere and cylinder wrapping (side sites are refused: see test_bad_tendon_input).
+
+    ten_length, ten_J, the path points (sites, tangent points, their geoms) and qacc at
+    seeded states, which wrap every tendon in some and leave it straight in others.
+    """
+    m, mj, _ = _pair(WRAPPING, gravity="enable")
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    wrapped = np.zeros(m.ntendon, dtype=int)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        q = 0.8 * rng.normal(size=m.nq)
+        v = rng.normal(size=m.nv)
+        _set(m, d, mj, md, q, v, np.zeros(0))
+        js.forward(m, d)
+        mujoco.mj_forward(mj, md)
+        assert _rel(d.ten_length, md.ten_length) <= SMOOTH_TOL
+        assert _rel(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
+        assert list(d.ten_wrapnum) == list(md.ten_wrapnum)
+        nw = md.ten_wrapadr[-1] + md.ten_wrapnum[-1]
+        assert list(d.wrap_obj[:nw]) == list(md.wrap_obj.reshape(-1)[:nw])
+        assert _rel(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= SMOOTH_TOL
+        assert _rel(d.qacc, md.qacc) <= SMOOTH_TOL
+        wrapped += np.array(md.ten_wrapnum) > 2
+    assert np.all(wrapped > 0) and np.all(wrapped < 40), wrapped
+
+
+def test_tendon_over_a_cylinder_conserves_energy():
+    """No damping, no gravity: the springs over the cylinder and sphere trade energy only."""
+    m = js.load_string(WRAPPING.format(integrator="RK4", gravity="disable"))
+    m.opt.timestep = 0.0005
+    d = js.make_data(m)
+    rng = np.random.default_rng(2)
+    d.qpos[:] = 0.3 * rng.normal(size=m.nq)
+    d.qvel[:] = rng.normal(size=m.nv)
+    js.forward(m, d)
+    e0 = d.energy.sum()
+    potential = 0.0
+    for _ in range(4000):
+        js.step(m, d)
+        potential = max(potential, d.energy[0])
+    js.forward(m, d)
+    assert potential > 0.1 * abs(e0)
+    assert abs(d.energy.sum() - e0) <= WRAP_ENERGY_TOL * abs(e0)
+
+
 BAD_ACTUATOR = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
 <tendon><fixed name="t"><joint joint="j"/></fixed></tendon>
 <actuator><motor name="m" tendon="nope"/></actuator></mujoco>"""
@@ -308,7 +390,11 @@ UNLIMITED = """<mujoco><worldbody><body><joint name="j"/><geom size="0.1"/></bod
 <sensor><tendonlimitpos tendon="t"/></sensor></mujoco>"""
 ONE_SITE = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/></worldbody>
 <tendon><spatial name="s"><site site="a"/></spatial></tendon></mujoco>"""
-WRAP_GEOM = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/>
+SIDESITE = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/>
+<geom name="g" type="sphere" size="0.1"/></worldbody>
+<tendon><spatial name="s"><site site="b"/>
+<geom geom="g" sidesite="a"/><site site="b"/></spatial></tendon></mujoco>"""
+WRAP_BOX = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/>
 <geom name="g" type="box" size="0.1 0.1 0.1"/></worldbody>
 <tendon><spatial name="s"><site site="a"/>
 <geom geom="g"/><site site="b"/></spatial></tendon></mujoco>"""
@@ -322,7 +408,8 @@ BALL_JOINT = """<mujoco><worldbody><body><joint name="j" type="ball"/><geom size
     (BALL_JOINT, ["<string>:2 <joint>", "joint 'j'", "hinge or a slide"]),
     (UNLIMITED, ["<string>:3 <tendonlimitpos>", "limited tendon"]),
     (ONE_SITE, ["<string>:2 <spatial name='s'>", "at least two sites"]),
-    (WRAP_GEOM, ["<string>:4 <geom>", "around a geom"]),
+    (SIDESITE, ["<string>:4 <geom>: attribute sidesite='a'", "side sites"]),
+    (WRAP_BOX, ["<string>:4 <geom> geom='g'", "sphere or a cylinder", "box"]),
 ])
 def test_bad_tendon_input_is_named(xml, words):
     with pytest.raises(ModelError) as e:

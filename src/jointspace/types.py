@@ -314,6 +314,7 @@ MODEL_FIELDS = (
 SMALL_CONE = 0  # the inverse's cone projection: y (6), x (6), mu (5)
 SMALL_TRANSMISSION = 17  # actuator transmission: quat (4), axis (3), wrench (6)
 SMALL_SPRING = 30  # ball and free joint springs: the displacement (6)
+SMALL_WRAP = 36  # tendon wrapping: the two tangent points (6)
 
 DATA_FIELDS = (
     # state and inputs
@@ -451,7 +452,7 @@ DATA_FIELDS = (
     ("scratch_efc", "f", ("njmax",), "per-row scratch (the inverse's J qacc − aref)"),
     ("scratch_small", "f", (64,),
      "fixed-size scratch of the stages, in the regions SMALL_CONE, SMALL_TRANSMISSION, "
-     "SMALL_SPRING"),
+     "SMALL_SPRING, SMALL_WRAP"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
     ("scratch_collision_f", "f", (("ngeom", 13, 320),),

@@ -619,7 +619,7 @@ class _Compiler:
             names["mesh"].append(name)
 
         self.names = names
-        ntendon, nwrap = self.compile_tendons(A, jnt_rows, dof_rows)
+        ntendon, nwrap = self.compile_tendons(A, jnt_rows, dof_rows, geom_rows)
         self.compile_actuators(A)
         self.compile_equalities(A)
         self.compile_contacts(A)
@@ -654,7 +654,7 @@ class _Compiler:
         except ValueError:
             raise ModelError(f"{what} refers to unknown {kind} {name!r}{_where(elem)}") from None
 
-    def compile_tendons(self, A, jnt_rows, dof_rows):
+    def compile_tendons(self, A, jnt_rows, dof_rows, geom_rows):
         """tendon_* and wrap_* of the tendons; returns (ntendon, nwrap).
 
         Spatial tendons: their sites and pulleys in path order. Fixed tendons: joints must be
@@ -673,6 +673,16 @@ class _Compiler:
             for kind, sname, prm, ssrc in t.path:
                 if kind == "site":
                     wraps.append((T.WRAP_SITE, self.lookup("site", sname, t, "tendon site"), 0.0))
+                elif kind == "geom":
+                    g = self.lookup("geom", sname, t, "tendon geom")
+                    gtype = geom_rows[g]["type"]
+                    if gtype not in (T.GEOM_SPHERE, T.GEOM_CYLINDER):
+                        raise ModelError(f"{ssrc} geom='{sname}': a tendon wraps around a "
+                                         f"sphere or a cylinder only, this geom is a "
+                                         f"{GEOM_TYPES[int(gtype)]}")
+                    side = self.lookup("site", prm, t, "tendon sidesite") if prm else -1
+                    wraps.append((T.WRAP_SPHERE if gtype == T.GEOM_SPHERE else
+                                  T.WRAP_CYLINDER, g, float(side)))
                 else:
                     wraps.append((T.WRAP_PULLEY, -1, prm))
             for jname, coef, jsrc in t.joints:

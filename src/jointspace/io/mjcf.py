@@ -1559,9 +1559,12 @@ class _Loader:
                         raise ModelError(f"{jw}: a pulley needs divisor > 0")
                     path.append(("pulley", "", div, jw))
                 elif j.tag == "geom":
-                    raise ModelError(f"{jw}: wrapping a spatial tendon around a geom is not "
-                                     f"supported by jointspace yet (sites and pulleys are); "
-                                     f"remove it or use MuJoCo")
+                    self._check_attrs(j, {"geom", "sidesite"})
+                    if "geom" not in j.attrib:
+                        raise ModelError(f"{jw}: <geom> in a spatial tendon needs geom")
+                    self._ignore_if(j, "sidesite", "sidesite" in j.attrib,
+                                    "side sites of wrap geoms")
+                    path.append(("geom", j.attrib["geom"], "", jw))
                 else:
                     raise ModelError(f"{jw}: unknown element <{j.tag}> in a spatial tendon; "
                                      f"use site, geom or pulley")
@@ -1598,6 +1601,8 @@ class _Loader:
         if path[0][0] != "site" or path[-1][0] != "site":
             raise ModelError(f"{where}: a spatial tendon's path must start and end at a site")
         for k, p in enumerate(path):
+            if p[0] == "geom" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"):
+                raise ModelError(f"{p[3]}: a wrap geom needs a site before and after it")
             if p[0] == "pulley" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"
                                      or (k >= 2 and path[k - 2][0] == "pulley")):
                 raise ModelError(f"{p[3]}: a pulley needs two sites before it and one after")
@@ -1736,9 +1741,14 @@ class _Loader:
         for t in self.spec.tendons:
             for jname, _, jsrc in t.joints:
                 need(jname, joints, "joint", f"{jsrc} joint='{jname}' in tendon {t.name!r}")
-            for kind, sname, _, ssrc in t.path:
+            for kind, sname, side, ssrc in t.path:
                 if kind == "site":
                     need(sname, sites, "site", f"{ssrc} site='{sname}' in tendon {t.name!r}")
+                elif kind == "geom":
+                    need(sname, geoms, "geom", f"{ssrc} geom='{sname}' in tendon {t.name!r}")
+                    if side:
+                        need(side, sites, "site", f"{ssrc} sidesite='{side}' in tendon "
+                             f"{t.name!r}")
         for eq in self.spec.equalities:
             table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
                 eq.type, (bodies, "body"))
