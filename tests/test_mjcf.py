@@ -870,11 +870,14 @@ SECTION_ERRORS = [
      "'ghost'"),
     ('<equality>\n<connect body1="b"/></equality>', "model.xml:5 <connect>", "anchor"),
     ('<equality>\n<joint joint1="nope"/></equality>', "model.xml:5 <joint>", "'nope'"),
-    ('<equality>\n<tendon tendon1="t"/></equality>', "model.xml:5 <tendon>", "not supported"),
-    ('<tendon>\n<fixed name="t" range="0 1"><joint joint="j" coef="1"/></fixed></tendon>',
-     "model.xml:5 <fixed name='t'>", "range"),
-    ('<default><tendon damping="1"/></default><tendon>\n<fixed name="t"><joint joint="j" '
+    ('<equality>\n<tendon tendon1="t"/></equality>', "model.xml:5 <tendon>",
+     "unknown tendon 't'"),
+    ('<tendon>\n<fixed name="t" limited="true" range="1 0"><joint joint="j" coef="1"/></fixed>'
+     '</tendon>', "model.xml:5 <fixed name='t'>", "range"),
+    ('<default><tendon damping="-1"/></default><tendon>\n<fixed name="t"><joint joint="j" '
      'coef="1"/></fixed></tendon>', "model.xml:5 <fixed name='t'>", "damping"),
+    ('<tendon>\n<fixed name="t"/></tendon>', "model.xml:5 <fixed name='t'>",
+     "at least one <joint>"),
     ('<contact>\n<pair geom1="g" geom2="nope"/></contact>', "model.xml:5 <pair>", "'nope'"),
     ('<contact>\n<exclude body1="b" body2="nope"/></contact>', "model.xml:5 <exclude>",
      "'nope'"),

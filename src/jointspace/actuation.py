@@ -6,6 +6,7 @@ Mirrors MuJoCo's mj_transmission (engine_core_smooth.c) and mj_fwdActuation
   transmission  joint (hinge/slide): length = gear₀ q,  moment = gear₀ e_dof
                 joint (ball):        length = gear₀:₃ · log(q),  moment = gear₀:₃ on its dofs
                 joint (free):        length = 0,  moment = gear on its 6 dofs
+                tendon:              length = gear₀ ten_length,  moment = gear₀ ten_J
                 site (no refsite):   length = 0,  moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆
   velocity      actuator_velocity = moment · qvel
   force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed) or
@@ -37,6 +38,7 @@ from jointspace.types import (
     SMALL_TRANSMISSION,
     TRN_JOINT,
     TRN_SITE,
+    TRN_TENDON,
 )
 
 
@@ -80,6 +82,11 @@ def transmission(m, d):
             else:
                 d.actuator_length[i] = d.qpos[qadr] * gear[0]
                 mom[dadr] = gear[0]
+        elif m.actuator_trntype[i] == TRN_TENDON:
+            # length = gear₀ ten_length,  moment = gear₀ ten_J
+            d.actuator_length[i] = gear[0] * d.ten_length[tid]
+            for c in range(nv):
+                mom[c] = gear[0] * d.ten_J[tid, c]
         elif m.actuator_trntype[i] == TRN_SITE:
             # wrench = (R gear_lin, R gear_rot) in world axes; moment = jacpᵀ f + jacrᵀ τ
             d.actuator_length[i] = 0.0

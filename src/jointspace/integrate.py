@@ -236,6 +236,39 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 
 
 @njit(cache=True)
+def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
+    """Add scale · Σ_t b_t ten_J_tᵀ ten_J_t (tendon damping, mjd_passive_vel) to qH or A.
+
+    As MuJoCo keeps the term on its matrices' sparsity: dense (implicit), the dof pairs of
+    one kinematic tree (qDeriv's pattern); sparse (implicitfast), the (i, ancestor j)
+    entries of qH. The blocks of standalone free bodies get theirs in `free_block`.
+    """
+    if m.opt_disableflags[0] & DSBL_DAMPER:
+        return
+    for t in range(m.ntendon):
+        b = m.tendon_damping[t]
+        if b == 0.0:
+            continue
+        J = d.ten_J[t]
+        c = scale * b
+        for i in range(m.nv):
+            if J[i] == 0.0:
+                continue
+            if dense:
+                tree = m.body_rootid[m.dof_bodyid[i]]
+                for j in range(m.nv):
+                    if m.body_rootid[m.dof_bodyid[j]] == tree:
+                        out_dense[i, j] += c * J[i] * J[j]
+            else:
+                adr = m.dof_Madr[i]
+                j = i
+                while j >= 0:
+                    out_sparse[adr] += c * J[i] * J[j]
+                    adr += 1
+                    j = m.dof_parentid[j]
+
+
+@njit(cache=True)
 def _lu_solve_dense(A, x):
     """Solve in place x ← A⁻¹ x by Gaussian elimination, partial pivoting (A is overwritten).
 
@@ -275,8 +308,8 @@ def _lu_solve_dense(A, x):
 def implicitfast_matrix(m, d):
     """qH = M − h D of the implicitfast step, standalone free bodies' blocks left at M.
 
-    D = −B + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
-    blocks are then given by `free_block`.
+    D = −B − Σ_t b_t ten_Jᵀ ten_J + Σ (∂f/∂v) momentᵀ moment. Returns the number of
+    standalone free bodies, whose blocks are then given by `free_block`.
     """
     nv = m.nv
     h = m.opt_timestep[0]
@@ -284,6 +317,8 @@ def implicitfast_matrix(m, d):
     for i in range(nv):
         d.qH[m.dof_Madr[i]] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
+    if m.ntendon:
+        _add_tendon_damping(m, d, h, d.qH, d.scratch_vv, False)
     nfree = 0
     for j in range(m.njnt):
         if m.jnt_type[j] == JNT_FREE and is_free_body(m, m.jnt_bodyid[j]):
@@ -317,6 +352,15 @@ def free_block(m, d, j, A, B):
             for r in range(6):
                 for c in range(6):
                     A[r, c] -= h * dfdv * mom[r] * mom[c]
+    if m.ntendon and not m.opt_disableflags[0] & DSBL_DAMPER:
+        # + h Σ_t b_t ten_J_tᵀ ten_J_t on the block
+        for t in range(m.ntendon):
+            bt = m.tendon_damping[t]
+            if bt != 0.0:
+                Jt = d.ten_J[t, a:a + 6]
+                for r in range(6):
+                    for c in range(6):
+                        A[r, c] += h * bt * Jt[r] * Jt[c]
     _free_bias_vel(m, d, m.jnt_bodyid[j], d.qvel[a + 3:a + 6], B)
     for r in range(6):
         for c in range(6):
@@ -396,6 +440,8 @@ def implicit_matrix(m, d, A):
             j = m.dof_parentid[j]
         A[i, i] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
+    if m.ntendon:
+        _add_tendon_damping(m, d, h, d.qH, A, True)
 
 
 @njit(cache=True)

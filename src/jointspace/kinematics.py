@@ -28,6 +28,7 @@ from jointspace.rotation import (
     rot_vec_quat_s,
 )
 from jointspace.spatial import add_scaled6, row6
+from jointspace.tendon import tendon_stage
 from jointspace.types import JNT_BALL, JNT_FREE, JNT_SLIDE, MINVAL
 
 
@@ -233,7 +234,7 @@ def kinematics_stage(m, d):
 
 @njit(cache=True)
 def com_pos(m, d):
-    """Subtree centers of mass, com-based inertias and motion axes (mj_comPos).
+    """Subtree centers of mass, com-based inertias and motion axes (mj_comPos); tendons.
 
     Scalar style, like kinematics_bodies: no array views or temporaries.
     """
@@ -351,6 +352,9 @@ def com_pos(m, d):
                 cdof[da, 3] = a1 * o2 - a2 * o1
                 cdof[da, 4] = a2 * o0 - a0 * o2
                 cdof[da, 5] = a0 * o1 - a1 * o0
+    # tendons follow the poses (MuJoCo: mj_comPos, then mj_tendon)
+    if m.ntendon:
+        tendon_stage(m, d)
 
 
 @njit(cache=True, nogil=True)

@@ -45,6 +45,7 @@ from jointspace.io.spec import (
     PairSpec,
     SensorSpec,
     SiteSpec,
+    TendonSpec,
 )
 from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS
 
@@ -172,12 +173,19 @@ _TABLES = {
         "name": _S, "class": _S, "active": _B, "solref": _SOLREF, "solimp": _SOLIMP,
         "body1": _S, "body2": _S, "anchor": _f(3), "site1": _S, "site2": _S,
         "relpose": _f(7), "torquescale": _f(), "joint1": _S, "joint2": _S,
-        "polycoef": _f(5, 1),
+        "tendon1": _S, "tendon2": _S, "polycoef": _f(5, 1),
     },
     "pair": {
         "name": _S, "class": _S, "geom1": _S, "geom2": _S, "condim": _I,
         "friction": _f(5, 1), "solref": _SOLREF, "solreffriction": _SOLREF,
         "solimp": _SOLIMP, "margin": _f(), "gap": _f(),
+    },
+    "tendon": {
+        "name": _S, "class": _S, "group": _I, "limited": _L, "range": _f(2), "margin": _f(),
+        "stiffness": _f(), "damping": _f(), "armature": _f(), "frictionloss": _f(),
+        "springlength": _f(2, 1), "solreflimit": _SOLREF, "solimplimit": _SOLIMP,
+        "solreffriction": _SOLREF, "solimpfriction": _SOLIMP, "width": _f(), "rgba": _f(4),
+        "material": _S, "user": _S, "actuatorfrclimited": _L, "actuatorfrcrange": _f(2),
     },
     "actuator": {
         "name": _S, "class": _S, "group": _I, "ctrllimited": _L, "forcelimited": _L,
@@ -255,7 +263,7 @@ _BASE = {
     "equality": {
         "active": True, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
         "anchor": (0.0, 0.0, 0.0), "relpose": None, "torquescale": 1.0,
-        "polycoef": (0.0, 1.0, 0.0, 0.0, 0.0), "body2": "", "joint2": "",
+        "polycoef": (0.0, 1.0, 0.0, 0.0, 0.0), "body2": "", "joint2": "", "tendon2": "",
     },
     "pair": {
         "condim": 3, "friction": (1.0, 1.0, 0.005, 0.0001, 0.0001), "solref": DEFAULT_SOLREF,
@@ -269,10 +277,14 @@ _BASE = {
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
-    "tendon": {"_physical": None},
+    "tendon": {
+        "group": 0, "limited": "auto", "range": (0.0, 0.0), "margin": 0.0, "stiffness": 0.0,
+        "damping": 0.0, "armature": 0.0, "frictionloss": 0.0, "springlength": (-1.0, -1.0),
+        "solreflimit": DEFAULT_SOLREF, "solimplimit": DEFAULT_SOLIMP,
+        "solreffriction": DEFAULT_SOLREF, "solimpfriction": DEFAULT_SOLIMP,
+        "actuatorfrclimited": "auto", "actuatorfrcrange": (0.0, 0.0),
+    },
 }
-_TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
-                    "springlength", "armature")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
 _SKIP_TOP = {"visual", "statistic", "custom", "extension"}
@@ -863,14 +875,9 @@ class _Loader:
                                  f"class; the enclosing <default> is their class")
             if tag == "default":
                 nested.append(child)
-            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair"):
+            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair", "tendon"):
                 self._apply(child, tag, cls.attrs[tag])
                 cls.attrs[tag].pop("name", None)
-            elif tag == "tendon":
-                physical = self._tendon_physics(child)
-                if physical:
-                    cls.attrs["tendon"]["_physical"] = physical
-                self._skip(child)
             elif tag in _ACT_UNSUPPORTED:
                 raise ModelError(f"{child.where()}: actuator type <{tag}> is not supported by "
                                  f"jointspace; remove this default or use MuJoCo")
@@ -1385,13 +1392,13 @@ class _Loader:
         v = dict(cls.attrs["actuator"])
         self._actuator_params(node, v, kind, cls)
         where = node.where()
-        for key in ("jointinparent", "tendon", "cranksite", "slidersite", "refsite"):
+        for key in ("jointinparent", "cranksite", "slidersite", "refsite"):
             self._ignore_if(node, key, key in node.attrib,
-                            "only joint, site and body transmissions are modeled")
-        targets = [k for k in ("joint", "site", "body") if k in node.attrib]
+                            "only joint, tendon, site and body transmissions are modeled")
+        targets = [k for k in ("joint", "tendon", "site", "body") if k in node.attrib]
         if len(targets) != 1:
             raise ModelError(f"{where}: an actuator needs exactly one transmission target "
-                             f"(joint, site or body); found {targets or 'none'}")
+                             f"(joint, tendon, site or body); found {targets or 'none'}")
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
         if v["dyntype"] != "none":
             why = {"filterexact": "timeconst gives", "integrator": "an integrated-velocity "
@@ -1439,19 +1446,20 @@ class _Loader:
         self._check_attrs(node, set())
         for child in node.children:
             tag = child.tag
-            if tag in ("tendon", "flex", "flexvert", "flexstrain", "distance"):
+            if tag in ("flex", "flexvert", "flexstrain", "distance"):
                 raise ModelError(f"{child.where()}: <{tag}> equality constraints are not "
                                  f"supported by jointspace; remove it or use MuJoCo")
-            if tag not in ("connect", "weld", "joint"):
+            if tag not in ("connect", "weld", "joint", "tendon"):
                 raise ModelError(f"{child.where()}: unknown element <{tag}> in <equality>; "
-                                 f"use connect, weld or joint")
+                                 f"use connect, weld, joint or tendon")
             cls = self._class_of(child, "main")
             v = dict(cls.attrs["equality"])
             allowed = {"name", "class", "active", "solref", "solimp"} | {
                 "connect": {"body1", "body2", "anchor", "site1", "site2"},
                 "weld": {"body1", "body2", "anchor", "site1", "site2", "relpose",
                          "torquescale"},
-                "joint": {"joint1", "joint2", "polycoef"}}[tag]
+                "joint": {"joint1", "joint2", "polycoef"},
+                "tendon": {"tendon1", "tendon2", "polycoef"}}[tag]
             given = self._apply(child, "equality", v, allowed)
             where = child.where()
             if "site1" in given or "site2" in given:
@@ -1459,10 +1467,10 @@ class _Loader:
                                  f"jointspace; use body1/body2 with an anchor")
             eq = EqualitySpec(type=tag, name=v.get("name", ""), solref=tuple(v["solref"]),
                               solimp=tuple(v["solimp"]), active=v["active"], source=where)
-            if tag == "joint":
-                if "joint1" not in given:
-                    raise ModelError(f"{where}: a joint equality needs joint1")
-                eq.obj1, eq.obj2 = v["joint1"], v.get("joint2", "")
+            if tag in ("joint", "tendon"):
+                if tag + "1" not in given:
+                    raise ModelError(f"{where}: a {tag} equality needs {tag}1")
+                eq.obj1, eq.obj2 = v[tag + "1"], v.get(tag + "2", "")
                 eq.polycoef = np.array(v["polycoef"], dtype=np.float64)
             else:
                 if "body1" not in given:
@@ -1510,30 +1518,96 @@ class _Loader:
                 raise ModelError(f"{where}: unknown element <{child.tag}> in <contact>; use "
                                  f"pair or exclude")
 
-    @staticmethod
-    def _tendon_physics(node):
-        """The first attribute of a tendon (or tendon default) that changes the dynamics."""
-        for key in _TENDON_PHYSICAL:
-            value = node.attrib.get(key)
-            if value is None or (key == "limited" and value == "false"):
-                continue
-            if key != "limited" and all(_is_zero(p) for p in value.split()):
-                continue
-            return f"{key}={value!r}"
-        return None
-
     def _tendon(self, node):
-        """Tendons that only route (no springs, limits, friction) are skipped with a warning."""
+        """<tendon>: fixed tendons (joints, coefficients) and spatial ones (sites, pulleys)."""
+        self._check_attrs(node, set())
         for child in node.children:
-            physical = self._tendon_physics(child)
-            if physical is None:
-                physical = self._class_of(child, "main").attrs["tendon"]["_physical"]
-            if physical:
-                raise ModelError(f"{child.where()}: tendons are not supported by jointspace "
-                                 f"and this one has {physical} (directly or from its class), "
-                                 f"which changes the dynamics; remove it or use MuJoCo for "
-                                 f"this model")
-        self._skip(node)
+            where = child.where()
+            if child.tag not in ("fixed", "spatial"):
+                raise ModelError(f"{where}: unknown element <{child.tag}> in <tendon>; use "
+                                 f"fixed or spatial")
+            cls = self._class_of(child, "main")
+            v = dict(cls.attrs["tendon"])
+            self._apply(child, "tendon", v)
+            limited = self._limited(child, v["limited"], v["range"], "", "tendon")
+            if limited and v["range"][0] >= v["range"][1]:
+                raise ModelError(f"{where}: range={v['range']}: range[0] must be smaller than "
+                                 f"range[1]")
+            for key in ("stiffness", "damping", "armature", "frictionloss"):
+                if v[key] < 0:
+                    raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
+            frc = self._limited(child, v["actuatorfrclimited"], v["actuatorfrcrange"],
+                                "actuatorfrc", "tendon")
+            self._ignore_if(child, "actuatorfrclimited", frc,
+                            "clamping a tendon's total actuator force")
+            sl = tuple(v["springlength"])
+            if "springlength" in child.attrib and len(child.attrib["springlength"].split()) == 1:
+                sl = (sl[0], sl[0])
+            if sl[0] > sl[1]:
+                raise ModelError(f"{where}: springlength={sl}: the lower end of the dead band "
+                                 f"exceeds the upper")
+            joints, path = [], []
+            for j in child.children if child.tag == "spatial" else ():
+                jw = j.where()
+                if j.tag == "site":
+                    self._check_attrs(j, {"site"})
+                    if "site" not in j.attrib:
+                        raise ModelError(f"{jw}: <site> in a spatial tendon needs site")
+                    path.append(("site", j.attrib["site"], 0.0, jw))
+                elif j.tag == "pulley":
+                    self._check_attrs(j, {"divisor"})
+                    div = self._get(j, "divisor", _f(), 0.0)
+                    if not div > 0:
+                        raise ModelError(f"{jw}: a pulley needs divisor > 0")
+                    path.append(("pulley", "", div, jw))
+                elif j.tag == "geom":
+                    self._check_attrs(j, {"geom", "sidesite"})
+                    if "geom" not in j.attrib:
+                        raise ModelError(f"{jw}: <geom> in a spatial tendon needs geom")
+                    self._ignore_if(j, "sidesite", "sidesite" in j.attrib,
+                                    "side sites of wrap geoms")
+                    path.append(("geom", j.attrib["geom"], "", jw))
+                else:
+                    raise ModelError(f"{jw}: unknown element <{j.tag}> in a spatial tendon; "
+                                     f"use site, geom or pulley")
+            if child.tag == "spatial":
+                self._spatial_path(child, path)
+                self._ignore_if(child, "armature", v["armature"] != 0.0,
+                                "armature on spatial tendons (its bias force)")
+            for j in child.children if child.tag == "fixed" else ():
+                if j.tag != "joint":
+                    raise ModelError(f"{j.where()}: unknown element <{j.tag}> in a fixed "
+                                     f"tendon; use <joint joint='...' coef='...'>")
+                self._check_attrs(j, {"joint", "coef"})
+                if "joint" not in j.attrib:
+                    raise ModelError(f"{j.where()}: <joint> in a fixed tendon needs joint")
+                joints.append((j.attrib["joint"], self._get(j, "coef", _f(), 1.0), j.where()))
+            if child.tag == "fixed" and not joints:
+                raise ModelError(f"{where}: a fixed tendon needs at least one <joint>")
+            self.spec.tendons.append(TendonSpec(
+                name=v.get("name", ""), kind=child.tag, joints=joints, path=path,
+                limited=limited,
+                range=tuple(v["range"]), margin=v["margin"], stiffness=v["stiffness"],
+                damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
+                springlength=sl, solref_limit=tuple(v["solreflimit"]),
+                solimp_limit=tuple(v["solimplimit"]),
+                solref_friction=tuple(v["solreffriction"]),
+                solimp_friction=tuple(v["solimpfriction"]), source=where))
+
+    @staticmethod
+    def _spatial_path(node, path):
+        """A spatial path starts and ends at a site, with two sites between pulleys."""
+        where = node.where()
+        if sum(1 for p in path if p[0] == "site") < 2:
+            raise ModelError(f"{where}: a spatial tendon needs at least two sites")
+        if path[0][0] != "site" or path[-1][0] != "site":
+            raise ModelError(f"{where}: a spatial tendon's path must start and end at a site")
+        for k, p in enumerate(path):
+            if p[0] == "geom" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"):
+                raise ModelError(f"{p[3]}: a wrap geom needs a site before and after it")
+            if p[0] == "pulley" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"
+                                     or (k >= 2 and path[k - 2][0] == "pulley")):
+                raise ModelError(f"{p[3]}: a pulley needs two sites before it and one after")
 
     def _deformable(self, node):
         for child in node.children:
@@ -1704,8 +1778,21 @@ class _Loader:
             for g in b.geoms:
                 if g.type == "mesh":
                     need(g.mesh, meshes, "mesh", g.source)
+        tendons = {t.name for t in self.spec.tendons if t.name}
+        for t in self.spec.tendons:
+            for jname, _, jsrc in t.joints:
+                need(jname, joints, "joint", f"{jsrc} joint='{jname}' in tendon {t.name!r}")
+            for kind, sname, side, ssrc in t.path:
+                if kind == "site":
+                    need(sname, sites, "site", f"{ssrc} site='{sname}' in tendon {t.name!r}")
+                elif kind == "geom":
+                    need(sname, geoms, "geom", f"{ssrc} geom='{sname}' in tendon {t.name!r}")
+                    if side:
+                        need(side, sites, "site", f"{ssrc} sidesite='{side}' in tendon "
+                             f"{t.name!r}")
         for eq in self.spec.equalities:
-            table, what = (joints, "joint") if eq.type == "joint" else (bodies, "body")
+            table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
+                eq.type, (bodies, "body"))
             need(eq.obj1, table, what, eq.source)
             if eq.obj2:
                 need(eq.obj2, table, what, eq.source)
@@ -1714,6 +1801,8 @@ class _Loader:
                 need(act.joint, joints, "joint", act.source)
             elif act.site:
                 need(act.site, sites, "site", act.source)
+            elif act.tendon:
+                need(act.tendon, tendons, "tendon", f"{act.source} tendon='{act.tendon}'")
             else:
                 need(act.body, bodies, "body", act.source)
         for p in self.spec.pairs:

@@ -168,6 +168,7 @@ def set_constants(m, d, stat=True):
                 o.dof_invweight0[a + 3:a + 6] = dg[3:].mean()
             else:
                 o.dof_invweight0[a:a + n] = dg.mean()
+    _tendon_constants(m, d, Minv if ok else None)
     for i in range(m.neq):
         b1, b2 = m.eq_obj1id[i], m.eq_obj2id[i]
         data = o.eq_data[i]
@@ -189,6 +190,23 @@ def set_constants(m, d, stat=True):
                 q1[0] * q2[3] + q1[1] * q2[2] - q1[2] * q2[1] + q1[3] * q2[0])
         elif m.eq_type[i] == EQ_WELD:
             data[6:10] /= np.linalg.norm(data[6:10])
+
+
+def _tendon_constants(m, d, Minv):
+    """tendon_length0, tendon_invweight0 = J M⁻¹ Jᵀ at qpos0, and the default spring length.
+
+    A springlength left at MuJoCo's default (-1, -1) becomes the length at qpos0 (both ends
+    of the dead band).
+    """
+    o = m._own
+    if m.ntendon == 0:
+        return
+    o.tendon_length0[:] = d.ten_length
+    for t in range(m.ntendon):
+        J = d.ten_J[t]
+        o.tendon_invweight0[t] = float(J @ Minv @ J) if Minv is not None else 0.0
+        if m.tendon_lengthspring[t, 0] == -1.0 and m.tendon_lengthspring[t, 1] == -1.0:
+            m.tendon_lengthspring[t] = d.ten_length[t]
 
 
 def resolve_dampratio(m, d):
@@ -225,15 +243,20 @@ def default_njmax(arrays, nconmax):
 
     Args:
         arrays: the compiler's field arrays by name (eq_type, dof_frictionloss, jnt_limited,
-            jnt_type, geom_contype, geom_conaffinity, geom_condim, pair_dim).
+            jnt_type, geom_contype, geom_conaffinity, geom_condim, pair_dim,
+            tendon_frictionloss, tendon_limited).
         nconmax: the contact capacity.
     """
     a = {k: np.asarray(arrays[k]) for k in ("eq_type", "dof_frictionloss", "jnt_limited",
                                              "jnt_type", "geom_contype", "geom_conaffinity",
-                                             "geom_condim", "pair_dim")}
+                                             "geom_condim", "pair_dim", "tendon_frictionloss",
+                                             "tendon_limited")}
     per_eq = {EQ_CONNECT: 3, EQ_WELD: 6, EQ_JOINT: 1}
     rows = sum(per_eq.get(int(t), 1) for t in a["eq_type"].ravel())
     rows += int(np.count_nonzero(a["dof_frictionloss"]))
+    # a tendon: one friction row, two limit rows
+    rows += int(np.count_nonzero(a["tendon_frictionloss"]))
+    rows += 2 * int(np.count_nonzero(a["tendon_limited"]))
     for lim, jt in zip(a["jnt_limited"].ravel(), a["jnt_type"].ravel()):
         if lim:
             rows += 2 if int(jt) in (JNT_HINGE, JNT_SLIDE) else 1
