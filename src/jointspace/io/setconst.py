@@ -3,9 +3,9 @@
 `set_const(m)` computes them from the model's parameters at qpos0: subtree masses, the
 diagonal of M (dof_M0) and the dofs that move no mass, body and dof inverse weights (the
 constraint stage's diagApprox), the mean inertia that scales the solvers' tolerance, the
-equality data that depends on qpos0, and position actuators' damping from their damping
-ratio. The compiler runs it once; a user who changes masses, inertias, armature or geometry
-runs it again (`js.set_const`). The derived fields
+equality data that depends on qpos0, position actuators' damping from their damping
+ratio, and actuator_acc0. The compiler runs it once; a user who changes masses, inertias,
+armature or geometry runs it again (`js.set_const`). The derived fields
 are read-only from Python (types.MODEL_DERIVED): it writes them through the model's buffers.
 """
 
@@ -112,6 +112,24 @@ def inertia_constants(m, d, stat):
     m.singular_dofs = bad
     set_constants(m, d, stat)
     resolve_dampratio(m, d)
+    actuator_acc0(m, d)
+
+
+def actuator_acc0(m, d):
+    """actuator_acc0 = ‖M⁻¹ rᵀ‖ for each actuator's moment row r at qpos0 (mj_setConst).
+
+    Muscles with force < 0 take their peak force as scale / acc0. 0 where M is singular.
+    """
+    if m.nu == 0:
+        return
+    transmission(m._s, d._s)
+    M = np.empty((m.nv, m.nv))
+    dense_from_sparse(m._s, d.qM, M)
+    try:
+        x = np.linalg.solve(M, d.actuator_moment.T)
+    except np.linalg.LinAlgError:
+        return
+    m._own.actuator_acc0[:] = np.sqrt(np.sum(x * x, axis=0))
 
 
 def set_constants(m, d, stat=True):

@@ -26,7 +26,8 @@ INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint")
-ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general")
+ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general", "intvelocity",
+                  "cylinder", "muscle")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -233,6 +234,11 @@ class ActuatorSpec:
     joint: str = ""
     site: str = ""
     body: str = ""
+    jointinparent: str = ""
+    cranksite: str = ""
+    slidersite: str = ""
+    refsite: str = ""
+    cranklength: float = 0.0
     gear: np.ndarray = field(default_factory=lambda: np.array([1.0, 0, 0, 0, 0, 0]))
     ctrllimited: bool = False
     ctrlrange: tuple = (0.0, 0.0)
@@ -244,6 +250,10 @@ class ActuatorSpec:
     gaintype: str = "fixed"
     biastype: str = "none"
     dyntype: str = "none"
+    actlimited: bool = False
+    actrange: tuple = (0.0, 0.0)
+    actearly: bool = False
+    lengthrange: tuple = (0.0, 0.0)
     group: int = 0
     source: str = ""
 
