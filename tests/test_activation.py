@@ -263,3 +263,17 @@ def test_dm_control_third_order_actuators_match_mujoco(integrator):
     for name in ("qpos", "qvel", "act", "act_dot", "actuator_force"):
         err = np.max(np.abs(getattr(d, name) - getattr(md, name)))
         assert err <= TRAJ_TOL * max(1.0, np.max(np.abs(getattr(md, name)))), (name, err)
+
+
+def test_keyframe_act_matches_mujoco():
+    key = '<keyframe><key name="k" qpos="0.1 -0.2 0.05 0.3" act="{}"/></keyframe>'.format(
+        " ".join(f"{0.1 * k - 0.3:g}" for k in range(10)))
+    mj, m = _pair(_xml(extra=key))
+    np.testing.assert_array_equal(m.key_act, mj.key_act)
+    md, d = mujoco.MjData(mj), js.Data(m)
+    mujoco.mj_resetDataKeyframe(mj, md, 0)
+    js.reset(m, d, "k")
+    np.testing.assert_array_equal(d.act, md.act)
+    mujoco.mj_forward(mj, md)
+    js.forward(m, d)
+    np.testing.assert_allclose(d.act_dot, md.act_dot, rtol=0, atol=FWD_TOL)
