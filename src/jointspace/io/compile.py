@@ -27,7 +27,12 @@ from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
-from jointspace.io.setconst import default_njmax, inertia_constants, mass_constants
+from jointspace.io.setconst import (
+    default_njmax,
+    inertia_constants,
+    mass_constants,
+    muscle_lengthrange,
+)
 from jointspace.io.spec import (
     ACTUATOR_KINDS,
     CONES,
@@ -48,6 +53,19 @@ _GEOM = {name: i for i, name in enumerate(GEOM_TYPES)}
 _SITE = {"sphere": T.GEOM_SPHERE, "capsule": T.GEOM_CAPSULE, "ellipsoid": T.GEOM_ELLIPSOID,
          "cylinder": T.GEOM_CYLINDER, "box": T.GEOM_BOX}
 _EQ = {"connect": T.EQ_CONNECT, "weld": T.EQ_WELD, "joint": T.EQ_JOINT}
+def _check_muscle(what, prm, a):
+    """MuJoCo's compiler checks of a muscle's parameters (range, lmin, lmax, scales)."""
+    if not prm[0] < prm[1]:
+        raise ModelError(f"muscle {what}: range[0] < range[1] required, got ({prm[0]:g}, "
+                         f"{prm[1]:g}){_where(a)}")
+    if not (prm[4] < 1 < prm[5]):
+        raise ModelError(f"muscle {what}: lmin < 1 < lmax required, got lmin={prm[4]:g}, "
+                         f"lmax={prm[5]:g}{_where(a)}")
+    if min(prm[3], prm[6], prm[7], prm[8]) <= 0:
+        raise ModelError(f"muscle {what}: positive scale, vmax, fpmax, fvmax required"
+                         f"{_where(a)}")
+
+
 # MuJoCo's mjtDyn, mjtGain, mjtBias orders (the index is the type code)
 _DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle")
 _GAINTYPES = ("fixed", "affine", "muscle")
@@ -696,13 +714,11 @@ class _Compiler:
                                    ("forcerange", a.forcelimited, a.forcerange)):
                 if lim and rng[0] > rng[1]:
                     raise ModelError(f"actuator {what} lower bound exceeds upper bound{_where(a)}")
-            muscle = a.gaintype == "muscle" or a.biastype == "muscle"
             lr = tuple(float(x) for x in a.lengthrange)
-            if muscle and not lr[0] < lr[1]:
-                raise ModelError(f"a muscle actuator needs lengthrange (min < max): jointspace "
-                                 f"does not run MuJoCo's simulation that finds it "
-                                 f"(mj_setLengthRange); give lengthrange=\"min max\" on the "
-                                 f"actuator{_where(a)}")
+            for what, kind, prm in (("gainprm", a.gaintype, a.gainprm),
+                                    ("biasprm", a.biastype, a.biasprm)):
+                if kind == "muscle":
+                    _check_muscle(what, np.resize(np.asarray(prm, dtype=np.float64), 10), a)
             if a.actlimited and not a.actrange[0] < a.actrange[1]:
                 raise ModelError(f"actuator actrange={tuple(a.actrange)} with actlimited: the "
                                  f"lower bound must be below the upper{_where(a)}")
@@ -990,6 +1006,8 @@ class _Compiler:
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
         self.spring_damper(m)
+        # after the constants, as MuJoCo's compiler
+        muscle_lengthrange(m, [a.source for a in self.spec.actuators])
 
     def spring_damper(self, m):
         """Joint stiffness and damping from springdamper = (timeconst, dampratio).

@@ -767,7 +767,12 @@ class _Loader:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<compiler>; remove it")
-            self._skip(child)
+            if child.attrib:
+                raise ModelError(f"{child.where()}: <lengthrange> options "
+                                 f"({', '.join(sorted(child.attrib))}) are not supported by "
+                                 f"jointspace, which finds muscles' length ranges with "
+                                 f"MuJoCo's defaults; remove them or give lengthrange on the "
+                                 f"actuators")
 
     def _option(self, node):
         self._check_attrs(node, _OPTION_ATTRS)
@@ -1435,11 +1440,6 @@ class _Loader:
         if v["actdim"] not in (-1, int(v["dyntype"] != "none")):
             raise ModelError(f"{where}: actdim={v['actdim']} is not supported by jointspace "
                              f"(one activation per actuator with dynamics, none without)")
-        lr = v["lengthrange"]
-        if "muscle" in (v["gaintype"], v["biastype"]) and not lr[0] < lr[1]:
-            raise ModelError(f"{origin}: a muscle needs lengthrange=\"min max\" (min < max) "
-                             f"on the actuator: MuJoCo finds a missing one by simulation "
-                             f"(mj_setLengthRange), which jointspace does not run")
         if kind == "intvelocity" and v["inheritrange"] > 0:
             raise ModelError(f"{where}: inheritrange on <intvelocity> is not supported by "
                              f"jointspace; give actrange")
