@@ -136,6 +136,8 @@ CASES += [
     ('', f'<intvelocity {J} kp="5" actrange="-1 1"/>'),
     ('<intvelocity kp="3" actrange="-1 1"/>', f'<intvelocity {J} kv="2"/>'),
     ('<intvelocity kp="3"/>', f'<general {J}/>'),
+    ('', f'<intvelocity {J} kp="3" inheritrange="0.8"/>'),
+    ('<intvelocity kp="2" inheritrange="0.5"/>', f'<intvelocity {J}/>'),
     ('', f'<cylinder {J} area="2"/>'),
     ('', f'<cylinder {J} diameter="0.5" timeconst="0.3" bias="1 2 3"/>'),
     ('<cylinder/>', f'<general {J}/>'),

@@ -1440,9 +1440,6 @@ class _Loader:
         if v["actdim"] not in (-1, int(v["dyntype"] != "none")):
             raise ModelError(f"{where}: actdim={v['actdim']} is not supported by jointspace "
                              f"(one activation per actuator with dynamics, none without)")
-        if kind == "intvelocity" and v["inheritrange"] > 0:
-            raise ModelError(f"{where}: inheritrange on <intvelocity> is not supported by "
-                             f"jointspace; give actrange")
         for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange"),
                           (actlimited, "actrange")):
             if flag and v[key][0] > v[key][1]:
@@ -1460,9 +1457,11 @@ class _Loader:
         act.refsite = node.attrib.get("refsite", "")
         act.slidersite = node.attrib.get("slidersite", "")
         act.cranklength = float(v["cranklength"]) if crank else 0.0
-        if kind == "position" and v["inheritrange"] > 0:
-            if "ctrlrange" in node.attrib:
-                raise ModelError(f"{where}: give ctrlrange or inheritrange, not both")
+        if kind in ("position", "intvelocity") and v["inheritrange"] > 0:
+            # position: ctrlrange; intvelocity: actrange (its act is the setpoint)
+            key = "ctrlrange" if kind == "position" else "actrange"
+            if key in node.attrib:
+                raise ModelError(f"{where}: give {key} or inheritrange, not both")
             self._inherit.append((act, v["inheritrange"], node))
         return act
 
@@ -1728,8 +1727,12 @@ class _Loader:
                                  f"slide joint; joint {act.joint!r} has no range")
             mid = 0.5 * (j.range[0] + j.range[1])
             half = 0.5 * (j.range[1] - j.range[0]) * frac
-            act.ctrlrange = (mid - half, mid + half)
-            act.ctrllimited = True
+            if act.kind == "intvelocity":
+                act.actrange = (mid - half, mid + half)
+                act.actlimited = True
+            else:
+                act.ctrlrange = (mid - half, mid + half)
+                act.ctrllimited = True
 
     def _emit_warnings(self):
         spec = self.spec
