@@ -316,3 +316,21 @@ def test_lengthrange_compiler_options_are_refused():
     mujoco.MjModel.from_xml_string(xml)
     with pytest.raises(ModelError, match="<lengthrange> options"):
         js.load_string(xml)
+
+
+def test_disabled_actuation_keeps_act_dot_as_mujoco():
+    """With actuation disabled MuJoCo leaves act_dot as it was and its steps hold act."""
+    mj, m = _pair(_xml())
+    md, d = mujoco.MjData(mj), js.Data(m)
+    _set(md, d, *_random_inputs(mj, np.random.default_rng(5)))
+    mujoco.mj_forward(mj, md)
+    js.forward(m, d)
+    mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    m.opt_disableflags[0] |= mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    for _ in range(100):
+        mujoco.mj_step(mj, md)
+        js.step(m, d)
+    for name in ("act", "act_dot", "qpos", "qvel"):
+        np.testing.assert_allclose(getattr(d, name), getattr(md, name), rtol=0, atol=TRAJ_TOL,
+                                   err_msg=name)
+    assert not d.actuator_force.any()

@@ -414,7 +414,12 @@ def next_activation(m, i, act, act_dot, h):
 
 @njit(cache=True)
 def advance_act(m, d, act_dot, h):
-    """act ← next_activation of every stateful actuator at the rates act_dot (mj_advance)."""
+    """act ← next_activation of every stateful actuator at the rates act_dot (mj_advance).
+
+    With actuation disabled act stays as it is (not even clamped), as in MuJoCo 4.0.
+    """
+    if m.opt_disableflags[0] & DSBL_ACTUATION:
+        return
     for i in range(m.nu):
         adr = m.actuator_actadr[i]
         if adr >= 0:
@@ -431,8 +436,8 @@ def actuation(m, d):
     d.qfrc_actuator[:] = 0.0
     if nu == 0:
         return
-    d.act_dot[:] = 0.0
     if m.opt_disableflags[0] & DSBL_ACTUATION:
+        # act_dot keeps its last values (the integrators do not apply them), as in MuJoCo
         d.actuator_force[:] = 0.0
         return
     clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0

@@ -71,6 +71,7 @@ def _reset(m, d):
     d.qvel[:] = 0.0
     d.qacc[:] = 0.0
     d.act[:] = 0.0
+    d.act_dot[:] = 0.0
     d.ctrl[:] = 0.0
     d.qfrc_applied[:] = 0.0
     d.xfrc_applied[:, :] = 0.0
