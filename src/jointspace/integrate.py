@@ -7,7 +7,8 @@ Positions (mj_integratePos, mj_differentiatePos, engine_support.c):
 `diff_pos_kernel` is the inverse: the velocity that takes q1 to q2 in time h.
 
 Velocity updates (mj_Euler, mj_implicit, engine_forward.c), all followed by the
-semi-implicit position update q ← q ⊕ h v_next:
+semi-implicit position update q ← q ⊕ h v_next (and preceded by the activation update
+act ← next_activation(act, act_dot), `jointspace.actuation`):
   Euler         v_next = v + h (M + h B)⁻¹ (qfrc_smooth + qfrc_constraint)
                 B = diag(dof_damping): the implicit damping of Todorov (ICRA 2014, §II.B),
                 D = armature + B h; without damping (M + hB) = M and the step uses qacc.
@@ -27,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import actuator_damping
+from jointspace.actuation import actuator_damping, advance_act
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
@@ -107,8 +108,13 @@ def diff_pos_kernel(m, qvel, h, qpos1, qpos2):
 
 @njit(cache=True)
 def advance(m, d, qacc):
-    """Semi-implicit Euler update: qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h."""
+    """Semi-implicit Euler update (mj_advance).
+
+    act ← next activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h.
+    """
     h = m.opt_timestep[0]
+    if m.na:
+        advance_act(m, d, d.act_dot, h)
     for i in range(m.nv):
         d.qvel[i] += h * qacc[i]
     integrate_pos_kernel(m, d.qpos, d.qvel, h)

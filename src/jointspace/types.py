@@ -49,10 +49,10 @@ DSBL_ISLAND = 1 << DISABLE_FLAGS.index("island")
 ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
                 "speculative")
 ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 2, 1 << 3
-TRN_JOINT, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 3, 4, 5
-DYN_NONE = 0
-GAIN_FIXED, GAIN_AFFINE = 0, 1
-BIAS_NONE, BIAS_AFFINE = 0, 1
+TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
+DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
+GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
+BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = 0, 1, 2
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
 # tendon path elements (MuJoCo's mjtWrap)
 WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE, WRAP_CYLINDER = 1, 2, 3, 4, 5
@@ -237,11 +237,15 @@ MODEL_FIELDS = (
     ("hullpoly_vert", "i", ("nhullpolyvert",),
      "polygon vertex loops, counter-clockwise about the normal (relative to hullvertadr)"),
     # actuators
-    ("actuator_trntype", "i", ("nu",), "transmission type: TRN_JOINT, TRN_SITE, TRN_BODY"),
-    ("actuator_dyntype", "i", ("nu",), "activation dynamics type (DYN_NONE)"),
-    ("actuator_gaintype", "i", ("nu",), "gain type: GAIN_FIXED or GAIN_AFFINE"),
-    ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE or BIAS_AFFINE"),
-    ("actuator_trnid", "i", ("nu", 2), "transmission target ids"),
+    ("actuator_trntype", "i", ("nu",),
+     "transmission type: TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_SITE, TRN_BODY"),
+    ("actuator_dyntype", "i", ("nu",),
+     "activation dynamics type: DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, "
+     "DYN_MUSCLE"),
+    ("actuator_gaintype", "i", ("nu",), "gain type: GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE"),
+    ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE"),
+    ("actuator_trnid", "i", ("nu", 2),
+     "transmission target ids: joint, site or crank site; refsite or slider site (-1: none)"),
     ("actuator_ctrllimited", "b", ("nu",), "1 if ctrl is clamped to ctrlrange"),
     ("actuator_forcelimited", "b", ("nu",), "1 if the force is clamped to forcerange"),
     ("actuator_gainprm", "f", ("nu", 10), "gain parameters"),
@@ -250,6 +254,15 @@ MODEL_FIELDS = (
     ("actuator_ctrlrange", "f", ("nu", 2), "range of controls"),
     ("actuator_forcerange", "f", ("nu", 2), "range of forces"),
     ("actuator_gear", "f", ("nu", 6), "scale of length and transmitted force"),
+    # activation state (MuJoCo's layout: actuator i owns act[actadr : actadr + actnum])
+    ("actuator_actadr", "i", ("nu",), "first activation address; -1: stateless"),
+    ("actuator_actnum", "i", ("nu",), "number of activation variables (0 or 1)"),
+    ("actuator_actlimited", "b", ("nu",), "1 if act is clamped to actrange when integrated"),
+    ("actuator_actrange", "f", ("nu", 2), "range of activations"),
+    ("actuator_actearly", "b", ("nu",), "1 if the force uses the next step's activation"),
+    ("actuator_lengthrange", "f", ("nu", 2), "feasible actuator length range (muscles)"),
+    ("actuator_acc0", "f", ("nu",), "norm of the joint acceleration of a unit force at qpos0"),
+    ("actuator_cranklength", "f", ("nu",), "crank length of a slider-crank transmission"),
     # equality constraints
     ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD or EQ_JOINT"),
     ("eq_obj1id", "i", ("neq",), "id of object 1 (body or joint)"),
@@ -394,6 +407,7 @@ DATA_FIELDS = (
     ("qfrc_damper", "f", ("nv",), "passive damper force"),
     ("qfrc_gravcomp", "f", ("nv",), "gravity compensation force (body_gravcomp)"),
     ("qfrc_fluid", "f", ("nv",), "fluid force (opt_density, opt_viscosity, opt_wind)"),
+    ("act_dot", "f", ("na",), "time derivative of the activation"),
     ("actuator_length", "f", ("nu",), "actuator length"),
     ("actuator_velocity", "f", ("nu",), "actuator velocity"),
     ("actuator_force", "f", ("nu",), "actuator force in actuation space"),
@@ -483,12 +497,14 @@ MODEL_WRITABLE_INTS = frozenset((
     "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
     "geom_priority", "jnt_group", "jnt_limited", "jnt_actfrclimited", "jnt_actgravcomp",
     "actuator_ctrllimited",
-    "actuator_forcelimited", "eq_active0", "tendon_limited"))
+    "actuator_forcelimited", "actuator_actlimited", "actuator_actearly", "eq_active0",
+    "tendon_limited"))
 # Fields of Model derived from its parameters by `set_const` (MuJoCo's mj_setConst):
 # read-only, so that a changed parameter is followed by `js.set_const(m)`, not by a
 # hand-made value that compiled code would divide by.
 MODEL_DERIVED = frozenset(("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0",
-                           "stat_meaninertia", "tendon_length0", "tendon_invweight0"))
+                           "stat_meaninertia", "tendon_length0", "tendon_invweight0",
+                           "actuator_acc0"))
 # Integer fields of Data that are inputs; every other one is computed by compiled code.
 DATA_WRITABLE_INTS = frozenset(("eq_active",))
 

@@ -27,7 +27,12 @@ from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
-from jointspace.io.setconst import default_njmax, inertia_constants, mass_constants
+from jointspace.io.setconst import (
+    default_njmax,
+    inertia_constants,
+    mass_constants,
+    muscle_lengthrange,
+)
 from jointspace.io.spec import (
     ACTUATOR_KINDS,
     CONES,
@@ -49,6 +54,25 @@ _SITE = {"sphere": T.GEOM_SPHERE, "capsule": T.GEOM_CAPSULE, "ellipsoid": T.GEOM
          "cylinder": T.GEOM_CYLINDER, "box": T.GEOM_BOX}
 _EQ = {"connect": T.EQ_CONNECT, "weld": T.EQ_WELD, "joint": T.EQ_JOINT,
        "tendon": T.EQ_TENDON}
+
+
+def _check_muscle(what, prm, a):
+    """MuJoCo's compiler checks of a muscle's parameters (range, lmin, lmax, scales)."""
+    if not prm[0] < prm[1]:
+        raise ModelError(f"muscle {what}: range[0] < range[1] required, got ({prm[0]:g}, "
+                         f"{prm[1]:g}){_where(a)}")
+    if not (prm[4] < 1 < prm[5]):
+        raise ModelError(f"muscle {what}: lmin < 1 < lmax required, got lmin={prm[4]:g}, "
+                         f"lmax={prm[5]:g}{_where(a)}")
+    if min(prm[3], prm[6], prm[7], prm[8]) <= 0:
+        raise ModelError(f"muscle {what}: positive scale, vmax, fpmax, fvmax required"
+                         f"{_where(a)}")
+
+
+# MuJoCo's mjtDyn, mjtGain, mjtBias orders (the index is the type code)
+_DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle")
+_GAINTYPES = ("fixed", "affine", "muscle")
+_BIASTYPES = ("none", "affine", "muscle")
 
 
 def _where(elem):
@@ -620,11 +644,10 @@ class _Compiler:
 
         self.names = names
         ntendon, nwrap = self.compile_tendons(A, jnt_rows, dof_rows, geom_rows)
-        self.compile_actuators(A)
+        na = self.compile_actuators(A)
         self.compile_equalities(A)
         self.compile_contacts(A)
         self.compile_option(A)
-        na = 0  # no actuator with activation dynamics compiles yet (mjcf refuses dyntype)
         self.compile_keys(A, nq, nv, na, A["body_mocapid"], nmocap)
         nsensordata = self.compile_sensors(A)
         if not 0 <= int(spec.nuserdata) < 2**31:
@@ -733,15 +756,30 @@ class _Compiler:
         return n, len(wraps)
 
     def compile_actuators(self, A):
+        """actuator_* from the ActuatorSpecs; returns na (one activation per stateful one)."""
         rows = []
+        na = 0
         for a in self.spec.actuators:
             if a.kind not in ACTUATOR_KINDS:
                 raise ModelError(f"unknown actuator kind {a.kind!r}{_where(a)}")
             self.names["actuator"].append(a.name)
+            tid1 = -1
             if a.joint:
                 trn, tid = T.TRN_JOINT, self.lookup("joint", a.joint, a, "actuator joint")
+            elif a.jointinparent:
+                trn, tid = T.TRN_JOINTINPARENT, self.lookup("joint", a.jointinparent, a,
+                                                             "actuator jointinparent")
             elif a.site:
                 trn, tid = T.TRN_SITE, self.lookup("site", a.site, a, "actuator site")
+                if a.refsite:
+                    tid1 = self.lookup("site", a.refsite, a, "actuator refsite")
+            elif a.cranksite:
+                trn, tid = T.TRN_SLIDERCRANK, self.lookup("site", a.cranksite, a,
+                                                          "actuator cranksite")
+                tid1 = self.lookup("site", a.slidersite, a, "actuator slidersite")
+                if not a.cranklength > 0:
+                    raise ModelError(f"actuator cranklength={a.cranklength} must be positive"
+                                     f"{_where(a)}")
             elif a.body:
                 trn, tid = T.TRN_BODY, self.lookup("body", a.body, a, "actuator body")
             elif a.tendon:
@@ -750,11 +788,11 @@ class _Compiler:
                 raise ModelError(f"actuator has no transmission target (joint, tendon, site or "
                                  f"body)"
                                  f"{_where(a)}")
-            if a.dyntype != "none" or a.gaintype not in ("fixed", "affine") or (
-                    a.biastype not in ("none", "affine")):
-                raise ModelError(f"actuator dynamics {a.dyntype!r}, gain {a.gaintype!r} or bias "
-                                 f"{a.biastype!r} is not supported yet (fixed or affine gain, "
-                                 f"none or affine bias, no dynamics){_where(a)}")
+            for what, table in (("dyntype", _DYNTYPES), ("gaintype", _GAINTYPES),
+                                ("biastype", _BIASTYPES)):
+                if getattr(a, what) not in table:
+                    raise ModelError(f"actuator {what}={getattr(a, what)!r} is not supported "
+                                     f"(one of {', '.join(table)}){_where(a)}")
             if trn == T.TRN_BODY:
                 raise ModelError(f"actuator on body {a.body!r}: body transmissions (adhesion) "
                                  f"are not supported by jointspace{_where(a)}")
@@ -762,24 +800,44 @@ class _Compiler:
                                    ("forcerange", a.forcelimited, a.forcerange)):
                 if lim and rng[0] > rng[1]:
                     raise ModelError(f"actuator {what} lower bound exceeds upper bound{_where(a)}")
-            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE,
-                             gaintype=T.GAIN_AFFINE if a.gaintype == "affine" else T.GAIN_FIXED,
-                             biastype=T.BIAS_AFFINE if a.biastype == "affine" else T.BIAS_NONE,
-                             trnid=[tid, -1], ctrllimited=int(a.ctrllimited),
+            lr = tuple(float(x) for x in a.lengthrange)
+            for what, kind, prm in (("gainprm", a.gaintype, a.gainprm),
+                                    ("biasprm", a.biastype, a.biasprm)):
+                if kind == "muscle":
+                    _check_muscle(what, np.resize(np.asarray(prm, dtype=np.float64), 10), a)
+            if a.actlimited and not a.actrange[0] < a.actrange[1]:
+                raise ModelError(f"actuator actrange={tuple(a.actrange)} with actlimited: the "
+                                 f"lower bound must be below the upper{_where(a)}")
+            if a.dyntype == "none" and (a.actlimited or any(a.actrange)):
+                raise ModelError(f"actuator has actrange or actlimited but no activation "
+                                 f"dynamics (dyntype='none'){_where(a)}")
+            actnum = int(a.dyntype != "none")
+            rows.append(dict(trntype=trn, dyntype=_DYNTYPES.index(a.dyntype),
+                             gaintype=_GAINTYPES.index(a.gaintype),
+                             biastype=_BIASTYPES.index(a.biastype),
+                             actadr=na if actnum else -1, actnum=actnum,
+                             actlimited=int(a.actlimited), actrange=a.actrange,
+                             actearly=int(a.actearly), lengthrange=lr,
+                             trnid=[tid, tid1], ctrllimited=int(a.ctrllimited),
+                             cranklength=float(a.cranklength),
                              forcelimited=int(a.forcelimited),
                              gainprm=np.resize(np.asarray(a.gainprm, dtype=np.float64), 10),
                              biasprm=np.resize(np.asarray(a.biasprm, dtype=np.float64), 10),
                              dynprm=np.resize(np.asarray(a.dynprm, dtype=np.float64), 10),
                              ctrlrange=a.ctrlrange, forcerange=a.forcerange,
                              gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6)))
+            na += actnum
         nu = len(rows)
         shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,), ctrlrange=(2,),
-                      forcerange=(2,), gear=(6,))
+                      forcerange=(2,), gear=(6,), actrange=(2,), lengthrange=(2,))
         for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
                   "forcelimited", "gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange",
-                  "gear"):
+                  "gear", "actadr", "actnum", "actlimited", "actrange", "actearly",
+                  "lengthrange", "cranklength"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
+        A["actuator_acc0"] = np.zeros(nu)
+        return na
 
     def compile_sensors(self, A):
         """sensor_* from the SensorSpecs (MuJoCo's types, dims, stages); returns nsensordata.
@@ -1044,6 +1102,8 @@ class _Compiler:
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
         self.spring_damper(m)
+        # after the constants, as MuJoCo's compiler
+        muscle_lengthrange(m, [a.source for a in self.spec.actuators])
 
     def spring_damper(self, m):
         """Joint stiffness and damping from springdamper = (timeconst, dampratio).

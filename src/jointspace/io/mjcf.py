@@ -220,12 +220,11 @@ _ACT_ATTRS = {
     "position": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange"},
     "velocity": _ACT_COMMON | {"kv"},
     "intvelocity": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange",
-                                  "actlimited", "actrange", "actearly"},
+                                  "actlimited", "actrange"},
     "damper": _ACT_COMMON | {"kv"},
-    "cylinder": _ACT_COMMON | {"timeconst", "bias", "area", "diameter", "actlimited",
-                               "actrange", "actearly"},
+    "cylinder": _ACT_COMMON | {"timeconst", "bias", "area", "diameter"},
     "muscle": _ACT_COMMON | {"timeconst", "tausmooth", "range", "force", "scale", "lmin", "lmax",
-                             "vmax", "fpmax", "fvmax", "actlimited", "actrange", "actearly"},
+                             "vmax", "fpmax", "fvmax"},
     "adhesion": (_ACT_COMMON - {"joint", "jointinparent", "site", "refsite", "tendon",
                                 "cranksite", "slidersite", "cranklength"}) | {"body", "gain"},
 }
@@ -273,7 +272,8 @@ _BASE = {
         "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
         "ctrlrange": (0.0, 0.0), "forcerange": (0.0, 0.0), "actrange": (0.0, 0.0),
         "gear": (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), "inheritrange": 0.0, "delay": 0.0,
-        "armature": 0.0, "damping": 0.0,
+        "armature": 0.0, "damping": 0.0, "actearly": False, "actdim": -1,
+        "lengthrange": (0.0, 0.0), "cranklength": 0.0,
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
@@ -782,7 +782,12 @@ class _Loader:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<compiler>; remove it")
-            self._skip(child)
+            if child.attrib:
+                raise ModelError(f"{child.where()}: <lengthrange> options "
+                                 f"({', '.join(sorted(child.attrib))}) are not supported by "
+                                 f"jointspace, which finds muscles' length ranges with "
+                                 f"MuJoCo's defaults; remove them or give lengthrange on the "
+                                 f"actuators")
 
     def _option(self, node):
         self._check_attrs(node, _OPTION_ATTRS)
@@ -1348,21 +1353,32 @@ class _Loader:
                 gain[0] = math.pi / 4 * diameter * diameter
             dyntype = "filter"
         elif kind == "muscle":
-            gain[:9] = [p if p != 0.0 else dflt for p, dflt in zip(prev["gainprm"][:9],
-                                                                     _MUSCLE_DEFAULTS)]
+            # MuJoCo's mjs_setToMuscle: entries still at the general defaults (gainprm₀ = 1,
+            # the others 0; dynprm₀ = 1, dynprm₁ = 0) become the muscle defaults, then the
+            # attributes given (>= 0) replace them
+            gain[:9] = prev["gainprm"][:9]
+            for k in range(9):
+                if gain[k] == (1.0 if k == 0 else 0.0):
+                    gain[k] = _MUSCLE_DEFAULTS[k]
+            dyn[:3] = prev["dynprm"][:3]
+            dyn[0] = 0.01 if dyn[0] == 1.0 else dyn[0]
+            dyn[1] = 0.04 if dyn[1] == 0.0 else dyn[1]
+            dyn[2] = get("tausmooth", dyn[2])
+            if dyn[2] < 0:
+                raise ModelError(f"{where}: tausmooth={dyn[2]} is negative; it must be >= 0")
             for k, key in enumerate(("range", "force", "scale", "lmin", "lmax", "vmax", "fpmax",
                                      "fvmax")):
                 v = self._get(node, key, _TABLES["actuator"][key])
-                if v is not None:
-                    if key == "range":
-                        gain[0:2] = v
-                    else:
-                        gain[k + 1] = v
+                if v is None:
+                    continue
+                if key == "range":
+                    gain[0:2] = [x if x >= 0 else g for x, g in zip(v, gain[0:2])]
+                elif v >= 0:
+                    gain[k + 1] = v
             bias[:9] = gain[:9]
-            dyn[:3] = (0.01, 0.04, get("tausmooth", 0.0))
             tc = self._get(node, "timeconst", _f(2))
             if tc is not None:
-                dyn[:2] = tc
+                dyn[:2] = [x if x >= 0 else t for x, t in zip(tc, dyn[:2])]
             dyntype, gaintype, biastype = "muscle", "muscle", "muscle"
         else:  # adhesion
             gain[0] = get("gain", prev["gainprm"][0])
@@ -1392,27 +1408,25 @@ class _Loader:
         v = dict(cls.attrs["actuator"])
         self._actuator_params(node, v, kind, cls)
         where = node.where()
-        for key in ("jointinparent", "cranksite", "slidersite", "refsite"):
-            self._ignore_if(node, key, key in node.attrib,
-                            "only joint, tendon, site and body transmissions are modeled")
-        targets = [k for k in ("joint", "tendon", "site", "body") if k in node.attrib]
+        targets = [k for k in ("joint", "jointinparent", "tendon", "site", "cranksite", "body")
+                   if k in node.attrib]
         if len(targets) != 1:
             raise ModelError(f"{where}: an actuator needs exactly one transmission target "
-                             f"(joint, tendon, site or body); found {targets or 'none'}")
+                             f"(joint, jointinparent, tendon, site, cranksite or body); found "
+                             f"{targets or 'none'}")
+        if "refsite" in node.attrib and targets[0] != "site":
+            raise ModelError(f"{where}: refsite={node.attrib['refsite']!r} can only be used "
+                             f"with a site transmission (site=...)")
+        crank = targets[0] == "cranksite"
+        for key in ("slidersite", "cranklength"):
+            if (key in node.attrib) != crank and (key in node.attrib or key == "slidersite"):
+                raise ModelError(f"{where}: " + (
+                    f"{key} can only be used in a slider-crank transmission (cranksite=...)"
+                    if not crank else "a slider-crank transmission (cranksite=...) needs "
+                    "slidersite"))
+        if crank and not v["cranklength"] > 0:
+            raise ModelError(f"{where}: cranklength={v['cranklength']} must be positive")
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
-        if v["dyntype"] != "none":
-            why = {"filterexact": "timeconst gives", "integrator": "an integrated-velocity "
-                   "servo has", "filter": "a cylinder has", "muscle": "a muscle has"}.get(
-                       v["dyntype"], "it has") if kind != "general" else "it has"
-            raise ModelError(f"{origin}: {why} activation dynamics (dyntype="
-                             f"{v['dyntype']!r}), which is not supported by jointspace (no "
-                             f"activation state); use an actuator with dyntype='none'")
-        if v["gaintype"] not in ("fixed", "affine"):
-            raise ModelError(f"{origin}: gaintype={v['gaintype']!r} is not supported; "
-                             f"use 'fixed' or 'affine'")
-        if v["biastype"] not in ("none", "affine"):
-            raise ModelError(f"{origin}: biastype={v['biastype']!r} is not supported; "
-                             f"use 'none' or 'affine'")
         if targets[0] == "body":
             raise ModelError(f"{origin}: body transmissions (adhesion) are not "
                              f"supported by jointspace; the actuator's force acts through "
@@ -1423,7 +1437,18 @@ class _Loader:
         ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
-        for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange")):
+        actlimited = self._limited(node, v["actlimited"], v["actrange"], "act", "actuator")
+        if v["dyntype"] not in ("none", "integrator", "filter", "filterexact", "muscle"):
+            raise ModelError(f"{origin}: dyntype={v['dyntype']!r} is not supported by "
+                             f"jointspace (user dynamics run MuJoCo callbacks)")
+        if v["gaintype"] == "user" or v["biastype"] == "user":
+            raise ModelError(f"{origin}: gaintype or biastype 'user' is not supported by "
+                             f"jointspace (user gains run MuJoCo callbacks)")
+        if v["actdim"] not in (-1, int(v["dyntype"] != "none")):
+            raise ModelError(f"{where}: actdim={v['actdim']} is not supported by jointspace "
+                             f"(one activation per actuator with dynamics, none without)")
+        for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange"),
+                          (actlimited, "actrange")):
             if flag and v[key][0] > v[key][1]:
                 raise ModelError(f"{where}: {key}={v[key]}: the lower bound exceeds the upper")
         act = ActuatorSpec(
@@ -1432,11 +1457,18 @@ class _Loader:
             forcerange=tuple(v["forcerange"]), gainprm=np.array(v["gainprm"]),
             biasprm=np.array(v["biasprm"]), dynprm=np.array(v["dynprm"]),
             gaintype=v["gaintype"], biastype=v["biastype"],
-            dyntype=v["dyntype"], group=v["group"], source=where)
+            dyntype=v["dyntype"], group=v["group"], source=where,
+            actlimited=actlimited, actrange=tuple(v["actrange"]), actearly=bool(v["actearly"]),
+            lengthrange=tuple(v["lengthrange"]))
         setattr(act, targets[0], node.attrib[targets[0]])
-        if kind == "position" and v["inheritrange"] > 0:
-            if "ctrlrange" in node.attrib:
-                raise ModelError(f"{where}: give ctrlrange or inheritrange, not both")
+        act.refsite = node.attrib.get("refsite", "")
+        act.slidersite = node.attrib.get("slidersite", "")
+        act.cranklength = float(v["cranklength"]) if crank else 0.0
+        if kind in ("position", "intvelocity") and v["inheritrange"] > 0:
+            # position: ctrlrange; intvelocity: actrange (its act is the setpoint)
+            key = "ctrlrange" if kind == "position" else "actrange"
+            if key in node.attrib:
+                raise ModelError(f"{where}: give {key} or inheritrange, not both")
             self._inherit.append((act, v["inheritrange"], node))
         return act
 
@@ -1797,14 +1829,17 @@ class _Loader:
             if eq.obj2:
                 need(eq.obj2, table, what, eq.source)
         for act in self.spec.actuators:
-            if act.joint:
-                need(act.joint, joints, "joint", act.source)
-            elif act.site:
-                need(act.site, sites, "site", act.source)
+            if act.joint or act.jointinparent:
+                need(act.joint or act.jointinparent, joints, "joint", act.source)
+            elif act.site or act.cranksite:
+                need(act.site or act.cranksite, sites, "site", act.source)
             elif act.tendon:
                 need(act.tendon, tendons, "tendon", f"{act.source} tendon='{act.tendon}'")
             else:
                 need(act.body, bodies, "body", act.source)
+            for other in (act.refsite, act.slidersite):
+                if other:
+                    need(other, sites, "site", act.source)
         for p in self.spec.pairs:
             need(p.geom1, geoms, "geom", p.source)
             need(p.geom2, geoms, "geom", p.source)
@@ -1820,8 +1855,12 @@ class _Loader:
                                  f"slide joint; joint {act.joint!r} has no range")
             mid = 0.5 * (j.range[0] + j.range[1])
             half = 0.5 * (j.range[1] - j.range[0]) * frac
-            act.ctrlrange = (mid - half, mid + half)
-            act.ctrllimited = True
+            if act.kind == "intvelocity":
+                act.actrange = (mid - half, mid + half)
+                act.actlimited = True
+            else:
+                act.ctrlrange = (mid - half, mid + half)
+                act.ctrllimited = True
 
     def _emit_warnings(self):
         spec = self.spec

@@ -26,7 +26,8 @@ INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint", "tendon")
-ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general")
+ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general", "intvelocity",
+                  "cylinder", "muscle")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -235,6 +236,11 @@ class ActuatorSpec:
     site: str = ""
     body: str = ""
     tendon: str = ""
+    jointinparent: str = ""
+    cranksite: str = ""
+    slidersite: str = ""
+    refsite: str = ""
+    cranklength: float = 0.0
     gear: np.ndarray = field(default_factory=lambda: np.array([1.0, 0, 0, 0, 0, 0]))
     ctrllimited: bool = False
     ctrlrange: tuple = (0.0, 0.0)
@@ -246,6 +252,10 @@ class ActuatorSpec:
     gaintype: str = "fixed"
     biastype: str = "none"
     dyntype: str = "none"
+    actlimited: bool = False
+    actrange: tuple = (0.0, 0.0)
+    actearly: bool = False
+    lengthrange: tuple = (0.0, 0.0)
     group: int = 0
     source: str = ""
 
