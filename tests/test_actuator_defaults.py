@@ -5,8 +5,9 @@ actuator_gainprm/biasprm/dynprm, types, ctrl/force ranges and gear are the oracl
 cover every shortcut (motor, position with kp/kv/dampratio/timeconst/inheritrange, velocity,
 intvelocity, damper, cylinder, muscle, adhesion, general) set directly, in the main class,
 in nested classes and through childclass, overridden on the element, and mixed (a class
-whose last actuator default is another shortcut). An actuator with activation dynamics
-(MuJoCo loads it) must be refused with a ModelError that names the element and the cause.
+whose last actuator default is another shortcut), with their activation fields (actadr,
+actnum, actlimited, actrange, actearly), lengthrange (given, or found by simulation) and
+acc0. Adhesion must be refused with a ModelError that names the element and the cause.
 """
 
 import warnings
@@ -127,19 +128,46 @@ CASES = [
     ('<default class="a"><position kp="4"/></default><position kp="10"/>', f'<position {J}/>'),
 ]
 
-# MuJoCo loads these; jointspace has no activation state and refuses them
+# activation dynamics (act state) and muscles
+CASES += [
+    ('<position kp="10" timeconst="0.1"/>', f'<position {J}/>'),
+    ('<position kp="10" timeconst="0.1"/>', f'<general {J}/>'),
+    ('', f'<position {J} kp="5" timeconst="0.2"/>'),
+    ('', f'<intvelocity {J} kp="5" actrange="-1 1"/>'),
+    ('<intvelocity kp="3" actrange="-1 1"/>', f'<intvelocity {J} kv="2"/>'),
+    ('<intvelocity kp="3"/>', f'<general {J}/>'),
+    ('', f'<intvelocity {J} kp="3" inheritrange="0.8"/>'),
+    ('<intvelocity kp="2" inheritrange="0.5"/>', f'<intvelocity {J}/>'),
+    ('', f'<cylinder {J} area="2"/>'),
+    ('', f'<cylinder {J} diameter="0.5" timeconst="0.3" bias="1 2 3"/>'),
+    ('<cylinder/>', f'<general {J}/>'),
+    ('<cylinder timeconst="0.5"/>', f'<cylinder {J} area="3"/>'),
+    ('', f'<general {J} dyntype="integrator" actlimited="true" actrange="-2 3"/>'),
+    ('<general dyntype="filterexact" dynprm="0.3" actearly="true"/>', f'<general {J}/>'),
+    ('<general dyntype="filter" actrange="0 1"/>', f'<general {J} dynprm="0.2"/>'),
+    ('', f'<muscle {J} lengthrange="-1 1"/>'),
+    ('<muscle force="10"/>', f'<muscle {J} lengthrange="-1 1"/>'),
+    ('', f'<muscle {J} lengthrange="-1 1" timeconst="0.02 0.05" tausmooth="0.1" '
+         f'range="0.5 1.2" scale="100" lmin=".4" lmax="1.7" vmax="2" fpmax="1.5" '
+         f'fvmax="1.3"/>'),
+    ('<muscle range="0.6 1.1"/>', f'<muscle {J} force="5" lengthrange="-1 1"/>'),
+    ('<default class="a"><muscle timeconst="0.02 0.06"/></default>'
+     '<muscle scale="300" fvmax="1.4"/>', f'<muscle {J} class="a" lengthrange="-1 1"/>'),
+    ('<muscle lmin="0.3"/>', f'<general {J} lengthrange="-1 1"/>'),
+    ('', f'<general {J} gaintype="muscle" biastype="muscle" lengthrange="-0.5 1" '
+         f'gainprm="0.7 1.1 20 200 0.5 1.6 1.5 1.3 1.2" '
+         f'biasprm="0.7 1.1 20 200 0.5 1.6 1.5 1.3 1.2"/>'),
+]
+
+# muscles without lengthrange: found by MuJoCo's compiler simulation (mj_setLengthRange)
+CASES += [
+    ('', f'<muscle {J}/>'),
+    ('<muscle/>', f'<general {J}/>'),
+]
+
+# MuJoCo loads these; jointspace refuses them with a ModelError naming the cause
 REFUSED = [
-    ('<position kp="10" timeconst="0.1"/>', f'<position {J}/>', "filterexact"),
-    ('<position kp="10" timeconst="0.1"/>', f'<general {J}/>', "filterexact"),
-    ('', f'<position {J} kp="5" timeconst="0.2"/>', "timeconst"),
-    ('', f'<intvelocity {J} kp="5" actrange="-1 1"/>', "integrator"),
-    ('<intvelocity kp="3"/>', f'<general {J}/>', "integrator"),
-    ('', f'<cylinder {J} area="2"/>', "filter"),
-    ('<cylinder/>', f'<general {J}/>', "filter"),
-    ('', f'<muscle {J}/>', "muscle"),
-    ('<muscle/>', f'<general {J}/>', "muscle"),
     ('', '<adhesion body="b" gain="2" ctrlrange="0 1"/>', "body transmissions"),
-    ('', f'<general {J} dyntype="integrator"/>', "integrator"),
 ]
 
 _DYN = ("none", "integrator", "filter", "filterexact", "muscle")
@@ -168,7 +196,14 @@ def test_actuator_parameters_match_mujoco(default, actuator):
     for name in ("gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange", "gear"):
         np.testing.assert_allclose(getattr(m, "actuator_" + name), getattr(mj, "actuator_" + name),
                                    rtol=0, atol=TOL, err_msg=name)
-    for name in ("dyntype", "gaintype", "biastype", "ctrllimited", "forcelimited", "trntype"):
+    for name in ("actrange", "lengthrange"):
+        np.testing.assert_allclose(getattr(m, "actuator_" + name), getattr(mj, "actuator_" + name),
+                                   rtol=0, atol=TOL, err_msg=name)
+    # acc0: a dense solve of M at qpos0 against MuJoCo's sparse factorization
+    np.testing.assert_allclose(m.actuator_acc0, mj.actuator_acc0, rtol=1e-12, atol=0)
+    assert m.na == mj.na
+    for name in ("dyntype", "gaintype", "biastype", "ctrllimited", "forcelimited", "trntype",
+                 "actadr", "actnum", "actlimited", "actearly"):
         np.testing.assert_array_equal(getattr(m, "actuator_" + name),
                                       getattr(mj, "actuator_" + name), err_msg=name)
 

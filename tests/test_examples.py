@@ -90,3 +90,21 @@ def test_rollout_mpc_brings_the_tool_closer_to_the_target(capsys):
     assert "rollouts of" in capsys.readouterr().out
     assert r["rollouts"] == 16 * 3 * 30  # samples × refits × 10 ms control steps
     assert r["distances"][-1] < 0.8 * r["distances"][0]
+
+
+# analytical step Jacobians (aba_derivatives) against centered finite differences of the
+# step (transition_derivatives, eps 1e-6): the FD truncation error (measured 8e-14 on the
+# cart-pole, whose step is smooth and nearly polynomial at that scale)
+ILQR_JACOBIAN_TOL = 1e-7
+
+
+def test_ilqr_swings_the_cartpole_up(capsys):
+    """iLQR with the analytical derivatives: the pole ends upright over the origin."""
+    r = _load("ilqr_cartpole").main(["--horizon", "2.5", "--iterations", "60"])
+    assert "iterations" in capsys.readouterr().out
+    assert r["jacobian_error"] <= ILQR_JACOBIAN_TOL
+    costs = r["costs"]
+    assert all(b < a for a, b in zip(costs, costs[1:]))  # every accepted step lowers it
+    assert costs[-1] < 0.1 * costs[0]
+    x, theta = r["final_state"][:2]
+    assert abs(theta - np.pi) < 0.05 and abs(x) < 0.05

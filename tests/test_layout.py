@@ -19,8 +19,9 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "src" / "jointspace"
 # lowest first; a module's layer is that of the longest prefix listed here
 LAYERS = (
     ("jointspace.errors", "jointspace.types", "jointspace._numba", "jointspace.diagnostics"),
-    # io.frames: the frame conversions of the loaders, in NumPy (ik uses them too)
-    ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames"),
+    # io.frames: the frame conversions of the loaders, in NumPy (ik uses them too);
+    # tendon: lengths and Jacobians from the poses, below kinematics (whose com_pos runs it)
+    ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames", "jointspace.tendon"),
     ("jointspace.kinematics", "jointspace.passive", "jointspace.actuation",
      "jointspace.integrate", "jointspace.dynamics", "jointspace.collision",
      "jointspace.state", "jointspace.sensor"),

@@ -51,16 +51,7 @@ FILES = [("dm-control", p) for p in DM] + [("gymnasium", p) for p in GYM]
 
 # file -> (line, element, what the message says): the features jointspace does not compute
 REFUSED = {
-    "dm_control/suite/ball_in_cup.xml": ("47", "<spatial name='string'>", "tendons"),
-    "dm_control/suite/dog.xml": ("945", "<general name='lumbar_extend'>",
-                                 "tendon='lumbar_extend'"),
-    "dm_control/suite/fish.xml": ("75", "<position name='fins_flap'>", "tendon='fins_flap'"),
-    "dm_control/suite/manipulator.xml": ("192", "<tendon name='coupling'>",
-                                         "<tendon> equality constraints"),
-    "dm_control/suite/point_mass.xml": ("46", "<motor name='t1'>", "tendon='t1'"),
     "dm_control/suite/quadruped.xml": ("84", "<geom name='terrain'>", "height-field"),
-    "dm_control/suite/stacker.xml": ("174", "<tendon name='coupling'>",
-                                     "<tendon> equality constraints"),
 }
 
 

@@ -149,7 +149,9 @@ def test_pickle_and_copy_carry_model_and_data_exactly():
     # a Data pickled alone brings its own copy of the model; the Model alone is small
     d4 = pickle.loads(pickle.dumps(d))
     js.step(d4.model, d4, 1)
-    assert len(pickle.dumps(m)) < 4 * sum(a.nbytes for a in vars(m._own).values()) / 3
+    # the arrays with ~100 bytes of pickle framing each (empty tendon fields included)
+    own = vars(m._own).values()
+    assert len(pickle.dumps(m)) < sum(a.nbytes for a in own) + 100 * len(own) + 4000
 
 
 def test_struct_references_stay_balanced_across_calls():

@@ -1,18 +1,32 @@
 """Actuation: transmission, actuator forces and their velocity derivative.
 
-Mirrors MuJoCo's mj_transmission (engine_core_smooth.c) and mj_fwdActuation
-(engine_forward.c) for actuators without activation dynamics:
+Mirrors MuJoCo's mj_transmission (engine_core_smooth.c), mj_fwdActuation and
+mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
 
   transmission  joint (hinge/slide): length = gear₀ q,  moment = gear₀ e_dof
                 joint (ball):        length = gear₀:₃ · log(q),  moment = gear₀:₃ on its dofs
                 joint (free):        length = 0,  moment = gear on its 6 dofs
+                tendon:              length = gear₀ ten_length,  moment = gear₀ ten_J
+                jointinparent: as joint, the rotational gear given in the parent frame
+                                     (rotated into the child frame by q⁻¹)
                 site (no refsite):   length = 0,  moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆
+                site with refsite:   length = the site's position and rotation vector in the
+                                     refsite frame · gear, moment from the Jacobian differences
+                slidercrank:         length = a·v − sqrt((a·v)² + r² − v·v) (`_slidercrank_moment`)
   velocity      actuator_velocity = moment · qvel
   force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed) or
                 gainprm₀ + gainprm₁ length + gainprm₂ velocity (affine),
                 bias = biasprm₀ + biasprm₁ length + biasprm₂ velocity (affine)
                 ctrl is clamped to ctrlrange when ctrllimited (d.ctrl itself is untouched),
                 f to forcerange when forcelimited
+  activation    act_dot (actuators with dynamics; act is their last activation):
+                integrator  u;  filter, filterexact  (u − act) / max(MINVAL, τ), τ = dynprm₀;
+                muscle  (ū − act) / τ(ū − act), ū = clamp(u, 0, 1), τ from dynprm (τ_act,
+                τ_deact, smoothing width) at clamp(act, 0, 1) (`muscle_dynamics`).
+                With dynamics the force is gain · act, or gain · (the next step's act) with
+                actearly; the next act (`next_activation`) is act + h act_dot, or with
+                filterexact act + act_dot τ (1 − exp(−h/τ)), then clamped to actrange when
+                actlimited. Muscle gain and bias: `muscle_gain`, `muscle_bias`.
   joint space   qfrc_actuator = momentᵀ f, plus qfrc_gravcomp on the dofs of joints with
                 actuatorgravcomp; then each joint with actuatorfrclimited has its (first)
                 dof's qfrc_actuator clamped to jnt_actfrcrange (MuJoCo's per-joint clamp)
@@ -24,26 +38,37 @@ import numpy as np
 from numba import njit
 
 from jointspace.kinematics import jac_point
-from jointspace.passive import quat_to_vel
+from jointspace.passive import quat_to_vel, sub_quat
+from jointspace.rotation import quat_mul, rot_vec_quat
 from jointspace.types import (
     BIAS_AFFINE,
+    BIAS_MUSCLE,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DSBL_GRAVITY,
+    DYN_FILTER,
+    DYN_FILTEREXACT,
+    DYN_INTEGRATOR,
+    DYN_MUSCLE,
+    DYN_NONE,
     GAIN_AFFINE,
+    GAIN_MUSCLE,
     JNT_BALL,
     JNT_FREE,
     MAXVAL,
+    MINVAL,
     SMALL_TRANSMISSION,
     TRN_JOINT,
+    TRN_JOINTINPARENT,
     TRN_SITE,
+    TRN_SLIDERCRANK,
+    TRN_TENDON,
 )
 
 
 @njit(cache=True)
 def transmission(m, d):
     """actuator_length and actuator_moment from the current pose (mj_transmission)."""
-    nv = m.nv
     if m.nu == 0:
         return
     d.actuator_moment[:, :] = 0.0
@@ -56,46 +81,190 @@ def transmission(m, d):
         gear = m.actuator_gear[i]
         tid = m.actuator_trnid[i, 0]
         mom = d.actuator_moment[i]
-        if m.actuator_trntype[i] == TRN_JOINT:
+        trn = m.actuator_trntype[i]
+        if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
             jt = m.jnt_type[tid]
             qadr = m.jnt_qposadr[tid]
             dadr = m.jnt_dofadr[tid]
-            if jt == JNT_FREE:
-                d.actuator_length[i] = 0.0
-                for k in range(6):
-                    mom[dadr + k] = gear[k]
-            elif jt == JNT_BALL:
-                # length = gear · expmap(q)
+            if jt == JNT_FREE or jt == JNT_BALL:
+                # the joint's (normalized) orientation, for the ball's length and for gears
+                # given in the parent frame (rotated into the child frame by its inverse)
+                qa = qadr + (3 if jt == JNT_FREE else 0)
                 nrm = 0.0
                 for k in range(4):
-                    quat[k] = d.qpos[qadr + k]
+                    quat[k] = d.qpos[qa + k]
                     nrm += quat[k] * quat[k]
                 nrm = np.sqrt(nrm)
                 if nrm > 1e-15:
                     quat /= nrm
-                quat_to_vel(axis, quat)
-                d.actuator_length[i] = axis[0] * gear[0] + axis[1] * gear[1] + axis[2] * gear[2]
+                g = gear[3:6] if jt == JNT_FREE else gear[0:3]
+                if trn == TRN_JOINT:
+                    wrench[0:3] = g
+                else:
+                    quat[1:4] *= -1.0
+                    rot_vec_quat(wrench[0:3], g, quat)
+                    quat[1:4] *= -1.0
+            if jt == JNT_FREE:
+                d.actuator_length[i] = 0.0
                 for k in range(3):
                     mom[dadr + k] = gear[k]
+                    mom[dadr + 3 + k] = wrench[k]
+            elif jt == JNT_BALL:
+                # length = gear · expmap(q)
+                quat_to_vel(axis, quat)
+                d.actuator_length[i] = (axis[0] * wrench[0] + axis[1] * wrench[1]
+                                        + axis[2] * wrench[2])
+                for k in range(3):
+                    mom[dadr + k] = wrench[k]
             else:
                 d.actuator_length[i] = d.qpos[qadr] * gear[0]
                 mom[dadr] = gear[0]
-        elif m.actuator_trntype[i] == TRN_SITE:
-            # wrench = (R gear_lin, R gear_rot) in world axes; moment = jacpᵀ f + jacrᵀ τ
-            d.actuator_length[i] = 0.0
-            jacp = np.empty((3, nv))
-            jacr = np.empty((3, nv))
-            xmat = d.site_xmat[tid]
-            for r in range(3):
-                wrench[r] = xmat[3 * r] * gear[0] + xmat[3 * r + 1] * gear[1] + \
-                    xmat[3 * r + 2] * gear[2]
-                wrench[3 + r] = xmat[3 * r] * gear[3] + xmat[3 * r + 1] * gear[4] + \
-                    xmat[3 * r + 2] * gear[5]
-            jac_point(m, d, m.site_bodyid[tid], d.site_xpos[tid], jacp, jacr)
-            for c in range(nv):
-                mom[c] = (jacp[0, c] * wrench[0] + jacp[1, c] * wrench[1] + jacp[2, c] * wrench[2]
-                          + jacr[0, c] * wrench[3] + jacr[1, c] * wrench[4]
-                          + jacr[2, c] * wrench[5])
+        elif trn == TRN_TENDON:
+            # length = gear₀ ten_length,  moment = gear₀ ten_J
+            d.actuator_length[i] = gear[0] * d.ten_length[tid]
+            for c in range(m.nv):
+                mom[c] = gear[0] * d.ten_J[tid, c]
+        elif trn == TRN_SITE:
+            if m.actuator_trnid[i, 1] < 0:
+                _site_moment(m, d, i, tid, gear, wrench, mom)
+            else:
+                _refsite_moment(m, d, i, tid, m.actuator_trnid[i, 1], gear, wrench, mom)
+        elif trn == TRN_SLIDERCRANK:
+            _slidercrank_moment(m, d, i, tid, m.actuator_trnid[i, 1], gear[0], mom)
+
+
+@njit(cache=True)
+def _site_moment(m, d, i, s, gear, wrench, mom):
+    """Site without refsite: length 0, moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆."""
+    nv = m.nv
+    d.actuator_length[i] = 0.0
+    jacp = np.empty((3, nv))
+    jacr = np.empty((3, nv))
+    xmat = d.site_xmat[s]
+    for r in range(3):
+        wrench[r] = xmat[3 * r] * gear[0] + xmat[3 * r + 1] * gear[1] + xmat[3 * r + 2] * gear[2]
+        wrench[3 + r] = (xmat[3 * r] * gear[3] + xmat[3 * r + 1] * gear[4]
+                         + xmat[3 * r + 2] * gear[5])
+    jac_point(m, d, m.site_bodyid[s], d.site_xpos[s], jacp, jacr)
+    for c in range(nv):
+        mom[c] = (jacp[0, c] * wrench[0] + jacp[1, c] * wrench[1] + jacp[2, c] * wrench[2]
+                  + jacr[0, c] * wrench[3] + jacr[1, c] * wrench[4] + jacr[2, c] * wrench[5])
+
+
+@njit(cache=True)
+def _common_dof(m, s0, s1):
+    """The last dof shared by the chains of two sites' bodies, −1 if none (mj_transmission)."""
+    b0 = m.body_weldid[m.site_bodyid[s0]]
+    b1 = m.body_weldid[m.site_bodyid[s1]]
+    a0 = m.body_dofadr[b0] + m.body_dofnum[b0] - 1
+    a1 = m.body_dofadr[b1] + m.body_dofnum[b1] - 1
+    if a0 < 0 or a1 < 0:
+        return -1
+    while a0 != a1:
+        if a0 < a1:
+            a1 = m.dof_parentid[a1]
+        else:
+            a0 = m.dof_parentid[a0]
+        if a0 == -1 or a1 == -1:
+            return -1
+    return a0
+
+
+@njit(cache=True)
+def _refsite_moment(m, d, i, s, ref, gear, wrench, mom):
+    """Site relative to a refsite (mj_transmission).
+
+    length = (R_refᵀ (p − p_ref)) · gear₀:₃ + log(q_ref⁻¹ ⊗ q_site) · gear₃:₆; moment = the
+    Jacobian differences projected on the gears in the refsite frame, with the dofs both
+    chains share cleared (their columns cancel).
+    """
+    nv = m.nv
+    jp = np.empty((3, nv))
+    jr = np.empty((3, nv))
+    kp = np.empty((3, nv))
+    kr = np.empty((3, nv))
+    jac_point(m, d, m.site_bodyid[s], d.site_xpos[s], jp, jr)
+    jac_point(m, d, m.site_bodyid[ref], d.site_xpos[ref], kp, kr)
+    common = _common_dof(m, s, ref)
+    rmat = d.site_xmat[ref]
+    length = 0.0
+    if gear[0] != 0.0 or gear[1] != 0.0 or gear[2] != 0.0:
+        v = d.site_xpos[s] - d.site_xpos[ref]
+        for r in range(3):
+            # (R_refᵀ v)_r · gear_r; wrench = R_ref gear₀:₃
+            length += (rmat[r] * v[0] + rmat[3 + r] * v[1] + rmat[6 + r] * v[2]) * gear[r]
+            wrench[r] = (rmat[3 * r] * gear[0] + rmat[3 * r + 1] * gear[1]
+                         + rmat[3 * r + 2] * gear[2])
+        for c in range(nv):
+            mom[c] = ((jp[0, c] - kp[0, c]) * wrench[0] + (jp[1, c] - kp[1, c]) * wrench[1]
+                      + (jp[2, c] - kp[2, c]) * wrench[2])
+    if gear[3] != 0.0 or gear[4] != 0.0 or gear[5] != 0.0:
+        # each site's orientation: its body's xquat ⊗ site_quat (as MuJoCo 4.0 composes it)
+        qs = np.empty(4)
+        qr = np.empty(4)
+        quat_mul(qs, d.xquat[m.site_bodyid[s]], m.site_quat[s])
+        quat_mul(qr, d.xquat[m.site_bodyid[ref]], m.site_quat[ref])
+        vec = np.empty(3)
+        sub_quat(vec, qs, qr)
+        length += vec[0] * gear[3] + vec[1] * gear[4] + vec[2] * gear[5]
+        for r in range(3):
+            wrench[3 + r] = (rmat[3 * r] * gear[3] + rmat[3 * r + 1] * gear[4]
+                             + rmat[3 * r + 2] * gear[5])
+        for c in range(nv):
+            mom[c] += ((jr[0, c] - kr[0, c]) * wrench[3] + (jr[1, c] - kr[1, c]) * wrench[4]
+                       + (jr[2, c] - kr[2, c]) * wrench[5])
+    da = common
+    while da >= 0:
+        mom[da] = 0.0
+        da = m.dof_parentid[da]
+    d.actuator_length[i] = length
+
+
+@njit(cache=True)
+def _slidercrank_moment(m, d, i, crank, slider, gear, mom):
+    """Slider-crank (mj_transmission).
+
+    With a the slider's z axis, v = crank − slider and rod length r: length = a·v −
+    sqrt((a·v)² + r² − v·v) (a·v when the root is not real), times gear; the moment by the
+    chain rule through the Jacobians of v and of a.
+    """
+    nv = m.nv
+    xm = d.site_xmat[slider]
+    a0, a1, a2 = xm[2], xm[5], xm[8]
+    v = d.site_xpos[crank] - d.site_xpos[slider]
+    rod = m.actuator_cranklength[i]
+    av = v[0] * a0 + v[1] * a1 + v[2] * a2
+    det = av * av + rod * rod - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    dlda = np.empty(3)
+    dldv = np.empty(3)
+    if det <= 0.0:
+        length = av
+        dlda[:] = v
+        dldv[0], dldv[1], dldv[2] = a0, a1, a2
+    else:
+        sdet = np.sqrt(det)
+        length = av - sdet
+        f = 1.0 - av / sdet
+        dldv[0] = a0 * f + v[0] / sdet
+        dldv[1] = a1 * f + v[1] / sdet
+        dldv[2] = a2 * f + v[2] / sdet
+        for k in range(3):
+            dlda[k] = v[k] * f
+    sp = np.empty((3, nv))
+    sr = np.empty((3, nv))
+    cp = np.empty((3, nv))
+    cr = np.empty((3, nv))
+    jac_point(m, d, m.site_bodyid[slider], d.site_xpos[slider], sp, sr)
+    jac_point(m, d, m.site_bodyid[crank], d.site_xpos[crank], cp, cr)
+    for c in range(nv):
+        # ∂a/∂q column: jacr × a
+        ja0 = sr[1, c] * a2 - sr[2, c] * a1
+        ja1 = sr[2, c] * a0 - sr[0, c] * a2
+        ja2 = sr[0, c] * a1 - sr[1, c] * a0
+        mom[c] = (dlda[0] * ja0 + dldv[0] * (cp[0, c] - sp[0, c])
+                  + dlda[1] * ja1 + dldv[1] * (cp[1, c] - sp[1, c])
+                  + dlda[2] * ja2 + dldv[2] * (cp[2, c] - sp[2, c])) * gear
+    d.actuator_length[i] = length * gear
 
 
 @njit(cache=True, inline="always")
@@ -105,7 +274,7 @@ def _moment_range(m, i):
     A joint transmission's row is zero outside its joint's dofs (`transmission`); products
     over this range equal the dense ones (the skipped terms are zeros).
     """
-    if m.actuator_trntype[i] == TRN_JOINT:
+    if m.actuator_trntype[i] == TRN_JOINT or m.actuator_trntype[i] == TRN_JOINTINPARENT:
         j = m.actuator_trnid[i, 0]
         jt = m.jnt_type[j]
         lo = m.jnt_dofadr[j]
@@ -128,8 +297,145 @@ def actuator_velocity(m, d):
 
 
 @njit(cache=True)
+def muscle_gain_length(x, lmin, lmax):
+    """Active force–length curve at normalized length x: two quadratic pairs, peak 1 at x = 1."""
+    if not lmin <= x <= lmax:
+        return 0.0
+    a = 0.5 * (lmin + 1.0)
+    b = 0.5 * (1.0 + lmax)
+    if x <= a:
+        y = (x - lmin) / max(MINVAL, a - lmin)
+        return 0.5 * y * y
+    if x <= 1.0:
+        y = (1.0 - x) / max(MINVAL, 1.0 - a)
+        return 1.0 - 0.5 * y * y
+    if x <= b:
+        y = (x - 1.0) / max(MINVAL, b - 1.0)
+        return 1.0 - 0.5 * y * y
+    y = (lmax - x) / max(MINVAL, lmax - b)
+    return 0.5 * y * y
+
+
+@njit(cache=True, inline="always")
+def _muscle_scale(lo, hi, acc0, prm):
+    """(peak force, optimal length L0, normalized length offset) of a muscle."""
+    force = prm[2]
+    if force < 0.0:
+        force = prm[3] / max(MINVAL, acc0)
+    return force, (hi - lo) / max(MINVAL, prm[1] - prm[0])
+
+
+@njit(cache=True)
+def muscle_gain(length, velocity, lo, hi, acc0, prm):
+    """Muscle gain −F₀ FL(L) FV(V) (mju_muscleGain).
+
+    prm = range₂, force, scale, lmin, lmax, vmax, fpmax, fvmax; [lo, hi] the lengthrange;
+    F₀ = scale / acc0 when force < 0.
+    """
+    force, L0 = _muscle_scale(lo, hi, acc0, prm)
+    x = prm[0] + (length - lo) / max(MINVAL, L0)
+    v = velocity / max(MINVAL, L0 * prm[6])
+    fl = muscle_gain_length(x, prm[4], prm[5])
+    fvmax = prm[8]
+    y = fvmax - 1.0
+    if v <= -1.0:
+        fv = 0.0
+    elif v <= 0.0:
+        fv = (v + 1.0) * (v + 1.0)
+    elif v <= y:
+        fv = fvmax - (y - v) * (y - v) / max(MINVAL, y)
+    else:
+        fv = fvmax
+    return -force * fl * fv
+
+
+@njit(cache=True)
+def muscle_gain_vel(length, velocity, lo, hi, acc0, prm):
+    """∂muscle_gain/∂velocity: −F₀ FL(L) FV′(V) / (L0 vmax) (MuJoCo's mjd_muscleGain_vel)."""
+    force, L0 = _muscle_scale(lo, hi, acc0, prm)
+    x = prm[0] + (length - lo) / max(MINVAL, L0)
+    v = velocity / max(MINVAL, L0 * prm[6])
+    fl = muscle_gain_length(x, prm[4], prm[5])
+    y = prm[8] - 1.0
+    if v <= -1.0:
+        dfv = 0.0
+    elif v <= 0.0:
+        dfv = 2.0 * v + 2.0
+    elif v <= y:
+        dfv = (-2.0 * v + 2.0 * y) / max(MINVAL, y)
+    else:
+        dfv = 0.0
+    return -force * fl * dfv / max(MINVAL, L0 * prm[6])
+
+
+@njit(cache=True)
+def muscle_bias(length, lo, hi, acc0, prm):
+    """Passive muscle force (mju_muscleBias).
+
+    0 below L = 1, half-quadratic up to b = (1 + lmax)/2, linear beyond, scaled by −F₀ fpmax.
+    """
+    force, L0 = _muscle_scale(lo, hi, acc0, prm)
+    x = prm[0] + (length - lo) / max(MINVAL, L0)
+    b = 0.5 * (1.0 + prm[5])
+    if x <= 1.0:
+        return 0.0
+    if x <= b:
+        y = (x - 1.0) / max(MINVAL, b - 1.0)
+        return -force * prm[7] * 0.5 * y * y
+    y = (x - b) / max(MINVAL, b - 1.0)
+    return -force * prm[7] * (0.5 + y)
+
+
+@njit(cache=True)
+def muscle_dynamics(ctrl, act, prm):
+    """Muscle activation rate (mju_muscleDynamics, Millard et al. 2013 time scales)."""
+    u = min(max(ctrl, 0.0), 1.0)
+    a = min(max(act, 0.0), 1.0)
+    tau_act = prm[0] * (0.5 + 1.5 * a)
+    tau_deact = prm[1] / (0.5 + 1.5 * a)
+    width = prm[2]
+    du = u - act
+    if width < MINVAL:
+        tau = tau_act if du > 0.0 else tau_deact
+    else:
+        # quintic smoothstep of du / width + 1/2 (mju_sigmoid)
+        x = du / width + 0.5
+        sig = 0.0 if x <= 0.0 else 1.0 if x >= 1.0 else x * x * x * (3.0 * x * (2.0 * x - 5.0)
+                                                                    + 10.0)
+        tau = tau_deact + (tau_act - tau_deact) * sig
+    return du / max(MINVAL, tau)
+
+
+@njit(cache=True)
+def next_activation(m, i, act, act_dot, h):
+    """Actuator i's activation after a step h at rate act_dot (mj_nextActivation)."""
+    if m.actuator_dyntype[i] == DYN_FILTEREXACT:
+        tau = max(MINVAL, m.actuator_dynprm[i, 0])
+        act = act + act_dot * tau * (1.0 - np.exp(-h / tau))
+    else:
+        act = act + act_dot * h
+    if m.actuator_actlimited[i]:
+        act = min(max(act, m.actuator_actrange[i, 0]), m.actuator_actrange[i, 1])
+    return act
+
+
+@njit(cache=True)
+def advance_act(m, d, act_dot, h):
+    """act ← next_activation of every stateful actuator at the rates act_dot (mj_advance).
+
+    With actuation disabled act stays as it is (not even clamped), as in MuJoCo 4.0.
+    """
+    if m.opt_disableflags[0] & DSBL_ACTUATION:
+        return
+    for i in range(m.nu):
+        adr = m.actuator_actadr[i]
+        if adr >= 0:
+            d.act[adr] = next_activation(m, i, d.act[adr], act_dot[adr], h)
+
+
+@njit(cache=True)
 def actuation(m, d):
-    """actuator_force and qfrc_actuator = momentᵀ force (mj_fwdActuation, no dynamics).
+    """act_dot, actuator_force and qfrc_actuator = momentᵀ force (mj_fwdActuation).
 
     Needs qfrc_gravcomp (`jointspace.passive`) for joints with actuatorgravcomp.
     """
@@ -138,6 +444,7 @@ def actuation(m, d):
     if nu == 0:
         return
     if m.opt_disableflags[0] & DSBL_ACTUATION:
+        # act_dot keeps its last values (the integrators do not apply them), as in MuJoCo
         d.actuator_force[:] = 0.0
         return
     clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
@@ -153,16 +460,43 @@ def actuation(m, d):
     # a bad control (NaN, inf, |u| > 1e10) zeroes all controls, as MuJoCo does
     if bad:
         ctrl[:] = 0.0
+    h = m.opt_timestep[0]
     for i in range(nu):
         gp = m.actuator_gainprm[i]
         bp = m.actuator_biasprm[i]
-        # force = gain ctrl + bias
-        gain = gp[0]
-        if m.actuator_gaintype[i] == GAIN_AFFINE:
-            gain += gp[1] * d.actuator_length[i] + gp[2] * d.actuator_velocity[i]
-        f = gain * ctrl[i]
-        if m.actuator_biastype[i] == BIAS_AFFINE:
-            f += bp[0] + bp[1] * d.actuator_length[i] + bp[2] * d.actuator_velocity[i]
+        length = d.actuator_length[i]
+        vel = d.actuator_velocity[i]
+        dyn = m.actuator_dyntype[i]
+        adr = m.actuator_actadr[i]
+        x = ctrl[i]
+        if dyn != DYN_NONE:
+            act = d.act[adr]
+            if dyn == DYN_INTEGRATOR:
+                rate = ctrl[i]
+            elif dyn == DYN_FILTER or dyn == DYN_FILTEREXACT:
+                rate = (ctrl[i] - act) / max(MINVAL, m.actuator_dynprm[i, 0])
+            elif dyn == DYN_MUSCLE:
+                rate = muscle_dynamics(ctrl[i], act, m.actuator_dynprm[i])
+            else:
+                rate = 0.0
+            d.act_dot[adr] = rate
+            x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
+        # force = gain · (ctrl or act) + bias
+        gt = m.actuator_gaintype[i]
+        if gt == GAIN_MUSCLE:
+            gain = muscle_gain(length, vel, m.actuator_lengthrange[i, 0],
+                               m.actuator_lengthrange[i, 1], m.actuator_acc0[i], gp)
+        else:
+            gain = gp[0]
+            if gt == GAIN_AFFINE:
+                gain += gp[1] * length + gp[2] * vel
+        f = gain * x
+        bt = m.actuator_biastype[i]
+        if bt == BIAS_AFFINE:
+            f += bp[0] + bp[1] * length + bp[2] * vel
+        elif bt == BIAS_MUSCLE:
+            f += muscle_bias(length, m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
+                             m.actuator_acc0[i], bp)
         if m.actuator_forcelimited[i]:
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
         d.actuator_force[i] = f
@@ -195,8 +529,10 @@ def _joint_level(m, d):
 def actuator_damping(m, d, i):
     """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
 
-    The affine bias contributes biasprm₂, the affine gain gainprm₂ · ctrl (d.ctrl as given,
-    not clamped: mjd_actuator_vel's approximation).
+    The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
+    velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
+    mjd_actuator_vel's approximation), or with activation dynamics times act (the next
+    step's act with actearly).
     """
     if m.opt_disableflags[0] & DSBL_ACTUATION:
         return 0.0
@@ -207,6 +543,20 @@ def actuator_damping(m, d, i):
     dfdv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         dfdv = m.actuator_biasprm[i, 2]
+    gain_vel = 0.0
     if m.actuator_gaintype[i] == GAIN_AFFINE:
-        dfdv += m.actuator_gainprm[i, 2] * d.ctrl[i]
+        gain_vel = m.actuator_gainprm[i, 2]
+    elif m.actuator_gaintype[i] == GAIN_MUSCLE:
+        gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i],
+                                   m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
+                                   m.actuator_acc0[i], m.actuator_gainprm[i])
+    if gain_vel != 0.0:
+        adr = m.actuator_actadr[i]
+        if adr < 0:
+            dfdv += gain_vel * d.ctrl[i]
+        else:
+            act = d.act[adr]
+            if m.actuator_actearly[i]:
+                act = next_activation(m, i, act, d.act_dot[adr], m.opt_timestep[0])
+            dfdv += gain_vel * act
     return dfdv

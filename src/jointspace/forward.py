@@ -1,10 +1,11 @@
 """Forward dynamics (MuJoCo's mj_forward, engine_forward.c): the pipeline as a table of contents.
 
 forward(m, d), one compiled call:
-  position      kinematics → com_pos → crb (qM) → factor_m (qLD) → transmission  `fwd_position`
+  position      kinematics → com_pos → tendon → crb (qM + tendon armature) → factor_m (qLD)
+                → transmission                                                    `fwd_position`
                 → energy_pos
   rows          collision → make_constraint (efc_J, efc_pos, efc_R, …)            `fwd_rows`
-  velocity      actuator_velocity → com_vel → passive → rne (qfrc_bias)           `fwd_velocity`
+  velocity      ten_velocity → actuator_velocity → com_vel → passive → rne        `fwd_velocity`
                 → energy_vel
   actuation     actuator_force, qfrc_actuator                                     `actuation`
   acceleration  qfrc_smooth = qfrc_passive − qfrc_bias + qfrc_applied + qfrc_actuator
@@ -38,6 +39,7 @@ from jointspace.kinematics import camlight, com_pos, com_vel_stage, kinematics_s
 from jointspace.passive import passive
 from jointspace.sensor import sensor_stage
 from jointspace.solver import solve_stage
+from jointspace.tendon import tendon_velocity
 from jointspace.types import DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_GRAVITY
 
 # ---------------------------------------------------------------------------------------------
@@ -78,7 +80,9 @@ def fwd_rows(m, d):
 
 @njit(cache=True)
 def fwd_velocity(m, d):
-    """Velocity stage: actuator velocities, cvel, passive forces, bias forces c(q, v)."""
+    """Velocity stage: tendon and actuator velocities, cvel, passive forces, bias c(q, v)."""
+    if m.ntendon:
+        tendon_velocity(m, d)
     actuator_velocity(m, d)
     com_vel_stage(m, d)
     passive(m, d)

@@ -7,7 +7,8 @@ Positions (mj_integratePos, mj_differentiatePos, engine_support.c):
 `diff_pos_kernel` is the inverse: the velocity that takes q1 to q2 in time h.
 
 Velocity updates (mj_Euler, mj_implicit, engine_forward.c), all followed by the
-semi-implicit position update q ← q ⊕ h v_next:
+semi-implicit position update q ← q ⊕ h v_next (and preceded by the activation update
+act ← next_activation(act, act_dot), `jointspace.actuation`):
   Euler         v_next = v + h (M + h B)⁻¹ (qfrc_smooth + qfrc_constraint)
                 B = diag(dof_damping): the implicit damping of Todorov (ICRA 2014, §II.B),
                 D = armature + B h; without damping (M + hB) = M and the step uses qacc.
@@ -27,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import actuator_damping
+from jointspace.actuation import actuator_damping, advance_act
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
@@ -107,8 +108,13 @@ def diff_pos_kernel(m, qvel, h, qpos1, qpos2):
 
 @njit(cache=True)
 def advance(m, d, qacc):
-    """Semi-implicit Euler update: qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h."""
+    """Semi-implicit Euler update (mj_advance).
+
+    act ← next activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h.
+    """
     h = m.opt_timestep[0]
+    if m.na:
+        advance_act(m, d, d.act_dot, h)
     for i in range(m.nv):
         d.qvel[i] += h * qacc[i]
     integrate_pos_kernel(m, d.qpos, d.qvel, h)
@@ -236,6 +242,39 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 
 
 @njit(cache=True)
+def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
+    """Add scale · Σ_t b_t ten_J_tᵀ ten_J_t (tendon damping, mjd_passive_vel) to qH or A.
+
+    As MuJoCo keeps the term on its matrices' sparsity: dense (implicit), the dof pairs of
+    one kinematic tree (qDeriv's pattern); sparse (implicitfast), the (i, ancestor j)
+    entries of qH. The blocks of standalone free bodies get theirs in `free_block`.
+    """
+    if m.opt_disableflags[0] & DSBL_DAMPER:
+        return
+    for t in range(m.ntendon):
+        b = m.tendon_damping[t]
+        if b == 0.0:
+            continue
+        J = d.ten_J[t]
+        c = scale * b
+        for i in range(m.nv):
+            if J[i] == 0.0:
+                continue
+            if dense:
+                tree = m.body_rootid[m.dof_bodyid[i]]
+                for j in range(m.nv):
+                    if m.body_rootid[m.dof_bodyid[j]] == tree:
+                        out_dense[i, j] += c * J[i] * J[j]
+            else:
+                adr = m.dof_Madr[i]
+                j = i
+                while j >= 0:
+                    out_sparse[adr] += c * J[i] * J[j]
+                    adr += 1
+                    j = m.dof_parentid[j]
+
+
+@njit(cache=True)
 def _lu_solve_dense(A, x):
     """Solve in place x ← A⁻¹ x by Gaussian elimination, partial pivoting (A is overwritten).
 
@@ -275,8 +314,8 @@ def _lu_solve_dense(A, x):
 def implicitfast_matrix(m, d):
     """qH = M − h D of the implicitfast step, standalone free bodies' blocks left at M.
 
-    D = −B + Σ (∂f/∂v) momentᵀ moment. Returns the number of standalone free bodies, whose
-    blocks are then given by `free_block`.
+    D = −B − Σ_t b_t ten_Jᵀ ten_J + Σ (∂f/∂v) momentᵀ moment. Returns the number of
+    standalone free bodies, whose blocks are then given by `free_block`.
     """
     nv = m.nv
     h = m.opt_timestep[0]
@@ -284,6 +323,8 @@ def implicitfast_matrix(m, d):
     for i in range(nv):
         d.qH[m.dof_Madr[i]] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
+    if m.ntendon:
+        _add_tendon_damping(m, d, h, d.qH, d.scratch_vv, False)
     nfree = 0
     for j in range(m.njnt):
         if m.jnt_type[j] == JNT_FREE and is_free_body(m, m.jnt_bodyid[j]):
@@ -317,6 +358,15 @@ def free_block(m, d, j, A, B):
             for r in range(6):
                 for c in range(6):
                     A[r, c] -= h * dfdv * mom[r] * mom[c]
+    if m.ntendon and not m.opt_disableflags[0] & DSBL_DAMPER:
+        # + h Σ_t b_t ten_J_tᵀ ten_J_t on the block
+        for t in range(m.ntendon):
+            bt = m.tendon_damping[t]
+            if bt != 0.0:
+                Jt = d.ten_J[t, a:a + 6]
+                for r in range(6):
+                    for c in range(6):
+                        A[r, c] += h * bt * Jt[r] * Jt[c]
     _free_bias_vel(m, d, m.jnt_bodyid[j], d.qvel[a + 3:a + 6], B)
     for r in range(6):
         for c in range(6):
@@ -396,6 +446,8 @@ def implicit_matrix(m, d, A):
             j = m.dof_parentid[j]
         A[i, i] += h * damping(m, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
+    if m.ntendon:
+        _add_tendon_damping(m, d, h, d.qH, A, True)
 
 
 @njit(cache=True)

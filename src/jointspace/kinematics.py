@@ -29,6 +29,7 @@ from jointspace.rotation import (
     rot_vec_quat_s,
 )
 from jointspace.spatial import add_scaled6, row6
+from jointspace.tendon import tendon_stage
 from jointspace.types import (
     CAM_TARGETBODY,
     CAM_TARGETBODYCOM,
@@ -291,7 +292,7 @@ def _unit3(a, b, c):
 
 @njit(cache=True)
 def com_pos(m, d):
-    """Subtree centers of mass, com-based inertias and motion axes (mj_comPos).
+    """Subtree centers of mass, com-based inertias and motion axes (mj_comPos); tendons.
 
     Scalar style, like kinematics_bodies: no array views or temporaries.
     """
@@ -409,6 +410,9 @@ def com_pos(m, d):
                 cdof[da, 3] = a1 * o2 - a2 * o1
                 cdof[da, 4] = a2 * o0 - a0 * o2
                 cdof[da, 5] = a0 * o1 - a1 * o0
+    # tendons follow the poses (MuJoCo: mj_comPos, then mj_tendon)
+    if m.ntendon:
+        tendon_stage(m, d)
 
 
 @njit(cache=True, nogil=True)

@@ -8,6 +8,8 @@ without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.a
   ball:          qfrc_spring = -k log(q_spring⁻¹ ⊗ q)   (rotation vector in the joint frame)
   free:          the ball rule for the rotation, -k (p - p_spring) for the world translation
   every dof:     qfrc_damper = -b qvel
+  tendons:       qfrc_spring += ten_Jᵀ (-k_t x_t), x_t the length outside the dead band
+                 tendon_lengthspring; qfrc_damper += ten_Jᵀ (-b_t ten_velocity)
   gravcomp:      qfrc_gravcomp = Σ_b J_bᵀ (-gravcomp_b m_b g)   (J_b at the body's com)
   fluid:         qfrc_fluid = Σ_b J_bᵀ R_b f_b, with f_b the inertia-box drag and viscous
                  force of body b in its inertial frame (below), or, for a body with a geom of
@@ -144,6 +146,33 @@ def _springs(m, d):
         # qfrc_spring = -k x
         for i in range(n):
             out[dadr + i] -= k * x[i]
+
+
+@njit(cache=True)
+def _tendon_springs_dampers(m, d, flags):
+    """Tendon springs (dead band [lower, upper]) and dampers, through ten_J (mj_springdamper).
+
+    x = L − upper above the band, L − lower below it, 0 inside;
+    qfrc_spring += ten_Jᵀ (−k x),  qfrc_damper += ten_Jᵀ (−b ten_velocity).
+    """
+    spring = not flags & DSBL_SPRING
+    damper = not flags & DSBL_DAMPER
+    for t in range(m.ntendon):
+        k = m.tendon_stiffness[t] if spring else 0.0
+        b = m.tendon_damping[t] if damper else 0.0
+        if k == 0.0 and b == 0.0:
+            continue
+        length = d.ten_length[t]
+        lower = m.tendon_lengthspring[t, 0]
+        upper = m.tendon_lengthspring[t, 1]
+        x = length - upper if length > upper else length - lower if length < lower else 0.0
+        fs = -k * x
+        fd = -b * d.ten_velocity[t]
+        J = d.ten_J[t]
+        for c in range(m.nv):
+            if J[c] != 0.0:
+                d.qfrc_spring[c] += J[c] * fs
+                d.qfrc_damper[c] += J[c] * fd
 
 
 @njit(cache=True)
@@ -399,6 +428,8 @@ def passive(m, d):
             d.qfrc_damper[i] = -damping[i] * qvel[i]
     if not flags & DSBL_SPRING:
         _springs(m, d)
+    if m.ntendon:
+        _tendon_springs_dampers(m, d, flags)
     has_gravcomp = gravcomp(m, d)
     has_fluid = fluid(m, d)
     for i in range(nv):

@@ -13,17 +13,19 @@ types (`SENS_*`, the values of mjtSensor), layouts and stages:
                 subtreecom, insidesite (the object's origin strictly inside the site's
                 shape), geomdist / geomnormal / geomfromto (collision.driver.geom_distance over the
                 geom pairs, up to the cutoff), the contact sensor when it reads no force,
-                e_potential, e_kinetic, clock
+                e_potential, e_kinetic, clock, tendonpos (ten_length), tendonlimitpos (of the
+                tendon's first limit row)
   velocity      velocimeter, gyro (site velocity in the site frame), jointvel,
                 actuatorvel, ballangvel, jointlimitvel (efc_vel), framelinvel / frameangvel
                 (relative to a moving reference frame as MuJoCo takes it), subtreelinvel,
-                subtreeangmom
+                subtreeangmom, tendonvel (ten_velocity), tendonlimitvel
   acceleration  touch (normal forces of the body's contacts whose force ray enters the
                 site's volume), accelerometer (site acceleration in the site frame, gravity
                 included), force and torque (the interaction wrench between the site's body
                 and its parent, in the site frame), actuatorfrc, jointactuatorfrc,
-                jointlimitfrc, framelinacc, frameangacc, the contact sensor with force or
-                torque data or a force reduction
+                jointlimitfrc, framelinacc, frameangacc, tendonlimitfrc,
+                tendonactuatorfrc (Σ actuator_force of the tendon's actuators), the contact
+                sensor with force or torque data or a force reduction
 
 The contact sensor (MuJoCo 3.3+) reads the contacts matching its two criteria (site volume,
 body, subtree or geom; either, both or none), oriented from the first to the second; its
@@ -33,9 +35,9 @@ by force (maxforce), or the net wrench about the force-weighted centroid (netfor
 
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
 clips real-valued data to ±cutoff and positive data to ≤ cutoff (not contact or geomfromto
-data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Sensor types
-jointspace does not compute (the tendon sensors while tendons are not modelled) keep
-MuJoCo's slots in `sensordata`, hold NaN, and are named in a warning when the model loads.
+data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Every type
+that needs no plugin is computed but `tactile`, which is refused at load with the plugin,
+delayed and sampled sensors.
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -60,6 +62,7 @@ from jointspace.types import (
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_LIMIT_JOINT,
+    CNSTR_LIMIT_TENDON,
     DSBL_GRAVITY,
     DSBL_SENSOR,
     EQ_CONNECT,
@@ -72,6 +75,7 @@ from jointspace.types import (
     GEOM_SPHERE,
     MINVAL,
     PROJ_ORTHOGRAPHIC,
+    TRN_TENDON,
 )
 
 # sensor types: MuJoCo's mjtSensor values
@@ -102,7 +106,8 @@ COMPUTED = frozenset((
     SENS_FRAMEANGACC, SENS_SUBTREECOM, SENS_SUBTREELINVEL, SENS_SUBTREEANGMOM,
     SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER, SENS_RANGEFINDER,
     SENS_INSIDESITE, SENS_CONTACT, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO,
-    SENS_CAMPROJECTION))
+    SENS_TENDONPOS, SENS_TENDONVEL, SENS_TENDONACTFRC, SENS_TENDONLIMITPOS, SENS_TENDONLIMITVEL,
+    SENS_TENDONLIMITFRC, SENS_CAMPROJECTION))
 # rangefinder data fields (mjtRayDataField)
 RAYDATA_DIST, RAYDATA_DIR, RAYDATA_ORIGIN, RAYDATA_POINT, RAYDATA_NORMAL, RAYDATA_DEPTH = range(6)
 RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
@@ -709,10 +714,13 @@ def _net_wrench(d, ids, sign, n, frc, off, out, a):
 
 
 @njit(cache=True)
-def _limit_row_value(d, jnt, what):
-    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of joint jnt's limit row, or 0."""
+def _limit_row_value(d, jnt, what, ctype=CNSTR_LIMIT_JOINT):
+    """efc_pos − margin (0), efc_vel (1) or efc_force (2) of jnt's first ctype limit row, or 0.
+
+    ctype: CNSTR_LIMIT_JOINT (jnt a joint) or CNSTR_LIMIT_TENDON (jnt a tendon).
+    """
     for j in range(d.ne[0] + d.nf[0], d.nefc[0]):
-        if d.efc_type[j] == CNSTR_LIMIT_JOINT and d.efc_id[j] == jnt:
+        if d.efc_type[j] == ctype and d.efc_id[j] == jnt:
             if what == 0:
                 return d.efc_pos[j] - d.efc_margin[j]
             if what == 1:
@@ -971,6 +979,10 @@ def _pos_sensor(m, d, i, out, a):
         out[a], out[a + 1], out[a + 2], out[a + 3] = w / n, x / n, y / n, z / n
     elif t == SENS_JOINTLIMITPOS:
         out[a] = _limit_row_value(d, obj, 0)
+    elif t == SENS_TENDONPOS:
+        out[a] = d.ten_length[obj]
+    elif t == SENS_TENDONLIMITPOS:
+        out[a] = _limit_row_value(d, obj, 0, CNSTR_LIMIT_TENDON)
     elif t == SENS_FRAMEPOS or t == SENS_FRAMEXAXIS or t == SENS_FRAMEYAXIS \
             or t == SENS_FRAMEZAXIS:
         _frame_pos_sensor(m, d, i, out, a)
@@ -1033,6 +1045,10 @@ def _vel_sensor(m, d, i, out, a):
         out[a], out[a + 1], out[a + 2] = d.qvel[v], d.qvel[v + 1], d.qvel[v + 2]
     elif t == SENS_JOINTLIMITVEL:
         out[a] = _limit_row_value(d, obj, 1)
+    elif t == SENS_TENDONVEL:
+        out[a] = d.ten_velocity[obj]
+    elif t == SENS_TENDONLIMITVEL:
+        out[a] = _limit_row_value(d, obj, 1, CNSTR_LIMIT_TENDON)
     elif t == SENS_FRAMELINVEL or t == SENS_FRAMEANGVEL:
         _frame_vel_sensor(m, d, i, out, a)
     elif t == SENS_SUBTREELINVEL:
@@ -1072,6 +1088,15 @@ def _acc_sensor(m, d, i, out, a, frc):
         out[a] = d.qfrc_actuator[m.jnt_dofadr[obj]]
     elif t == SENS_JOINTLIMITFRC:
         out[a] = _limit_row_value(d, obj, 2)
+    elif t == SENS_TENDONLIMITFRC:
+        out[a] = _limit_row_value(d, obj, 2, CNSTR_LIMIT_TENDON)
+    elif t == SENS_TENDONACTFRC:
+        # Σ actuator_force over the actuators transmitting through the tendon
+        f = 0.0
+        for u in range(m.nu):
+            if m.actuator_trntype[u] == TRN_TENDON and m.actuator_trnid[u, 0] == obj:
+                f += d.actuator_force[u]
+        out[a] = f
     elif t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC:
         v = np.empty(6)
         object_acceleration(m, d, m.sensor_objtype[i], obj, False, v)
@@ -1148,10 +1173,7 @@ def sensor_stage(m, d):
 
 @njit(cache=True, inline="always")
 def _computed(t):
-    return not (t == SENS_TENDONPOS
-                or t == SENS_TENDONVEL or t == SENS_TENDONACTFRC or t == SENS_TENDONLIMITPOS
-                or t == SENS_TENDONLIMITVEL or t == SENS_TENDONLIMITFRC
-                or t == SENS_TACTILE
+    return not (t == SENS_TACTILE
                 or t == SENS_PLUGIN)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import actuation
+from jointspace.actuation import actuation, advance_act
 from jointspace.diagnostics import (
     WARN_BADQACC,
     WARN_BADQPOS,
@@ -70,6 +70,8 @@ def _reset(m, d):
     d.qpos[:] = m.qpos0
     d.qvel[:] = 0.0
     d.qacc[:] = 0.0
+    d.act[:] = 0.0
+    d.act_dot[:] = 0.0
     d.ctrl[:] = 0.0
     d.qfrc_applied[:] = 0.0
     d.xfrc_applied[:, :] = 0.0
@@ -139,17 +141,23 @@ def _rk4(m, d):
     X_0, stage i evaluates forward at q_0 ⊕ θ_i, v_0 + h c_i a_{i−1} with θ_i = h c_i k_{i−1},
     k_i = dexp⁻¹(θ_i) v_i; the update is θ = h Σ b_i k_i, v = v_0 + h Σ b_i a_i with
     c = (½, ½, 1), b = (1/6, 1/3, 1/3, 1/6). d.qacc ends as Σ b_i a_i (MuJoCo 4 does the
-    same). Needs forward at X_0 already done (d.qacc = a_0).
+    same). Activations as MuJoCo: stage i at act_0 + h c_i act_dot_{i−1} (unclamped), the
+    update `advance_act` at the rate Σ b_i act_dot_i. Needs forward at X_0 already done
+    (d.qacc = a_0).
     """
     nv = m.nv
+    na = m.na
     h = m.opt_timestep[0]
     t0 = d.time[0]
     q0 = d.qpos.copy()
     v0 = d.qvel.copy()
+    a0 = d.act.copy()
     k = np.empty((4, nv))
     acc = np.empty((4, nv))
+    adot = np.empty((4, na))
     k[0] = v0
     acc[0] = d.qacc
+    adot[0] = d.act_dot
     theta = np.empty(nv)
     c = (0.5, 0.5, 1.0)
     for i in range(1, 4):
@@ -157,12 +165,15 @@ def _rk4(m, d):
         for j in range(nv):
             theta[j] = h * c[i - 1] * k[i - 1, j]
             d.qvel[j] = v0[j] + h * c[i - 1] * acc[i - 1, j]
+        for j in range(na):
+            d.act[j] = a0[j] + h * c[i - 1] * adot[i - 1, j]
         d.qpos[:] = q0
         integrate_pos_kernel(m, d.qpos, theta, 1.0)
         d.time[0] = t0 + c[i - 1] * h
         forward_dynamics(m, d)
         _dexp_inv(m, theta, d.qvel, k[i])
         acc[i] = d.qacc
+        adot[i] = d.act_dot
     # X_1 = (q_0 ⊕ h Σ b_i k_i, v_0 + h Σ b_i a_i)
     for j in range(nv):
         theta[j] = h * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j]) / 6.0
@@ -170,6 +181,10 @@ def _rk4(m, d):
         d.qvel[j] = v0[j] + h * d.qacc[j]
     d.qpos[:] = q0
     integrate_pos_kernel(m, d.qpos, theta, 1.0)
+    if na:
+        d.act[:] = a0
+        rate = (adot[0] + 2.0 * adot[1] + 2.0 * adot[2] + adot[3]) / 6.0
+        advance_act(m, d, rate, h)
     d.time[0] = t0 + h
 
 
@@ -279,13 +294,16 @@ def step(m, d, nstep=1):
 
 
 @njit(cache=True)
-def _state_diff(m, q1, v1, q2, v2, h, col, out, tmp):
-    """out[:, col] = ((q2 ⊖ q1) / h, (v2 - v1) / h): MuJoCo's stateDiff."""
+def _state_diff(m, q1, v1, a1, q2, v2, a2, h, col, out, tmp):
+    """out[:, col] = ((q2 ⊖ q1) / h, (v2 − v1) / h, (a2 − a1) / h): MuJoCo's stateDiff."""
     nv = m.nv
     diff_pos_kernel(m, tmp, h, q1, q2)
     for k in range(nv):
         out[k, col] = tmp[k]
+    for k in range(nv):
         out[nv + k, col] = (v2[k] - v1[k]) / h
+    for k in range(m.na):
+        out[2 * nv + k, col] = (a2[k] - a1[k]) / h
 
 
 @njit(cache=True)
@@ -318,22 +336,25 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
     """Columns [c0, c1) of (B | A) by finite differences of one step; returns the checks' mask.
 
     As mjd_stepFD: the unperturbed step, then each control (one-sided at a ctrlrange
-    limit), velocity and tangent position perturbed in turn (forward, and backward when
-    centered), every step started from the saved time, qpos, qvel, ctrl and
-    qacc_warmstart (and qfrc_applied, xfrc_applied, mocap, which only a reset changes).
-    With skip, control and velocity perturbations reuse the position stage of the
-    unperturbed step (`_step_from_velocity`, as MuJoCo skips it) when that step was clean;
-    skip=False runs every step in full (the reference its test compares with, bit for bit).
-    Columns are numbered controls (nu), velocities (nv), positions (nv): threads take
-    disjoint ranges, each on its own Data (each also runs the unperturbed step).
+    limit), velocity, tangent position and activation perturbed in turn (forward, and
+    backward when centered), every step started from the saved time, qpos, qvel, act, ctrl
+    and qacc_warmstart (and qfrc_applied, xfrc_applied, mocap, which only a reset changes).
+    With skip, control, activation and velocity perturbations reuse the position stage of
+    the unperturbed step (`_step_from_velocity`, as MuJoCo skips it) when that step was
+    clean; skip=False runs every step in full (the reference its test compares with, bit for
+    bit). Columns are numbered controls (nu), velocities (nv), positions (nv), activations
+    (na): threads take disjoint ranges, each on its own Data (each also runs the
+    unperturbed step).
     """
     m = d.model
     nq = m.nq
     nv = m.nv
     nu = m.nu
+    na = m.na
     t0 = d.time[0]
     q0 = d.qpos.copy()
     v0 = d.qvel.copy()
+    a0 = d.act.copy()
     u0 = d.ctrl.copy()
     w0 = d.qacc_warmstart.copy()
     f0 = d.qfrc_applied.copy()
@@ -342,17 +363,22 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
     mq0 = d.mocap_quat.copy()
     qn = np.empty(nq)
     vn = np.empty(nv)
+    an = np.empty(na)
     qp = np.empty(nq)
     vp = np.empty(nv)
+    ap = np.empty(na)
     qm = np.empty(nq)
     vm = np.empty(nv)
+    am = np.empty(na)
     tmp = np.empty(nv)
     dpos = np.zeros(nv)
     bad = 0
-    for stage in range(4):
-        # stage 0: unperturbed; 1: controls; 2: velocities (position stage skipped); 3: positions
-        count = 1 if stage == 0 else (nu if stage == 1 else nv)
-        first = 0 if stage < 2 else (nu if stage == 2 else nu + nv)
+    for stage in (0, 1, 4, 2, 3):
+        # stage 0: unperturbed; 1: controls; 4: activations; 2: velocities (these three
+        # reuse the unperturbed position stage); 3: positions, last
+        count = 1 if stage == 0 else (nu if stage == 1 else na if stage == 4 else nv)
+        first = (0 if stage < 2 else nu if stage == 2 else nu + nv if stage == 3
+                 else nu + 2 * nv)
         for i in range(count):
             if stage > 0 and not c0 <= first + i < c1:
                 continue
@@ -376,26 +402,32 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
                     dpos[i] = 1.0
                     integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
                     dpos[i] = 0.0
+                elif stage == 4:
+                    d.act[i] += sign * eps
                 if stage == 0:
                     bad |= _step_entry(d, 1)
                     skip = skip and bad == 0
-                elif stage < 3 and skip:
+                elif stage != 3 and skip:
                     bad |= _step_from_velocity(m, d, w0)
                 else:
                     bad |= _step_entry(d, 1)
                 if stage == 0:
                     qn[:] = d.qpos
                     vn[:] = d.qvel
+                    an[:] = d.act
                 elif sign > 0:
                     qp[:] = d.qpos
                     vp[:] = d.qvel
+                    ap[:] = d.act
                 else:
                     qm[:] = d.qpos
                     vm[:] = d.qvel
+                    am[:] = d.act
                 # restore
                 d.time[0] = t0
                 d.qpos[:] = q0
                 d.qvel[:] = v0
+                d.act[:] = a0
                 d.ctrl[:] = u0
                 d.qacc_warmstart[:] = w0
                 d.qfrc_applied[:] = f0
@@ -405,15 +437,15 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
             if stage == 0:
                 continue
             out = B if stage == 1 else A
-            col = i if stage != 2 else nv + i
+            col = i if stage != 2 and stage != 4 else (nv + i if stage == 2 else 2 * nv + i)
             if fwd and back:
-                _state_diff(m, qm, vm, qp, vp, 2.0 * eps, col, out, tmp)
+                _state_diff(m, qm, vm, am, qp, vp, ap, 2.0 * eps, col, out, tmp)
             elif fwd:
-                _state_diff(m, qn, vn, qp, vp, eps, col, out, tmp)
+                _state_diff(m, qn, vn, an, qp, vp, ap, eps, col, out, tmp)
             elif back:
-                _state_diff(m, qm, vm, qn, vn, eps, col, out, tmp)
+                _state_diff(m, qm, vm, am, qn, vn, an, eps, col, out, tmp)
             else:
-                for k in range(2 * nv):
+                for k in range(2 * nv + na):
                     out[k, col] = 0.0
     return bad
 
@@ -422,7 +454,7 @@ _k_transition = entry.Kernel(_transition_entry)
 _POOL = [None]  # a ThreadPoolExecutor shared by the calls with nthread > 1, grown on demand
 _COPIES = weakref.WeakKeyDictionary()  # Data → the Data copies its threads step
 # the inputs of a step (MuJoCo's full physics state, controls, applied forces, warm start)
-_INPUTS = ("qpos", "qvel", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied",
+_INPUTS = ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied",
            "mocap_pos", "mocap_quat", "eq_active")
 
 
@@ -444,15 +476,16 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
     """Finite-differenced Jacobians of one step: A = ∂x'/∂x, B = ∂x'/∂u (mjd_transitionFD).
 
     x = (qpos in the tangent space, qvel, act) with x' the state after `step(m, d)` from x
-    at the controls u = d.ctrl; act is empty (jointspace has no activation dynamics yet),
-    so A is (2nv, 2nv) and B (2nv, nu). Columns as MuJoCo's `mjd_transitionFD`: position
-    perturbations through `integrate_pos(q, ±eps e_j)` and differences through `diff_pos`;
+    at the controls u = d.ctrl, so A is (2nv + na, 2nv + na) and B (2nv + na, nu). Columns
+    as MuJoCo's `mjd_transitionFD`: position perturbations through
+    `integrate_pos(q, ±eps e_j)` and differences through `diff_pos`;
     forward differences, or centered ones with `centered=True`; a control at its ctrlrange
     limit (ctrllimited) is differenced one-sided, inward. Every perturbed step starts from
-    the saved time, qpos, qvel, ctrl and the solver's warm start d.qacc_warmstart (with
-    contacts, the result depends on it as MuJoCo's does); control and velocity columns
-    reuse the unperturbed step's position stage, as MuJoCo's mj_stepSkip (bit for bit the
-    full step's result). One compiled call, 1 + (nu + 2nv)·(2 if centered else 1) steps;
+    the saved time, qpos, qvel, act, ctrl and the solver's warm start d.qacc_warmstart (with
+    contacts, the result depends on it as MuJoCo's does); control, activation and velocity
+    columns reuse the unperturbed step's position stage, as MuJoCo's mj_stepSkip (bit for
+    bit the full step's result). One compiled call, 1 + (nu + 2nv + na)·(2 if centered
+    else 1) steps;
     with nthread > 1 the columns are split among threads, each stepping its own copy of d
     (made once per d and kept), the GIL released. With contacts, converge the state first
     and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's advice).
@@ -466,7 +499,7 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
         nthread: threads to spread the columns over (results identical for any count).
 
     Returns:
-        (A, B): (2nv, 2nv) and (2nv, nu) arrays.
+        (A, B): (2nv + na, 2nv + na) and (2nv + na, nu) arrays.
 
     Raises:
         ValueError: eps is not a positive finite number, nthread not a positive integer,
@@ -488,9 +521,10 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
                          "implicitfast")
     if m.singular_dofs:
         check_not_singular(m, "transition_derivatives")
-    A = np.empty((2 * m.nv, 2 * m.nv))
-    B = np.empty((2 * m.nv, m.nu))
-    ncol = m.nu + 2 * m.nv
+    nx = 2 * m.nv + m.na
+    A = np.empty((nx, nx))
+    B = np.empty((nx, m.nu))
+    ncol = m.nu + nx
     n = int(min(nthread, max(ncol, 1)))
     ep = _k_transition.ep
     try:

@@ -49,11 +49,13 @@ DSBL_ISLAND = 1 << DISABLE_FLAGS.index("island")
 ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
                 "speculative")
 ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 2, 1 << 3
-TRN_JOINT, TRN_SITE, TRN_BODY = 0, 4, 5
-DYN_NONE = 0
-GAIN_FIXED, GAIN_AFFINE = 0, 1
-BIAS_NONE, BIAS_AFFINE = 0, 1
-EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
+DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
+GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
+BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = 0, 1, 2
+EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
+# tendon path elements (MuJoCo's mjtWrap)
+WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE, WRAP_CYLINDER = 1, 2, 3, 4, 5
 # camera modes (MuJoCo's mjtCamLight) and projections (mjtProjection)
 CAM_FIXED, CAM_TRACK, CAM_TRACKCOM, CAM_TARGETBODY, CAM_TARGETBODYCOM = 0, 1, 2, 3, 4
 PROJ_PERSPECTIVE, PROJ_ORTHOGRAPHIC = 0, 1
@@ -105,6 +107,8 @@ MODEL_SIZES = (
     ("nmocap", "number of mocap bodies"),
     ("nkey", "number of keyframes"),
     ("nuserdata", "number of user data values in Data (MJCF <size nuserdata>)"),
+    ("ntendon", "number of tendons"),
+    ("nwrap", "number of tendon path elements (fixed: joints; spatial: sites, geoms, pulleys)"),
     ("nsensor", "number of sensors"),
     ("nsensordata", "number of values all sensors write into d.sensordata"),
     ("ncam", "number of cameras"),
@@ -258,11 +262,15 @@ MODEL_FIELDS = (
     ("hullpoly_vert", "i", ("nhullpolyvert",),
      "polygon vertex loops, counter-clockwise about the normal (relative to hullvertadr)"),
     # actuators
-    ("actuator_trntype", "i", ("nu",), "transmission type: TRN_JOINT, TRN_SITE, TRN_BODY"),
-    ("actuator_dyntype", "i", ("nu",), "activation dynamics type (DYN_NONE)"),
-    ("actuator_gaintype", "i", ("nu",), "gain type: GAIN_FIXED or GAIN_AFFINE"),
-    ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE or BIAS_AFFINE"),
-    ("actuator_trnid", "i", ("nu", 2), "transmission target ids"),
+    ("actuator_trntype", "i", ("nu",),
+     "transmission type: TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_SITE, TRN_BODY"),
+    ("actuator_dyntype", "i", ("nu",),
+     "activation dynamics type: DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, "
+     "DYN_MUSCLE"),
+    ("actuator_gaintype", "i", ("nu",), "gain type: GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE"),
+    ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE"),
+    ("actuator_trnid", "i", ("nu", 2),
+     "transmission target ids: joint, site or crank site; refsite or slider site (-1: none)"),
     ("actuator_ctrllimited", "b", ("nu",), "1 if ctrl is clamped to ctrlrange"),
     ("actuator_forcelimited", "b", ("nu",), "1 if the force is clamped to forcerange"),
     ("actuator_gainprm", "f", ("nu", 10), "gain parameters"),
@@ -271,6 +279,15 @@ MODEL_FIELDS = (
     ("actuator_ctrlrange", "f", ("nu", 2), "range of controls"),
     ("actuator_forcerange", "f", ("nu", 2), "range of forces"),
     ("actuator_gear", "f", ("nu", 6), "scale of length and transmitted force"),
+    # activation state (MuJoCo's layout: actuator i owns act[actadr : actadr + actnum])
+    ("actuator_actadr", "i", ("nu",), "first activation address; -1: stateless"),
+    ("actuator_actnum", "i", ("nu",), "number of activation variables (0 or 1)"),
+    ("actuator_actlimited", "b", ("nu",), "1 if act is clamped to actrange when integrated"),
+    ("actuator_actrange", "f", ("nu", 2), "range of activations"),
+    ("actuator_actearly", "b", ("nu",), "1 if the force uses the next step's activation"),
+    ("actuator_lengthrange", "f", ("nu", 2), "feasible actuator length range (muscles)"),
+    ("actuator_acc0", "f", ("nu",), "norm of the joint acceleration of a unit force at qpos0"),
+    ("actuator_cranklength", "f", ("nu",), "crank length of a slider-crank transmission"),
     # equality constraints
     ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD or EQ_JOINT"),
     ("eq_obj1id", "i", ("neq",), "id of object 1 (body or joint)"),
@@ -290,6 +307,27 @@ MODEL_FIELDS = (
     ("pair_gap", "f", ("npair",), "inclusion gap"),
     ("pair_friction", "f", ("npair", 5), "tangent1, 2, spin, roll1, 2"),
     ("exclude_signature", "i", ("nexclude",), "body1 << 16 + body2, body1 < body2"),
+    # tendons (MJCF <tendon>; see jointspace.tendon)
+    ("tendon_adr", "i", ("ntendon",), "address of the tendon's first path element in wrap_*"),
+    ("tendon_num", "i", ("ntendon",), "number of path elements"),
+    ("tendon_limited", "b", ("ntendon",), "1 if the length is limited to tendon_range"),
+    ("tendon_solref_lim", "f", ("ntendon", 2), "limit constraint solref"),
+    ("tendon_solimp_lim", "f", ("ntendon", 5), "limit constraint solimp"),
+    ("tendon_solref_fri", "f", ("ntendon", 2), "friction-loss constraint solref"),
+    ("tendon_solimp_fri", "f", ("ntendon", 5), "friction-loss constraint solimp"),
+    ("tendon_range", "f", ("ntendon", 2), "length limits"),
+    ("tendon_margin", "f", ("ntendon",), "limit becomes active at this distance from the range"),
+    ("tendon_stiffness", "f", ("ntendon",), "spring stiffness"),
+    ("tendon_damping", "f", ("ntendon",), "damping (N·s/m)"),
+    ("tendon_armature", "f", ("ntendon",), "inertia of the tendon's motion, added to M"),
+    ("tendon_frictionloss", "f", ("ntendon",), "dry friction loss (N)"),
+    ("tendon_lengthspring", "f", ("ntendon", 2),
+     "spring rest length: a dead band [lower, upper] with no spring force inside"),
+    ("tendon_length0", "f", ("ntendon",), "length at qpos0"),
+    ("tendon_invweight0", "f", ("ntendon",), "J M⁻¹ Jᵀ of the tendon at qpos0"),
+    ("wrap_type", "i", ("nwrap",), "WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, _SPHERE, _CYLINDER"),
+    ("wrap_objid", "i", ("nwrap",), "joint, site or geom id; -1 for a pulley"),
+    ("wrap_prm", "f", ("nwrap",), "joint coefficient, pulley divisor or sidesite id"),
     # sensors (MJCF <sensor>; see jointspace.sensor)
     ("sensor_type", "i", ("nsensor",), "sensor type (SENS_*, MuJoCo's mjtSensor)"),
     ("sensor_datatype", "i", ("nsensor",), "real, positive, axis or quaternion (mjtDataType)"),
@@ -320,6 +358,7 @@ MODEL_FIELDS = (
 SMALL_CONE = 0  # the inverse's cone projection: y (6), x (6), mu (5)
 SMALL_TRANSMISSION = 17  # actuator transmission: quat (4), axis (3), wrench (6)
 SMALL_SPRING = 30  # ball and free joint springs: the displacement (6)
+SMALL_WRAP = 36  # tendon wrapping: the two tangent points (6)
 
 DATA_FIELDS = (
     # state and inputs
@@ -349,6 +388,14 @@ DATA_FIELDS = (
     ("site_xmat", "f", ("nsite", 9), "Cartesian site orientation"),
     ("cam_xpos", "f", ("ncam", 3), "Cartesian camera position (after com_pos: mj_camlight)"),
     ("cam_xmat", "f", ("ncam", 9), "Cartesian camera orientation"),
+    # position dependent: tendons (jointspace.tendon)
+    ("ten_length", "f", ("ntendon",), "tendon lengths"),
+    ("ten_J", "f", ("ntendon", "nv"), "tendon Jacobians (dense)"),
+    ("ten_wrapadr", "i", ("ntendon",), "start address of the tendon's path in wrap_obj"),
+    ("ten_wrapnum", "i", ("ntendon",), "number of path points of the tendon"),
+    ("wrap_obj", "i", (("nwrap", 2, 0),),
+     "geom id of each path point, -1: site, -2: pulley"),
+    ("wrap_xpos", "f", (("nwrap", 2, 0), 3), "Cartesian path points"),
     # position dependent: com_pos
     ("subtree_com", "f", ("nbody", 3), "center of mass of each subtree"),
     ("cinert", "f", ("nbody", 10), "com-based body inertia and mass (MuJoCo layout)"),
@@ -377,6 +424,7 @@ DATA_FIELDS = (
     ("qH", "f", ("nM",), "L'DL factor of M + h·(damping − ∂qfrc_actuator/∂v) (implicit steps)"),
     ("qHDiagInv", "f", ("nv",), "1 / diag(D) of qH"),
     # velocity dependent
+    ("ten_velocity", "f", ("ntendon",), "tendon velocities ten_J qvel"),
     ("cvel", "f", ("nbody", 6), "com-based velocity (rot : lin)"),
     ("cdof_dot", "f", ("nv", 6), "time derivative of cdof (rot : lin)"),
     ("qfrc_bias", "f", ("nv",), "C(q, v): Coriolis, centrifugal and gravitational force"),
@@ -386,6 +434,7 @@ DATA_FIELDS = (
     ("qfrc_damper", "f", ("nv",), "passive damper force"),
     ("qfrc_gravcomp", "f", ("nv",), "gravity compensation force (body_gravcomp)"),
     ("qfrc_fluid", "f", ("nv",), "fluid force (opt_density, opt_viscosity, opt_wind)"),
+    ("act_dot", "f", ("na",), "time derivative of the activation"),
     ("actuator_length", "f", ("nu",), "actuator length"),
     ("actuator_velocity", "f", ("nu",), "actuator velocity"),
     ("actuator_force", "f", ("nu",), "actuator force in actuation space"),
@@ -452,7 +501,7 @@ DATA_FIELDS = (
     ("scratch_efc", "f", ("njmax",), "per-row scratch (the inverse's J qacc − aref)"),
     ("scratch_small", "f", (64,),
      "fixed-size scratch of the stages, in the regions SMALL_CONE, SMALL_TRANSMISSION, "
-     "SMALL_SPRING"),
+     "SMALL_SPRING, SMALL_WRAP"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
     ("scratch_collision_f", "f", (("ngeom", 13, 320),),
@@ -475,12 +524,14 @@ MODEL_WRITABLE_INTS = frozenset((
     "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
     "geom_priority", "jnt_group", "jnt_limited", "jnt_actfrclimited", "jnt_actgravcomp",
     "actuator_ctrllimited",
-    "actuator_forcelimited", "eq_active0"))
+    "actuator_forcelimited", "actuator_actlimited", "actuator_actearly", "eq_active0",
+    "tendon_limited"))
 # Fields of Model derived from its parameters by `set_const` (MuJoCo's mj_setConst):
 # read-only, so that a changed parameter is followed by `js.set_const(m)`, not by a
 # hand-made value that compiled code would divide by.
 MODEL_DERIVED = frozenset(("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0",
-                           "stat_meaninertia"))
+                           "stat_meaninertia", "tendon_length0", "tendon_invweight0",
+                           "actuator_acc0"))
 # Integer fields of Data that are inputs; every other one is computed by compiled code.
 DATA_WRITABLE_INTS = frozenset(("eq_active",))
 

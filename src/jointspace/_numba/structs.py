@@ -171,6 +171,8 @@ _MODEL_FIELDS = [
     ("nmocap", types.int64),
     ("nkey", types.int64),
     ("nuserdata", types.int64),
+    ("ntendon", types.int64),
+    ("nwrap", types.int64),
     ("nsensor", types.int64),
     ("nsensordata", types.int64),
     ("ncam", types.int64),
@@ -316,6 +318,14 @@ _MODEL_FIELDS = [
     ("actuator_ctrlrange", types.float64[:, ::1]),
     ("actuator_forcerange", types.float64[:, ::1]),
     ("actuator_gear", types.float64[:, ::1]),
+    ("actuator_actadr", types.int32[::1]),
+    ("actuator_actnum", types.int32[::1]),
+    ("actuator_actlimited", types.uint8[::1]),
+    ("actuator_actrange", types.float64[:, ::1]),
+    ("actuator_actearly", types.uint8[::1]),
+    ("actuator_lengthrange", types.float64[:, ::1]),
+    ("actuator_acc0", types.float64[::1]),
+    ("actuator_cranklength", types.float64[::1]),
     ("eq_type", types.int32[::1]),
     ("eq_obj1id", types.int32[::1]),
     ("eq_obj2id", types.int32[::1]),
@@ -333,6 +343,25 @@ _MODEL_FIELDS = [
     ("pair_gap", types.float64[::1]),
     ("pair_friction", types.float64[:, ::1]),
     ("exclude_signature", types.int32[::1]),
+    ("tendon_adr", types.int32[::1]),
+    ("tendon_num", types.int32[::1]),
+    ("tendon_limited", types.uint8[::1]),
+    ("tendon_solref_lim", types.float64[:, ::1]),
+    ("tendon_solimp_lim", types.float64[:, ::1]),
+    ("tendon_solref_fri", types.float64[:, ::1]),
+    ("tendon_solimp_fri", types.float64[:, ::1]),
+    ("tendon_range", types.float64[:, ::1]),
+    ("tendon_margin", types.float64[::1]),
+    ("tendon_stiffness", types.float64[::1]),
+    ("tendon_damping", types.float64[::1]),
+    ("tendon_armature", types.float64[::1]),
+    ("tendon_frictionloss", types.float64[::1]),
+    ("tendon_lengthspring", types.float64[:, ::1]),
+    ("tendon_length0", types.float64[::1]),
+    ("tendon_invweight0", types.float64[::1]),
+    ("wrap_type", types.int32[::1]),
+    ("wrap_objid", types.int32[::1]),
+    ("wrap_prm", types.float64[::1]),
     ("sensor_type", types.int32[::1]),
     ("sensor_datatype", types.int32[::1]),
     ("sensor_needstage", types.int32[::1]),
@@ -382,6 +411,12 @@ _DATA_FIELDS = [
     ("site_xmat", types.float64[:, ::1]),
     ("cam_xpos", types.float64[:, ::1]),
     ("cam_xmat", types.float64[:, ::1]),
+    ("ten_length", types.float64[::1]),
+    ("ten_J", types.float64[:, ::1]),
+    ("ten_wrapadr", types.int32[::1]),
+    ("ten_wrapnum", types.int32[::1]),
+    ("wrap_obj", types.int32[::1]),
+    ("wrap_xpos", types.float64[:, ::1]),
     ("subtree_com", types.float64[:, ::1]),
     ("cinert", types.float64[:, ::1]),
     ("cdof", types.float64[:, ::1]),
@@ -405,6 +440,7 @@ _DATA_FIELDS = [
     ("qLDiagInv", types.float64[::1]),
     ("qH", types.float64[::1]),
     ("qHDiagInv", types.float64[::1]),
+    ("ten_velocity", types.float64[::1]),
     ("cvel", types.float64[:, ::1]),
     ("cdof_dot", types.float64[:, ::1]),
     ("qfrc_bias", types.float64[::1]),
@@ -413,6 +449,7 @@ _DATA_FIELDS = [
     ("qfrc_damper", types.float64[::1]),
     ("qfrc_gravcomp", types.float64[::1]),
     ("qfrc_fluid", types.float64[::1]),
+    ("act_dot", types.float64[::1]),
     ("actuator_length", types.float64[::1]),
     ("actuator_velocity", types.float64[::1]),
     ("actuator_force", types.float64[::1]),
@@ -482,7 +519,7 @@ _data_owner_type = _DataOwnerType(_DATA_FIELDS)
 
 
 @njit(cache=True)
-def _new_model(nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, nsensor, nsensordata, ncam, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+def _new_model(nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, ncam, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s = structref.new(_model_owner_type)
     s.nq = nq
     s.nv = nv
@@ -504,6 +541,8 @@ def _new_model(nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmes
     s.nmocap = nmocap
     s.nkey = nkey
     s.nuserdata = nuserdata
+    s.ntendon = ntendon
+    s.nwrap = nwrap
     s.nsensor = nsensor
     s.nsensordata = nsensordata
     s.ncam = ncam
@@ -649,6 +688,14 @@ def _new_model(nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmes
     s.actuator_ctrlrange = _borrow(actuator_ctrlrange)
     s.actuator_forcerange = _borrow(actuator_forcerange)
     s.actuator_gear = _borrow(actuator_gear)
+    s.actuator_actadr = _borrow(actuator_actadr)
+    s.actuator_actnum = _borrow(actuator_actnum)
+    s.actuator_actlimited = _borrow(actuator_actlimited)
+    s.actuator_actrange = _borrow(actuator_actrange)
+    s.actuator_actearly = _borrow(actuator_actearly)
+    s.actuator_lengthrange = _borrow(actuator_lengthrange)
+    s.actuator_acc0 = _borrow(actuator_acc0)
+    s.actuator_cranklength = _borrow(actuator_cranklength)
     s.eq_type = _borrow(eq_type)
     s.eq_obj1id = _borrow(eq_obj1id)
     s.eq_obj2id = _borrow(eq_obj2id)
@@ -666,6 +713,25 @@ def _new_model(nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmes
     s.pair_gap = _borrow(pair_gap)
     s.pair_friction = _borrow(pair_friction)
     s.exclude_signature = _borrow(exclude_signature)
+    s.tendon_adr = _borrow(tendon_adr)
+    s.tendon_num = _borrow(tendon_num)
+    s.tendon_limited = _borrow(tendon_limited)
+    s.tendon_solref_lim = _borrow(tendon_solref_lim)
+    s.tendon_solimp_lim = _borrow(tendon_solimp_lim)
+    s.tendon_solref_fri = _borrow(tendon_solref_fri)
+    s.tendon_solimp_fri = _borrow(tendon_solimp_fri)
+    s.tendon_range = _borrow(tendon_range)
+    s.tendon_margin = _borrow(tendon_margin)
+    s.tendon_stiffness = _borrow(tendon_stiffness)
+    s.tendon_damping = _borrow(tendon_damping)
+    s.tendon_armature = _borrow(tendon_armature)
+    s.tendon_frictionloss = _borrow(tendon_frictionloss)
+    s.tendon_lengthspring = _borrow(tendon_lengthspring)
+    s.tendon_length0 = _borrow(tendon_length0)
+    s.tendon_invweight0 = _borrow(tendon_invweight0)
+    s.wrap_type = _borrow(wrap_type)
+    s.wrap_objid = _borrow(wrap_objid)
+    s.wrap_prm = _borrow(wrap_prm)
     s.sensor_type = _borrow(sensor_type)
     s.sensor_datatype = _borrow(sensor_datatype)
     s.sensor_needstage = _borrow(sensor_needstage)
@@ -689,7 +755,7 @@ def _new_model(nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmes
 
 
 @njit(cache=True)
-def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, mocap_pos, mocap_quat, userdata, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, cvel, cdof_dot, qfrc_bias, qfrc_passive, qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_island, nisland, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
+def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, mocap_pos, mocap_quat, userdata, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, ten_length, ten_J, ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, ten_velocity, cvel, cdof_dot, qfrc_bias, qfrc_passive, qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid, act_dot, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_island, nisland, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
     s = structref.new(_data_owner_type)
     s.time = _borrow(time)
     s.qpos = _borrow(qpos)
@@ -716,6 +782,12 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, moc
     s.site_xmat = _borrow(site_xmat)
     s.cam_xpos = _borrow(cam_xpos)
     s.cam_xmat = _borrow(cam_xmat)
+    s.ten_length = _borrow(ten_length)
+    s.ten_J = _borrow(ten_J)
+    s.ten_wrapadr = _borrow(ten_wrapadr)
+    s.ten_wrapnum = _borrow(ten_wrapnum)
+    s.wrap_obj = _borrow(wrap_obj)
+    s.wrap_xpos = _borrow(wrap_xpos)
     s.subtree_com = _borrow(subtree_com)
     s.cinert = _borrow(cinert)
     s.cdof = _borrow(cdof)
@@ -739,6 +811,7 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, moc
     s.qLDiagInv = _borrow(qLDiagInv)
     s.qH = _borrow(qH)
     s.qHDiagInv = _borrow(qHDiagInv)
+    s.ten_velocity = _borrow(ten_velocity)
     s.cvel = _borrow(cvel)
     s.cdof_dot = _borrow(cdof_dot)
     s.qfrc_bias = _borrow(qfrc_bias)
@@ -747,6 +820,7 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, moc
     s.qfrc_damper = _borrow(qfrc_damper)
     s.qfrc_gravcomp = _borrow(qfrc_gravcomp)
     s.qfrc_fluid = _borrow(qfrc_fluid)
+    s.act_dot = _borrow(act_dot)
     s.actuator_length = _borrow(actuator_length)
     s.actuator_velocity = _borrow(actuator_velocity)
     s.actuator_force = _borrow(actuator_force)
@@ -816,7 +890,7 @@ def _new_data(time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, moc
 def make_model_struct(m):
     """Build the struct view of Model `m` (kernels' type; the proxy owns it)."""
     o = m._own
-    owner = _new_model(m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    owner = _new_model(m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)
@@ -826,5 +900,5 @@ def make_model_struct(m):
 def make_data_struct(d, model_struct):
     """Build the struct view of Data `d`, carrying its model's struct."""
     o = d._own
-    owner = _new_data(o._time, o.qpos, o.qvel, o.qacc, o.ctrl, o.qfrc_applied, o.xfrc_applied, o.act, o.mocap_pos, o.mocap_quat, o.userdata, o.eq_active, o.xpos, o.xquat, o.xmat, o.xipos, o.ximat, o.xanchor, o.xaxis, o.geom_xpos, o.geom_xmat, o.site_xpos, o.site_xmat, o.cam_xpos, o.cam_xmat, o.subtree_com, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper, o.qfrc_gravcomp, o.qfrc_fluid, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel, o.efc_aref, o.efc_b, o.efc_force, o.efc_state, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
+    owner = _new_data(o._time, o.qpos, o.qvel, o.qacc, o.ctrl, o.qfrc_applied, o.xfrc_applied, o.act, o.mocap_pos, o.mocap_quat, o.userdata, o.eq_active, o.xpos, o.xquat, o.xmat, o.xipos, o.ximat, o.xanchor, o.xaxis, o.geom_xpos, o.geom_xmat, o.site_xpos, o.site_xmat, o.cam_xpos, o.cam_xmat, o.ten_length, o.ten_J, o.ten_wrapadr, o.ten_wrapnum, o.wrap_obj, o.wrap_xpos, o.subtree_com, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper, o.qfrc_gravcomp, o.qfrc_fluid, o.act_dot, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel, o.efc_aref, o.efc_b, o.efc_force, o.efc_state, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
     return DataStruct._numba_box_(data_type, owner._meminfo)

@@ -7,9 +7,12 @@
              weld     6 rows  r = (p1 − p2, τ vec(q2⁻¹ ⊗ q1 ⊗ q_rel)), rotation rows
                               J_rot = τ/2 vec(q2⁻¹ ⊗ (0, Jr1 − Jr2) ⊗ q1 ⊗ q_rel)
              joint    1 row   r = q1 − q1₀ − poly(q2 − q2₀),  J = e1 − poly'(q2 − q2₀) e2
-  friction   1 row per dof with frictionloss > 0: J = e_i, force bounded by ±frictionloss
+             tendon   1 row   r = L1 − L1₀ − poly(L2 − L2₀),  J = J1 − poly'(L2 − L2₀) J2
+  friction   1 row per dof with frictionloss > 0: J = e_i, force bounded by ±frictionloss;
+             then 1 row per tendon with frictionloss > 0: J = ten_J
   limits     hinge/slide: one row per side with dist < margin, J = ±e_i (lower: +1);
-             ball: one row when the rotation angle exceeds max(range), J = −axis
+             ball: one row when the rotation angle exceeds max(range), J = −axis;
+             tendons: one row per side with dist < margin, J = ±ten_J (lower: +1)
   contacts   condim 1: the normal row; pyramidal cone: 2(condim−1) edge rows
              J_n ± μ_k J_k; elliptic cone: condim rows (normal, two tangents, torsion, two
              rolling), the friction cone of 004 eq. 9 with per-dimension μ
@@ -57,6 +60,7 @@ from jointspace.types import (
     DSBL_LIMIT,
     EQ_CONNECT,
     EQ_JOINT,
+    EQ_TENDON,
     EQ_WELD,
     JNT_BALL,
     JNT_HINGE,
@@ -198,6 +202,28 @@ def _one_dof_row(m, d, dof, value, pos, margin, floss, ctype, cid, need):
     d.efc_pos[n] = pos
     d.efc_margin[n] = margin
     _close_rows(m, d, n, 1, 1, floss, ctype, cid, need)
+
+
+@njit(cache=True)
+def _tendon_row(m, d, t, scale, t2, scale2, pos, margin, floss, ctype, cid, need):
+    """Add a one-row constraint J = scale ten_J[t] (+ scale2 ten_J[t2] when t2 ≥ 0)."""
+    n = _open_rows(m, d, 1, need)
+    if n < 0:
+        return
+    J = d.efc_J
+    ind = d.efc_J_colind
+    nnz = 0
+    for c in range(m.nv):
+        v = scale * d.ten_J[t, c]
+        if t2 >= 0:
+            v += scale2 * d.ten_J[t2, c]
+        if v != 0.0:
+            J[n, c] = v
+            ind[n, nnz] = c
+            nnz += 1
+    d.efc_pos[n] = pos
+    d.efc_margin[n] = margin
+    _close_rows(m, d, n, 1, nnz, floss, ctype, cid, need)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,21 +373,38 @@ def _instantiate_equality(m, d, need):
                 d.efc_pos[n] = d.qpos[a1] - m.qpos0[a1] - data[0]
             d.efc_margin[n] = 0.0
             _close_rows(m, d, n, 1, nnz, 0.0, CNSTR_EQUALITY, i, need)
+        elif et == EQ_TENDON:
+            t1 = m.eq_obj1id[i]
+            t2 = m.eq_obj2id[i]
+            pos = d.ten_length[t1] - m.tendon_length0[t1] - data[0]
+            deriv = 0.0
+            if t2 >= 0:
+                # r = L1 − L1₀ − (c0 + c1 x + … + c4 x⁴), x = L2 − L2₀; J = J1 − poly'(x) J2
+                dif = d.ten_length[t2] - m.tendon_length0[t2]
+                pos -= (data[1] * dif + data[2] * dif * dif + data[3] * dif * dif * dif
+                        + data[4] * dif * dif * dif * dif)
+                deriv = (data[1] + 2.0 * data[2] * dif + 3.0 * data[3] * dif * dif
+                         + 4.0 * data[4] * dif * dif * dif)
+            _tendon_row(m, d, t1, 1.0, t2, -deriv, pos, 0.0, 0.0, CNSTR_EQUALITY, i, need)
 
 
 @njit(cache=True)
 def _instantiate_friction(m, d, need):
-    """One row per dof with friction loss: J = e_i."""
+    """One row per dof with friction loss, J = e_i; then per tendon, J = ten_J."""
     for i in range(m.nv):
         if m.dof_frictionloss[i] == 0.0:
             continue
         _one_dof_row(m, d, i, 1.0, 0.0, 0.0, m.dof_frictionloss[i], CNSTR_FRICTION_DOF, i,
                      need)
+    for t in range(m.ntendon):
+        if m.tendon_frictionloss[t] > 0.0:
+            _tendon_row(m, d, t, 1.0, -1, 0.0, 0.0, 0.0, m.tendon_frictionloss[t],
+                        CNSTR_FRICTION_TENDON, t, need)
 
 
 @njit(cache=True)
 def _instantiate_limit(m, d, need):
-    """Joint-limit rows: hinge/slide sides with dist < margin, ball cone limits."""
+    """Limit rows: hinge/slide sides with dist < margin, ball cone limits, tendon sides."""
     for i in range(m.njnt):
         if not m.jnt_limited[i]:
             continue
@@ -412,6 +455,17 @@ def _instantiate_limit(m, d, need):
                 d.efc_pos[n] = dist
                 d.efc_margin[n] = margin
                 _close_rows(m, d, n, 1, 3, 0.0, CNSTR_LIMIT_JOINT, i, need)
+    for t in range(m.ntendon):
+        if not m.tendon_limited[t]:
+            continue
+        value = d.ten_length[t]
+        margin = m.tendon_margin[t]
+        for side in (-1, 1):
+            # dist = side (range[side] − L), J = −side ten_J
+            dist = side * (m.tendon_range[t, (side + 1) // 2] - value)
+            if dist < margin:
+                _tendon_row(m, d, t, -float(side), -1, 0.0, dist, margin, 0.0,
+                            CNSTR_LIMIT_TENDON, t, need)
 
 
 # ---------------------------------------------------------------------------------------------

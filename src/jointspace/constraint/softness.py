@@ -31,8 +31,10 @@ from jointspace.types import (
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
     CNSTR_LIMIT_JOINT,
+    CNSTR_LIMIT_TENDON,
     DSBL_REFSAFE,
     EQ_CONNECT,
+    EQ_TENDON,
     EQ_WELD,
     MAXIMP,
     MINIMP,
@@ -123,6 +125,22 @@ def _solparams(m, d, i):
         i2 = m.dof_solimp[cid, 2]
         i3 = m.dof_solimp[cid, 3]
         i4 = m.dof_solimp[cid, 4]
+    elif t == CNSTR_LIMIT_TENDON:
+        ref0 = m.tendon_solref_lim[cid, 0]
+        ref1 = m.tendon_solref_lim[cid, 1]
+        i0 = m.tendon_solimp_lim[cid, 0]
+        i1 = m.tendon_solimp_lim[cid, 1]
+        i2 = m.tendon_solimp_lim[cid, 2]
+        i3 = m.tendon_solimp_lim[cid, 3]
+        i4 = m.tendon_solimp_lim[cid, 4]
+    elif t == CNSTR_FRICTION_TENDON:
+        ref0 = m.tendon_solref_fri[cid, 0]
+        ref1 = m.tendon_solref_fri[cid, 1]
+        i0 = m.tendon_solimp_fri[cid, 0]
+        i1 = m.tendon_solimp_fri[cid, 1]
+        i2 = m.tendon_solimp_fri[cid, 2]
+        i3 = m.tendon_solimp_fri[cid, 3]
+        i4 = m.tendon_solimp_fri[cid, 4]
     else:
         ref0 = d.contact_solref[cid, 0]
         ref1 = d.contact_solref[cid, 1]
@@ -192,6 +210,10 @@ def softness(m, d):
                     s += efc_pos[i + j] * efc_pos[i + j]
                     dA[i + j] = tran if j < 3 else rot
                 pos = math.sqrt(s)
+            elif et == EQ_TENDON:
+                dA[i] = m.tendon_invweight0[b1]
+                if b2 >= 0:
+                    dA[i] += m.tendon_invweight0[b2]
             else:
                 dA[i] = diw[m.jnt_dofadr[b1]]
                 if b2 >= 0:
@@ -200,6 +222,8 @@ def softness(m, d):
             dA[i] = diw[cid]
         elif t == CNSTR_LIMIT_JOINT:
             dA[i] = diw[m.jnt_dofadr[cid]]
+        elif t == CNSTR_LIMIT_TENDON or t == CNSTR_FRICTION_TENDON:
+            dA[i] = m.tendon_invweight0[cid]
         else:
             dim = _diag_approx_contact(m, d, i)
         imp, impP = _impedance(d0, dw, width, mid, power, pos, efc_margin[i])

@@ -17,12 +17,13 @@ from jointspace._numba import entry
 from jointspace._numba.entry import empty
 from jointspace.kinematics import poses_at
 from jointspace.spatial import inert_mul
+from jointspace.tendon import tendon_armature
 from jointspace.types import Data, Model
 
 
 @njit(cache=True, nogil=True)
 def crb_stage(m, d):
-    """Composite inertias (crb) and sparse M (qM); needs com_pos."""
+    """Composite inertias (crb) and sparse M (qM) with tendon armature; needs com_pos."""
     nbody = m.nbody
     parentid = m.body_parentid
     dof_bodyid = m.dof_bodyid
@@ -55,6 +56,9 @@ def crb_stage(m, d):
             adr += uint64(1)
             j = dof_parentid[j]
         qM[uint64(madr[i])] += armature[i]
+    # M += armature ten_Jᵀ ten_J (mj_makeM: mj_crb, then mj_tendonArmature)
+    if m.ntendon:
+        tendon_armature(m, d)
 
 
 @njit(cache=True)

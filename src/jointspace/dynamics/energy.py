@@ -65,6 +65,13 @@ def energy_pos(m, d):
             for i in range(n):
                 s += x[i] * x[i]
             e += 0.5 * k * s
+    # tendon springs: ½ k x², x the length outside the dead band tendon_lengthspring
+    for t in range(m.ntendon if (flags & DSBL_SPRING) == 0 else 0):
+        length = d.ten_length[t]
+        lower = m.tendon_lengthspring[t, 0]
+        upper = m.tendon_lengthspring[t, 1]
+        xt = length - upper if length > upper else length - lower if length < lower else 0.0
+        e += 0.5 * m.tendon_stiffness[t] * xt * xt
     d.energy[0] = e
 
 

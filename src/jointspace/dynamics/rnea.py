@@ -7,6 +7,7 @@ needed between a body and its parent:
     cacc_i = cacc_parent + Σ cdof_dot qvel + Σ cdof qacc,   cacc_world = (0, -gravity)
     cfrc_i = cinert_i cacc_i + cvel_i ×* (cinert_i cvel_i) - cfrc_ext_i
     cfrc_parent += cfrc_i   (backward),   tau = cdof · cfrc_body(dof) + armature qacc
+                                          + Σ_t tendon armature_t ten_Jᵀ ten_J qacc
 
 Reference: RBDA §5.3; MuJoCo mj_rne (engine_core_smooth.c). Gravity enters as the world's
 acceleration -g, so one pass gives M qacc + C(q, v) qvel + g(q).
@@ -35,6 +36,7 @@ from jointspace.spatial import (
     sub6,
     world_wrench_to_com,
 )
+from jointspace.tendon import tendon_armature_force
 from jointspace.types import DSBL_GRAVITY, Data, Model
 
 RNE_VEL = 1  # include velocity-product terms (cdof_dot qvel, cvel ×* I cvel)
@@ -115,6 +117,9 @@ def rne(m, d, flags, fext, tau):
         if use_acc:
             t += armature[j] * qacc[j]
         tau[j] = t
+    # tau += Σ_t armature_t ten_Jᵀ ten_J qacc (tendon armature, as crba's M carries it)
+    if use_acc and m.ntendon:
+        tendon_armature_force(m, d, qacc, tau)
 
 
 @njit(cache=True)

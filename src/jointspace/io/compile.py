@@ -27,7 +27,12 @@ from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
-from jointspace.io.setconst import default_njmax, inertia_constants, mass_constants
+from jointspace.io.setconst import (
+    default_njmax,
+    inertia_constants,
+    mass_constants,
+    muscle_lengthrange,
+)
 from jointspace.io.spec import (
     ACTUATOR_KINDS,
     CONES,
@@ -47,7 +52,27 @@ _JNT = {"free": T.JNT_FREE, "ball": T.JNT_BALL, "slide": T.JNT_SLIDE, "hinge": T
 _GEOM = {name: i for i, name in enumerate(GEOM_TYPES)}
 _SITE = {"sphere": T.GEOM_SPHERE, "capsule": T.GEOM_CAPSULE, "ellipsoid": T.GEOM_ELLIPSOID,
          "cylinder": T.GEOM_CYLINDER, "box": T.GEOM_BOX}
-_EQ = {"connect": T.EQ_CONNECT, "weld": T.EQ_WELD, "joint": T.EQ_JOINT}
+_EQ = {"connect": T.EQ_CONNECT, "weld": T.EQ_WELD, "joint": T.EQ_JOINT,
+       "tendon": T.EQ_TENDON}
+
+
+def _check_muscle(what, prm, a):
+    """MuJoCo's compiler checks of a muscle's parameters (range, lmin, lmax, scales)."""
+    if not prm[0] < prm[1]:
+        raise ModelError(f"muscle {what}: range[0] < range[1] required, got ({prm[0]:g}, "
+                         f"{prm[1]:g}){_where(a)}")
+    if not (prm[4] < 1 < prm[5]):
+        raise ModelError(f"muscle {what}: lmin < 1 < lmax required, got lmin={prm[4]:g}, "
+                         f"lmax={prm[5]:g}{_where(a)}")
+    if min(prm[3], prm[6], prm[7], prm[8]) <= 0:
+        raise ModelError(f"muscle {what}: positive scale, vmax, fpmax, fvmax required"
+                         f"{_where(a)}")
+
+
+# MuJoCo's mjtDyn, mjtGain, mjtBias orders (the index is the type code)
+_DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle")
+_GAINTYPES = ("fixed", "affine", "muscle")
+_BIASTYPES = ("none", "affine", "muscle")
 
 
 def _where(elem):
@@ -392,7 +417,7 @@ class _Compiler:
         self.process_meshes()
         nbody = len(self.bodies)
         names = {k: [] for k in ("body", "joint", "geom", "site", "actuator", "mesh", "equality",
-                                 "pair", "sensor", "key", "camera", "material")}
+                                 "pair", "sensor", "key", "tendon", "camera", "material")}
         sources = {k: {} for k in names}
 
         def add_name(kind, name, elem):
@@ -633,11 +658,11 @@ class _Compiler:
             names["mesh"].append(name)
 
         self.names = names
-        self.compile_actuators(A)
+        ntendon, nwrap = self.compile_tendons(A, jnt_rows, dof_rows, geom_rows)
+        na = self.compile_actuators(A)
         self.compile_equalities(A)
         self.compile_contacts(A)
         self.compile_option(A)
-        na = 0  # no actuator with activation dynamics compiles yet (mjcf refuses dyntype)
         self.compile_keys(A, nq, nv, na, A["body_mocapid"], nmocap)
         nsensordata = self.compile_sensors(A)
         if not 0 <= int(spec.nuserdata) < 2**31:
@@ -651,6 +676,7 @@ class _Compiler:
                      nhullpolyvert=len(A["hullpoly_vert"]), na=na, nmocap=nmocap,
                      nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
                      nsensor=len(spec.sensors), nsensordata=nsensordata,
+                     ntendon=ntendon, nwrap=nwrap,
                      ncam=len(cam_rows), nmat=len(spec.materials),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
@@ -684,26 +710,122 @@ class _Compiler:
         except ValueError:
             raise ModelError(f"{what} refers to unknown {kind} {name!r}{_where(elem)}") from None
 
+    def compile_tendons(self, A, jnt_rows, dof_rows, geom_rows):
+        """tendon_* and wrap_* of the tendons; returns (ntendon, nwrap).
+
+        Spatial tendons: their sites and pulleys in path order. Fixed tendons: joints must be
+        scalar (hinge or slide), each at most once per tendon. A tendon with
+        armature must keep its dofs on one branch of the tree (M's sparsity holds its
+        ten_Jᵀ ten_J). tendon_length0, tendon_invweight0 and the default spring length
+        (the length at qpos0) are set by set_const.
+        """
+        rows, wraps = [], []
+        for t in self.spec.tendons:
+            if t.name and t.name in self.names["tendon"]:
+                raise ModelError(f"duplicate tendon name {t.name!r}{_where(t)}")
+            self.names["tendon"].append(t.name)
+            adr = len(wraps)
+            seen = set()
+            for kind, sname, prm, ssrc in t.path:
+                if kind == "site":
+                    wraps.append((T.WRAP_SITE, self.lookup("site", sname, t, "tendon site"), 0.0))
+                elif kind == "geom":
+                    g = self.lookup("geom", sname, t, "tendon geom")
+                    gtype = geom_rows[g]["type"]
+                    if gtype not in (T.GEOM_SPHERE, T.GEOM_CYLINDER):
+                        raise ModelError(f"{ssrc} geom='{sname}': a tendon wraps around a "
+                                         f"sphere or a cylinder only, this geom is a "
+                                         f"{GEOM_TYPES[int(gtype)]}")
+                    side = self.lookup("site", prm, t, "tendon sidesite") if prm else -1
+                    wraps.append((T.WRAP_SPHERE if gtype == T.GEOM_SPHERE else
+                                  T.WRAP_CYLINDER, g, float(side)))
+                else:
+                    wraps.append((T.WRAP_PULLEY, -1, prm))
+            for jname, coef, jsrc in t.joints:
+                if jname not in self.names["joint"]:
+                    raise ModelError(f"{jsrc}: fixed tendon {t.name or '#'+str(len(rows))!r} "
+                                     f"refers to unknown joint {jname!r}")
+                j = self.names["joint"].index(jname)
+                if jnt_rows[j]["type"] not in (T.JNT_HINGE, T.JNT_SLIDE):
+                    raise ModelError(f"{jsrc}: joint {jname!r} of a fixed tendon must be a "
+                                     f"hinge or a slide")
+                if j in seen:
+                    raise ModelError(f"{jsrc}: joint {jname!r} appears twice in the tendon")
+                seen.add(j)
+                if not np.isfinite(coef):
+                    raise ModelError(f"{jsrc}: coef must be finite, got {coef}")
+                wraps.append((T.WRAP_JOINT, j, coef))
+            if t.armature > 0 and t.kind == "spatial":
+                raise ModelError(f"armature on a spatial tendon (its bias force) is not "
+                                 f"supported by jointspace{_where(t)}")
+            if t.armature > 0:
+                dofs = sorted(jnt_rows[j]["dofadr"] for j in seen)
+                for a, b in zip(dofs, dofs[1:]):
+                    k = b
+                    while k >= 0 and k != a:
+                        k = dof_rows[k]["parentid"]
+                    if k != a:
+                        raise ModelError(f"tendon armature needs the tendon's joints on one "
+                                         f"branch of the kinematic tree (M's sparsity){_where(t)}")
+            rows.append(dict(adr=adr, num=len(wraps) - adr, limited=int(t.limited),
+                             solref_lim=t.solref_limit, solimp_lim=t.solimp_limit,
+                             solref_fri=t.solref_friction, solimp_fri=t.solimp_friction,
+                             range=t.range, margin=t.margin, stiffness=t.stiffness,
+                             damping=t.damping, armature=t.armature,
+                             frictionloss=t.frictionloss, lengthspring=t.springlength))
+        n = len(rows)
+        shapes = dict(solref_lim=(2,), solimp_lim=(5,), solref_fri=(2,), solimp_fri=(5,),
+                      range=(2,), lengthspring=(2,))
+        for k in ("adr", "num", "limited", "solref_lim", "solimp_lim", "solref_fri",
+                  "solimp_fri", "range", "margin", "stiffness", "damping", "armature",
+                  "frictionloss", "lengthspring"):
+            A["tendon_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
+                (n,) + shapes.get(k, ()))
+        A["tendon_length0"] = np.zeros(n)
+        A["tendon_invweight0"] = np.zeros(n)
+        A["wrap_type"] = [w[0] for w in wraps]
+        A["wrap_objid"] = [w[1] for w in wraps]
+        A["wrap_prm"] = [w[2] for w in wraps]
+        return n, len(wraps)
+
     def compile_actuators(self, A):
+        """actuator_* from the ActuatorSpecs; returns na (one activation per stateful one)."""
         rows = []
+        na = 0
         for a in self.spec.actuators:
             if a.kind not in ACTUATOR_KINDS:
                 raise ModelError(f"unknown actuator kind {a.kind!r}{_where(a)}")
             self.names["actuator"].append(a.name)
+            tid1 = -1
             if a.joint:
                 trn, tid = T.TRN_JOINT, self.lookup("joint", a.joint, a, "actuator joint")
+            elif a.jointinparent:
+                trn, tid = T.TRN_JOINTINPARENT, self.lookup("joint", a.jointinparent, a,
+                                                             "actuator jointinparent")
             elif a.site:
                 trn, tid = T.TRN_SITE, self.lookup("site", a.site, a, "actuator site")
+                if a.refsite:
+                    tid1 = self.lookup("site", a.refsite, a, "actuator refsite")
+            elif a.cranksite:
+                trn, tid = T.TRN_SLIDERCRANK, self.lookup("site", a.cranksite, a,
+                                                          "actuator cranksite")
+                tid1 = self.lookup("site", a.slidersite, a, "actuator slidersite")
+                if not a.cranklength > 0:
+                    raise ModelError(f"actuator cranklength={a.cranklength} must be positive"
+                                     f"{_where(a)}")
             elif a.body:
                 trn, tid = T.TRN_BODY, self.lookup("body", a.body, a, "actuator body")
+            elif a.tendon:
+                trn, tid = T.TRN_TENDON, self.lookup("tendon", a.tendon, a, "actuator tendon")
             else:
-                raise ModelError(f"actuator has no transmission target (joint, site or body)"
+                raise ModelError(f"actuator has no transmission target (joint, tendon, site or "
+                                 f"body)"
                                  f"{_where(a)}")
-            if a.dyntype != "none" or a.gaintype not in ("fixed", "affine") or (
-                    a.biastype not in ("none", "affine")):
-                raise ModelError(f"actuator dynamics {a.dyntype!r}, gain {a.gaintype!r} or bias "
-                                 f"{a.biastype!r} is not supported yet (fixed or affine gain, "
-                                 f"none or affine bias, no dynamics){_where(a)}")
+            for what, table in (("dyntype", _DYNTYPES), ("gaintype", _GAINTYPES),
+                                ("biastype", _BIASTYPES)):
+                if getattr(a, what) not in table:
+                    raise ModelError(f"actuator {what}={getattr(a, what)!r} is not supported "
+                                     f"(one of {', '.join(table)}){_where(a)}")
             if trn == T.TRN_BODY:
                 raise ModelError(f"actuator on body {a.body!r}: body transmissions (adhesion) "
                                  f"are not supported by jointspace{_where(a)}")
@@ -711,24 +833,44 @@ class _Compiler:
                                    ("forcerange", a.forcelimited, a.forcerange)):
                 if lim and rng[0] > rng[1]:
                     raise ModelError(f"actuator {what} lower bound exceeds upper bound{_where(a)}")
-            rows.append(dict(trntype=trn, dyntype=T.DYN_NONE,
-                             gaintype=T.GAIN_AFFINE if a.gaintype == "affine" else T.GAIN_FIXED,
-                             biastype=T.BIAS_AFFINE if a.biastype == "affine" else T.BIAS_NONE,
-                             trnid=[tid, -1], ctrllimited=int(a.ctrllimited),
+            lr = tuple(float(x) for x in a.lengthrange)
+            for what, kind, prm in (("gainprm", a.gaintype, a.gainprm),
+                                    ("biasprm", a.biastype, a.biasprm)):
+                if kind == "muscle":
+                    _check_muscle(what, np.resize(np.asarray(prm, dtype=np.float64), 10), a)
+            if a.actlimited and not a.actrange[0] < a.actrange[1]:
+                raise ModelError(f"actuator actrange={tuple(a.actrange)} with actlimited: the "
+                                 f"lower bound must be below the upper{_where(a)}")
+            if a.dyntype == "none" and (a.actlimited or any(a.actrange)):
+                raise ModelError(f"actuator has actrange or actlimited but no activation "
+                                 f"dynamics (dyntype='none'){_where(a)}")
+            actnum = int(a.dyntype != "none")
+            rows.append(dict(trntype=trn, dyntype=_DYNTYPES.index(a.dyntype),
+                             gaintype=_GAINTYPES.index(a.gaintype),
+                             biastype=_BIASTYPES.index(a.biastype),
+                             actadr=na if actnum else -1, actnum=actnum,
+                             actlimited=int(a.actlimited), actrange=a.actrange,
+                             actearly=int(a.actearly), lengthrange=lr,
+                             trnid=[tid, tid1], ctrllimited=int(a.ctrllimited),
+                             cranklength=float(a.cranklength),
                              forcelimited=int(a.forcelimited),
                              gainprm=np.resize(np.asarray(a.gainprm, dtype=np.float64), 10),
                              biasprm=np.resize(np.asarray(a.biasprm, dtype=np.float64), 10),
                              dynprm=np.resize(np.asarray(a.dynprm, dtype=np.float64), 10),
                              ctrlrange=a.ctrlrange, forcerange=a.forcerange,
                              gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6)))
+            na += actnum
         nu = len(rows)
         shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,), ctrlrange=(2,),
-                      forcerange=(2,), gear=(6,))
+                      forcerange=(2,), gear=(6,), actrange=(2,), lengthrange=(2,))
         for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
                   "forcelimited", "gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange",
-                  "gear"):
+                  "gear", "actadr", "actnum", "actlimited", "actrange", "actearly",
+                  "lengthrange", "cranklength"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
+        A["actuator_acc0"] = np.zeros(nu)
+        return na
 
     def compile_sensors(self, A):
         """sensor_* from the SensorSpecs (MuJoCo's types, dims, stages); returns nsensordata.
@@ -778,6 +920,9 @@ class _Compiler:
                                                                          T.JNT_SLIDE):
                 raise ModelError(f"{label}: joint {sens.objname!r} must be a hinge or slide "
                                  f"joint{_where(sens)}")
+            if kind.startswith("tendonlimit") and not A["tendon_limited"][objid]:
+                raise ModelError(f"{label}: tendon {sens.objname!r} is not limited; "
+                                 f"{kind} needs a limited tendon{_where(sens)}")
             if stype not in COMPUTED:
                 skipped.append(f"<{kind}>" + (f" {sens.name!r}" if sens.name else "")
                                + _where(sens))
@@ -805,9 +950,6 @@ class _Compiler:
             raise ModelError(f"{label}: unknown {which}type {kind!r}; use one of "
                              f"{', '.join(_SENSOR_OBJTYPES)}{_where(sens)}")
         table = "body" if kind == "xbody" else kind
-        if table == "tendon":
-            raise ModelError(f"{label}: tendon sensors need tendons, which jointspace does not "
-                             f"model yet{_where(sens)}")
         return _SENSOR_OBJTYPES[kind], self.lookup(table, name, sens, label)
 
     def compile_keys(self, A, nq, nv, na, mocapid, nmocap):
@@ -871,9 +1013,9 @@ class _Compiler:
                 raise ModelError(f"unknown equality type {e.type!r}{_where(e)}")
             self.names["equality"].append(e.name)
             data = np.zeros(11)
-            if e.type == "joint":
-                o1 = self.lookup("joint", e.obj1, e, "equality joint1")
-                o2 = self.lookup("joint", e.obj2, e, "equality joint2") if e.obj2 else -1
+            if e.type in ("joint", "tendon"):
+                o1 = self.lookup(e.type, e.obj1, e, f"equality {e.type}1")
+                o2 = self.lookup(e.type, e.obj2, e, f"equality {e.type}2") if e.obj2 else -1
                 data[:5] = np.resize(np.asarray(e.polycoef, dtype=np.float64), 5)
             else:
                 o1 = self.lookup("body", e.obj1, e, "equality body1")
@@ -1002,6 +1144,8 @@ class _Compiler:
         self.check_overflow(m, d)
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
         self.spring_damper(m)
+        # after the constants, as MuJoCo's compiler
+        muscle_lengthrange(m, [a.source for a in self.spec.actuators])
 
     def spring_damper(self, m):
         """Joint stiffness and damping from springdamper = (timeconst, dampratio).

@@ -48,6 +48,7 @@ from jointspace.io.spec import (
     PairSpec,
     SensorSpec,
     SiteSpec,
+    TendonSpec,
 )
 from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS
 
@@ -176,7 +177,7 @@ _TABLES = {
         "name": _S, "class": _S, "active": _B, "solref": _SOLREF, "solimp": _SOLIMP,
         "body1": _S, "body2": _S, "anchor": _f(3), "site1": _S, "site2": _S,
         "relpose": _f(7), "torquescale": _f(), "joint1": _S, "joint2": _S,
-        "polycoef": _f(5, 1),
+        "tendon1": _S, "tendon2": _S, "polycoef": _f(5, 1),
     },
     "pair": {
         "name": _S, "class": _S, "geom1": _S, "geom2": _S, "condim": _I,
@@ -194,6 +195,13 @@ _TABLES = {
         "name": _S, "class": _S, "texture": _S, "texrepeat": _f(2), "texuniform": _B,
         "emission": _f(), "specular": _f(), "shininess": _f(), "reflectance": _f(),
         "metallic": _f(), "roughness": _f(), "rgba": _f(4),
+    },
+    "tendon": {
+        "name": _S, "class": _S, "group": _I, "limited": _L, "range": _f(2), "margin": _f(),
+        "stiffness": _f(), "damping": _f(), "armature": _f(), "frictionloss": _f(),
+        "springlength": _f(2, 1), "solreflimit": _SOLREF, "solimplimit": _SOLIMP,
+        "solreffriction": _SOLREF, "solimpfriction": _SOLIMP, "width": _f(), "rgba": _f(4),
+        "material": _S, "user": _S, "actuatorfrclimited": _L, "actuatorfrcrange": _f(2),
     },
     "actuator": {
         "name": _S, "class": _S, "group": _I, "ctrllimited": _L, "forcelimited": _L,
@@ -228,12 +236,11 @@ _ACT_ATTRS = {
     "position": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange"},
     "velocity": _ACT_COMMON | {"kv"},
     "intvelocity": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange",
-                                  "actlimited", "actrange", "actearly"},
+                                  "actlimited", "actrange"},
     "damper": _ACT_COMMON | {"kv"},
-    "cylinder": _ACT_COMMON | {"timeconst", "bias", "area", "diameter", "actlimited",
-                               "actrange", "actearly"},
+    "cylinder": _ACT_COMMON | {"timeconst", "bias", "area", "diameter"},
     "muscle": _ACT_COMMON | {"timeconst", "tausmooth", "range", "force", "scale", "lmin", "lmax",
-                             "vmax", "fpmax", "fvmax", "actlimited", "actrange", "actearly"},
+                             "vmax", "fpmax", "fvmax"},
     "adhesion": (_ACT_COMMON - {"joint", "jointinparent", "site", "refsite", "tendon",
                                 "cranksite", "slidersite", "cranklength"}) | {"body", "gain"},
 }
@@ -271,7 +278,7 @@ _BASE = {
     "equality": {
         "active": True, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
         "anchor": (0.0, 0.0, 0.0), "relpose": None, "torquescale": 1.0,
-        "polycoef": (0.0, 1.0, 0.0, 0.0, 0.0), "body2": "", "joint2": "",
+        "polycoef": (0.0, 1.0, 0.0, 0.0, 0.0), "body2": "", "joint2": "", "tendon2": "",
     },
     "pair": {
         "condim": 3, "friction": (1.0, 1.0, 0.005, 0.0001, 0.0001), "solref": DEFAULT_SOLREF,
@@ -281,19 +288,24 @@ _BASE = {
         "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
         "ctrlrange": (0.0, 0.0), "forcerange": (0.0, 0.0), "actrange": (0.0, 0.0),
         "gear": (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), "inheritrange": 0.0, "delay": 0.0,
-        "armature": 0.0, "damping": 0.0,
+        "armature": 0.0, "damping": 0.0, "actearly": False, "actdim": -1,
+        "lengthrange": (0.0, 0.0), "cranklength": 0.0,
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
-    "tendon": {"_physical": None},
+    "tendon": {
+        "group": 0, "limited": "auto", "range": (0.0, 0.0), "margin": 0.0, "stiffness": 0.0,
+        "damping": 0.0, "armature": 0.0, "frictionloss": 0.0, "springlength": (-1.0, -1.0),
+        "solreflimit": DEFAULT_SOLREF, "solimplimit": DEFAULT_SOLIMP,
+        "solreffriction": DEFAULT_SOLREF, "solimpfriction": DEFAULT_SOLIMP,
+        "actuatorfrclimited": "auto", "actuatorfrcrange": (0.0, 0.0),
+    },
     "camera": {"mode": "fixed", "target": "", "projection": "perspective", "fovy": 45.0,
                "ipd": 0.068, "resolution": (1, 1), "sensorsize": (0.0, 0.0),
                "focal": (0.0, 0.0), "focalpixel": (0.0, 0.0), "principal": (0.0, 0.0),
                "principalpixel": (0.0, 0.0), "pos": (0.0, 0.0, 0.0)},
     "material": {"rgba": (1.0, 1.0, 1.0, 1.0)},
 }
-_TENDON_PHYSICAL = ("stiffness", "damping", "frictionloss", "range", "limited",
-                    "springlength", "armature")
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
 _SKIP_TOP = {"statistic", "custom", "extension"}
@@ -799,7 +811,12 @@ class _Loader:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<compiler>; remove it")
-            self._skip(child)
+            if child.attrib:
+                raise ModelError(f"{child.where()}: <lengthrange> options "
+                                 f"({', '.join(sorted(child.attrib))}) are not supported by "
+                                 f"jointspace, which finds muscles' length ranges with "
+                                 f"MuJoCo's defaults; remove them or give lengthrange on the "
+                                 f"actuators")
 
     def _option(self, node):
         self._check_attrs(node, _OPTION_ATTRS)
@@ -892,15 +909,10 @@ class _Loader:
                                  f"class; the enclosing <default> is their class")
             if tag == "default":
                 nested.append(child)
-            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair", "camera",
+            elif tag in ("joint", "geom", "site", "mesh", "equality", "pair", "tendon", "camera",
                          "material"):
                 self._apply(child, tag, cls.attrs[tag])
                 cls.attrs[tag].pop("name", None)
-            elif tag == "tendon":
-                physical = self._tendon_physics(child)
-                if physical:
-                    cls.attrs["tendon"]["_physical"] = physical
-                self._skip(child)
             elif tag in _ACT_UNSUPPORTED:
                 raise ModelError(f"{child.where()}: actuator type <{tag}> is not supported by "
                                  f"jointspace; remove this default or use MuJoCo")
@@ -1424,21 +1436,32 @@ class _Loader:
                 gain[0] = math.pi / 4 * diameter * diameter
             dyntype = "filter"
         elif kind == "muscle":
-            gain[:9] = [p if p != 0.0 else dflt for p, dflt in zip(prev["gainprm"][:9],
-                                                                     _MUSCLE_DEFAULTS)]
+            # MuJoCo's mjs_setToMuscle: entries still at the general defaults (gainprm₀ = 1,
+            # the others 0; dynprm₀ = 1, dynprm₁ = 0) become the muscle defaults, then the
+            # attributes given (>= 0) replace them
+            gain[:9] = prev["gainprm"][:9]
+            for k in range(9):
+                if gain[k] == (1.0 if k == 0 else 0.0):
+                    gain[k] = _MUSCLE_DEFAULTS[k]
+            dyn[:3] = prev["dynprm"][:3]
+            dyn[0] = 0.01 if dyn[0] == 1.0 else dyn[0]
+            dyn[1] = 0.04 if dyn[1] == 0.0 else dyn[1]
+            dyn[2] = get("tausmooth", dyn[2])
+            if dyn[2] < 0:
+                raise ModelError(f"{where}: tausmooth={dyn[2]} is negative; it must be >= 0")
             for k, key in enumerate(("range", "force", "scale", "lmin", "lmax", "vmax", "fpmax",
                                      "fvmax")):
                 v = self._get(node, key, _TABLES["actuator"][key])
-                if v is not None:
-                    if key == "range":
-                        gain[0:2] = v
-                    else:
-                        gain[k + 1] = v
+                if v is None:
+                    continue
+                if key == "range":
+                    gain[0:2] = [x if x >= 0 else g for x, g in zip(v, gain[0:2])]
+                elif v >= 0:
+                    gain[k + 1] = v
             bias[:9] = gain[:9]
-            dyn[:3] = (0.01, 0.04, get("tausmooth", 0.0))
             tc = self._get(node, "timeconst", _f(2))
             if tc is not None:
-                dyn[:2] = tc
+                dyn[:2] = [x if x >= 0 else t for x, t in zip(tc, dyn[:2])]
             dyntype, gaintype, biastype = "muscle", "muscle", "muscle"
         else:  # adhesion
             gain[0] = get("gain", prev["gainprm"][0])
@@ -1468,27 +1491,25 @@ class _Loader:
         v = dict(cls.attrs["actuator"])
         self._actuator_params(node, v, kind, cls)
         where = node.where()
-        for key in ("jointinparent", "tendon", "cranksite", "slidersite", "refsite"):
-            self._ignore_if(node, key, key in node.attrib,
-                            "only joint, site and body transmissions are modeled")
-        targets = [k for k in ("joint", "site", "body") if k in node.attrib]
+        targets = [k for k in ("joint", "jointinparent", "tendon", "site", "cranksite", "body")
+                   if k in node.attrib]
         if len(targets) != 1:
             raise ModelError(f"{where}: an actuator needs exactly one transmission target "
-                             f"(joint, site or body); found {targets or 'none'}")
+                             f"(joint, jointinparent, tendon, site, cranksite or body); found "
+                             f"{targets or 'none'}")
+        if "refsite" in node.attrib and targets[0] != "site":
+            raise ModelError(f"{where}: refsite={node.attrib['refsite']!r} can only be used "
+                             f"with a site transmission (site=...)")
+        crank = targets[0] == "cranksite"
+        for key in ("slidersite", "cranklength"):
+            if (key in node.attrib) != crank and (key in node.attrib or key == "slidersite"):
+                raise ModelError(f"{where}: " + (
+                    f"{key} can only be used in a slider-crank transmission (cranksite=...)"
+                    if not crank else "a slider-crank transmission (cranksite=...) needs "
+                    "slidersite"))
+        if crank and not v["cranklength"] > 0:
+            raise ModelError(f"{where}: cranklength={v['cranklength']} must be positive")
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
-        if v["dyntype"] != "none":
-            why = {"filterexact": "timeconst gives", "integrator": "an integrated-velocity "
-                   "servo has", "filter": "a cylinder has", "muscle": "a muscle has"}.get(
-                       v["dyntype"], "it has") if kind != "general" else "it has"
-            raise ModelError(f"{origin}: {why} activation dynamics (dyntype="
-                             f"{v['dyntype']!r}), which is not supported by jointspace (no "
-                             f"activation state); use an actuator with dyntype='none'")
-        if v["gaintype"] not in ("fixed", "affine"):
-            raise ModelError(f"{origin}: gaintype={v['gaintype']!r} is not supported; "
-                             f"use 'fixed' or 'affine'")
-        if v["biastype"] not in ("none", "affine"):
-            raise ModelError(f"{origin}: biastype={v['biastype']!r} is not supported; "
-                             f"use 'none' or 'affine'")
         if targets[0] == "body":
             raise ModelError(f"{origin}: body transmissions (adhesion) are not "
                              f"supported by jointspace; the actuator's force acts through "
@@ -1499,7 +1520,18 @@ class _Loader:
         ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
-        for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange")):
+        actlimited = self._limited(node, v["actlimited"], v["actrange"], "act", "actuator")
+        if v["dyntype"] not in ("none", "integrator", "filter", "filterexact", "muscle"):
+            raise ModelError(f"{origin}: dyntype={v['dyntype']!r} is not supported by "
+                             f"jointspace (user dynamics run MuJoCo callbacks)")
+        if v["gaintype"] == "user" or v["biastype"] == "user":
+            raise ModelError(f"{origin}: gaintype or biastype 'user' is not supported by "
+                             f"jointspace (user gains run MuJoCo callbacks)")
+        if v["actdim"] not in (-1, int(v["dyntype"] != "none")):
+            raise ModelError(f"{where}: actdim={v['actdim']} is not supported by jointspace "
+                             f"(one activation per actuator with dynamics, none without)")
+        for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange"),
+                          (actlimited, "actrange")):
             if flag and v[key][0] > v[key][1]:
                 raise ModelError(f"{where}: {key}={v[key]}: the lower bound exceeds the upper")
         act = ActuatorSpec(
@@ -1508,11 +1540,18 @@ class _Loader:
             forcerange=tuple(v["forcerange"]), gainprm=np.array(v["gainprm"]),
             biasprm=np.array(v["biasprm"]), dynprm=np.array(v["dynprm"]),
             gaintype=v["gaintype"], biastype=v["biastype"],
-            dyntype=v["dyntype"], group=v["group"], source=where)
+            dyntype=v["dyntype"], group=v["group"], source=where,
+            actlimited=actlimited, actrange=tuple(v["actrange"]), actearly=bool(v["actearly"]),
+            lengthrange=tuple(v["lengthrange"]))
         setattr(act, targets[0], node.attrib[targets[0]])
-        if kind == "position" and v["inheritrange"] > 0:
-            if "ctrlrange" in node.attrib:
-                raise ModelError(f"{where}: give ctrlrange or inheritrange, not both")
+        act.refsite = node.attrib.get("refsite", "")
+        act.slidersite = node.attrib.get("slidersite", "")
+        act.cranklength = float(v["cranklength"]) if crank else 0.0
+        if kind in ("position", "intvelocity") and v["inheritrange"] > 0:
+            # position: ctrlrange; intvelocity: actrange (its act is the setpoint)
+            key = "ctrlrange" if kind == "position" else "actrange"
+            if key in node.attrib:
+                raise ModelError(f"{where}: give {key} or inheritrange, not both")
             self._inherit.append((act, v["inheritrange"], node))
         return act
 
@@ -1522,19 +1561,20 @@ class _Loader:
         self._check_attrs(node, set())
         for child in node.children:
             tag = child.tag
-            if tag in ("tendon", "flex", "flexvert", "flexstrain", "distance"):
+            if tag in ("flex", "flexvert", "flexstrain", "distance"):
                 raise ModelError(f"{child.where()}: <{tag}> equality constraints are not "
                                  f"supported by jointspace; remove it or use MuJoCo")
-            if tag not in ("connect", "weld", "joint"):
+            if tag not in ("connect", "weld", "joint", "tendon"):
                 raise ModelError(f"{child.where()}: unknown element <{tag}> in <equality>; "
-                                 f"use connect, weld or joint")
+                                 f"use connect, weld, joint or tendon")
             cls = self._class_of(child, "main")
             v = dict(cls.attrs["equality"])
             allowed = {"name", "class", "active", "solref", "solimp"} | {
                 "connect": {"body1", "body2", "anchor", "site1", "site2"},
                 "weld": {"body1", "body2", "anchor", "site1", "site2", "relpose",
                          "torquescale"},
-                "joint": {"joint1", "joint2", "polycoef"}}[tag]
+                "joint": {"joint1", "joint2", "polycoef"},
+                "tendon": {"tendon1", "tendon2", "polycoef"}}[tag]
             given = self._apply(child, "equality", v, allowed)
             where = child.where()
             if "site1" in given or "site2" in given:
@@ -1542,10 +1582,10 @@ class _Loader:
                                  f"jointspace; use body1/body2 with an anchor")
             eq = EqualitySpec(type=tag, name=v.get("name", ""), solref=tuple(v["solref"]),
                               solimp=tuple(v["solimp"]), active=v["active"], source=where)
-            if tag == "joint":
-                if "joint1" not in given:
-                    raise ModelError(f"{where}: a joint equality needs joint1")
-                eq.obj1, eq.obj2 = v["joint1"], v.get("joint2", "")
+            if tag in ("joint", "tendon"):
+                if tag + "1" not in given:
+                    raise ModelError(f"{where}: a {tag} equality needs {tag}1")
+                eq.obj1, eq.obj2 = v[tag + "1"], v.get(tag + "2", "")
                 eq.polycoef = np.array(v["polycoef"], dtype=np.float64)
             else:
                 if "body1" not in given:
@@ -1593,30 +1633,96 @@ class _Loader:
                 raise ModelError(f"{where}: unknown element <{child.tag}> in <contact>; use "
                                  f"pair or exclude")
 
-    @staticmethod
-    def _tendon_physics(node):
-        """The first attribute of a tendon (or tendon default) that changes the dynamics."""
-        for key in _TENDON_PHYSICAL:
-            value = node.attrib.get(key)
-            if value is None or (key == "limited" and value == "false"):
-                continue
-            if key != "limited" and all(_is_zero(p) for p in value.split()):
-                continue
-            return f"{key}={value!r}"
-        return None
-
     def _tendon(self, node):
-        """Tendons that only route (no springs, limits, friction) are skipped with a warning."""
+        """<tendon>: fixed tendons (joints, coefficients) and spatial ones (sites, pulleys)."""
+        self._check_attrs(node, set())
         for child in node.children:
-            physical = self._tendon_physics(child)
-            if physical is None:
-                physical = self._class_of(child, "main").attrs["tendon"]["_physical"]
-            if physical:
-                raise ModelError(f"{child.where()}: tendons are not supported by jointspace "
-                                 f"and this one has {physical} (directly or from its class), "
-                                 f"which changes the dynamics; remove it or use MuJoCo for "
-                                 f"this model")
-        self._skip(node)
+            where = child.where()
+            if child.tag not in ("fixed", "spatial"):
+                raise ModelError(f"{where}: unknown element <{child.tag}> in <tendon>; use "
+                                 f"fixed or spatial")
+            cls = self._class_of(child, "main")
+            v = dict(cls.attrs["tendon"])
+            self._apply(child, "tendon", v)
+            limited = self._limited(child, v["limited"], v["range"], "", "tendon")
+            if limited and v["range"][0] >= v["range"][1]:
+                raise ModelError(f"{where}: range={v['range']}: range[0] must be smaller than "
+                                 f"range[1]")
+            for key in ("stiffness", "damping", "armature", "frictionloss"):
+                if v[key] < 0:
+                    raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
+            frc = self._limited(child, v["actuatorfrclimited"], v["actuatorfrcrange"],
+                                "actuatorfrc", "tendon")
+            self._ignore_if(child, "actuatorfrclimited", frc,
+                            "clamping a tendon's total actuator force")
+            sl = tuple(v["springlength"])
+            if "springlength" in child.attrib and len(child.attrib["springlength"].split()) == 1:
+                sl = (sl[0], sl[0])
+            if sl[0] > sl[1]:
+                raise ModelError(f"{where}: springlength={sl}: the lower end of the dead band "
+                                 f"exceeds the upper")
+            joints, path = [], []
+            for j in child.children if child.tag == "spatial" else ():
+                jw = j.where()
+                if j.tag == "site":
+                    self._check_attrs(j, {"site"})
+                    if "site" not in j.attrib:
+                        raise ModelError(f"{jw}: <site> in a spatial tendon needs site")
+                    path.append(("site", j.attrib["site"], 0.0, jw))
+                elif j.tag == "pulley":
+                    self._check_attrs(j, {"divisor"})
+                    div = self._get(j, "divisor", _f(), 0.0)
+                    if not div > 0:
+                        raise ModelError(f"{jw}: a pulley needs divisor > 0")
+                    path.append(("pulley", "", div, jw))
+                elif j.tag == "geom":
+                    self._check_attrs(j, {"geom", "sidesite"})
+                    if "geom" not in j.attrib:
+                        raise ModelError(f"{jw}: <geom> in a spatial tendon needs geom")
+                    self._ignore_if(j, "sidesite", "sidesite" in j.attrib,
+                                    "side sites of wrap geoms")
+                    path.append(("geom", j.attrib["geom"], "", jw))
+                else:
+                    raise ModelError(f"{jw}: unknown element <{j.tag}> in a spatial tendon; "
+                                     f"use site, geom or pulley")
+            if child.tag == "spatial":
+                self._spatial_path(child, path)
+                self._ignore_if(child, "armature", v["armature"] != 0.0,
+                                "armature on spatial tendons (its bias force)")
+            for j in child.children if child.tag == "fixed" else ():
+                if j.tag != "joint":
+                    raise ModelError(f"{j.where()}: unknown element <{j.tag}> in a fixed "
+                                     f"tendon; use <joint joint='...' coef='...'>")
+                self._check_attrs(j, {"joint", "coef"})
+                if "joint" not in j.attrib:
+                    raise ModelError(f"{j.where()}: <joint> in a fixed tendon needs joint")
+                joints.append((j.attrib["joint"], self._get(j, "coef", _f(), 1.0), j.where()))
+            if child.tag == "fixed" and not joints:
+                raise ModelError(f"{where}: a fixed tendon needs at least one <joint>")
+            self.spec.tendons.append(TendonSpec(
+                name=v.get("name", ""), kind=child.tag, joints=joints, path=path,
+                limited=limited,
+                range=tuple(v["range"]), margin=v["margin"], stiffness=v["stiffness"],
+                damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
+                springlength=sl, solref_limit=tuple(v["solreflimit"]),
+                solimp_limit=tuple(v["solimplimit"]),
+                solref_friction=tuple(v["solreffriction"]),
+                solimp_friction=tuple(v["solimpfriction"]), source=where))
+
+    @staticmethod
+    def _spatial_path(node, path):
+        """A spatial path starts and ends at a site, with two sites between pulleys."""
+        where = node.where()
+        if sum(1 for p in path if p[0] == "site") < 2:
+            raise ModelError(f"{where}: a spatial tendon needs at least two sites")
+        if path[0][0] != "site" or path[-1][0] != "site":
+            raise ModelError(f"{where}: a spatial tendon's path must start and end at a site")
+        for k, p in enumerate(path):
+            if p[0] == "geom" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"):
+                raise ModelError(f"{p[3]}: a wrap geom needs a site before and after it")
+            if p[0] == "pulley" and (path[k - 1][0] != "site" or path[k + 1][0] != "site"
+                                     or (k >= 2 and path[k - 2][0] == "pulley")):
+                raise ModelError(f"{p[3]}: a pulley needs two sites before it and one after")
 
     def _deformable(self, node):
         for child in node.children:
@@ -1812,18 +1918,36 @@ class _Loader:
         for sens in self.spec.sensors:
             if sens.reftype == "camera":
                 need(sens.refname, cameras, "camera", sens.source)
+        tendons = {t.name for t in self.spec.tendons if t.name}
+        for t in self.spec.tendons:
+            for jname, _, jsrc in t.joints:
+                need(jname, joints, "joint", f"{jsrc} joint='{jname}' in tendon {t.name!r}")
+            for kind, sname, side, ssrc in t.path:
+                if kind == "site":
+                    need(sname, sites, "site", f"{ssrc} site='{sname}' in tendon {t.name!r}")
+                elif kind == "geom":
+                    need(sname, geoms, "geom", f"{ssrc} geom='{sname}' in tendon {t.name!r}")
+                    if side:
+                        need(side, sites, "site", f"{ssrc} sidesite='{side}' in tendon "
+                             f"{t.name!r}")
         for eq in self.spec.equalities:
-            table, what = (joints, "joint") if eq.type == "joint" else (bodies, "body")
+            table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
+                eq.type, (bodies, "body"))
             need(eq.obj1, table, what, eq.source)
             if eq.obj2:
                 need(eq.obj2, table, what, eq.source)
         for act in self.spec.actuators:
-            if act.joint:
-                need(act.joint, joints, "joint", act.source)
-            elif act.site:
-                need(act.site, sites, "site", act.source)
+            if act.joint or act.jointinparent:
+                need(act.joint or act.jointinparent, joints, "joint", act.source)
+            elif act.site or act.cranksite:
+                need(act.site or act.cranksite, sites, "site", act.source)
+            elif act.tendon:
+                need(act.tendon, tendons, "tendon", f"{act.source} tendon='{act.tendon}'")
             else:
                 need(act.body, bodies, "body", act.source)
+            for other in (act.refsite, act.slidersite):
+                if other:
+                    need(other, sites, "site", act.source)
         for p in self.spec.pairs:
             need(p.geom1, geoms, "geom", p.source)
             need(p.geom2, geoms, "geom", p.source)
@@ -1839,8 +1963,12 @@ class _Loader:
                                  f"slide joint; joint {act.joint!r} has no range")
             mid = 0.5 * (j.range[0] + j.range[1])
             half = 0.5 * (j.range[1] - j.range[0]) * frac
-            act.ctrlrange = (mid - half, mid + half)
-            act.ctrllimited = True
+            if act.kind == "intvelocity":
+                act.actrange = (mid - half, mid + half)
+                act.actlimited = True
+            else:
+                act.ctrlrange = (mid - half, mid + half)
+                act.ctrllimited = True
 
     def _emit_warnings(self):
         spec = self.spec

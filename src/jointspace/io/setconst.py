@@ -3,9 +3,9 @@
 `set_const(m)` computes them from the model's parameters at qpos0: subtree masses, the
 diagonal of M (dof_M0) and the dofs that move no mass, body and dof inverse weights (the
 constraint stage's diagApprox), the mean inertia that scales the solvers' tolerance, the
-equality data that depends on qpos0, and position actuators' damping from their damping
-ratio. The compiler runs it once; a user who changes masses, inertias, armature or geometry
-runs it again (`js.set_const`). The derived fields
+equality data that depends on qpos0, position actuators' damping from their damping
+ratio, and actuator_acc0. The compiler runs it once; a user who changes masses, inertias,
+armature or geometry runs it again (`js.set_const`). The derived fields
 are read-only from Python (types.MODEL_DERIVED): it writes them through the model's buffers.
 """
 
@@ -118,6 +118,24 @@ def inertia_constants(m, d, stat):
     m.singular_dofs = bad
     set_constants(m, d, stat)
     resolve_dampratio(m, d)
+    actuator_acc0(m, d)
+
+
+def actuator_acc0(m, d):
+    """actuator_acc0 = ‖M⁻¹ rᵀ‖ for each actuator's moment row r at qpos0 (mj_setConst).
+
+    Muscles with force < 0 take their peak force as scale / acc0. 0 where M is singular.
+    """
+    if m.nu == 0:
+        return
+    transmission(m._s, d._s)
+    M = np.empty((m.nv, m.nv))
+    dense_from_sparse(m._s, d.qM, M)
+    try:
+        x = np.linalg.solve(M, d.actuator_moment.T)
+    except np.linalg.LinAlgError:
+        return
+    m._own.actuator_acc0[:] = np.sqrt(np.sum(x * x, axis=0))
 
 
 def set_constants(m, d, stat=True):
@@ -174,6 +192,7 @@ def set_constants(m, d, stat=True):
                 o.dof_invweight0[a + 3:a + 6] = dg[3:].mean()
             else:
                 o.dof_invweight0[a:a + n] = dg.mean()
+    _tendon_constants(m, d, Minv if ok else None)
     for i in range(m.neq):
         b1, b2 = m.eq_obj1id[i], m.eq_obj2id[i]
         data = o.eq_data[i]
@@ -195,6 +214,23 @@ def set_constants(m, d, stat=True):
                 q1[0] * q2[3] + q1[1] * q2[2] - q1[2] * q2[1] + q1[3] * q2[0])
         elif m.eq_type[i] == EQ_WELD:
             data[6:10] /= np.linalg.norm(data[6:10])
+
+
+def _tendon_constants(m, d, Minv):
+    """tendon_length0, tendon_invweight0 = J M⁻¹ Jᵀ at qpos0, and the default spring length.
+
+    A springlength left at MuJoCo's default (-1, -1) becomes the length at qpos0 (both ends
+    of the dead band).
+    """
+    o = m._own
+    if m.ntendon == 0:
+        return
+    o.tendon_length0[:] = d.ten_length
+    for t in range(m.ntendon):
+        J = d.ten_J[t]
+        o.tendon_invweight0[t] = float(J @ Minv @ J) if Minv is not None else 0.0
+        if m.tendon_lengthspring[t, 0] == -1.0 and m.tendon_lengthspring[t, 1] == -1.0:
+            m.tendon_lengthspring[t] = d.ten_length[t]
 
 
 def resolve_dampratio(m, d):
@@ -231,15 +267,20 @@ def default_njmax(arrays, nconmax):
 
     Args:
         arrays: the compiler's field arrays by name (eq_type, dof_frictionloss, jnt_limited,
-            jnt_type, geom_contype, geom_conaffinity, geom_condim, pair_dim).
+            jnt_type, geom_contype, geom_conaffinity, geom_condim, pair_dim,
+            tendon_frictionloss, tendon_limited).
         nconmax: the contact capacity.
     """
     a = {k: np.asarray(arrays[k]) for k in ("eq_type", "dof_frictionloss", "jnt_limited",
                                              "jnt_type", "geom_contype", "geom_conaffinity",
-                                             "geom_condim", "pair_dim")}
+                                             "geom_condim", "pair_dim", "tendon_frictionloss",
+                                             "tendon_limited")}
     per_eq = {EQ_CONNECT: 3, EQ_WELD: 6, EQ_JOINT: 1}
     rows = sum(per_eq.get(int(t), 1) for t in a["eq_type"].ravel())
     rows += int(np.count_nonzero(a["dof_frictionloss"]))
+    # a tendon: one friction row, two limit rows
+    rows += int(np.count_nonzero(a["tendon_frictionloss"]))
+    rows += 2 * int(np.count_nonzero(a["tendon_limited"]))
     for lim, jt in zip(a["jnt_limited"].ravel(), a["jnt_type"].ravel()):
         if lim:
             rows += 2 if int(jt) in (JNT_HINGE, JNT_SLIDE) else 1
@@ -250,3 +291,93 @@ def default_njmax(arrays, nconmax):
                      int(np.max(a["pair_dim"], initial=1)))
         rows += max(condim, 2 * (condim - 1), 1) * int(nconmax)
     return max(rows, 1)
+
+
+# MuJoCo's default <compiler><lengthrange>: accel, timeconst, timestep, inttotal, interval,
+# tolrange (mode "muscle", useexisting, no uselimit, no maxforce)
+_LR_ACCEL, _LR_TIMECONST, _LR_TIMESTEP = 20.0, 1.0, 0.01
+_LR_INTTOTAL, _LR_INTERVAL, _LR_TOLRANGE = 10.0, 2.0, 0.05
+
+
+def muscle_lengthrange(m, sources=None):
+    """actuator_lengthrange of muscles that have none, by MuJoCo's simulation (mj_setLengthRange).
+
+    For each side, from qpos0 at rest with contacts, gravity, springs, dampers, friction loss
+    and actuation disabled and a 0.01 s step (RK4 steps as Euler): each step damps qvel by
+    exp(−h / timeconst) and pushes along the actuator's moment r with the force that gives
+    an acceleration of ±20 (qfrc_applied = ±20 r / ‖M⁻¹ r‖); the side's end is the least
+    (greatest) length over the last 2 of 10 simulated seconds. Raises ModelError as MuJoCo's
+    compiler does when a simulation resets, the range is empty or a side did not converge
+    (its lengths over that window spread more than 5% of the range); `sources` (one per
+    actuator, e.g. "model.xml:12 <muscle>") prefix the messages.
+    """
+    from jointspace.errors import ModelError
+    from jointspace.state import reset
+    from jointspace.step import step
+    from jointspace.types import (
+        BIAS_MUSCLE,
+        DSBL_ACTUATION,
+        DSBL_CONTACT,
+        DSBL_DAMPER,
+        DSBL_FRICTIONLOSS,
+        DSBL_GRAVITY,
+        DSBL_SPRING,
+        GAIN_MUSCLE,
+    )
+
+    todo = [i for i in range(m.nu)
+            if (m.actuator_gaintype[i] == GAIN_MUSCLE or m.actuator_biastype[i] == BIAS_MUSCLE)
+            and not m.actuator_lengthrange[i, 0] < m.actuator_lengthrange[i, 1]]
+    if not todo:
+        return
+    saved = (m.opt_disableflags[0], m.opt_timestep[0], m.opt.integrator)
+    m.opt_disableflags[0] = (DSBL_FRICTIONLOSS | DSBL_CONTACT | DSBL_SPRING | DSBL_DAMPER
+                             | DSBL_GRAVITY | DSBL_ACTUATION)
+    m.opt_timestep[0] = _LR_TIMESTEP
+    if saved[2] == "RK4":
+        m.opt.integrator = "Euler"
+    try:
+        d = Data(m)
+        decay = np.exp(-_LR_TIMESTEP / max(0.01, _LR_TIMECONST))
+        M = np.empty((m.nv, m.nv))
+        for i in todo:
+            where = f"{sources[i]}: " if sources and sources[i] else ""
+            lo, hi = [0.0, 0.0], [0.0, 0.0]
+            for side in (0, 1):
+                reset(m, d)
+                updated = False
+                while d.time < _LR_INTTOTAL:
+                    d.qvel[:] *= decay
+                    kinematics_com_pos(m._s, d._s)
+                    crb_stage(m._s, d._s)
+                    transmission(m._s, d._s)
+                    dense_from_sparse(m._s, d.qM, M)
+                    r = d.actuator_moment[i].copy()
+                    nrm = float(np.linalg.norm(np.linalg.solve(M, r)))
+                    d.qfrc_applied[:] = r * ((2 * side - 1) * _LR_ACCEL / max(MINVAL, nrm))
+                    step(m, d)
+                    length = float(d.actuator_length[i])
+                    if d.time == 0.0:
+                        raise ModelError(f"{where}Unstable lengthrange simulation in actuator {i}")
+                    if d.time > _LR_INTTOTAL - _LR_INTERVAL:
+                        if length < lo[side] or not updated:
+                            lo[side] = length
+                        if length > hi[side] or not updated:
+                            hi[side] = length
+                        updated = True
+            rng = (lo[0], hi[1])
+            dif = rng[1] - rng[0]
+            if dif <= 0:
+                raise ModelError(f"{where}Invalid lengthrange ({rng[0]:g}, {rng[1]:g}) in "
+                                 f"actuator {i}")
+            for side in (0, 1):
+                if hi[side] - lo[side] > _LR_TOLRANGE * dif:
+                    raise ModelError(
+                        f"{where}Lengthrange computation did not converge in actuator {i} "
+                        f"({m.names['actuator'][i] or 'unnamed'}): eval ({lo[side]:g}, "
+                        f"{hi[side]:g}), range ({rng[0]:g}, {rng[1]:g}); give lengthrange on "
+                        f"the actuator or limit its joint")
+            m.actuator_lengthrange[i] = rng
+    finally:
+        m.opt_disableflags[0], m.opt_timestep[0] = saved[0], saved[1]
+        m.opt.integrator = saved[2]

@@ -25,8 +25,9 @@ SITE_TYPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
-EQUALITY_TYPES = ("connect", "weld", "joint")
-ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general")
+EQUALITY_TYPES = ("connect", "weld", "joint", "tendon")
+ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general", "intvelocity",
+                  "cylinder", "muscle")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -264,7 +265,7 @@ class ActuatorSpec:
     force = gain · ctrl + bias, with MuJoCo's affine gain/bias parameterization:
     gain = gainprm[0] + gainprm[1]·length + gainprm[2]·velocity,
     bias = biasprm[0] + biasprm[1]·length + biasprm[2]·velocity.
-    `joint` (or `site`, or `body`) names the transmission target.
+    `joint` (or `site`, `body`, `tendon`) names the transmission target.
     """
 
     name: str = ""
@@ -272,6 +273,12 @@ class ActuatorSpec:
     joint: str = ""
     site: str = ""
     body: str = ""
+    tendon: str = ""
+    jointinparent: str = ""
+    cranksite: str = ""
+    slidersite: str = ""
+    refsite: str = ""
+    cranklength: float = 0.0
     gear: np.ndarray = field(default_factory=lambda: np.array([1.0, 0, 0, 0, 0, 0]))
     ctrllimited: bool = False
     ctrlrange: tuple = (0.0, 0.0)
@@ -283,13 +290,17 @@ class ActuatorSpec:
     gaintype: str = "fixed"
     biastype: str = "none"
     dyntype: str = "none"
+    actlimited: bool = False
+    actrange: tuple = (0.0, 0.0)
+    actearly: bool = False
+    lengthrange: tuple = (0.0, 0.0)
     group: int = 0
     source: str = ""
 
 
 @dataclass
 class EqualitySpec:
-    """An equality constraint (MJCF <equality>): connect, weld or joint coupling."""
+    """An equality constraint (MJCF <equality>): connect, weld, joint or tendon coupling."""
 
     type: str = "connect"
     name: str = ""
@@ -302,6 +313,35 @@ class EqualitySpec:
     solref: tuple = DEFAULT_SOLREF
     solimp: tuple = DEFAULT_SOLIMP
     active: bool = True
+    source: str = ""
+
+
+@dataclass
+class TendonSpec:
+    """A tendon (MJCF <tendon><fixed> or <spatial>).
+
+    Fixed: length = Σ coef · q over scalar joints; `joints` lists (joint name, coef, source).
+    Spatial: a path through sites; `path` lists ("site", name, 0, source) and
+    ("pulley", "", divisor, source). `springlength` (lower, upper) is the spring's dead
+    band; (-1, -1) means the length at qpos0, as in MuJoCo.
+    """
+
+    name: str = ""
+    kind: str = "fixed"
+    joints: list = field(default_factory=list)
+    path: list = field(default_factory=list)
+    limited: bool = False
+    range: tuple = (0.0, 0.0)
+    margin: float = 0.0
+    stiffness: float = 0.0
+    damping: float = 0.0
+    armature: float = 0.0
+    frictionloss: float = 0.0
+    springlength: tuple = (-1.0, -1.0)
+    solref_limit: tuple = DEFAULT_SOLREF
+    solimp_limit: tuple = DEFAULT_SOLIMP
+    solref_friction: tuple = DEFAULT_SOLREF
+    solimp_friction: tuple = DEFAULT_SOLIMP
     source: str = ""
 
 
@@ -393,6 +433,7 @@ class ModelSpec:
     world: BodySpec = field(default_factory=lambda: BodySpec(name="world"))
     meshes: list = field(default_factory=list)
     actuators: list = field(default_factory=list)
+    tendons: list = field(default_factory=list)
     equalities: list = field(default_factory=list)
     pairs: list = field(default_factory=list)
     excludes: list = field(default_factory=list)

@@ -25,20 +25,17 @@ import numpy as np
 from numba import njit
 
 from jointspace.solver.cost import save_stats
-from jointspace.solver.pgs import dual_state_rows, project_ellipsoid, qcqp
+from jointspace.solver.pgs import dual_state_rows, project_ellipsoid, qcqp, row_dot
 from jointspace.types import CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_PYRAMIDAL, MINVAL
 
 DIAG_FLOOR = 1e-10  # MuJoCo's lower bound on a block's diagonal once R is removed
 
 
 @njit(cache=True)
-def _residual(AR, R, b, f, rows, i, n, res):
+def _residual(AR, R, b, f, rows, lo, contig, i, n, res):
     """res[:n] = (A f + b)[i:i+n] with A = AR − diag(R), over one island's rows."""
     for j in range(n):
-        s = b[i + j]
-        for r in rows:
-            s += AR[i + j, r] * f[r]
-        res[j] = s - R[i + j] * f[i + j]
+        res[j] = b[i + j] + row_dot(AR, i + j, f, rows, lo, contig) - R[i + j] * f[i + j]
 
 
 @njit(cache=True)
@@ -85,6 +82,8 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
     x = np.empty(5)
     oldstate = np.empty(n, dtype=np.int32)
     niter0 = d.solver_niter[0]
+    lo = rows[0]
+    contig = rows[n - 1] - lo == n - 1
     dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf)
     it = 0
     while it < maxiter:
@@ -95,7 +94,7 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
         # dry friction
         for c in range(ne, ne + nf):
             i = rows[c]
-            _residual(AR, R, b, f, rows, i, 1, res)
+            _residual(AR, R, b, f, rows, lo, contig, i, 1, res)
             f0 = f[i]
             ainv = 1.0 / max(MINVAL, AR[i, i] - R[i])
             f[i] -= res[0] * ainv
@@ -113,7 +112,7 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
             if typ == CNSTR_CONTACT_PYRAMIDAL:
                 dim = d.contact_dim[d.efc_id[i]]
                 for j in range(i, i + 2 * (dim - 1), 2):
-                    _residual(AR, R, b, f, rows, j, 2, res)
+                    _residual(AR, R, b, f, rows, lo, contig, j, 2, res)
                     old[0] = f[j]
                     old[1] = f[j + 1]
                     _block(AR, R, j, 2, Ac)
@@ -142,7 +141,7 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
             elif typ == CNSTR_CONTACT_ELLIPTIC:
                 dim = d.contact_dim[d.efc_id[i]]
                 nt = dim - 1
-                _residual(AR, R, b, f, rows, i + 1, nt, res)
+                _residual(AR, R, b, f, rows, lo, contig, i + 1, nt, res)
                 for j in range(nt):
                     old[j] = f[i + 1 + j]
                 _block(AR, R, i + 1, nt, Ac)

@@ -256,14 +256,25 @@ def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
 
 
 @njit(cache=True)
-def _rows_cost(d, AR, f, rows):
+def row_dot(AR, i, f, rows, lo, contig):
+    """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run."""
+    s = 0.0
+    if contig:
+        row = AR[i]
+        for k in range(lo, lo + rows.shape[0]):
+            s += row[k] * f[k]
+    else:
+        for r in rows:
+            s += AR[i, r] * f[r]
+    return s
+
+
+@njit(cache=True)
+def _rows_cost(d, AR, f, rows, lo, contig):
     """½ fᵀ AR f + fᵀ b over one island's rows."""
     s = 0.0
     for i in rows:
-        t = 0.0
-        for j in rows:
-            t += AR[i, j] * f[j]
-        s += f[i] * (0.5 * t + d.efc_b[i])
+        s += f[i] * (0.5 * row_dot(AR, i, f, rows, lo, contig) + d.efc_b[i])
     return s
 
 
@@ -334,6 +345,8 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     rng = np.zeros(2, dtype=np.uint64)
     rng[1] = _U1
     _pcg32(rng)
+    lo = rows[0]
+    contig = rows[n - 1] - lo == n - 1
     dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf)
     it = 0
     k_nest = 0
@@ -360,10 +373,7 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
             nb = dim if dim > 0 else 1
             # residual r = AR f + b over the block (AR is zero between islands)
             for j in range(nb):
-                s = b[i + j]
-                for r in rows:
-                    s += AR[i + j, r] * f[r]
-                res[j] = s
+                res[j] = b[i + j] + row_dot(AR, i + j, f, rows, lo, contig)
                 old[j] = f[i + j]
             if dim == 0:
                 f[i] -= res[0] * arinv[c]
@@ -445,8 +455,8 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
                 nchange += 1
         improvement *= scale
         if stats:
-            save_stats(d, it, improvement, 0.0, 0.0, _rows_cost(d, AR, f, rows), nactive,
-                       nchange, 0, 0)
+            cost = _rows_cost(d, AR, f, rows, lo, contig)
+            save_stats(d, it, improvement, 0.0, 0.0, cost, nactive, nchange, 0, 0)
         # adaptive restart: the sweep's correction against the extrapolation
         restart = False
         if it > 0:

@@ -1,0 +1,71 @@
+"""Tendons: `step` on tendon-driven models next to mj_step, and a model without tendons.
+
+Run: python benchmarks/bench_tendon.py [--quick]
+
+Models: dm_control's point_mass.xml (two fixed tendons carrying the motors), manipulator.xml
+(fixed tendons, a tendon equality, contacts) and, for the cost of the tendon stages when
+there is none, the embedded humanoid (ntendon = 0). Both libraries step N steps inside one
+call (`js.step(m, d, N)`, `mujoco.mj_step(m, d, N)`), timed in alternation; the ratio column
+is the median of the per-round ratios (ours / MuJoCo's time per step). The last column
+checks that both compute the same trajectory: max |qpos difference| after the first N steps
+from the same start, before the timing.
+"""
+
+import pathlib
+import sys
+import warnings
+
+import mujoco
+import numpy as np
+
+import jointspace as js
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from benchmarks._timing import interleaved, table  # noqa: E402
+from tests._real_models import real_model  # noqa: E402
+
+
+def _models():
+    yield "dm_control point_mass (2 tendons)", real_model(
+        "dm-control", "dm_control/suite/point_mass.xml")
+    yield "dm_control manipulator (2 tendons, equality)", real_model(
+        "dm-control", "dm_control/suite/manipulator.xml")
+    yield "humanoid (no tendon)", js.models.xml("humanoid")
+
+
+def main(argv=None):
+    """Print the table of per-step times and ratios."""
+    quick = "--quick" in (sys.argv[1:] if argv is None else argv)
+    nstep = 20 if quick else 200
+    repeat = 3 if quick else 15
+    rows = []
+    for name, src in _models():
+        is_file = isinstance(src, pathlib.Path)
+        mj = (mujoco.MjModel.from_xml_path(str(src)) if is_file
+              else mujoco.MjModel.from_xml_string(src))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = js.load(src) if is_file else js.load_string(src)
+        md = mujoco.MjData(mj)
+        d = js.make_data(m)
+        rng = np.random.default_rng(0)
+        q0 = (mj.key_qpos[0] if mj.nkey else mj.qpos0).copy()
+        v0 = 0.5 * rng.standard_normal(mj.nv)
+        u0 = rng.uniform(-1.0, 1.0, mj.nu)
+        md.qpos[:], md.qvel[:], md.ctrl[:] = q0, v0, u0
+        d.qpos[:], d.qvel[:], d.ctrl[:] = q0, v0, u0
+        mujoco.mj_step(mj, md, nstep)
+        js.step(m, d, nstep)
+        diff = float(np.max(np.abs(d.qpos - md.qpos)))
+        ours, theirs = interleaved([lambda: js.step(m, d, nstep),
+                                    lambda: mujoco.mj_step(mj, md, nstep)], repeat)
+        ratio = float(np.median(ours / theirs))
+        rows.append([name, str(mj.nv), f"{np.median(ours) / nstep * 1e6:.2f}",
+                     f"{np.median(theirs) / nstep * 1e6:.2f}", f"{ratio:.2f}", f"{diff:.0e}"])
+    print(table(rows, ["model", "nv", "js.step µs/step", "mj_step µs/step", "ratio",
+                       f"|Δqpos| after {nstep} steps"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
