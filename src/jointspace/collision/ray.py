@@ -325,7 +325,7 @@ def ray_geom(m, d, g, pnt, vec):
     return -1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ray_kernel(m, d, pnt, vec, geomgroup, include_static, bodyexclude):
     """(distance, geom id) of the nearest geom the ray meets, (−1, −1) if none (mj_ray).
 
