@@ -330,7 +330,6 @@ def test_flags_that_change_the_physics_are_refused(flag, value):
 
 
 @pytest.mark.parametrize("option, what", [
-    ('noslip_iterations="3"', "noslip_iterations"),
     ('actuatorgroupdisable="1"', "actuatorgroupdisable"),
     ('density="-1"', "density"),
 ])
