@@ -19,10 +19,12 @@ with q̈_q, q̈_v and q̈_u = M⁻¹ (the actuator's moment) from one call of
 A, B against `js.transition_derivatives` (MuJoCo's finite-differenced step Jacobians, the
 same definition) along the first trajectory and times both.
 
-With the defaults (2.5 s, 250 steps, 2 cores, 2026-11-26): the cost falls from 1.9e3 to
-about 6 in 40–60 iterations; the pole ends within 0.01 rad of upright with the cart near the
-origin; analytical and finite-differenced Jacobians agree to about 1e-7, and the analytical
-ones take roughly a third of the time from Python (printed by the script).
+With the defaults (2.5 s, 250 steps, 2 cores, 2026-11-26): the cost falls from 1.1e4 to 716
+in 52 iterations (the rest is the price of the swing itself); the pole ends 0.004 rad from
+upright with the cart 1 mm from the origin. The analytical Jacobians equal the centered
+finite differences to 8e-14. From Python they are not the faster route on a 2-dof model:
+104 µs per step (a forward, an aba_derivatives call and NumPy's block assembly) against
+39 µs for transition_derivatives' 11 compiled steps; their worth here is exactness.
 """
 
 import argparse
