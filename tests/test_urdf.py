@@ -40,7 +40,16 @@ KNOWN_FAILURES = {
     "romeo_description/urdf/romeo_laas_small.urdf": "not positive semi-definite",
     # RShoulderYawLink's principal moments violate the triangle inequality
     "romeo_description/urdf/romeo_small.urdf": "triangle inequality",
+    # Left_index_q2 mimics 'index_q1', which is not a joint (Pinocchio's mimic=True refuses
+    # it too); load with mimic=False to ignore the <mimic>s
+    "alex_description/urdf/alex_psyonic_hands.urdf":
+        "joint 'Left_index_q2' mimics joint 'index_q1', which is not defined",
 }
+# Files whose mimic model Pinocchio cannot build ("The parent joint of the mimic joint is not in
+# the kinematic tree": a mimicked joint comes after its mimicking joint in Pinocchio's order)
+PIN_MIMIC_UNSUPPORTED = {"romeo_description/urdf/romeo.urdf",
+                         "talos_data/robots/talos_full_v2.urdf",
+                         "talos_data/robots/talos_full_v2_box.urdf"}
 
 
 def _rel(path):
@@ -512,22 +521,50 @@ def _urdf_names(path):
     return links, joints
 
 
+def _mimics_in_file(path):
+    """{mimicking joint: (joint it names, multiplier, offset)} read with ElementTree."""
+    out = {}
+    for j in ET.parse(path).getroot().findall("joint"):
+        mimic = j.find("mimic")
+        if mimic is not None and j.get("type") != "fixed":
+            out[j.get("name")] = (mimic.get("joint"), float(mimic.get("multiplier", 1)),
+                                  float(mimic.get("offset", 0)))
+    return out
+
+
 @needs_robots
 @pytest.mark.parametrize("path", ROBOT_FILES, ids=lambda p: _rel(p))
 def test_example_robot_data_loads(path):
-    """Every robot loads (fixed base), except the files in KNOWN_FAILURES, which fail as said."""
+    """Every robot loads with all its collision geometry (.dae included) and equals Pinocchio.
+
+    Except the files in KNOWN_FAILURES, which fail as said. Checked against Pinocchio's model
+    of the same file: link placements at 3 seeded configurations and body inertias (TOL), and
+    where Pinocchio builds the file's mimic model, the coupled frames, M and RNEA.
+    """
+    pin = pytest.importorskip("pinocchio")
     rel = _rel(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", JointspaceWarning)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always", JointspaceWarning)
         if rel in KNOWN_FAILURES:
             with pytest.raises(ModelError, match=KNOWN_FAILURES[rel]):
-                load_urdf(path)
+                load_urdf(path, visual=False)
             return
-        m = load_urdf(path)
+        m = load_urdf(path, visual=False)
+    unread = [str(w.message) for w in rec if "could not be found or read" in str(w.message)]
+    assert unread == []
     links, joints = _urdf_names(path)
     assert set(m.names["site"]) == links
     assert set(m.names["joint"]) == joints
     assert set(m.names["body"]) - {"world"} <= links
+    root = ET.parse(path).getroot()
+    assert int(np.count_nonzero(m.geom_contype)) == len(root.findall("link/collision"))
+    seed = sum(map(ord, rel))
+    _check_parity(m, pin.buildModelFromUrdf(str(path)), seed=seed, nconf=3)
+    mimics = _mimics_in_file(path)
+    assert {m.names["equality"][e]: (m.names["joint"][m.eq_obj2id[e]], m.eq_data[e, 1],
+                                     m.eq_data[e, 0]) for e in range(m.neq)} == mimics
+    if mimics and rel not in PIN_MIMIC_UNSUPPORTED:
+        _check_mimic_parity(m, pin.buildModelFromUrdf(str(path), mimic=True), seed, nconf=2)
 
 
 @needs_robots
@@ -822,18 +859,112 @@ def test_mimic_trajectory_matches_mujoco_and_stays_coupled():
     assert abs(df.qpos[1] - (0.3 - 1.5 * df.qpos[0])) > 10 * SOFT_TOL
 
 
-MIMIC_ROBOTS = ["panda_description/urdf/panda.urdf", "pr2_description/urdf/pr2.urdf",
-                "baxter_description/urdf/baxter.urdf",
-                "tiago_pro_description/robots/tiago_pro.urdf"]
+# --------------------------------------------------------------------------------------------
+# COLLADA meshes in URDF files against Pinocchio's geometry model
+
+# vertices are single precision on both sides, ours in the mesh's inertial frame, coal's in
+# the file's: a few float32 ulps of the mesh's largest coordinate
+F32_TOL = 4 * float(np.finfo(np.float32).eps)
+
+DAE_PARITY = [("kinova_description/robots/kinova.urdf", "COLLISION"),
+              ("ur_description/urdf/ur5_robot.urdf", "VISUAL")]
+
+
+def _world_meshes(m, d, colliding):
+    """(world vertices, world hull vertices) of our mesh geoms that do or do not collide."""
+    out = []
+    for g in range(m.ngeom):
+        k = m.geom_dataid[g]
+        if k < 0 or bool(m.geom_contype[g]) != colliding:
+            continue
+        v = m.mesh_vert[m.mesh_vertadr[k]:m.mesh_vertadr[k] + m.mesh_vertnum[k]]
+        h = m.hull_vert[m.mesh_hullvertadr[k]:m.mesh_hullvertadr[k] + m.mesh_hullvertnum[k]]
+        R, p = d.geom_xmat[g].reshape(3, 3), d.geom_xpos[g]
+        out.append((v @ R.T + p, h @ R.T + p))
+    return out
 
 
 @needs_robots
-@pytest.mark.parametrize("rel", MIMIC_ROBOTS, ids=lambda r: r.split("/")[-1])
-def test_example_robot_data_mimic_matches_pinocchio(rel):
-    """Robots with <mimic>: equality data, frames, M and RNEA equal Pinocchio's mimic model."""
+@pytest.mark.parametrize("rel,kind", DAE_PARITY, ids=[p[0].split("/")[-1] for p in DAE_PARITY])
+def test_dae_meshes_match_pinocchio_geometry(rel, kind):
+    """Each .dae geom's vertices and convex hull, placed in the world, equal Pinocchio's."""
     pin = pytest.importorskip("pinocchio")
+    pytest.importorskip("coal")
+    from scipy.spatial import ConvexHull, cKDTree
+
+    path = ROBOTS / rel
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JointspaceWarning)
-        m = load_urdf(ROBOTS / rel, visual=False)
-    _check_mimic_parity(m, pin.buildModelFromUrdf(str(ROBOTS / rel), mimic=True),
-                        seed=sum(map(ord, rel)))
+        m = load_urdf(path)
+    pm = pin.buildModelFromUrdf(str(path))
+    gm = pin.buildGeomFromUrdf(pm, str(path), getattr(pin.GeometryType, kind),
+                               package_dirs=[str(ROBOTS.parent.parent)])
+    q = _random_q(m, np.random.default_rng(sum(map(ord, rel))))
+    d = js.make_data(m)
+    js.kinematics(m, d, qpos=q)
+    pd, gd = pm.createData(), pin.GeometryData(gm)
+    pin.updateGeometryPlacements(pm, pd, gm, gd, _pin_q(m, pm, q))
+    ours = _world_meshes(m, d, colliding=kind == "COLLISION")
+    dae = [i for i, go in enumerate(gm.geometryObjects) if go.meshPath.endswith(".dae")]
+    assert len(dae) == len(ours) > 0
+    unmatched = list(range(len(ours)))
+    for i in dae:
+        geom = gm.geometryObjects[i].geometry
+        local = np.array(geom.vertices())
+        geom.buildConvexHull(False, "Qt")
+        X = gd.oMg[i]
+        verts = local @ X.rotation.T + X.translation
+        hull = np.array(geom.convex.points()) @ X.rotation.T + X.translation
+        tol = F32_TOL * float(np.abs(local).max())
+        # our geom with as many distinct vertices and the nearest centroid
+        n = len(np.unique(local.astype(np.float32), axis=0))
+        j = min((j for j in unmatched if len(ours[j][0]) == n),
+                key=lambda j: np.linalg.norm(ours[j][0].mean(axis=0) - verts.mean(axis=0)))
+        unmatched.remove(j)
+        v, h = ours[j]
+        gap = max(cKDTree(v).query(verts)[0].max(), cKDTree(verts).query(v)[0].max())
+        assert gap <= tol, (gm.geometryObjects[i].name, gap)
+        # the hulls are the same solid: each one's vertices inside the other, equal volumes
+        ours_h, coal_h = ConvexHull(h), ConvexHull(hull)
+        for a, b in ((h, coal_h), (hull, ours_h)):
+            assert (a @ b.equations[:, :3].T + b.equations[:, 3]).max() <= tol
+        assert ours_h.volume == pytest.approx(coal_h.volume, rel=10 * F32_TOL)
+
+
+CUBE_DAE = """<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <library_geometries><geometry id="g"><mesh>
+    <source id="p"><float_array id="pa" count="24">0 0 0 1 0 0 1 1 0 0 1 0 0 0 1 1 0 1 1 1 1 0 1 1
+      </float_array><technique_common><accessor source="#pa" count="8" stride="3"/>
+      </technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <polylist count="6"><input semantic="VERTEX" source="#v" offset="0"/>
+      <vcount>4 4 4 4 4 4</vcount>
+      <p>0 3 2 1 4 5 6 7 0 1 5 4 1 2 6 5 2 3 7 6 3 0 4 7</p></polylist>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="n"><translate>5 0 0</translate>
+    <instance_geometry url="#g"/></node></visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>"""
+
+
+def test_dae_in_urdf_and_unreadable_dae_named(tmp_path):
+    """A .dae mesh becomes a geom (scaled, node transform kept); a truncated one is named."""
+    from scipy.spatial.distance import pdist
+
+    (tmp_path / "cube.dae").write_text(CUBE_DAE)
+    (tmp_path / "cut.dae").write_text(CUBE_DAE[:len(CUBE_DAE) // 2])
+    urdf = f"""<robot name="r"><link name="a">{_inertial(1.0)}
+      <collision><geometry><mesh filename="cube.dae" scale="2 2 2"/></geometry></collision>
+      <collision><geometry><mesh filename="cut.dae"/></geometry></collision></link></robot>"""
+    path = tmp_path / "r.urdf"
+    path.write_text(urdf)
+    with pytest.warns(JointspaceWarning, match=r"1 mesh file\(s\) could not be found or read.*"
+                                               r"cut\.dae:\d+: malformed COLLADA file.*truncated"):
+        m = load_urdf(path)
+    assert m.ngeom == 1 and m.nmesh == 1
+    d = js.make_data(m)
+    js.kinematics(m, d, qpos=np.zeros(0))
+    # the cube of side 2 centred at 2 · (5.5, 0.5, 0.5) in the link frame
+    np.testing.assert_allclose(d.geom_xpos[0], [11, 1, 1], atol=SPEC_TOL)
+    assert pdist(m.mesh_vert).max() == pytest.approx(2 * np.sqrt(3), rel=SPEC_TOL)
