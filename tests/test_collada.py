@@ -277,6 +277,10 @@ ERRORS = [
      r"<lookat> transforms are not supported"),
     ("controller", GOOD.replace(INST, '<instance_controller url="#c"/>'),
      r"<instance_controller>: skinned or morphed geometry"),
+    ("holes", GOOD.replace("</triangles>", "</triangles><polygons count='1'>"
+                           "<input semantic='VERTEX' source='#verts' offset='0'/>"
+                           "<ph><p>0 1 2 3</p><h>4 5 6</h></ph></polygons>"),
+     r"bad\.dae:\d+ <ph>: polygons with holes are not supported"),
     ("nan", GOOD.replace('count="24">0 0 0 1', 'count="24">0 0 0 nan'),
      r"<float_array id='pos-array'>: holds a number that is not finite"),
 ]

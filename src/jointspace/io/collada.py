@@ -18,11 +18,10 @@ A COLLADA file holds meshes in `<library_geometries>` and places them in a scene
 Pinocchio's loader (coal's `MeshLoader`, assimp with `JoinIdenticalVertices`) keeps the
 transforms of the scene's nodes but not the root transform assimp builds from the file's
 `<asset><unit meter>` and `<up_axis>`: coordinates stay in the file's own units and axes.
-We do the same, so a URDF robot with `.dae` meshes has the geometry Pinocchio gives it. (ROS's
-rviz applies `unit` and, like coal, ignores `up_axis`; every `.dae` of example-robot-data has
-`meter="1"`.) Corners are rounded to single precision (assimp's storage type) and equal
-corners merged into one vertex numbered by first appearance, as the STL reader does; vertices
-used by no triangle are dropped.
+We do the same, so a URDF robot with `.dae` meshes has the geometry Pinocchio gives it (every
+`.dae` of example-robot-data has `meter="1"`). Corners are rounded to single precision
+(assimp's storage type) and equal corners merged into one vertex numbered by first
+appearance, as the STL reader does; vertices used by no triangle are dropped.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from jointspace.io.mesh import _apply_scale
 __all__ = ["load_collada"]
 
 _SURFACES = ("triangles", "polylist", "polygons", "tristrips", "trifans")
-_NO_SURFACE = ("lines", "linestrips")
 
 
 class _Elem:
@@ -223,6 +221,9 @@ class _Reader:
 
         kind = prim.tag
         ps = prim.findall("p")
+        if prim.find("ph") is not None:
+            self.fail(prim.find("ph"), "polygons with holes are not supported; export the mesh "
+                                       "triangulated")
         tris = []
         if kind == "triangles":
             idx = np.concatenate([corners(p) for p in ps]) if ps else np.zeros(0, np.int64)
