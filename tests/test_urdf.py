@@ -677,7 +677,7 @@ def test_pinocchio_parity(rel, floating):
     path = ROBOTS / rel
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JointspaceWarning)
-        m = load_urdf(path, floating_base=floating)
+        m = load_urdf(path, floating_base=floating, visual=False)
     args = (pin.JointModelFreeFlyer(),) if floating else ()
     pm = pin.buildModelFromUrdf(str(path), *args)
     _check_parity(m, pm, seed=sum(map(ord, rel)))
