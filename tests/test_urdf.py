@@ -867,6 +867,8 @@ def test_mimic_trajectory_matches_mujoco_and_stays_coupled():
 F32_TOL = 4 * float(np.finfo(np.float32).eps)
 
 DAE_PARITY = [("kinova_description/robots/kinova.urdf", "COLLISION"),
+              ("hyq_description/robots/hyq_no_sensors.urdf", "COLLISION"),
+              ("borinot_description/urdf/borinot_flying_arm_2.urdf", "COLLISION"),
               ("ur_description/urdf/ur5_robot.urdf", "VISUAL")]
 
 
