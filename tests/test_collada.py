@@ -281,6 +281,8 @@ ERRORS = [
                            "<input semantic='VERTEX' source='#verts' offset='0'/>"
                            "<ph><p>0 1 2 3</p><h>4 5 6</h></ph></polygons>"),
      r"bad\.dae:\d+ <ph>: polygons with holes are not supported"),
+    ("node_cycle", GOOD.replace(INST, '<instance_node url="#n"/>'),
+     r"<node id='n'>: the node hierarchy is deeper than 256 levels"),
     ("nan", GOOD.replace('count="24">0 0 0 1', 'count="24">0 0 0 nan'),
      r"<float_array id='pos-array'>: holds a number that is not finite"),
 ]
