@@ -68,6 +68,8 @@ _MIMIC_KINDS = ("revolute", "continuous", "prismatic")
 _IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])
 _VISUAL_GROUP = 1
 _SITE_SIZE = 0.005
+# the mesh compiler's warning about open or inconsistently wound surfaces (io/mesh.py)
+_MESH_INERTIA_NOTE = r".*its volume and inertia follow MuJoCo's legacy rule"
 
 
 # --------------------------------------------------------------------------------------------
@@ -650,18 +652,28 @@ def parse_urdf(text_or_path, *, filename=None, floating_base=False, package_dirs
     return p.build()
 
 
-def load_urdf(path, floating_base=False, package_dirs=None, visual=True, mimic=True):
-    """Load and compile a URDF file into a `Model` (see `parse_urdf`)."""
+def _compile(spec):
+    """compile_model, without the mesh compiler's notes on mesh volume and inertia.
+
+    URDF geoms carry no mass (the links' <inertial> is explicit), so an open or inconsistently
+    wound mesh surface, which only changes a mesh's volume and inertia, changes nothing here
+    (Pinocchio says nothing about it either).
+    """
     from jointspace.io.compile import compile_model
 
-    return compile_model(parse_urdf(path, floating_base=floating_base,
-                                    package_dirs=package_dirs, visual=visual, mimic=mimic))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_MESH_INERTIA_NOTE, category=JointspaceWarning)
+        return compile_model(spec)
+
+
+def load_urdf(path, floating_base=False, package_dirs=None, visual=True, mimic=True):
+    """Load and compile a URDF file into a `Model` (see `parse_urdf`)."""
+    return _compile(parse_urdf(path, floating_base=floating_base, package_dirs=package_dirs,
+                               visual=visual, mimic=mimic))
 
 
 def load_urdf_string(text, floating_base=False, package_dirs=None, filename=None, visual=True,
                      mimic=True):
     """Load and compile URDF text into a `Model` (see `parse_urdf`)."""
-    from jointspace.io.compile import compile_model
-
-    return compile_model(parse_urdf(text, filename=filename, floating_base=floating_base,
-                                    package_dirs=package_dirs, visual=visual, mimic=mimic))
+    return _compile(parse_urdf(text, filename=filename, floating_base=floating_base,
+                               package_dirs=package_dirs, visual=visual, mimic=mimic))
