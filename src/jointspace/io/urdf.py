@@ -592,7 +592,8 @@ class _UrdfParser:
             n = sum(len(v) for v in by_reason.values())
             msgs.append(f"{self.fname}: {n} mesh file(s) could not be found or read, and their "
                         "geoms were left out (kinematics and dynamics are unaffected); pass "
-                        "package_dirs=… for missing files, convert other formats to STL or OBJ. "
+                        "package_dirs=… for missing files, convert other formats to STL, OBJ "
+                        "or COLLADA. "
                         + "; ".join(f"{why}: {', '.join(uris)}" for why, uris in by_reason.items()))
         if self.skipped_geoms:
             msgs.append(f"{self.fname}: geoms left out: " + "; ".join(self.skipped_geoms))
