@@ -117,6 +117,7 @@ class _Reader:
             stack.extend(e.children)
         # placed positions (scene coordinates) and triangles indexing their concatenation
         self.points, self.tris, self.npoints = [], [], 0
+        self.read_sources = {}  # id(<source>) -> its positions
 
     def fail(self, elem, msg):
         """Raise a ModelError naming the file, line and element."""
@@ -166,7 +167,12 @@ class _Reader:
 
     # -- geometry -----------------------------------------------------------------------------
     def positions(self, source):
-        """(n, 3) float64 positions of a <source> through its <accessor>."""
+        """(n, 3) float64 positions of a <source> through its <accessor> (read once)."""
+        if id(source) not in self.read_sources:
+            self.read_sources[id(source)] = self.read_positions(source)
+        return self.read_sources[id(source)]
+
+    def read_positions(self, source):
         accessor = next(source.iter("accessor"), None)
         if accessor is None:
             self.fail(source, "needs a <technique_common><accessor>")
