@@ -986,3 +986,26 @@ def test_dae_in_urdf_and_unreadable_dae_named(tmp_path):
     # the cube of side 2 centred at 2 · (5.5, 0.5, 0.5) in the link frame
     np.testing.assert_allclose(d.geom_xpos[0], [11, 1, 1], atol=SPEC_TOL)
     assert pdist(m.mesh_vert).max() == pytest.approx(2 * np.sqrt(3), rel=SPEC_TOL)
+
+
+@needs_robots
+def test_mimic_equalities_match_mujoco_on_talos():
+    """talos_full_v2's 12 mimics make the joint equalities MuJoCo's URDF import makes.
+
+    Pinocchio cannot build this file's mimic model; MuJoCo loads it with its geometry stripped.
+    """
+    mujoco = pytest.importorskip("mujoco")
+    text = (ROBOTS / "talos_data/robots/talos_full_v2.urdf").read_text()
+    text = re.sub(r"<(visual|collision)\b.*?</\1>", "", text, flags=re.S)
+    mj = mujoco.MjModel.from_xml_string(text)
+    m = load_urdf_string(text)
+
+    def equalities(model, joint_name):
+        return {(joint_name(model.eq_obj1id[e]), joint_name(model.eq_obj2id[e]),
+                 *model.eq_data[e, :5]) for e in range(model.neq)}
+
+    ours = equalities(m, lambda j: m.names["joint"][j])
+    assert len(ours) == 12
+    assert ours == equalities(mj, lambda j: mj.joint(j).name)
+    np.testing.assert_array_equal(m.eq_solref, mj.eq_solref)
+    np.testing.assert_array_equal(m.eq_solimp, mj.eq_solimp)
