@@ -2,8 +2,8 @@
 
 coal is the reference: `coal.MeshLoader().load(path, scale)` is what `pin.buildGeomFromUrdf`
 calls for a `.dae` mesh. Its vertices are compared as sets (assimp merges and reorders them);
-its triangles are not a reference: for a geometry with several `<triangles>` blocks coal
-indexes the later blocks' triangles into the first block's vertices.
+its triangles are not a reference: for a geometry with several `<triangles>` blocks, coal's
+triangles of the later blocks do not match the file (ur5's base.dae).
 """
 
 import importlib.metadata
