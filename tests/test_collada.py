@@ -301,3 +301,26 @@ def test_missing_file(tmp_path):
     """A path that does not exist is a ModelError, not an OSError."""
     with pytest.raises(ModelError, match="gone.dae: mesh file not found"):
         load_collada(tmp_path / "gone.dae")
+
+
+@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+def test_triangles_of_several_blocks_match_the_file():
+    """Two <triangles> blocks over one source (ur5's base.dae): every triangle is the file's.
+
+    The file is read back here with ElementTree; coal's triangles are not a reference.
+    """
+    import xml.etree.ElementTree as ET
+
+    path = ROBOTS / "ur_description/meshes/ur5/visual/base.dae"
+    ns = {"c": "http://www.collada.org/2005/11/COLLADASchema"}
+    root = ET.parse(path).getroot()
+    pos = np.array(root.find(".//c:float_array", ns).text.split(), dtype=float).reshape(-1, 3)
+    blocks = root.findall(".//c:triangles", ns)
+    assert len(blocks) == 2
+    # each corner is (VERTEX, NORMAL): the vertex index is every other entry
+    idx = np.concatenate([np.array(b.find("c:p", ns).text.split(), dtype=int)[0::2]
+                          for b in blocks]).reshape(-1, 3)
+    v, f = load_collada(path)
+    assert len(f) == len(idx)
+    expected = pos[idx].astype(np.float32)
+    np.testing.assert_array_equal(v[f], expected)  # same triangles, same order and winding
