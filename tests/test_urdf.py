@@ -293,6 +293,16 @@ def test_geoms_do_not_change_compiled_mass():
     assert m.ngeom == 4 and m.nsite == 5
 
 
+def test_visual_false_leaves_out_visual_geoms_only():
+    """visual=False drops the non-colliding geoms; bodies, inertias and collisions stay."""
+    m, mv = load_urdf_string(ARM), load_urdf_string(ARM, visual=False)
+    assert (m.ngeom, mv.ngeom) == (4, 2)
+    assert np.all(mv.geom_contype == 1)
+    np.testing.assert_array_equal(mv.geom_size, m.geom_size[m.geom_contype == 1])
+    for k in ("body_mass", "body_inertia", "body_ipos", "body_pos", "jnt_axis"):
+        np.testing.assert_array_equal(getattr(mv, k), getattr(m, k), err_msg=k)
+
+
 @pytest.fixture
 def package_tree(tmp_path, monkeypatch):
     """share/mypkg/{meshes/tet.stl, urdf/robot.urdf} referencing the mesh in two ways."""
