@@ -22,10 +22,15 @@ from jointspace.distributed import RayRollout  # noqa: E402 (after the skip with
 
 
 @pytest.fixture(scope="module")
-def pool():
+def pool(tmp_path_factory):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # the workers' Numba cache is empty, as on a new node: they must load the kernels the
+    # driver ships (compiling them would take minutes and count in `workers`)
+    cold = str(tmp_path_factory.mktemp("cold-node-cache"))
+    options = {"runtime_env": {"env_vars": {"NUMBA_CACHE_DIR": cold}}}
     try:
-        with RayRollout(nworker=2) as p:
+        with RayRollout(nworker=2, actor_options=options) as p:
+            p.cold_cache = cold
             yield p
     finally:
         ray.shutdown()
@@ -44,6 +49,13 @@ def test_workers_start_warm(pool):
     pids = [w[0] for w in pool.workers]
     assert len(set(pids)) == 2 and os.getpid() not in pids
     assert all(seconds >= 0 for _, seconds, _ in pool.workers)
+
+
+def test_a_cold_node_loads_the_shipped_kernels_and_compiles_none(pool):
+    assert [compiled for _, _, compiled in pool.workers] == [0, 0]
+    written = ray.get([w.cache_files_written.remote() for w in pool._workers])
+    assert sum(written) > 0  # into the empty cache (both workers share the node's)
+    assert sum(len(files) for _, _, files in os.walk(pool.cold_cache)) >= max(written)
 
 
 def test_equals_the_local_rollout_bitwise(pool):

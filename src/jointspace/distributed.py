@@ -22,9 +22,14 @@ again on a new worker in that worker's place, up to `max_retries` times; an erro
 jointspace itself (a bad argument, a singular model) is not retried but raised as it is.
 
 Compiled code on the workers: a worker process loads the kernels from Numba's cache beside
-the installed package (docs/api.md, "Rollouts"); a node whose cache is cold compiles for
-minutes on its first call. `RayRollout(warm=True)` (the default) makes every worker load or
-compile at start-up and reports it in `RayRollout.workers`.
+the installed package (docs/api.md, "Rollouts"). With `ship_cache=True` (the default) the
+driver first runs a one-step rollout in a fresh interpreter (loading, or once compiling,
+the kernels) and sends the cache files of every kernel it used (`jointspace._numba.ship`)
+to the workers, which write those that their node lacks before their first call: a node whose
+cache is cold loads instead of compiling for minutes. Numba checks each shipped entry on
+the worker (source stamp, Numba version, CPU); one that does not fit is compiled there.
+`RayRollout(warm=True)` (the default) makes every worker load or compile at start-up and
+reports it in `RayRollout.workers`.
 """
 
 import hashlib
@@ -36,6 +41,7 @@ import warnings
 
 import numpy as np
 
+from jointspace._numba import ship
 from jointspace.diagnostics import check_not_singular
 from jointspace.errors import JointspaceError, JointspaceWarning
 from jointspace.rollout import Rollout, check_args, check_output, state_size
@@ -54,22 +60,24 @@ def _ray():
 class _Worker:
     """The worker side (a Ray actor): a Rollout pool and the models of the last call."""
 
-    def __init__(self, nthread):
+    def __init__(self, nthread, cache=None):
         self._pool = Rollout(nthread=nthread)
         self._key = None
         self._models = None
+        # the driver's compiled kernels, written before anything here loads a kernel
+        self.shipped = ship.install(pickle.loads(cache)) if cache is not None else 0
 
     def warm_up(self):
         """Load (or compile) the rollout kernels; (pid, seconds, functions compiled)."""
         from jointspace._numba import notice
-        from jointspace.models import pendulum
 
         t0 = time.perf_counter()
-        m = pendulum(1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", JointspaceWarning)
-            self._pool.rollout(m, None, np.concatenate([[0.0], m.qpos0, [0.0]]), nstep=1)
+        _warm_up(self._pool)
         return os.getpid(), time.perf_counter() - t0, notice.compiled()
+
+    def cache_files_written(self):
+        """How many shipped cache files this worker wrote at start-up (its node lacked them)."""
+        return self.shipped
 
     def pid(self):
         """The worker's process id."""
@@ -91,6 +99,16 @@ class _Worker:
         return state, sensordata, diverged
 
 
+def _warm_up(pool):
+    """One one-step rollout of the embedded pendulum: every rollout kernel loaded."""
+    from jointspace.models import pendulum
+
+    m = pendulum(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        pool.rollout(m, None, np.concatenate([[0.0], m.qpos0, [0.0]]), nstep=1)
+
+
 class RayRollout:
     """Rollouts on Ray workers that keep their models and compiled kernels between calls.
 
@@ -103,7 +121,7 @@ class RayRollout:
     """
 
     def __init__(self, nworker=None, *, nthread=1, address=None, max_retries=3, warm=True,
-                 actor_options=None):
+                 ship_cache=True, actor_options=None):
         """Start nworker workers on the Ray cluster (connecting to it if need be).
 
         Args:
@@ -115,6 +133,9 @@ class RayRollout:
                 once `ray.init` has been called, Ray stays connected where it is.
             max_retries: how many times one task may run again after its worker died.
             warm: load or compile the kernels on every worker now (see `workers`).
+            ship_cache: send the compiled rollout kernels (loaded, or compiled once, by a
+                fresh interpreter on this machine: a few seconds) to the workers, which write
+                to their node's cache the files it lacks: a cold node loads, not compiles.
             actor_options: extra `ray.remote` options for the workers (resources,
                 runtime_env, scheduling strategy).
 
@@ -141,12 +162,19 @@ class RayRollout:
         self.nworker, self.nthread, self.max_retries = int(nworker), int(nthread), max_retries
         options = {"num_cpus": nthread, "max_restarts": 0, **(actor_options or {})}
         self._actor = ray.remote(**options)(_Worker)
-        self._workers = [self._actor.remote(nthread) for _ in range(self.nworker)]
+        self._cache_ref = None
+        if ship_cache:
+            code = "from jointspace import distributed as d, Rollout; d._warm_up(Rollout(nthread=1))"
+            self._cache_ref = ray.put(pickle.dumps(ship.bundle_of(code), protocol=5))
+        self._workers = [self._new_worker() for _ in range(self.nworker)]
         self._models_key = None
         self._models_ref = None
         self.retries = 0
         self.diverged = None
         self.workers = ray.get([w.warm_up.remote() for w in self._workers]) if warm else []
+
+    def _new_worker(self):
+        return self._actor.remote(self.nthread, self._cache_ref)
 
     def __enter__(self):
         """The RayRollout itself."""
@@ -268,7 +296,7 @@ class RayRollout:
                         f"{tries + 1} workers, the last with: {e}") from e
                 if self._workers[k] is w:  # the first of its tasks to fail: replace it
                     ray.kill(w)
-                    self._workers[k] = self._actor.remote(self.nthread)
+                    self._workers[k] = self._new_worker()
                 self.retries += 1
                 r, w2 = submit(t, k)
                 pending[r] = (t, k, w2, tries + 1)

@@ -14,7 +14,8 @@ regular expression (no import, no AST), once per file per process.
 Compiled loops in the checkout's benchmarks, examples and tests inline the package's
 kernels too: theirs are keyed the same way, on their own file and the package files they
 import. Caches live where Numba would put them (`__pycache__` beside the sources, or the
-user-wide cache directory when the installation is read-only).
+user-wide cache directory when the installation is read-only). Every entry of ours that
+Numba loads or saves is noted for `ship.bundle`, which carries them to other processes.
 """
 
 import hashlib
@@ -23,6 +24,8 @@ import re
 
 import numba
 from numba.core import caching
+
+from jointspace._numba import ship
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]  # the package, src/jointspace
 
@@ -174,3 +177,18 @@ def install():
     for cls in (_UserWide, _InTree, _UserProvided):
         if cls not in locs:
             locs.insert(0, cls)
+    if not getattr(caching.Cache.load_overload, "_jointspace", False):
+        caching.Cache.load_overload = _recorded(caching.Cache.load_overload, hit=True)
+        caching.Cache.save_overload = _recorded(caching.Cache.save_overload, hit=False)
+
+
+def _recorded(method, hit):
+    """Numba's cache load or save, noting our kernels' entries for `ship.bundle`."""
+    def wrapper(self, *args):
+        out = method(self, *args)
+        if (out is not None or not hit) and isinstance(self._impl.locator, _Keyed):
+            ship.record(self)
+        return out
+
+    wrapper._jointspace = True
+    return wrapper
