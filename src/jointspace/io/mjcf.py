@@ -86,8 +86,50 @@ class _Node:
         return f"{self.file}:{self.line} <{self.tag}{label}>"
 
 
+# What MuJoCo's XML reader (tinyxml2) accepts beyond XML 1.0, rewritten before expat sees it:
+# a comment may hold "--" (its text is blanked, newlines kept), attributes need no whitespace
+# between them (name="a"type="b" gets a space), and a "&" that starts no entity reference is a
+# plain character in an attribute value (it becomes &amp;). Markup is matched in one pass, so
+# a quote inside a comment or a "<!--" inside an attribute value is left alone.
+_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^<>]*>"
+                     r"|<[^<>\"'!?]*(?:(?:\"[^\"]*\"|'[^']*')[^<>\"']*)*>", re.S)
+_ATTR_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'")
+_BARE_AMP = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)")
+_NAME_START = re.compile(r"[A-Za-z_:]")
+
+
+def _tolerant_markup(match):
+    text = match.group(0)
+    if text.startswith("<!--"):
+        return "<!--" + re.sub(r"[^\n]", " ", text[4:-3]) + "-->"
+    if text.startswith(("<!", "<?")):
+        return text
+
+    def value(m):
+        v = _BARE_AMP.sub("&amp;", m.group(0))
+        end = m.end()
+        if end < len(text) and _NAME_START.match(text, end):
+            v += " "
+        return v
+
+    return _ATTR_VALUE.sub(value, text)
+
+
+def _tinyxml_tolerant(data):
+    """`data` with MuJoCo's accepted deviations from XML rewritten; lines are kept."""
+    if isinstance(data, bytes):
+        # latin-1 maps bytes one to one, so multi-byte UTF-8 passes through unchanged
+        return _MARKUP.sub(_tolerant_markup, data.decode("latin-1")).encode("latin-1")
+    return _MARKUP.sub(_tolerant_markup, data)
+
+
 def _parse_xml(data, file):
-    """Parse XML text or bytes into a `_Node` tree; malformed XML is a ModelError."""
+    """Parse XML text or bytes into a `_Node` tree; malformed XML is a ModelError.
+
+    The text is first made to follow XML where MuJoCo's reader is lenient (see
+    `_tinyxml_tolerant`), without moving any element to another line.
+    """
+    data = _tinyxml_tolerant(data)
     parser = xml.parsers.expat.ParserCreate()
     stack = []
     root = []

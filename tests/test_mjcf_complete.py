@@ -1,0 +1,119 @@
+"""MJCF completeness: lenient XML, compiler options, replicate, site equalities, meshes.
+
+Each feature is compiled by jointspace and by MuJoCo from the same document and the compiled
+models are compared field by field (compile only: nothing is simulated, so these tests are
+fast). Bad input is checked to give our own ModelError naming the file, line and element.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.io.mjcf import load_mjcf_string
+
+mujoco = pytest.importorskip("mujoco")
+
+# Compiling is a handful of float64 operations per element: agreement is to rounding.
+TOL = 1e-9
+
+
+def _load(xml, **kw):
+    kw.setdefault("filename", "model.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        return load_mjcf_string(xml, **kw)
+
+
+def _error(xml, *fragments, **kw):
+    """The ModelError message of loading `xml`, checked to contain `fragments`."""
+    kw.setdefault("filename", "model.xml")
+    with pytest.raises(ModelError) as info, warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        load_mjcf_string(xml, **kw)
+    msg = str(info.value)
+    for f in fragments:
+        assert f in msg, msg
+    return msg
+
+
+def _tensors(iquat, inertia):
+    """R diag(I) Rᵀ per body: principal axes may differ in order and sign, tensors may not."""
+    out = []
+    for q, d in zip(np.asarray(iquat), np.asarray(inertia)):
+        w, x, y, z = q / np.linalg.norm(q)
+        R = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ])
+        out.append(R @ np.diag(d) @ R.T)
+    return np.array(out)
+
+
+def _quat_close(a, b, what):
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    err = np.minimum(np.abs(a - b).max(axis=1), np.abs(a + b).max(axis=1)) if len(a) else [0]
+    assert np.max(err) <= TOL, (what, err)
+
+
+def _names(ref, kind, n):
+    return [mujoco.mj_id2name(ref, kind, i) or "" for i in range(n)]
+
+
+def assert_same_model(xml, m=None, **kw):
+    """Compile `xml` with jointspace and MuJoCo and compare what the compiler computes."""
+    m = _load(xml, **kw) if m is None else m
+    ref = mujoco.MjModel.from_xml_string(xml) if "assets" not in kw else \
+        mujoco.MjModel.from_xml_string(xml, kw["assets"])
+    for size in ("nq", "nv", "nbody", "njnt", "ngeom", "nsite", "nmesh", "neq", "npair",
+                 "nexclude", "nu"):
+        assert int(np.asarray(getattr(m, size)).ravel()[0]) == getattr(ref, size), size
+    for kind, n in ((mujoco.mjtObj.mjOBJ_BODY, ref.nbody), (mujoco.mjtObj.mjOBJ_JOINT, ref.njnt),
+                    (mujoco.mjtObj.mjOBJ_GEOM, ref.ngeom), (mujoco.mjtObj.mjOBJ_SITE, ref.nsite),
+                    (mujoco.mjtObj.mjOBJ_EQUALITY, ref.neq)):
+        label = mujoco.mjtObj(kind).name.removeprefix("mjOBJ_").lower()
+        assert m.names[label] == _names(ref, kind, n), label
+    for f in ("body_parentid", "jnt_type", "geom_type", "geom_bodyid", "geom_dataid",
+              "eq_type", "eq_obj1id", "eq_obj2id", "pair_geom1", "pair_geom2",
+              "pair_dim", "exclude_signature", "geom_contype", "geom_conaffinity"):
+        np.testing.assert_array_equal(np.asarray(getattr(m, f), dtype=np.int64),
+                                      np.asarray(getattr(ref, f), dtype=np.int64), err_msg=f)
+    for f in ("body_pos", "body_mass", "body_ipos", "jnt_pos", "jnt_axis", "geom_pos",
+              "geom_size", "site_pos", "qpos0", "eq_data", "eq_solref", "eq_solimp",
+              "pair_friction", "pair_solref", "pair_solreffriction", "pair_solimp",
+              "pair_margin", "pair_gap", "mesh_vert"):
+        np.testing.assert_allclose(np.asarray(getattr(m, f)).reshape(np.shape(getattr(ref, f))),
+                                   getattr(ref, f), atol=TOL, rtol=TOL, err_msg=f)
+    _quat_close(m.body_quat, ref.body_quat, "body_quat")
+    _quat_close(m.geom_quat, ref.geom_quat, "geom_quat")
+    _quat_close(m.site_quat, ref.site_quat, "site_quat")
+    np.testing.assert_allclose(_tensors(m.body_iquat, m.body_inertia),
+                               _tensors(ref.body_iquat, ref.body_inertia), atol=TOL, rtol=TOL)
+    return m, ref
+
+
+# ------------------------------------------------------------------------------------------
+# XML that MuJoCo's reader accepts
+
+
+LENIENT = """<mujoco>
+<!-- a comment -- holding double dashes, "quotes" and <tags> ---->
+<worldbody><!---->
+  <body name="a"pos="0 0 1"><joint name='j'type="hinge" axis="0 1 0"/>
+    <geom size="0.1"type="capsule"fromto="0 0 0 0.2 0 0"/></body>
+  <body name="R&D"pos="1 0 0"><freejoint/><geom size="0.1"/></body>
+</worldbody></mujoco>"""
+
+
+def test_lenient_xml_loads_as_in_mujoco():
+    m, _ = assert_same_model(LENIENT)
+    assert m.names["body"][2] == "R&D"
+
+
+def test_lenient_xml_keeps_line_numbers_in_errors():
+    xml = LENIENT.replace('<geom size="0.1"/>', '<geom size="0.1"\ntype="cube"/>')
+    _error(xml, "model.xml:6 <geom>", "'cube'")
+    xml = LENIENT.replace("</body>\n</worldbody>", "</bod>\n</worldbody>")
+    _error(xml, "model.xml:6:", "malformed XML")
