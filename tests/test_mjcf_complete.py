@@ -117,3 +117,39 @@ def test_lenient_xml_keeps_line_numbers_in_errors():
     _error(xml, "model.xml:6 <geom>", "'cube'")
     xml = LENIENT.replace("</body>\n</worldbody>", "</bod>\n</worldbody>")
     _error(xml, "model.xml:6:", "malformed XML")
+
+
+# ------------------------------------------------------------------------------------------
+# <compiler> options
+
+
+GROUPS = """<mujoco><compiler {attrs}/>
+<worldbody>
+  <body name="a" pos="0 0 1"><freejoint align="{align}"/>
+    <geom size="0.1" group="0"/><geom type="box" size="0.1 0.2 0.3" pos="0.3 0.1 0" group="3"
+      euler="10 20 30"/>
+    <geom type="capsule" size="0.05 0.2" pos="0 0.4 0" group="4" density="3000"/>
+    <site name="s" pos="0.1 0.2 0.3" euler="0 30 0"/></body>
+  <body name="b" pos="1 0 1"><joint axis="0 1 0"/><geom size="0.1" group="5"/>
+    <geom type="box" size="0.1 0.1 0.1" pos="0 0 -0.3" group="3"/>
+  </body>
+  <body name="e" pos="2 0 1"><freejoint align="true"/><geom size="0.1" pos="0.1 0 0" group="3"/>
+    <body name="c" pos="0 0 -1"><joint/><geom size="0.1" group="3" pos="0.1 0 0"/></body>
+  </body>
+  <body name="d" pos="0 1 1" euler="0 0 40"><freejoint align="true"/>
+    <geom type="box" size="0.1 0.2 0.3" pos="0.2 0.1 0" euler="0 20 0" group="3"/>
+    <geom size="0.1" pos="-0.1 0 0.1" group="2"/><site name="t" pos="0.1 0 0"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("attrs, align", [
+    ('inertiagrouprange="2 4"', "auto"),
+    ('inertiagrouprange="3 3"', "false"),
+    ('inertiagrouprange="0 5" alignfree="true"', "auto"),
+    ('alignfree="true" inertiagrouprange="1 3"', "false"),
+    ('alignfree="false"', "true"),
+])
+def test_inertiagrouprange_and_alignfree_match_mujoco(attrs, align):
+    xml = GROUPS.format(attrs=attrs, align=align)
+    m, ref = assert_same_model(xml)
+    np.testing.assert_allclose(m.qpos0, ref.qpos0, atol=TOL)

@@ -392,8 +392,9 @@ class _Compiler:
                 raise ModelError(f"body {b.name!r}: inertia must be non-negative, got "
                                  f"{I.tolist()}{_where(it) or _where(b)}")
             return float(it.mass), ipos, iquat, I
+        lo, hi = self.spec.inertiagrouprange
         sel = [(m, size, pos, quat, mesh, g) for (g, size, pos, quat, mesh, m) in geoms
-               if m > 1e-14]
+               if m > 1e-14 and lo <= g.group <= hi]
         if not sel:
             return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
         if len(sel) == 1:
@@ -409,6 +410,27 @@ class _Compiler:
             full += m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
         I, q = principal_inertia(full)
         return mass, com, q, I
+
+    def align_free(self, b):
+        """Whether body b's frame moves onto its inertial frame (MuJoCo's free alignment)."""
+        if len(b.joints) != 1 or b.joints[0].type != "free" or b.children:
+            return False
+        align = b.joints[0].align
+        return align == "true" or (align == "auto" and self.spec.alignfree)
+
+    @staticmethod
+    def align_frame(pos, quat, ipos, iquat, geom_rows, site_rows, cam_rows):
+        """Body frame ← body ∘ inertial frame; the body's geoms, sites, cameras re-expressed.
+
+        Returns the new body pos and quat, and the inertial frame (now the identity).
+        """
+        new_pos = pos + frames.rotate(quat, ipos)
+        new_quat = frames.quat_normalize(frames.quat_mul(quat, iquat))
+        inv = iquat * np.array([1.0, -1.0, -1.0, -1.0])
+        for r in (*geom_rows, *site_rows, *cam_rows):
+            r["pos"] = frames.rotate(inv, r["pos"] - ipos)
+            r["quat"] = frames.quat_normalize(frames.quat_mul(inv, r["quat"]))
+        return new_pos, new_quat, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
 
     # -- everything ----------------------------------------------------------------------------
     def run(self):
@@ -562,6 +584,12 @@ class _Compiler:
                         f"two){_where(b.inertial) if b.inertial else _where(b)}. Fix the "
                         "inertia, or compile with balanceinertia=True (MJCF: <compiler "
                         "balanceinertia=\"true\"/>) to raise the small moments")
+            if self.align_free(b):
+                pos, quat, ipos, iquat = self.align_frame(
+                    pos, quat, ipos, iquat, geom_rows[len(geom_rows) - len(b.geoms):],
+                    site_rows[len(site_rows) - len(b.sites):],
+                    cam_rows[len(cam_rows) - len(b.cameras):])
+                qpos0[-7:] = qpos_spring[-7:] = list(pos) + list(quat)
             body_rows.append(dict(parentid=pid, jntnum=len(b.joints), jntadr=jntadr,
                                   dofnum=ndof, dofadr=dofadr, geomnum=len(b.geoms),
                                   geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,

@@ -184,6 +184,7 @@ _CAM_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
 _GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh",
                "sdf")
 _JOINT_TYPES = ("free", "ball", "slide", "hinge")
+_ALIGN = ("k", ("false", "true", "auto"), 1)
 
 _TABLES = {
     "joint": {
@@ -841,11 +842,10 @@ class _Loader:
         coord = self._get(node, "coordinate", _k("local", "global"))
         self._ignore_if(node, "coordinate", coord == "global",
                         "global coordinates were removed from MuJoCo 2.3.3")
-        self._ignore_if(node, "alignfree", self._get(node, "alignfree", _B) is True,
-                        "it moves free bodies' frames to their inertial frames")
+        spec.alignfree = self._get(node, "alignfree", _B, spec.alignfree)
         igr = self._get(node, "inertiagrouprange", ("i", 2, 2))
-        self._ignore_if(node, "inertiagrouprange", igr is not None and tuple(igr) != (0, 5),
-                        "only geoms of every group contribute inertia")
+        if igr is not None:
+            spec.inertiagrouprange = tuple(igr)
         for key in ("fusestatic", "discardvisual"):
             if self._get(node, key, _B):
                 self.ignored.setdefault(f"<compiler> {key}", node.where())
@@ -1220,10 +1220,10 @@ class _Loader:
     def _joint(self, node, childclass, xf):
         if node.tag == "freejoint":
             self._check_attrs(node, {"name", "group", "align"})
-            align = self._get(node, "align", _k("true", "false", "auto"))
-            self._ignore_if(node, "align", align == "true", "aligning free bodies' frames")
             return JointSpec(type="free", name=node.attrib.get("name", ""),
-                             group=self._get(node, "group", _I, 0), source=node.where())
+                             group=self._get(node, "group", _I, 0),
+                             align=self._get(node, "align", _ALIGN, "auto"),
+                             source=node.where())
         cls = self._class_of(node, childclass)
         v = dict(cls.attrs["joint"])
         self._apply(node, "joint", v)

@@ -111,6 +111,7 @@ class JointSpec:
     actfrcrange: tuple = (0.0, 0.0)
     actgravcomp: bool = False
     group: int = 0
+    align: str = "auto"
     source: str = ""
 
 
@@ -426,6 +427,10 @@ class ModelSpec:
 
     `balanceinertia` mirrors MJCF's compiler option: when true, principal inertias that
     violate the triangle inequality are raised to satisfy it instead of raising an error.
+    `inertiagrouprange` (lowest, highest): only geoms of a group in it give their body mass
+    and inertia. `alignfree`: a body whose only joint is free and that has no children gets
+    its body frame moved onto its inertial frame (MuJoCo's compiler alignfree; a joint's own
+    `align` overrides it).
     """
 
     name: str = "model"
@@ -447,5 +452,7 @@ class ModelSpec:
     boundinertia: float = 0.0
     inertiafromgeom: str = "auto"
     settotalmass: float = -1.0
+    inertiagrouprange: tuple = (0, 5)
+    alignfree: bool = False
     source: str = ""
     warnings: list = field(default_factory=list)
