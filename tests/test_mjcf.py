@@ -828,7 +828,7 @@ ERROR_CASES = [
     ('<body>\n<wheel/></body>', "model.xml:5 <wheel>", "unknown element"),
     ('<body>\n<composite type="grid" count="2 2 1"/></body>', "model.xml:5 <composite>",
      "not supported"),
-    ('<body>\n<replicate count="2"/></body>', "model.xml:5 <replicate>", "not supported"),
+    ('<body>\n<replicate count="0"/></body>', "model.xml:5 <replicate>", "count=0"),
     ('<body>\n<joint springdamper="1 0"/><geom size="1"/></body>', "model.xml:5 <joint>",
      "springdamper"),
     ('<body>\n<joint actuatorfrcrange="1 -1"/><geom size="1"/></body>', "model.xml:5 <joint>",

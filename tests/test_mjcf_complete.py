@@ -153,3 +153,58 @@ def test_inertiagrouprange_and_alignfree_match_mujoco(attrs, align):
     xml = GROUPS.format(attrs=attrs, align=align)
     m, ref = assert_same_model(xml)
     np.testing.assert_allclose(m.qpos0, ref.qpos0, atol=TOL)
+
+
+# ------------------------------------------------------------------------------------------
+# <replicate>
+
+
+REPLICATE = """<mujoco><compiler {compiler}/>
+<default><default class="red"><geom rgba="1 0 0 1" size="0.03" type="capsule"/></default>
+</default>
+<worldbody>
+  <replicate count="12" offset="0.5 0 0.1" euler="0 0 30" sep="_">
+    <body name="b" pos="0 0 1" euler="10 0 0"><joint name="j" axis="0 1 0"/>
+      <geom name="g" size="0.1"/>
+      <replicate count="3" offset="0 0.2 0" euler="15 0 5" sep="-" childclass="red">
+        <site name="s" pos="0.1 0 0"/><geom name="c" fromto="0 0 0 0.1 0 0"/>
+        <frame pos="0 0 0.1" euler="0 90 0"><geom type="box" size="0.01 0.02 0.03"/></frame>
+      </replicate>
+      <body name="tip" pos="0 0 -0.2"><joint/><geom size="0.05" pos="0.1 0 0"/></body>
+    </body>
+  </replicate>
+  <body name="solo" pos="0 1 0"><freejoint/><geom size="0.1"/>
+    <replicate count="2" euler="0 0 90"><geom type="box" size="0.1 0.02 0.02" pos="0.2 0 0"/>
+    </replicate></body>
+  <frame pos="1 1 1" euler="0 30 0">
+    <replicate count="4" offset="0.1 0.1 0"><body><joint/><geom size="0.05"/></body>
+    </replicate></frame>
+</worldbody>
+<sensor><jointpos joint="j_07"/></sensor>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("compiler", ['angle="degree"', 'eulerseq="zyx"',
+                                      'angle="radian" eulerseq="XYZ"'])
+def test_replicate_matches_mujoco(compiler):
+    m, ref = assert_same_model(REPLICATE.format(compiler=compiler))
+    assert m.nbody == 1 + 12 * 2 + 1 + 4
+
+
+@pytest.mark.parametrize("attrs, what", [
+    ('count="0"', "count=0"),
+    ('count="-2"', "count=-2"),
+    ('offset="1 0 0"', "needs a count"),
+    ('count="2" childclass="nope"', "'nope'"),
+    ('count="two"', "integer"),
+])
+def test_bad_replicate_is_an_error(attrs, what):
+    xml = f'<mujoco><worldbody>\n<replicate {attrs}><geom size="1"/></replicate>' \
+          f'</worldbody></mujoco>'
+    _error(xml, "model.xml:2 <replicate>", what)
+
+
+def test_replicated_names_must_stay_unique():
+    xml = ('<mujoco><worldbody><body name="a1"/>\n<replicate count="2" sep="">'
+           '<body name="a"/></replicate></worldbody></mujoco>')
+    _error(xml, "duplicate body name 'a1'")

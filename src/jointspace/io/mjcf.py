@@ -403,7 +403,6 @@ _SKIP_ASSET = {"texture", "hfield", "skin", "model"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
     "flexcomp": "a flexcomp generates deformable flex bodies",
-    "replicate": "replicate generates repeated copies of bodies",
     "plugin": "an engine plugin adds forces or geometry",
     "attach": "attach inserts a whole sub-model",
 }
@@ -1118,9 +1117,9 @@ class _Loader:
         recursion, so that a chain thousands of bodies deep loads): each entry is an
         element being read, with the body its children go to and an iterator over them.
         """
-        stack = [(node, iter(node.children), body, childclass, xf, is_world, [False])]
+        stack = [(node, iter(node.children), body, childclass, xf, is_world, [False], "")]
         while stack:
-            node, children, body, childclass, xf, is_world, seen_inertial = stack[-1]
+            node, children, body, childclass, xf, is_world, seen_inertial, suffix = stack[-1]
             child = next(children, None)
             if child is None:
                 stack.pop()
@@ -1128,20 +1127,28 @@ class _Loader:
             tag = child.tag
             if tag == "body":
                 sub, cc = self._body(child, childclass, xf)
+                _add_suffix(sub, suffix)
                 body.children.append(sub)
-                stack.append((child, iter(child.children), sub, cc, None, False, [False]))
+                stack.append((child, iter(child.children), sub, cc, None, False, [False],
+                              suffix))
             elif tag == "frame":
                 cc, fxf = self._frame(child, childclass, xf)
-                stack.append((child, iter(child.children), body, cc, fxf, is_world, [False]))
+                stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
+                              suffix))
+            elif tag == "replicate":
+                # copies pushed last first: the stack reads copy 0 first, as MuJoCo attaches
+                for cc, rxf, rsuffix in reversed(self._replicate(child, childclass, xf)):
+                    stack.append((child, iter(child.children), body, cc, rxf, is_world,
+                                  [True], rsuffix + suffix))
             elif tag == "geom":
-                body.geoms.append(self._geom(child, childclass, xf))
+                body.geoms.append(_add_suffix(self._geom(child, childclass, xf), suffix))
             elif tag == "site":
-                body.sites.append(self._site(child, childclass, xf))
+                body.sites.append(_add_suffix(self._site(child, childclass, xf), suffix))
             elif tag in ("joint", "freejoint"):
                 if is_world:
                     raise ModelError(f"{child.where()}: the world body cannot have joints; put "
                                      f"the joint inside a <body>")
-                body.joints.append(self._joint(child, childclass, xf))
+                body.joints.append(_add_suffix(self._joint(child, childclass, xf), suffix))
             elif tag == "inertial" and node.tag == "body":
                 if seen_inertial[0]:
                     raise ModelError(f"{child.where()}: a body has at most one <inertial>")
@@ -1150,7 +1157,7 @@ class _Loader:
                 if self.spec.inertiafromgeom != "true":
                     body.inertial = inertial
             elif tag == "camera":
-                body.cameras.append(self._camera(child, childclass, xf))
+                body.cameras.append(_add_suffix(self._camera(child, childclass, xf), suffix))
             elif tag == "light":
                 self._check_attrs(child, _LIGHT_ATTRS)  # lighting: read, nothing to keep
             elif tag in _ERROR_BODY:
@@ -1185,6 +1192,40 @@ class _Loader:
                              f"<default class='{cc}'> or fix the name")
         pos, quat = self._pose(node)
         return cc, _compose(xf, pos, quat)
+
+    def _replicate(self, node, childclass, xf):
+        """The copies of a <replicate>: (childclass, frame, name suffix) of each, in order.
+
+        Copy i sits at the frame (p_i, euler i·euler) relative to the enclosing frame, with
+        p_0 = 0 and p_(i+1) = p_i + R(q_i) offset, q_i the rotation accumulated over i steps
+        (MuJoCo's xml reader); its elements' names get sep followed by i, zero-padded to the
+        digits of count.
+        """
+        self._check_attrs(node, {"count", "offset", "euler", "sep", "childclass"})
+        if "count" not in node.attrib:
+            raise ModelError(f"{node.where()}: <replicate> needs a count attribute")
+        count = self._get(node, "count", _I)
+        if count < 1:
+            raise ModelError(f"{node.where()}: count={count}: a <replicate> needs at least "
+                             f"one copy (MuJoCo silently drops its contents); give count >= 1 "
+                             f"or remove the element")
+        cc = node.attrib.get("childclass", childclass)
+        if cc not in self.classes:
+            raise ModelError(f"{node.where()}: childclass {cc!r} is not defined; add "
+                             f"<default class='{cc}'> or fix the name")
+        offset = np.array(self._get(node, "offset", _f(3), (0.0, 0.0, 0.0)), dtype=np.float64)
+        euler = np.array(self._get(node, "euler", _f(3), (0.0, 0.0, 0.0)), dtype=np.float64)
+        sep = node.attrib.get("sep", "")
+        step = self._orientation(node, ("euler", euler))
+        digits = len(str(count))
+        pos, acc = np.zeros(3), _IDENTITY.copy()
+        copies = []
+        for i in range(count):
+            quat = self._orientation(node, ("euler", i * euler))
+            copies.append((cc, _compose(xf, pos.copy(), quat), f"{sep}{i:0{digits}d}"))
+            pos = pos + frames.rotate(acc, offset)
+            acc = frames.quat_mul(acc, step)
+        return copies
 
     def _inertial(self, node):
         self._check_attrs(node, _INERTIAL_ATTRS)
@@ -2040,6 +2081,13 @@ def _is_zero(text):
         return float(text) == 0.0
     except ValueError:
         return False
+
+
+def _add_suffix(element, suffix):
+    """A named element's name with a <replicate> suffix appended; returns the element."""
+    if suffix and element.name:
+        element.name += suffix
+    return element
 
 
 def _compose(xf, pos, quat):
