@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jointspace.errors import JointspaceWarning, ModelError
-from jointspace.io.mjcf import load_mjcf_string
+from jointspace.io.mjcf import load_mjcf, load_mjcf_string
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -208,3 +208,172 @@ def test_replicated_names_must_stay_unique():
     xml = ('<mujoco><worldbody><body name="a1"/>\n<replicate count="2" sep="">'
            '<body name="a"/></replicate></worldbody></mujoco>')
     _error(xml, "duplicate body name 'a1'")
+
+
+# ------------------------------------------------------------------------------------------
+# meshes: inertia modes, reference frames, scale, the binary MSH format
+
+
+def _u_prism(h=0.5):
+    """A closed, outward-wound U-shaped prism, scaled to 0.1.
+
+    It is not convex and its centre of mass lies outside the solid, so MuJoCo's legacy,
+    exact, convex and shell inertias all differ.
+    """
+    outline = [(0, 0), (3, 0), (3, 1), (3, 3), (2, 3), (2, 1), (1, 1), (1, 3), (0, 3), (0, 1)]
+    cap = [(0, 1, 2), (0, 2, 5), (0, 5, 6), (0, 6, 9), (5, 2, 3), (5, 3, 4), (9, 6, 7),
+           (9, 7, 8)]
+    n = len(outline)
+    verts = [(x * 0.1, y * 0.1, 0.0) for x, y in outline] + \
+            [(x * 0.1, y * 0.1, h * 0.1) for x, y in outline]
+    faces = [(c, b, a) for a, b, c in cap] + [(a + n, b + n, c + n) for a, b, c in cap]
+    for i in range(n):
+        j = (i + 1) % n
+        faces += [(i, j, j + n), (i, j + n, i + n)]
+    return np.array(verts, dtype=np.float64), np.array(faces, dtype=np.int32)
+
+
+def _mesh_attrs(verts, faces):
+    return (f'vertex="{" ".join(map(repr, verts.ravel().tolist()))}" '
+            f'face="{" ".join(map(str, faces.ravel().tolist()))}"')
+
+
+MESHES = """<mujoco><compiler angle="radian"/>
+<asset>
+  <mesh name="u" {mesh} {attrs}/>
+  <mesh name="box" vertex="0 0 0 1 0 0 0 1 0 1 1 0 0 0 1 1 0 1 0 1 1 1 1 1" {attrs}/>
+</asset>
+<worldbody>
+  <body name="a" pos="0 0 1" euler="0.1 0.2 0.3"><freejoint/>
+    <geom type="mesh" mesh="u" pos="0.1 0 0" euler="0 0.4 0" density="700"/>
+    <geom type="mesh" mesh="box" pos="0 0.3 0"/></body>
+  <body name="b" pos="1 0 1"><joint axis="0 1 0"/><geom type="mesh" mesh="u"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("attrs", [
+    'inertia="legacy"', 'inertia="exact"', 'inertia="convex"', 'inertia="shell"',
+    'refpos="0.1 0.05 0.02"', 'refquat="0.9 0.1 -0.3 0.2"',
+    'refpos="0.1 0.05 0.02" refquat="0.9 0.1 -0.3 0.2" scale="1.5 0.5 2" inertia="exact"',
+    'scale="-1 1 1" inertia="exact"', 'scale="0.5 -2 -1" inertia="convex" refpos="0 0 1"',
+])
+def test_mesh_inertia_modes_and_frames_match_mujoco(attrs):
+    verts, faces = _u_prism()
+    xml = MESHES.format(mesh=_mesh_attrs(verts, faces), attrs=attrs)
+    m, ref = assert_same_model(xml)
+    np.testing.assert_allclose(m.mesh_vert, ref.mesh_vert, atol=TOL)
+
+
+def test_mesh_inertia_modes_differ_on_the_u_prism():
+    """The U prism tells the four rules apart (so each parity case above checks its rule)."""
+    verts, faces = _u_prism()
+    masses = {mode: _load(MESHES.format(mesh=_mesh_attrs(verts, faces),
+                                        attrs=f'inertia="{mode}"')).body_mass[2]
+              for mode in ("legacy", "exact", "convex", "shell")}
+    assert len({round(v, 9) for v in masses.values()}) == 4, masses
+
+
+def test_mesh_defaults_set_the_inertia_mode():
+    verts, faces = _u_prism()
+    xml = MESHES.format(mesh=_mesh_attrs(verts, faces), attrs="").replace(
+        "<asset>", '<default><mesh inertia="shell" scale="2 2 2"/></default><asset>')
+    assert_same_model(xml)
+
+
+def test_exact_inertia_refuses_inconsistent_faces():
+    verts, faces = _u_prism()
+    faces[3] = faces[3][::-1]
+    xml = MESHES.format(mesh=_mesh_attrs(verts, faces), attrs='inertia="exact"')
+    with pytest.raises(ValueError, match="inconsistent orientation"):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:3 <mesh name='u'>", "inconsistent orientation", "inertia='legacy'")
+
+
+def test_open_mesh_is_a_model_finding_not_a_warning():
+    """MuJoCo loads an open surface silently: no Python warning, one line in m.warnings."""
+    verts, faces = _u_prism()
+    xml = MESHES.format(mesh=_mesh_attrs(verts, faces[:-1]), attrs="")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(xml, filename="model.xml")
+    (line,) = [w for w in m.warnings if "not closed" in w]
+    assert "model.xml:3 <mesh name='u'>" in line and line.startswith("1 mesh ")
+    assert_same_model(xml, m)
+
+
+def _write_msh(path, verts, faces, normals=False, texcoord=False):
+    nv = len(verts)
+    parts = [np.array([nv, nv if normals else 0, nv if texcoord else 0, len(faces)],
+                      dtype="<i4").tobytes(), np.asarray(verts, dtype="<f4").tobytes()]
+    if normals:
+        parts.append(np.tile(np.array([0, 0, 1], dtype="<f4"), nv).tobytes())
+    if texcoord:
+        parts.append(np.zeros(2 * nv, dtype="<f4").tobytes())
+    parts.append(np.asarray(faces, dtype="<i4").tobytes())
+    path.write_bytes(b"".join(parts))
+
+
+MSH_DOC = """<mujoco><compiler meshdir="assets"/>
+<asset><mesh name="u" file="u.msh" {attrs}/><mesh file="hull.msh"/></asset>
+<worldbody><body name="a"><freejoint/><geom type="mesh" mesh="u" pos="0.1 0 0"/>
+  <geom type="mesh" mesh="hull" pos="0 0.5 0"/></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("attrs, extra", [
+    ("", {}), ('inertia="exact" scale="2 1 1"', {"normals": True}),
+    ('inertia="convex"', {"normals": True, "texcoord": True}),
+])
+def test_msh_files_match_mujoco(tmp_path, attrs, extra):
+    (tmp_path / "assets").mkdir()
+    verts, faces = _u_prism()
+    _write_msh(tmp_path / "assets" / "u.msh", verts, faces, **extra)
+    _write_msh(tmp_path / "assets" / "hull.msh", verts * 0.5, np.zeros((0, 3)))
+    path = tmp_path / "model.xml"
+    path.write_text(MSH_DOC.format(attrs=attrs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    assert m.nmesh == ref.nmesh == 2
+    np.testing.assert_allclose(m.mesh_vert, ref.mesh_vert, atol=TOL)
+    np.testing.assert_allclose(m.body_mass, ref.body_mass, atol=TOL, rtol=TOL)
+    np.testing.assert_allclose(m.geom_pos, ref.geom_pos, atol=TOL)
+    _quat_close(m.geom_quat, ref.geom_quat, "geom_quat")
+    np.testing.assert_allclose(_tensors(m.body_iquat, m.body_inertia),
+                               _tensors(ref.body_iquat, ref.body_inertia), atol=TOL, rtol=TOL)
+
+
+@pytest.mark.parametrize("damage, what", [
+    (lambda b: b[:-5], "truncated"),
+    (lambda b: b[:10], "shorter than its 16-byte header"),
+    (lambda b: b + b"\0\0\0\0", "header announces"),
+    (lambda b: np.array([3, 0, 0, 1], "<i4").tobytes() + b[16:], "invalid sizes"),
+    (lambda b: b[:-4] + np.array([99], "<i4").tobytes(), "outside 0..19"),
+])
+def test_bad_msh_file_is_an_error(tmp_path, damage, what):
+    verts, faces = _u_prism()
+    _write_msh(tmp_path / "u.msh", verts, faces)
+    data = (tmp_path / "u.msh").read_bytes()
+    (tmp_path / "u.msh").write_bytes(damage(data))
+    xml = '<mujoco><asset>\n<mesh file="u.msh"/></asset><worldbody/></mujoco>'
+    path = tmp_path / "model.xml"
+    path.write_text(xml)
+    with pytest.raises(ModelError) as info:
+        load_mjcf(str(path))
+    msg = str(info.value)
+    assert "model.xml:2 <mesh>" in msg and "u.msh" in msg and what in msg, msg
+
+
+@pytest.mark.parametrize("compiler, what", [
+    ('exactmeshinertia="true"', "inertia='exact'"), ('maxhullvert="10"', "on the meshes")])
+def test_removed_compiler_attributes_are_errors(compiler, what):
+    xml = f"<mujoco>\n<compiler {compiler}/><worldbody/></mujoco>"
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <compiler>", what)
+
+
+def test_mesh_maxhullvert_is_refused_by_name():
+    xml = ('<mujoco><asset>\n<mesh name="m" maxhullvert="8" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>'
+           '</asset><worldbody/></mujoco>')
+    _error(xml, "model.xml:2 <mesh name='m'>", "maxhullvert", "convex hull")

@@ -320,14 +320,28 @@ class _Compiler:
                              f"{_where(self.spec.world.joints[0])}")
 
     def process_meshes(self):
+        """Process every mesh asset; what MuJoCo accepts silently becomes one finding line.
+
+        An open or inconsistently oriented surface loads in MuJoCo without a message, so it
+        is not a Python warning here either: the meshes are listed in one line of
+        `Model.warnings`, which `jointspace info` prints.
+        """
+        from jointspace.io import mesh as mesh_mod
+
+        findings = []
         for ms in self.spec.meshes:
             if ms.name in self.meshes:
                 raise ModelError(f"duplicate mesh name {ms.name!r}{_where(ms)}")
-            from jointspace.io import mesh as mesh_mod
-
+            scale = tuple(getattr(ms, "scale", (1.0, 1.0, 1.0)))
             self.meshes[ms.name] = (len(self.meshes), mesh_mod.process_mesh(
                 np.asarray(ms.vertices, dtype=np.float64), np.asarray(ms.faces), name=ms.name,
-                source=ms.source))
+                source=ms.source, scale=None if scale == (1.0, 1.0, 1.0) else scale,
+                inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings))
+        if findings:
+            self.warn(f"{len(findings)} mesh{'es' if len(findings) > 1 else ''} whose "
+                      "surface is not closed or not consistently oriented (MuJoCo loads them "
+                      "without a message; their volume and inertia follow the mesh's inertia "
+                      "rule, which may differ from the solid's): " + "; ".join(findings))
 
     # -- 2. inertia --------------------------------------------------------------------------
     def resolve_geom(self, g):

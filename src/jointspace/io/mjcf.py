@@ -842,6 +842,11 @@ class _Loader:
         self._ignore_if(node, "coordinate", coord == "global",
                         "global coordinates were removed from MuJoCo 2.3.3")
         spec.alignfree = self._get(node, "alignfree", _B, spec.alignfree)
+        for key, use in (("exactmeshinertia", "inertia='exact' on the meshes (or in "
+                          "<default><mesh>)"), ("maxhullvert", "maxhullvert on the meshes")):
+            if key in node.attrib:
+                raise ModelError(f"{node.where()}: attribute {key} was removed from MuJoCo's "
+                                 f"<compiler> (MuJoCo 4.0 refuses it); use {use}")
         igr = self._get(node, "inertiagrouprange", ("i", 2, 2))
         if igr is not None:
             spec.inertiagrouprange = tuple(igr)
@@ -1033,12 +1038,15 @@ class _Loader:
         name = vals.get("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
         if not name:
             raise ModelError(f"{node.where()}: a mesh needs a name or a file")
-        self._ignore_if(node, "refpos", any(vals["refpos"]), "mesh reference frames")
-        self._ignore_if(node, "refquat", tuple(vals["refquat"]) != (1.0, 0.0, 0.0, 0.0),
-                        "mesh reference frames")
-        self._ignore_if(node, "inertia", vals["inertia"] == "shell", "shell inertia of meshes")
+        self._ignore_if(node, "maxhullvert", vals.get("maxhullvert", -1) != -1,
+                        "a vertex limit on the convex hull used for collisions")
+        if np.linalg.norm(vals["refquat"]) < 1e-14:
+            raise ModelError(f"{node.where()}: refquat has zero length; give a unit "
+                             f"quaternion (w x y z)")
         scale = np.asarray(vals["scale"], dtype=np.float64)
-        mesh = MeshSpec(name=name, source=node.where())
+        mesh = MeshSpec(name=name, scale=tuple(float(x) for x in scale),
+                        refpos=tuple(vals["refpos"]), refquat=tuple(vals["refquat"]),
+                        inertia=vals["inertia"], source=node.where())
         if "vertex" in vals:
             v = np.asarray(vals["vertex"], dtype=np.float64)
             if v.size == 0 or v.size % 3:
@@ -1060,11 +1068,6 @@ class _Loader:
         if np.any(scale == 0):
             raise ModelError(f"{node.where()}: scale={tuple(scale)} has a zero factor; "
                              f"scale factors must be nonzero")
-        if np.any(scale != 1.0):
-            # MuJoCo keeps vertices in single precision and scales them in double precision
-            mesh.vertices = mesh.vertices.astype(np.float32).astype(np.float64) * scale
-            if np.prod(scale) < 0 and len(mesh.faces):
-                mesh.faces = np.ascontiguousarray(mesh.faces[:, [0, 2, 1]])
         self.spec.meshes.append(mesh)
 
     def _load_mesh_file(self, node, file):

@@ -250,12 +250,21 @@ class BodySpec:
 
 @dataclass
 class MeshSpec:
-    """A triangle mesh asset; the compiler uses its convex hull for inertia and collision."""
+    """A triangle mesh asset; the compiler uses its convex hull for inertia and collision.
+
+    As MJCF's <mesh>: the vertices are rounded to single precision, then moved by `refpos`,
+    rotated by the inverse of `refquat` and multiplied by `scale`; `inertia` is MuJoCo's mesh
+    inertia mode ("legacy", "exact", "convex" or "shell").
+    """
 
     name: str = ""
     vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int32))
     file: str = ""
+    scale: tuple = (1.0, 1.0, 1.0)
+    refpos: tuple = (0.0, 0.0, 0.0)
+    refquat: tuple = (1.0, 0.0, 0.0, 0.0)
+    inertia: str = "legacy"
     source: str = ""
 
 
