@@ -841,7 +841,7 @@ ERROR_CASES = [
      "coincide"),
     ('<geom type="hfield" hfield="h"/>', "model.xml:4 <geom>", "height-field"),
     ('<geom type="mesh" mesh="nope"/>', "model.xml:4 <geom>", "unknown mesh 'nope'"),
-    ('<geom mesh="m" size="1"/>', "model.xml:4 <geom>", "type='mesh'"),
+    ('<geom mesh="m" size="1"/>', "model.xml:4 <geom>", "unknown mesh 'm'"),
     ('<frame childclass="x"/>', "model.xml:4 <frame>", "'x'"),
     ('<body>\n<inertial pos="0 0 0" mass="1" euler="0 0 1" fullinertia="1 1 1 0 0 0"/></body>',
      "model.xml:5 <inertial>", "fullinertia"),

@@ -377,3 +377,69 @@ def test_mesh_maxhullvert_is_refused_by_name():
     xml = ('<mujoco><asset>\n<mesh name="m" maxhullvert="8" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>'
            '</asset><worldbody/></mujoco>')
     _error(xml, "model.xml:2 <mesh name='m'>", "maxhullvert", "convex hull")
+
+
+# ------------------------------------------------------------------------------------------
+# primitives fitted to meshes
+
+
+FIT = """<mujoco><compiler {compiler}/>
+<asset><mesh name="u" {mesh} {mattrs}/><mesh name="tall" {mesh} scale="0.5 0.5 4"/>
+  <mesh name="tet" vertex="0 0 0 0.3 0 0 0 0.2 0 0 0 0.4" scale="1 2 1"/></asset>
+<worldbody>
+  <body name="a" pos="0 0 1"><freejoint/>
+    <geom type="sphere" mesh="u" pos="0.1 0 0" euler="0 20 0"/>
+    <geom type="capsule" mesh="tall" fitscale="1.3" density="500"/>
+    <geom type="cylinder" mesh="tet" pos="0 0.2 0"/>
+    <geom type="box" mesh="u" euler="10 0 30"/>
+    <geom type="ellipsoid" mesh="tet" fitscale="0.7"/>
+    <geom type="mesh" mesh="u" pos="0.3 0 0"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("compiler, mattrs", [
+    ("", ""), ('fitaabb="true"', ""), ("", 'inertia="shell"'),
+    ('fitaabb="true"', 'inertia="convex" refquat="1 0.2 0 0.1"'),
+])
+def test_primitives_fitted_to_meshes_match_mujoco(compiler, mattrs):
+    verts, faces = _u_prism()
+    xml = FIT.format(compiler=compiler, mesh=_mesh_attrs(verts, faces), mattrs=mattrs)
+    m, ref = assert_same_model(xml)
+    np.testing.assert_array_equal(m.geom_dataid, [-1, -1, -1, -1, -1, 0])
+    assert m.nmesh == 3
+
+
+def test_fitting_to_a_mesh_without_volume_is_an_error():
+    """A flat mesh (allowed with shell inertia) leaves a fitted box without thickness."""
+    xml = ('<mujoco><asset><mesh name="flat" inertia="shell" '
+           'vertex="0 0 0 1 0 0 0 1 0 1 1 0" face="0 1 2 1 3 2"/></asset><worldbody>'
+           '<body>\n<geom type="box" mesh="flat"/></body></worldbody></mujoco>')
+    _error(xml, "model.xml:2 <geom>", "fitted to mesh 'flat'", "no volume")
+
+
+@pytest.mark.parametrize("geom, what", [
+    ('type="plane" mesh="tet"', "cannot be fitted"),
+    ('type="box" mesh="tet" fromto="0 0 0 1 0 0"', "fromto"),
+    ('type="box" size="1 1 1" shellinertia="true"', "shellinertia"),
+    ('type="mesh" mesh="tet" shellinertia="true"', "inertia='shell'"),
+])
+def test_bad_fitting_is_an_error(geom, what):
+    xml = ('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
+           f'<worldbody><body>\n<geom {geom}/></body></worldbody></mujoco>')
+    _error(xml, "model.xml:2 <geom>", what)
+
+
+FLAT = ('<mujoco><asset><mesh name="flat" inertia="shell" vertex="0 0 0 1 0 0 0 1 0 1 1 0" '
+        'face="0 1 2 1 3 2"/></asset><worldbody><body><freejoint/>\n'
+        '<geom type="mesh" mesh="flat" {attrs}/></body></worldbody></mujoco>')
+
+
+def test_flat_shell_mesh_loads_as_a_visual_geom():
+    assert_same_model(FLAT.format(attrs='contype="0" conaffinity="0"'))
+
+
+def test_flat_mesh_cannot_collide():
+    xml = FLAT.format(attrs="")
+    with pytest.raises(ValueError, match="coplanar"):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <geom>", "mesh 'flat' is flat", "contype='0'")

@@ -352,6 +352,8 @@ class _Compiler:
             raise ModelError(f"height-field geoms are not supported yet{_where(g)}")
         size = _check_finite(np.resize(np.asarray(g.size, dtype=np.float64), 3)
                              if np.size(g.size) else np.zeros(3), "geom size", g)
+        if g.mesh and g.type != "mesh":
+            return self.fit_geom(g)
         nreq = _required_sizes(g.type)
         if np.any(size[:nreq] <= 0):
             raise ModelError(f"geom of type {g.type} needs {nreq} positive size value(s), got "
@@ -363,10 +365,78 @@ class _Compiler:
             if g.mesh not in self.meshes:
                 raise ModelError(f"geom refers to unknown mesh {g.mesh!r}{_where(g)}")
             meshid, mesh = self.meshes[g.mesh]
+            if not len(mesh.hull_vertices) and (g.contype or g.conaffinity):
+                raise ModelError(f"mesh {g.mesh!r} is flat (its vertices lie in one plane) and "
+                                 f"has no convex hull, which a colliding geom needs{_where(g)}; "
+                                 f"set contype='0' conaffinity='0' on the geom or give the mesh "
+                                 f"a volume")
             pos = pos + frames.rotate(quat, mesh.pos)
             quat = frames.quat_normalize(frames.quat_mul(quat, mesh.quat))
             size = np.max(np.abs(mesh.aabb), axis=0)  # MuJoCo's geom_size for a mesh
         return size, pos, quat, mesh, meshid
+
+    def fit_geom(self, g):
+        """Size, pos, quat of a primitive geom fitted to the mesh it names (mjCMesh::FitGeom).
+
+        Without compiler fitaabb the primitive matches the mesh's equivalent inertia box,
+        half-sizes b_i = ½ √(6 (I_j + I_k − I_i) / V) (I the principal moments per unit
+        density, V the volume, or the area for inertia="shell"): sphere r = mean(b), capsule
+        r = (b_0 + b_1) / 2 and half-length max(0, b_2 − r / 2), cylinder r = (b_0 + b_1) / 2
+        and b_2, box and ellipsoid b. With fitaabb it is the smallest primitive whose box
+        holds the mesh's bounding box (half-sizes a, centred on the box): sphere max(a),
+        capsule and cylinder max(a_0, a_1) and a_2 (the capsule's less its radius), box and
+        ellipsoid a. Sizes are then multiplied by fitscale; the frame is the mesh's inertial
+        frame (moved to the box centre for fitaabb) composed with the geom's.
+        """
+        if g.mesh not in self.meshes:
+            raise ModelError(f"geom refers to unknown mesh {g.mesh!r}{_where(g)}")
+        if g.type not in ("sphere", "capsule", "cylinder", "ellipsoid", "box"):
+            raise ModelError(f"a {g.type} geom cannot be fitted to mesh {g.mesh!r}; use type "
+                             f"sphere, capsule, cylinder, ellipsoid or box{_where(g)}")
+        mesh = self.meshes[g.mesh][1]
+        center = np.zeros(3)
+        size = np.zeros(3)
+        if not self.spec.fitaabb:
+            I, vol = mesh.inertia, mesh.volume
+            with np.errstate(invalid="ignore"):
+                b = 0.5 * np.sqrt(6.0 * np.array([I[1] + I[2] - I[0], I[0] + I[2] - I[1],
+                                                  I[0] + I[1] - I[2]]) / vol)
+            b = np.nan_to_num(b)
+            if g.type == "sphere":
+                size[0] = (b[0] + b[1] + b[2]) / 3
+            elif g.type == "capsule":
+                size[0] = (b[0] + b[1]) / 2
+                size[1] = max(0.0, b[2] - size[0] / 2)
+            elif g.type == "cylinder":
+                size[0], size[1] = (b[0] + b[1]) / 2, b[2]
+            else:
+                size[:] = b
+        else:
+            lo, hi = mesh.aabb
+            center = (lo + hi) / 2
+            half = hi - center
+            if g.type == "sphere":
+                size[0] = max(half[0], half[1], half[2])
+            elif g.type in ("capsule", "cylinder"):
+                size[0], size[1] = max(half[0], half[1]), half[2]
+                if g.type == "capsule":
+                    size[1] -= size[0]
+            else:
+                size[:] = half
+        size *= g.fitscale
+        nreq = _required_sizes(g.type)
+        if np.any(size[:nreq] <= 0):
+            raise ModelError(
+                f"a {g.type} fitted to mesh {g.mesh!r} gets size {size[:nreq].tolist()}: the "
+                f"mesh has no extent along some axis (a flat or degenerate mesh has no volume "
+                f"to fit){_where(g)}; give the geom its own size without mesh=, or fit it to "
+                f"a mesh that encloses a volume")
+        pos = _check_finite(g.pos, "geom pos", g).reshape(3)
+        quat = frames.quat_normalize(_check_finite(g.quat, "geom quat", g))
+        meshpos = mesh.pos + frames.rotate(mesh.quat, center)
+        pos = pos + frames.rotate(quat, meshpos)
+        quat = frames.quat_normalize(frames.quat_mul(quat, mesh.quat))
+        return size, pos, quat, None, -1
 
     def geom_mass(self, g, size, mesh):
         vol = geom_volume(g.type, size, mesh)

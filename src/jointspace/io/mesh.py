@@ -66,7 +66,8 @@ class ProcessedMesh:
         pos            (3,) f8      origin of the inertial frame in the original mesh frame
         quat           (4,) f8      rotation (w, x, y, z) of the inertial frame in the
                                     original mesh frame
-        hull_vertices  (k, 3) f8    convex-hull vertices, inertial frame
+        hull_vertices  (k, 3) f8    convex-hull vertices, inertial frame (none, k = 0, for a
+                                    flat surface)
         hull_faces     (h, 3) i4    outward-oriented hull triangles, indices into hull_vertices
         aabb           (2, 3) f8    axis-aligned box of the vertices, rows (min, max),
                                     inertial frame
@@ -435,7 +436,12 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     aabb = np.stack([local.min(axis=0), local.max(axis=0)])
     half = np.max(np.abs(aabb), axis=0)
     local = local.astype(np.float32).astype(np.float64)
-    used, hull_faces = _hull(local, where)
+    if given_faces and inertia != "convex" and _flat(local):
+        # a flat surface has no convex hull: MuJoCo builds one only for a colliding geom,
+        # and the compiler refuses a colliding geom on a mesh without one
+        used, hull_faces = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
+    else:
+        used, hull_faces = _hull(local, where)
     remap = np.full(len(local), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     return ProcessedMesh(
@@ -769,6 +775,13 @@ def _mat_mul(M, N):
 
 # ------------------------------------------------------------------------------------------
 # convex hull
+
+
+def _flat(v):
+    """Whether the points span less than three dimensions (no convex hull exists)."""
+    centred = v - v.mean(axis=0)
+    sv = np.linalg.svd(centred, compute_uv=False)
+    return bool(sv[-1] <= 1e-12 * max(sv[0], MINVAL))
 
 
 def _hull(v, where):

@@ -308,7 +308,7 @@ _BASE = {
         "priority": 0, "solmix": 1.0, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
         "margin": 0.0, "gap": 0.0, "group": 0, "rgba": (0.5, 0.5, 0.5, 1.0), "mesh": "",
         "hfield": "", "fluidshape": "none", "fluidcoef": (0.5, 0.25, 1.5, 1.0, 1.0),
-        "adhesion": 0.0, "surfacevel": (0.0, 0.0, 0.0),
+        "adhesion": 0.0, "surfacevel": (0.0, 0.0, 0.0), "fitscale": 1.0,
     },
     "site": {
         "type": "sphere", "size": (0.005, 0.005, 0.005), "fromto": None,
@@ -842,6 +842,7 @@ class _Loader:
         self._ignore_if(node, "coordinate", coord == "global",
                         "global coordinates were removed from MuJoCo 2.3.3")
         spec.alignfree = self._get(node, "alignfree", _B, spec.alignfree)
+        spec.fitaabb = self._get(node, "fitaabb", _B, spec.fitaabb)
         for key, use in (("exactmeshinertia", "inertia='exact' on the meshes (or in "
                           "<default><mesh>)"), ("maxhullvert", "maxhullvert on the meshes")):
             if key in node.attrib:
@@ -1354,10 +1355,16 @@ class _Loader:
             raise ModelError(f"{where}: height-field geoms are not supported by jointspace; "
                              f"replace the hfield with a plane or boxes")
         mesh = v.get("mesh") or ""
-        if mesh and gtype != "mesh":
-            raise ModelError(f"{where}: mesh={mesh!r} with type={gtype!r} asks MuJoCo to fit "
-                             f"a primitive to the mesh, which jointspace does not do; set "
-                             f"type='mesh' or remove mesh")
+        if mesh and gtype not in ("mesh", "sphere", "capsule", "cylinder", "ellipsoid", "box"):
+            raise ModelError(f"{where}: a {gtype} cannot be fitted to mesh {mesh!r}; use type "
+                             f"mesh, or sphere, capsule, cylinder, ellipsoid or box to fit one")
+        if mesh and v["fromto"] is not None:
+            raise ModelError(f"{where}: fromto cannot be used with a mesh; remove one")
+        self._ignore_if(node, "shellinertia", v["shellinertia"] and not mesh,
+                        "the inertia of primitive geoms as thin shells")
+        if mesh and gtype == "mesh" and v["shellinertia"]:
+            raise ModelError(f"{where}: for a mesh geom, shell inertia is set on the mesh "
+                             f"asset: write inertia='shell' on <mesh name='{mesh}'>")
         if gtype == "mesh" and not mesh:
             raise ModelError(f"{where}: a mesh geom needs a mesh attribute naming an asset")
         self._ignore_if(node, "surfacevel", any(v["surfacevel"]), "moving contact surfaces")
@@ -1384,7 +1391,8 @@ class _Loader:
                 size[1] = half
         else:
             quat = self._orientation(node, v["_orient"])
-        self._check_size(node, gtype, size)
+        if not mesh:
+            self._check_size(node, gtype, size)
         mass = v["mass"]
         if mass is not None and mass < 0:
             raise ModelError(f"{where}: mass={mass} is negative; masses must be >= 0")
@@ -1395,7 +1403,8 @@ class _Loader:
         pos, quat = _compose(xf, pos, quat)
         return GeomSpec(
             type=gtype, name=v.get("name", ""), size=np.array(size), pos=pos, quat=quat,
-            mesh=mesh, mass=mass, density=v["density"], shellinertia=v["shellinertia"],
+            mesh=mesh, fitscale=v["fitscale"], mass=mass, density=v["density"],
+            shellinertia=v["shellinertia"],
             friction=tuple(v["friction"]), contype=v["contype"], conaffinity=v["conaffinity"],
             condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
             solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],

@@ -131,6 +131,7 @@ class GeomSpec:
     pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
     quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     mesh: str = ""
+    fitscale: float = 1.0
     mass: float | None = None
     density: float = 1000.0
     shellinertia: bool = False
@@ -439,7 +440,8 @@ class ModelSpec:
     `inertiagrouprange` (lowest, highest): only geoms of a group in it give their body mass
     and inertia. `alignfree`: a body whose only joint is free and that has no children gets
     its body frame moved onto its inertial frame (MuJoCo's compiler alignfree; a joint's own
-    `align` overrides it).
+    `align` overrides it). `fitaabb`: a primitive geom that names a mesh is fitted to the
+    mesh's bounding box instead of its equivalent inertia box.
     """
 
     name: str = "model"
@@ -463,5 +465,6 @@ class ModelSpec:
     settotalmass: float = -1.0
     inertiagrouprange: tuple = (0, 5)
     alignfree: bool = False
+    fitaabb: bool = False
     source: str = ""
     warnings: list = field(default_factory=list)
