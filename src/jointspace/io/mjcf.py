@@ -2002,7 +2002,7 @@ class _Loader:
             b = stack.pop()
             stack.extend(b.children)
             for g in b.geoms:
-                if g.type == "mesh":
+                if g.type == "mesh" or g.mesh:
                     need(g.mesh, meshes, "mesh", g.source)
                 if g.material:
                     need(g.material, materials, "material", g.source)
