@@ -81,11 +81,17 @@ def assert_same_model(xml, m=None, **kw):
         np.testing.assert_array_equal(np.asarray(getattr(m, f), dtype=np.int64),
                                       np.asarray(getattr(ref, f), dtype=np.int64), err_msg=f)
     for f in ("body_pos", "body_mass", "body_ipos", "jnt_pos", "jnt_axis", "geom_pos",
-              "geom_size", "site_pos", "qpos0", "eq_data", "eq_solref", "eq_solimp",
+              "geom_size", "site_pos", "qpos0", "eq_solref", "eq_solimp",
               "pair_friction", "pair_solref", "pair_solreffriction", "pair_solimp",
               "pair_margin", "pair_gap", "mesh_vert"):
         np.testing.assert_allclose(np.asarray(getattr(m, f)).reshape(np.shape(getattr(ref, f))),
                                    getattr(ref, f), atol=TOL, rtol=TOL, err_msg=f)
+    # MuJoCo 4's eq_data has a 12th column, unused by connect, weld, joint and tendon; the
+    # 11th is the weld's torquescale (MuJoCo also writes 1 there for joint couplings)
+    weld = np.asarray(ref.eq_type) == mujoco.mjtEq.mjEQ_WELD
+    np.testing.assert_allclose(m.eq_data[:, :10], ref.eq_data[:, :10], atol=TOL,
+                               err_msg="eq_data")
+    np.testing.assert_allclose(m.eq_data[weld, 10], ref.eq_data[weld, 10], atol=TOL)
     _quat_close(m.body_quat, ref.body_quat, "body_quat")
     _quat_close(m.geom_quat, ref.geom_quat, "geom_quat")
     _quat_close(m.site_quat, ref.site_quat, "site_quat")
@@ -443,3 +449,143 @@ def test_flat_mesh_cannot_collide():
     with pytest.raises(ValueError, match="coplanar"):
         mujoco.MjModel.from_xml_string(xml)
     _error(xml, "model.xml:2 <geom>", "mesh 'flat' is flat", "contype='0'")
+
+
+# ------------------------------------------------------------------------------------------
+# model composition: <asset><model> and <attach>
+
+
+ARM = """<mujoco model="arm">
+  <compiler angle="radian" meshdir="parts"/>
+  <default><default class="link"><geom type="capsule" size="0.03" rgba="0 1 0 1"/></default>
+  </default>
+  <asset><mesh name="tet" file="tet.msh"/><material name="red" rgba="1 0 0 1"/></asset>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <site name="origin"/>
+    <body name="base" pos="0 0 0.1">
+      <joint name="j0" axis="0 0 1" range="-1 1"/>
+      <geom class="link" fromto="0 0 0 0 0 0.3" material="red"/>
+      <body name="l1" pos="0 0 0.3" euler="0 0.5 0">
+        <joint name="j1" axis="0 1 0"/><joint name="j2" type="ball"/>
+        <geom name="tetg" type="mesh" mesh="tet"/><geom name="pad" size="0.02"/>
+        <site name="tip" pos="0 0 0.2"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon><fixed name="t"><joint joint="j0" coef="1"/><joint joint="j1" coef="-1"/></fixed>
+  </tendon>
+  <actuator><motor name="m0" joint="j0"/><position name="p1" joint="j1" kp="10"/>
+    <motor name="mt" tendon="t"/></actuator>
+  <sensor><jointpos name="s0" joint="j0"/><framepos objtype="site" objname="tip"/>
+    <actuatorfrc actuator="p1"/></sensor>
+  <equality><joint joint1="j0" joint2="j1"/><weld body1="l1"/></equality>
+  <contact><exclude body1="base" body2="l1"/><pair geom1="tetg" geom2="pad"/></contact>
+  <keyframe><key name="home" qpos="0.1 0.2 1 0 0 0" ctrl="1 2 3"/><key qvel="1 2 3 4 5"/>
+  </keyframe>
+</mujoco>"""
+
+SCENE = """<mujoco>
+  <asset><model name="arm" file="robots/arm.xml"/></asset>
+  <worldbody>
+    <body name="mount" pos="1 0 0" euler="0 0 30">
+      <freejoint/><geom size="0.1"/>
+      <attach model="arm" body="base" prefix="a-"/>
+      <body name="after"><joint/><geom size="0.05"/></body>
+    </body>
+    <frame pos="0 1 0" euler="0 0 90"><attach model="arm" body="l1" prefix="b-"/></frame>
+    <attach model="arm" prefix="w-"/>
+  </worldbody>
+  <actuator><motor joint="a-j1"/></actuator>
+  <keyframe><key name="mine" qpos="1 2 3 1 0 0 0"/></keyframe>
+</mujoco>"""
+
+
+def _composed(tmp_path, scene=SCENE, arm=ARM):
+    (tmp_path / "robots" / "parts").mkdir(parents=True)
+    verts, faces = _u_prism()
+    _write_msh(tmp_path / "robots" / "parts" / "tet.msh", verts, faces)
+    (tmp_path / "robots" / "arm.xml").write_text(arm)
+    path = tmp_path / "scene.xml"
+    path.write_text(scene)
+    return path
+
+
+def test_attach_matches_mujoco(tmp_path):
+    path = _composed(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    O = mujoco.mjtObj
+    for kind, n, label in ((O.mjOBJ_MESH, ref.nmesh, "mesh"), (O.mjOBJ_MATERIAL, ref.nmat,
+                           "material"), (O.mjOBJ_ACTUATOR, ref.nu, "actuator"),
+                           (O.mjOBJ_SENSOR, ref.nsensor, "sensor"),
+                           (O.mjOBJ_TENDON, ref.ntendon, "tendon"), (O.mjOBJ_KEY, ref.nkey,
+                                                                      "key")):
+        assert m.names[label] == _names(ref, kind, n), label
+    for f in ("actuator_trnid", "sensor_objid", "sensor_type", "tendon_num", "wrap_objid",
+              "geom_matid", "actuator_gainprm", "tendon_length0", "jnt_range"):
+        np.testing.assert_allclose(np.asarray(getattr(m, f), dtype=np.float64),
+                                   getattr(ref, f), atol=TOL, err_msg=f)
+    # the keys of the copy of body l1 (rows 3, 4): MuJoCo 4.0.0 also writes the key's values
+    # of joint j0 and actuators m0, mt, which are not in the copy, into the next joint and
+    # actuators of the model (w-j0, w-m0, w-mt); we leave everything outside the copy at
+    # qpos0 and zero
+    other = [0, 1, 2, 5, 6]
+    for f in ("key_qpos", "key_qvel", "key_ctrl"):
+        np.testing.assert_allclose(getattr(m, f)[other], getattr(ref, f)[other], atol=TOL,
+                                   err_msg=f)
+    b_home = np.array(m.qpos0)
+    b_home[m.jnt_qposadr[m.joint("b-j1")]] = 0.2
+    np.testing.assert_array_equal(m.key_qpos[3], b_home)
+    b_vel = np.zeros(m.nv)
+    b_vel[m.jnt_dofadr[m.joint("b-j1")]:][:4] = [2, 3, 4, 5]
+    np.testing.assert_array_equal(m.key_qvel[4], b_vel)
+    np.testing.assert_array_equal(m.key_ctrl[3], np.eye(m.nu)[m.actuator("b-p1")] * 2)
+    assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+
+
+def _vfs(tmp_path):
+    """The files of a composed model as MuJoCo's assets mapping (paths relative to it)."""
+    return {str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*")
+            if p.is_file() and p.name != "scene.xml"}
+
+
+@pytest.mark.parametrize("attach, what", [
+    ('<attach model="nope" body="base" prefix="x-"/>', "model 'nope' is not declared"),
+    ('<attach model="arm" body="nobody" prefix="x-"/>', "no body 'nobody'"),
+    ('<attach model="arm" body="base"/>', "needs a prefix"),
+    ('<attach model="arm" frame="f" prefix="x-"/>', "attaching a <frame>"),
+    ('<attach body="base" prefix="x-"/>', "without model="),
+    ('<attach model="arm" body="base" prefix=""/><attach model="arm" body="base" prefix=""/>',
+     "duplicate mesh name 'tet'"),
+])
+def test_bad_attach_is_an_error(tmp_path, attach, what):
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>\n'
+             f'<worldbody>\n{attach}</worldbody></mujoco>')
+    path = _composed(tmp_path, scene)
+    with pytest.raises(ModelError) as info, warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        load_mjcf(str(path))
+    msg = str(info.value)
+    assert what in msg, msg
+    if "duplicate" not in what:
+        assert "scene.xml:3 <attach>" in msg, msg
+
+
+def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
+    path = tmp_path / "scene.xml"
+    path.write_text('<mujoco><asset>\n<model name="arm" file="gone.xml"/></asset>'
+                    '<worldbody/></mujoco>')
+    with pytest.raises(ModelError, match=r"scene.xml:2 <model name='arm'>.*'gone.xml' not found"):
+        load_mjcf(str(path))
+
+
+def test_attach_refuses_different_inertia_options(tmp_path):
+    arm = ARM.replace('<compiler angle="radian"', '<compiler boundmass="0.1" angle="radian"')
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset><worldbody>\n'
+             '<attach model="arm" body="base" prefix="x-"/></worldbody></mujoco>')
+    path = _composed(tmp_path, scene, arm)
+    with pytest.raises(ModelError, match="scene.xml:2 <attach>.*boundmass"):
+        load_mjcf(str(path))

@@ -1105,6 +1105,14 @@ class _Compiler:
                                      f"{n} ({self._key_size_help(field)}){_where(key)}")
                 m = v.size - v.size % unit
                 out[field][k, :m] = v[:m]
+            for field, values in (key.by_name or {}).items():
+                kind = "actuator" if field == "ctrl" else "joint"
+                for name, val in values.items():
+                    i = self.lookup(kind, name, key, f"{label}: {field} of")
+                    adr = (i if kind == "actuator" else
+                           int(A["jnt_qposadr" if field == "qpos" else "jnt_dofadr"][i]))
+                    val = np.atleast_1d(np.asarray(val, dtype=np.float64))
+                    out[field][k, adr:adr + val.size] = val
             for a in quat_adr:
                 out["qpos"][k, a:a + 4] = _normalized(out["qpos"][k, a:a + 4])
             for i in range(nmocap):

@@ -19,6 +19,7 @@ the physics silently (actuated tendons, composites, plugins, gravity compensatio
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -399,12 +400,11 @@ _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0)
 _SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
                   "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                   "nuser_sensor"}
-_SKIP_ASSET = {"texture", "hfield", "skin", "model"}
+_SKIP_ASSET = {"texture", "hfield", "skin"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
     "flexcomp": "a flexcomp generates deformable flex bodies",
     "plugin": "an engine plugin adds forces or geometry",
-    "attach": "attach inserts a whole sub-model",
 }
 _DEFAULT_CHILDREN = {"mesh", "material", "joint", "geom", "site", "camera", "light", "pair",
                      "equality", "tendon", "general", "motor", "position", "velocity",
@@ -543,6 +543,10 @@ class _Loader:
         self.ignored = {}
         self.base_dir = "."
         self.spec = ModelSpec()
+        self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
+        # non-tree elements of attached models: they follow this model's own, as in MuJoCo
+        self.attached = {k: [] for k in ("tendons", "actuators", "sensors", "equalities",
+                                          "pairs", "excludes", "keys")}
         self._inherit = []
 
     # ---- entry -------------------------------------------------------------------------
@@ -603,6 +607,8 @@ class _Loader:
             self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
+        for kind, items in self.attached.items():
+            getattr(spec, kind).extend(items)
         spec.keys += [KeySpec(source=spec.source)
                       for _ in range(self.size_nkey - len(spec.keys))]
         for node in root.children:
@@ -981,6 +987,8 @@ class _Loader:
                 self._mesh(child)
             elif child.tag == "material":
                 self._material(child)
+            elif child.tag == "model":
+                self._model_asset(child)
             elif child.tag in _SKIP_ASSET:
                 self._skip(child)
             else:
@@ -1139,6 +1147,11 @@ class _Loader:
                 cc, fxf = self._frame(child, childclass, xf)
                 stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
                               suffix))
+            elif tag == "attach":
+                if suffix:
+                    raise ModelError(f"{child.where()}: <attach> inside <replicate> is not "
+                                     f"supported by jointspace; attach each copy by itself")
+                self._attach(child, body, xf)
             elif tag == "replicate":
                 # copies pushed last first: the stack reads copy 0 first, as MuJoCo attaches
                 for cc, rxf, rsuffix in reversed(self._replicate(child, childclass, xf)):
@@ -1196,6 +1209,218 @@ class _Loader:
                              f"<default class='{cc}'> or fix the name")
         pos, quat = self._pose(node)
         return cc, _compose(xf, pos, quat)
+
+    # ---- model composition: <asset><model> and <attach> ----------------------------------
+
+    def _model_asset(self, node):
+        """<model name file>: parse another MJCF file whose bodies <attach> can insert."""
+        self._check_attrs(node, {"name", "file", "content_type"})
+        rel = node.attrib.get("file")
+        if not rel:
+            raise ModelError(f"{node.where()}: <model> needs a file attribute naming an MJCF "
+                             f"file")
+        data, path = self._read_include(node, rel)
+        child = _Loader(self.assets).load(data, path)
+        name = node.attrib.get("name") or child.name
+        if name in self.models:
+            raise ModelError(f"{node.where()}: model {name!r} is defined twice; rename one")
+        self.models[name] = (child, node)
+
+    def _attach(self, node, body, xf):
+        """<attach model body prefix>: a copy of a body subtree of another model, inserted here.
+
+        As MuJoCo's attach (mjs_attach, MuJoCo >= 3.2): every name in the copy gets `prefix`
+        (bodies, joints, geoms, sites, cameras, the model's meshes and materials, which are
+        all copied); the model's tendons, actuators, sensors, equality constraints, contact
+        pairs and exclusions that refer only to elements of the copy come with it, renamed;
+        its keyframes become keyframes of this model that set the copy's joints and
+        actuators (the rest at qpos0), named prefix + name (an unnamed one gets the prefix).
+        Without `body` the contents of the model's worldbody are inserted. The attached
+        elements follow this model's own in their lists, as in MuJoCo.
+        """
+        self._check_attrs(node, {"model", "body", "frame", "prefix"})
+        where = node.where()
+        if "frame" in node.attrib:
+            raise ModelError(f"{where}: attaching a <frame> is not supported by jointspace; "
+                             f"attach a body (body=) or the whole worldbody (no body=)")
+        if "model" not in node.attrib:
+            raise ModelError(f"{where}: <attach> without model= (attaching part of this "
+                             f"model to itself) is not supported by jointspace; declare "
+                             f"<model> in <asset> and attach from it")
+        if "prefix" not in node.attrib:
+            raise ModelError(f"{where}: <attach> needs a prefix attribute (it may be empty)")
+        name, prefix = node.attrib["model"], node.attrib["prefix"]
+        if name not in self.models:
+            known = ", ".join(sorted(self.models)) or "none"
+            raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); add "
+                             f"<model name='{name}' file='...'/> to <asset>")
+        child = self.models[name][0]
+        self._check_attach_compiler(node, child)
+        bname = node.attrib.get("body")
+        if bname is not None:
+            found = next((b for b in _walk(child.world) if b is not child.world
+                          and b.name == bname), None)
+            if found is None:
+                raise ModelError(f"{where}: model {name!r} has no body {bname!r}; name one of "
+                                 f"its bodies")
+            top = copy.deepcopy(found)
+            roots, extras = [top], None
+        else:
+            world = copy.deepcopy(child.world)
+            roots, extras = world.children, world
+        inside = {k: set() for k in ("body", "joint", "geom", "site", "camera")}
+        for root in roots:
+            for b in _walk(root):
+                inside["body"].add(b.name)
+                for kind, items in (("joint", b.joints), ("geom", b.geoms),
+                                    ("site", b.sites), ("camera", b.cameras)):
+                    inside[kind].update(e.name for e in items)
+        if extras is not None:
+            for kind, items in (("geom", extras.geoms), ("site", extras.sites),
+                                ("camera", extras.cameras)):
+                inside[kind].update(e.name for e in items)
+        for v in inside.values():
+            v.discard("")
+
+        def rename(e):
+            if e.name:
+                e.name = prefix + e.name
+            return e
+
+        def reelement(e):
+            rename(e)
+            for g in getattr(e, "geoms", ()):
+                for key in ("mesh", "material"):
+                    if getattr(g, key):
+                        setattr(g, key, prefix + getattr(g, key))
+            for items in (getattr(e, "joints", ()), getattr(e, "geoms", ()),
+                          getattr(e, "sites", ()), getattr(e, "cameras", ())):
+                for x in items:
+                    rename(x)
+                    if getattr(x, "target", ""):
+                        x.target = prefix + x.target
+
+        for root in roots:
+            for b in _walk(root):
+                reelement(b)
+            root.pos, root.quat = _compose(xf, np.asarray(root.pos, dtype=np.float64),
+                                           np.asarray(root.quat, dtype=np.float64))
+            body.children.append(root)
+        if extras is not None:
+            extras.joints, extras.children, extras.name = [], [], ""
+            reelement(extras)
+            for items, dest in ((extras.geoms, body.geoms), (extras.sites, body.sites),
+                                (extras.cameras, body.cameras)):
+                for x in items:
+                    x.pos, x.quat = _compose(xf, np.asarray(x.pos, dtype=np.float64),
+                                             np.asarray(x.quat, dtype=np.float64))
+                    dest.append(x)
+        spec = self.spec
+        for m in child.meshes:
+            spec.meshes.append(rename(copy.deepcopy(m)))
+        for m in child.materials:
+            spec.materials.append(rename(copy.deepcopy(m)))
+        self._attach_elements(child, inside, prefix, where)
+
+    def _check_attach_compiler(self, node, child):
+        """The attached model's mass and inertia options must be this model's."""
+        for key in ("inertiafromgeom", "balanceinertia", "boundmass", "boundinertia",
+                    "settotalmass", "inertiagrouprange", "alignfree", "fitaabb"):
+            mine, theirs = getattr(self.spec, key), getattr(child, key)
+            if mine != theirs:
+                raise ModelError(f"{node.where()}: the attached model sets <compiler "
+                                 f"{key}={theirs!r}> and this model {mine!r}; jointspace "
+                                 f"compiles one model with one setting: make them equal")
+
+    def _attach_elements(self, child, inside, prefix, where):
+        """Copy the attached model's non-tree elements that refer only to the copy."""
+        spec = self.attached
+        tendons = set()
+        for t in child.tendons:
+            refs = [("joint", j[0]) for j in t.joints] + [
+                ("site" if p[0] == "site" else "geom", p[1]) for p in t.path
+                if p[0] in ("site", "geom")]
+            if all(n in inside[k] for k, n in refs):
+                t = copy.deepcopy(t)
+                t.joints = [(prefix + j[0], *j[1:]) for j in t.joints]
+                t.path = [(p[0], prefix + p[1] if p[1] else p[1], *p[2:]) for p in t.path]
+                tendons.add(t.name)
+                spec["tendons"].append(_prefixed(t, prefix))
+        inside = dict(inside, tendon=tendons)
+        actuators = set()
+        for a in child.actuators:
+            refs = {"joint": a.joint, "jointinparent": a.jointinparent, "site": a.site,
+                    "refsite": a.refsite, "cranksite": a.cranksite,
+                    "slidersite": a.slidersite, "body": a.body, "tendon": a.tendon}
+            kinds = {"jointinparent": "joint", "refsite": "site", "cranksite": "site",
+                     "slidersite": "site"}
+            if all(n in inside[kinds.get(k, k)] for k, n in refs.items() if n):
+                a = copy.deepcopy(a)
+                for k, n in refs.items():
+                    if n:
+                        setattr(a, k, prefix + n)
+                actuators.add(a.name)
+                spec["actuators"].append(_prefixed(a, prefix))
+        inside = dict(inside, actuator=actuators)
+        kinds = {"xbody": "body", "body": "body", "subtree": "body", "joint": "joint",
+                 "geom": "geom",
+                 "site": "site", "camera": "camera", "tendon": "tendon",
+                 "actuator": "actuator"}
+        for sen in child.sensors:
+            refs = [(sen.objtype, sen.objname), (sen.reftype, sen.refname)]
+            if all(not n or n in inside.get(kinds.get(t, ""), ()) for t, n in refs):
+                sen = copy.deepcopy(sen)
+                sen.objname = prefix + sen.objname if sen.objname else ""
+                sen.refname = prefix + sen.refname if sen.refname else ""
+                spec["sensors"].append(_prefixed(sen, prefix))
+        for e in child.equalities:
+            kind = {"joint": "joint", "tendon": "tendon"}.get(e.type, "body")
+            if all(not n or n in inside[kind] for n in (e.obj1, e.obj2)):
+                e = copy.deepcopy(e)
+                e.obj1 = prefix + e.obj1
+                e.obj2 = prefix + e.obj2 if e.obj2 else ""
+                spec["equalities"].append(_prefixed(e, prefix))
+        for p in child.pairs:
+            if p.geom1 in inside["geom"] and p.geom2 in inside["geom"]:
+                p = copy.deepcopy(p)
+                p.geom1, p.geom2 = prefix + p.geom1, prefix + p.geom2
+                spec["pairs"].append(_prefixed(p, prefix))
+        for x in child.excludes:
+            if x.body1 in inside["body"] and x.body2 in inside["body"]:
+                x = copy.deepcopy(x)
+                x.body1, x.body2 = prefix + x.body1, prefix + x.body2
+                spec["excludes"].append(x)
+        self._attach_keys(child, inside, prefix, where)
+
+    def _attach_keys(self, child, inside, prefix, where):
+        """Keyframes of the attached model, as values of the copy's joints and actuators."""
+        if not child.keys:
+            return
+        joints = []  # (name, nq, nv) in the attached model's qpos order
+        for b in _walk(child.world):
+            for j in b.joints:
+                joints.append((j.name, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
+        for key in child.keys:
+            for field in ("act", "mpos", "mquat"):
+                if getattr(key, field) is not None:
+                    raise ModelError(f"{where}: keyframe {key.name!r} of the attached model "
+                                     f"sets {field}, which jointspace cannot carry into this "
+                                     f"model; remove it from the key")
+            by_name = {"qpos": {}, "qvel": {}, "ctrl": {}}
+            for field, col in (("qpos", 1), ("qvel", 2)):
+                v = getattr(key, field)
+                adr = 0
+                for row in joints:
+                    n = row[col]
+                    if v is not None and adr + n <= len(v) and row[0] in inside["joint"]:
+                        by_name[field][prefix + row[0]] = v[adr:adr + n]
+                    adr += n
+            if key.ctrl is not None:
+                for a, c in zip(child.actuators, key.ctrl):
+                    if a.name and a.name in inside["actuator"]:
+                        by_name["ctrl"][prefix + a.name] = c
+            self.attached["keys"].append(KeySpec(name=prefix + key.name,
+                                          time=key.time, by_name=by_name, source=key.source))
 
     def _replicate(self, node, childclass, xf):
         """The copies of a <replicate>: (childclass, frame, name suffix) of each, in order.
@@ -2093,6 +2318,22 @@ def _is_zero(text):
         return float(text) == 0.0
     except ValueError:
         return False
+
+
+def _walk(body):
+    """The bodies of a subtree in MuJoCo's order (depth first, parent before child)."""
+    stack = [body]
+    while stack:
+        b = stack.pop()
+        yield b
+        stack.extend(reversed(b.children))
+
+
+def _prefixed(element, prefix):
+    """An attached element with its own name prefixed; returns the element."""
+    if element.name:
+        element.name = prefix + element.name
+    return element
 
 
 def _add_suffix(element, suffix):
