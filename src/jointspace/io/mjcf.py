@@ -2,12 +2,14 @@
 
 The loader follows MuJoCo's compiler for the subset of MJCF that real models use: compiler
 options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
-inheritance and `childclass`, `<include>`, `<frame>`, bodies, joints, geoms, sites, meshes,
+inheritance and `childclass`, `<include>`, `<frame>`, `<replicate>`, `<attach>` of other
+files' `<model>` assets, bodies, joints, geoms (primitives fitted to meshes too), sites, meshes,
 actuators (motor, position, velocity, general), equality constraints, contact pairs and
 exclusions, sensors, keyframes and `<size nuserdata nkey>`, cameras, materials (their
 color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are resolved here
 (euler, axisangle, xyaxes, zaxis, fromto) so the compiler sees plain `pos`/`quat` relative
-to the parent body, in radians.
+to the parent body, in radians. The XML may deviate from XML 1.0 where MuJoCo's reader
+(tinyxml2) lets it (see `_tinyxml_tolerant`).
 
 Elements that jointspace does not model and whose absence leaves the physics unchanged
 (texture, statistic, custom, ...) are skipped and listed in
