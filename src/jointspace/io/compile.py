@@ -495,6 +495,38 @@ class _Compiler:
         I, q = principal_inertia(full)
         return mass, com, q, I
 
+    def visual_geoms(self):
+        """ids of the geoms <compiler discardvisual> removes (MuJoCo's mjCGeom::IsVisual).
+
+        A geom is visual when it neither collides (contype = conaffinity = 0) nor is named by
+        a contact pair, a spatial tendon's path or a sensor. Empty without discardvisual.
+        """
+        spec = self.spec
+        if not spec.discardvisual:
+            return set()
+        used = {p.geom1 for p in spec.pairs} | {p.geom2 for p in spec.pairs}
+        used |= {p[1] for t in spec.tendons for p in t.path if p[0] == "geom"}
+        used |= {s.objname for s in spec.sensors if s.objtype == "geom"}
+        used |= {s.refname for s in spec.sensors if s.reftype == "geom"}
+        out = set()
+        stack = [spec.world]
+        while stack:
+            b = stack.pop()
+            stack.extend(b.children)
+            out |= {id(g) for g in b.geoms if not g.contype and not g.conaffinity
+                    and not (g.name and g.name in used)}
+        return out
+
+    def discard_visual_meshes(self, geom_rows):
+        """Drop the meshes no remaining geom uses and renumber the rest (discardvisual)."""
+        used = sorted({r["dataid"] for r in geom_rows if r["type"] == T.GEOM_MESH})
+        new = {old: k for k, old in enumerate(used)}
+        self.meshes = {name: (new[i], pm) for name, (i, pm) in self.meshes.items()
+                       if i in new}
+        for r in geom_rows:
+            if r["type"] == T.GEOM_MESH:
+                r["dataid"] = new[r["dataid"]]
+
     def align_free(self, b):
         """Whether body b's frame moves onto its inertial frame (MuJoCo's free alignment)."""
         if len(b.joints) != 1 or b.joints[0].type != "free" or b.children:
@@ -537,7 +569,10 @@ class _Compiler:
         A = {}  # arrays by field name
         body_rows = []
         jnt_rows, geom_rows, site_rows, cam_rows = [], [], [], []
-        for mat in spec.materials:
+        visual = self.visual_geoms()
+        # discardvisual deletes every material (and texture), as MuJoCo's compiler does
+        self.materials = [] if spec.discardvisual else spec.materials
+        for mat in self.materials:
             add_name("material", mat.name, mat)
         nq = nv = 0
         dof_rows = []
@@ -615,9 +650,11 @@ class _Compiler:
                 nq += T.JOINT_NQ[jt]
             last_dof_of_body[i] = parent_dof
             geoms = []
-            geomadr = len(geom_rows) if b.geoms else -1
+            kept = [g for g in b.geoms if id(g) not in visual]
+            geomadr = len(geom_rows) if kept else -1
             for g in b.geoms:
-                add_name("geom", g.name, g)
+                if id(g) not in visual:
+                    add_name("geom", g.name, g)
                 size, gpos, gquat, mesh, meshid = self.resolve_geom(g)
                 m = self.geom_mass(g, size, mesh)
                 geoms.append((g, size, gpos, gquat, mesh, m))
@@ -631,6 +668,8 @@ class _Compiler:
                 fr = np.resize(np.asarray(g.friction, dtype=np.float64), 3)
                 if np.any(fr < 0):
                     raise ModelError(f"geom friction must be non-negative{_where(g)}")
+                if id(g) in visual:
+                    continue  # discardvisual: its mass and inertia count, the geom goes
                 geom_rows.append(dict(type=_GEOM[g.type], contype=g.contype,
                                       conaffinity=g.conaffinity, condim=g.condim, bodyid=i,
                                       dataid=meshid, group=g.group, priority=g.priority,
@@ -670,15 +709,17 @@ class _Compiler:
                         "balanceinertia=\"true\"/>) to raise the small moments")
             if self.align_free(b):
                 pos, quat, ipos, iquat = self.align_frame(
-                    pos, quat, ipos, iquat, geom_rows[len(geom_rows) - len(b.geoms):],
+                    pos, quat, ipos, iquat, geom_rows[len(geom_rows) - len(kept):],
                     site_rows[len(site_rows) - len(b.sites):],
                     cam_rows[len(cam_rows) - len(b.cameras):])
                 qpos0[-7:] = qpos_spring[-7:] = list(pos) + list(quat)
             body_rows.append(dict(parentid=pid, jntnum=len(b.joints), jntadr=jntadr,
-                                  dofnum=ndof, dofadr=dofadr, geomnum=len(b.geoms),
+                                  dofnum=ndof, dofadr=dofadr, geomnum=len(kept),
                                   geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,
                                   mass=mass, inertia=inertia, mocap=b.mocap,
                                   gravcomp=float(b.gravcomp)))
+        if spec.discardvisual:
+            self.discard_visual_meshes(geom_rows)
         if spec.settotalmass > 0:
             total = sum(r["mass"] for r in body_rows)
             if total > 0:
@@ -735,8 +776,8 @@ class _Compiler:
                                   intrinsic=(4,)))
         for k, shape in (("poscom0", (3,)), ("pos0", (3,)), ("mat0", (9,))):
             A["cam_" + k] = np.zeros((len(cam_rows),) + shape)  # set by mass_constants
-        A["mat_rgba"] = np.array([m.rgba for m in spec.materials],
-                                 dtype=np.float64).reshape(len(spec.materials), 4)
+        A["mat_rgba"] = np.array([m.rgba for m in self.materials],
+                                 dtype=np.float64).reshape(len(self.materials), 4)
 
         # sparse M layout (MuJoCo): row i stores M[i, i], M[i, parent(i)], M[i, parent²(i)], …
         madr, mcol = [], []
@@ -789,7 +830,7 @@ class _Compiler:
                      nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
                      nsensor=len(spec.sensors), nsensordata=nsensordata,
                      ntendon=ntendon, nwrap=nwrap,
-                     ncam=len(cam_rows), nmat=len(spec.materials),
+                     ncam=len(cam_rows), nmat=len(self.materials),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
                           or default_njmax(A, sizes["nconmax"]))
@@ -799,9 +840,9 @@ class _Compiler:
 
     def material_id(self, g):
         """geom_matid: the index of the geom's material, -1 when it has none."""
-        if not g.material:
+        if not g.material or self.spec.discardvisual:
             return -1
-        for k, mat in enumerate(self.spec.materials):
+        for k, mat in enumerate(self.materials):
             if mat.name == g.material:
                 return k
         raise ModelError(f"geom refers to unknown material {g.material!r}{_where(g)}; add "
@@ -1133,10 +1174,24 @@ class _Compiler:
                 raise ModelError(f"unknown equality type {e.type!r}{_where(e)}")
             self.names["equality"].append(e.name)
             data = np.zeros(11)
+            # MuJoCo leaves the object type of joint and tendon couplings unset (0)
+            objtype = 0 if e.type in ("joint", "tendon") else T.OBJ_BODY
             if e.type in ("joint", "tendon"):
                 o1 = self.lookup(e.type, e.obj1, e, f"equality {e.type}1")
                 o2 = self.lookup(e.type, e.obj2, e, f"equality {e.type}2") if e.obj2 else -1
                 data[:5] = np.resize(np.asarray(e.polycoef, dtype=np.float64), 5)
+            elif e.objtype == "site":
+                objtype = T.OBJ_SITE
+                o1 = self.lookup("site", e.obj1, e, "equality site1")
+                o2 = self.lookup("site", e.obj2, e, "equality site2")
+                if o1 == o2:
+                    raise ModelError(f"equality constraint between site {e.obj1!r} and "
+                                     f"itself{_where(e)}; name two different sites")
+                if e.type == "weld":
+                    # MuJoCo keeps its spec's default data (polycoef 0 1 0 0 0) in the
+                    # unused entries of a site weld, and the torquescale
+                    data[1] = 1.0
+                    data[10] = e.torquescale
             else:
                 o1 = self.lookup("body", e.obj1, e, "equality body1")
                 o2 = self.lookup("body", e.obj2, e, "equality body2") if e.obj2 else 0
@@ -1145,19 +1200,22 @@ class _Compiler:
                     if e.relpose is not None:
                         data[3:10] = e.relpose
                     data[10] = e.torquescale
-            rows.append(dict(type=_EQ[e.type], obj1id=o1, obj2id=o2, active0=int(e.active),
-                             solref=e.solref, solimp=e.solimp, data=data))
+            rows.append(dict(type=_EQ[e.type], obj1id=o1, obj2id=o2, objtype=objtype,
+                             active0=int(e.active), solref=e.solref, solimp=e.solimp,
+                             data=data))
         n = len(rows)
         shapes = dict(solref=(2,), solimp=(5,), data=(11,))
-        for k in ("type", "obj1id", "obj2id", "active0", "solref", "solimp", "data"):
+        for k in ("type", "obj1id", "obj2id", "objtype", "active0", "solref", "solimp",
+                  "data"):
             A["eq_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
                 (n,) + shapes.get(k, ()))
 
     def compile_contacts(self, A):
-        rows = []
+        rows, pair_names = [], []
         gf = A["geom_friction"]
+        gb = A["geom_bodyid"]
         for p in self.spec.pairs:
-            self.names["pair"].append(p.name)
+            pair_names.append(p.name)
             g1 = self.lookup("geom", p.geom1, p, "pair geom1")
             g2 = self.lookup("geom", p.geom2, p, "pair geom2")
             fr = (np.resize(np.asarray(p.friction, dtype=np.float64), 5) if p.friction is not None
@@ -1173,6 +1231,15 @@ class _Compiler:
                                                                  A["geom_margin"][g2]),
                 gap=p.gap if p.gap is not None else max(A["geom_gap"][g1], A["geom_gap"][g2]),
                 friction=fr))
+            # MuJoCo orders a pair's geoms by body id and the pairs by (body1, body2),
+            # stably: the signature body1 << 16 + body2
+            r = rows[-1]
+            if gb[g1] > gb[g2]:
+                r["geom1"], r["geom2"] = g2, g1
+            r["signature"] = (int(gb[r["geom1"]]) << 16) + int(gb[r["geom2"]])
+        order = sorted(range(len(rows)), key=lambda k: rows[k]["signature"])
+        rows = [rows[k] for k in order]
+        self.names["pair"].extend(pair_names[k] for k in order)
         n = len(rows)
         shapes = dict(solref=(2,), solreffriction=(2,), solimp=(5,), friction=(5,))
         for k in ("dim", "geom1", "geom2", "solref", "solreffriction", "solimp", "margin", "gap",
@@ -1185,7 +1252,7 @@ class _Compiler:
             b2 = self.lookup("body", e.body2, e, "exclude body2")
             b1, b2 = min(b1, b2), max(b1, b2)
             sig.append((b1 << 16) + b2)
-        A["exclude_signature"] = sig
+        A["exclude_signature"] = sorted(sig)  # MuJoCo sorts exclusions by signature
 
     def compile_option(self, A):
         o = self.spec.option

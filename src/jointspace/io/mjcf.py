@@ -859,9 +859,9 @@ class _Loader:
         igr = self._get(node, "inertiagrouprange", ("i", 2, 2))
         if igr is not None:
             spec.inertiagrouprange = tuple(igr)
-        for key in ("fusestatic", "discardvisual"):
-            if self._get(node, key, _B):
-                self.ignored.setdefault(f"<compiler> {key}", node.where())
+        spec.discardvisual = self._get(node, "discardvisual", _B, spec.discardvisual)
+        if self._get(node, "fusestatic", _B):
+            self.ignored.setdefault("<compiler> fusestatic", node.where())
         for child in node.children:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
@@ -1327,7 +1327,8 @@ class _Loader:
     def _check_attach_compiler(self, node, child):
         """The attached model's mass and inertia options must be this model's."""
         for key in ("inertiafromgeom", "balanceinertia", "boundmass", "boundinertia",
-                    "settotalmass", "inertiagrouprange", "alignfree", "fitaabb"):
+                    "settotalmass", "inertiagrouprange", "alignfree", "fitaabb",
+                    "discardvisual"):
             mine, theirs = getattr(self.spec, key), getattr(child, key)
             if mine != theirs:
                 raise ModelError(f"{node.where()}: the attached model sets <compiler "
@@ -1376,7 +1377,7 @@ class _Loader:
                 sen.refname = prefix + sen.refname if sen.refname else ""
                 spec["sensors"].append(_prefixed(sen, prefix))
         for e in child.equalities:
-            kind = {"joint": "joint", "tendon": "tendon"}.get(e.type, "body")
+            kind = {"joint": "joint", "tendon": "tendon"}.get(e.type, e.objtype)
             if all(not n or n in inside[kind] for n in (e.obj1, e.obj2)):
                 e = copy.deepcopy(e)
                 e.obj1 = prefix + e.obj1
@@ -1899,12 +1900,20 @@ class _Loader:
                 "tendon": {"tendon1", "tendon2", "polycoef"}}[tag]
             given = self._apply(child, "equality", v, allowed)
             where = child.where()
-            if "site1" in given or "site2" in given:
-                raise ModelError(f"{where}: site-based {tag} constraints are not supported by "
-                                 f"jointspace; use body1/body2 with an anchor")
+            sites = {"site1", "site2"} & given
+            bodies = {"body1", "body2", "anchor", "relpose"} & given
+            if sites and bodies:
+                raise ModelError(f"{where}: give either site1 and site2, or body1 (body2, "
+                                 f"anchor, relpose), not {', '.join(sorted(sites | bodies))}")
+            if sites and sites != {"site1", "site2"}:
+                raise ModelError(f"{where}: a site-based {tag} needs both site1 and site2")
             eq = EqualitySpec(type=tag, name=v.get("name", ""), solref=tuple(v["solref"]),
                               solimp=tuple(v["solimp"]), active=v["active"], source=where)
-            if tag in ("joint", "tendon"):
+            if sites:
+                eq.objtype = "site"
+                eq.obj1, eq.obj2 = v["site1"], v["site2"]
+                eq.torquescale = v["torquescale"]
+            elif tag in ("joint", "tendon"):
                 if tag + "1" not in given:
                     raise ModelError(f"{where}: a {tag} equality needs {tag}1")
                 eq.obj1, eq.obj2 = v[tag + "1"], v.get(tag + "2", "")
@@ -2254,7 +2263,7 @@ class _Loader:
                              f"{t.name!r}")
         for eq in self.spec.equalities:
             table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
-                eq.type, (bodies, "body"))
+                eq.type, (sites, "site") if eq.objtype == "site" else (bodies, "body"))
             need(eq.obj1, table, what, eq.source)
             if eq.obj2:
                 need(eq.obj2, table, what, eq.source)

@@ -311,10 +311,15 @@ class ActuatorSpec:
 
 @dataclass
 class EqualitySpec:
-    """An equality constraint (MJCF <equality>): connect, weld, joint or tendon coupling."""
+    """An equality constraint (MJCF <equality>): connect, weld, joint or tendon coupling.
+
+    `objtype` "site" makes a connect or weld act between the two sites `obj1` and `obj2`
+    (MuJoCo's site semantics: their positions, and for a weld their frames, coincide).
+    """
 
     type: str = "connect"
     name: str = ""
+    objtype: str = "body"
     obj1: str = ""
     obj2: str = ""
     anchor: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -443,7 +448,9 @@ class ModelSpec:
     and inertia. `alignfree`: a body whose only joint is free and that has no children gets
     its body frame moved onto its inertial frame (MuJoCo's compiler alignfree; a joint's own
     `align` overrides it). `fitaabb`: a primitive geom that names a mesh is fitted to the
-    mesh's bounding box instead of its equivalent inertia box.
+    mesh's bounding box instead of its equivalent inertia box. `discardvisual`: geoms that
+    neither collide nor are named by a pair, tendon or sensor are removed after they gave
+    their body mass, with the meshes only they used, and every material.
     """
 
     name: str = "model"
@@ -468,5 +475,6 @@ class ModelSpec:
     inertiagrouprange: tuple = (0, 5)
     alignfree: bool = False
     fitaabb: bool = False
+    discardvisual: bool = False
     source: str = ""
     warnings: list = field(default_factory=list)
