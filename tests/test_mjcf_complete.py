@@ -694,3 +694,18 @@ def test_discardvisual_matches_mujoco(flag):
     m, ref = assert_same_model(DISCARD.format(flag=flag))
     np.testing.assert_array_equal(m.geom_matid, ref.geom_matid)
     assert m.nmat == ref.nmat == (0 if flag == "true" else 1)
+
+
+@pytest.mark.parametrize("attrs", [
+    'boundmass="0.5" boundinertia="0.01"', 'settotalmass="7"', 'balanceinertia="true"',
+    'boundmass="2" settotalmass="3" balanceinertia="true"',
+])
+def test_compiler_mass_options_match_mujoco(attrs):
+    xml = ('<mujoco><compiler ' + attrs + '/><worldbody><body name="a" pos="0 0 1">'
+           '<freejoint/><geom type="box" size="0.3 0.02 0.02" density="10"/>'
+           '<body name="b" pos="0.3 0 0"><joint/><geom size="0.01"/></body></body>'
+           '<body name="c"><joint/><inertial pos="0 0 0" mass="1" diaginertia="1 0.1 0.1"/>'
+           '</body></worldbody></mujoco>')
+    if "balanceinertia" not in attrs:
+        xml = xml.replace('diaginertia="1 0.1 0.1"', 'diaginertia="1 0.6 0.5"')
+    assert_same_model(xml)
