@@ -502,8 +502,8 @@ def test_open_mesh_collides_as_its_hull():
              <worldbody><geom type="plane" size="1 1 .1"/>
              <body pos="0 0 0.01" quat="0 1 0 0"><freejoint/><geom type="mesh" mesh="m"/></body>
              </worldbody></mujoco>"""
-    with pytest.warns(JointspaceWarning, match="not closed"):
-        m = js.load_string(xml)
+    m = js.load_string(xml)
+    assert any("not closed" in w for w in m.warnings)
     d = js.make_data(m)
     assert collision(m, d) >= 1
     assert np.all(d.contact.dist < 0.01 + 1e-9)

@@ -118,6 +118,59 @@ LOOPS = """<mujoco model="loops">
 </mujoco>"""
 
 
+# The same kinds of loops closed between sites (MuJoCo's site semantics): a connect of the
+# coupler's tip site to l3's tip site, a weld of two rotated sites (site2's orientation
+# enters the rows) with torquescale, and a free body welded to a rotated world site.
+SITES = """<mujoco model="sites">
+<default><geom contype="0" conaffinity="0"/></default>
+<worldbody>
+ <site name="w" pos="1 1 1.2" euler="0.3 0 0.5"/>
+ <body name="l1">
+  <joint name="j1" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <body name="l2" pos="0 0 0.5">
+   <joint name="j2" type="hinge" axis="0 1 0"/>
+   <geom type="capsule" fromto="0 0 0 0.6 0 0" size="0.02"/>
+   <site name="tip2" pos="0.6 0 0"/>
+  </body>
+ </body>
+ <body name="l3" pos="0.6 0 0">
+  <joint name="j3" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <site name="tip3" pos="0 0 0.5"/>
+ </body>
+ <body name="m1" pos="0 1 0">
+  <joint name="i1" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <body name="m2" pos="0 0 0.5">
+   <joint name="i2" type="hinge" axis="0 1 0"/>
+   <geom type="capsule" fromto="0 0 0 0.6 0 0" size="0.02"/>
+   <site name="a" pos="0.6 0 0" euler="0.2 0.4 -0.1"/>
+  </body>
+ </body>
+ <body name="m3" pos="0.6 1 0">
+  <joint name="i3" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.02"/>
+  <body name="m4" pos="0 0 0.5">
+   <joint name="i4" type="ball"/>
+   <geom type="sphere" size="0.05"/>
+   <site name="b" pos="0.02 0 0.01" euler="-0.3 0.1 0.6"/>
+  </body>
+ </body>
+ <body name="free" pos="1 1 1">
+  <freejoint/>
+  <geom type="box" size="0.1 0.2 0.3"/>
+  <site name="f" pos="0 0.1 0.2" euler="0 0.2 0"/>
+ </body>
+</worldbody>
+<equality>
+ <connect site1="tip2" site2="tip3"/>
+ <weld site1="a" site2="b" solref="0.05 1.2" torquescale="2"/>
+ <weld site1="f" site2="w" torquescale="0.5"/>
+</equality>
+</mujoco>"""
+
+
 def _pair(xml):
     mjm = mujoco.MjModel.from_xml_string(xml)
     # MuJoCo 4.0 solves per island and then leaves efc_state in island order; one monolithic
@@ -187,7 +240,7 @@ def _check_solution(m, d, mjd):
     assert ours <= theirs * (1 + COST_TOL) + 1e-300
 
 
-@pytest.mark.parametrize("xml", [LIMITS, LOOPS], ids=["limits", "loops"])
+@pytest.mark.parametrize("xml", [LIMITS, LOOPS, SITES], ids=["limits", "loops", "sites"])
 def test_rows_and_newton_match_mujoco(xml):
     """Rows, softness and aref, and the Newton solution, match mj_forward on random states."""
     m, mjm, mjd = _pair(xml)

@@ -374,12 +374,19 @@ def rne_post_constraint(m, d):
         t0 = f[i + 3] if weld else 0.0
         t1 = f[i + 4] if weld else 0.0
         t2 = f[i + 5] if weld else 0.0
+        site = m.eq_objtype[eq] == OBJ_SITE
         for side in range(2):
             b = m.eq_obj1id[eq] if side == 0 else m.eq_obj2id[eq]
+            obj = b
+            if site:
+                b = m.site_bodyid[obj]
             if b == 0:
                 continue
             off = 3 if (weld == (side == 0)) else 0
-            a0, a1, a2 = m.eq_data[eq, off], m.eq_data[eq, off + 1], m.eq_data[eq, off + 2]
+            if site:  # the anchor is the site, in its body's frame
+                a0, a1, a2 = m.site_pos[obj, 0], m.site_pos[obj, 1], m.site_pos[obj, 2]
+            else:
+                a0, a1, a2 = m.eq_data[eq, off], m.eq_data[eq, off + 1], m.eq_data[eq, off + 2]
             R = d.xmat[b]
             p0 = d.xpos[b, 0] + R[0] * a0 + R[1] * a1 + R[2] * a2
             p1 = d.xpos[b, 1] + R[3] * a0 + R[4] * a1 + R[5] * a2

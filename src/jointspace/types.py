@@ -54,6 +54,8 @@ DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
 BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = 0, 1, 2
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
+# object types of connect and weld constraints (MuJoCo's mjtObj values)
+OBJ_BODY, OBJ_SITE = 1, 6
 # tendon path elements (MuJoCo's mjtWrap)
 WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE, WRAP_CYLINDER = 1, 2, 3, 4, 5
 # camera modes (MuJoCo's mjtCamLight) and projections (mjtProjection)
@@ -289,9 +291,11 @@ MODEL_FIELDS = (
     ("actuator_acc0", "f", ("nu",), "norm of the joint acceleration of a unit force at qpos0"),
     ("actuator_cranklength", "f", ("nu",), "crank length of a slider-crank transmission"),
     # equality constraints
-    ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD or EQ_JOINT"),
-    ("eq_obj1id", "i", ("neq",), "id of object 1 (body or joint)"),
-    ("eq_obj2id", "i", ("neq",), "id of object 2 (body or joint; -1 for joint: fixed)"),
+    ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD, EQ_JOINT or EQ_TENDON"),
+    ("eq_obj1id", "i", ("neq",), "id of object 1 (body, site, joint or tendon)"),
+    ("eq_obj2id", "i", ("neq",), "id of object 2 (body, site, joint or tendon; -1: none)"),
+    ("eq_objtype", "i", ("neq",), "type of both objects of a connect or weld: OBJ_BODY or "
+     "OBJ_SITE; 0 for joint and tendon couplings, as in MuJoCo"),
     ("eq_active0", "b", ("neq",), "initial activation"),
     ("eq_solref", "f", ("neq", 2), "constraint solref"),
     ("eq_solimp", "f", ("neq", 5), "constraint solimp"),

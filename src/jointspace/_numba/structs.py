@@ -366,6 +366,7 @@ _MODEL_FIELDS = [
     ("eq_type", types.int32[::1]),
     ("eq_obj1id", types.int32[::1]),
     ("eq_obj2id", types.int32[::1]),
+    ("eq_objtype", types.int32[::1]),
     ("eq_active0", types.uint8[::1]),
     ("eq_solref", types.float64[:, ::1]),
     ("eq_solimp", types.float64[:, ::1]),
@@ -742,7 +743,7 @@ def _fill_model_4(s, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, 
 
 
 @njit(cache=True)
-def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature):
+def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction):
     s.actuator_forcelimited = _borrow(actuator_forcelimited)
     s.actuator_gainprm = _borrow(actuator_gainprm)
     s.actuator_biasprm = _borrow(actuator_biasprm)
@@ -761,6 +762,7 @@ def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, 
     s.eq_type = _borrow(eq_type)
     s.eq_obj1id = _borrow(eq_obj1id)
     s.eq_obj2id = _borrow(eq_obj2id)
+    s.eq_objtype = _borrow(eq_objtype)
     s.eq_active0 = _borrow(eq_active0)
     s.eq_solref = _borrow(eq_solref)
     s.eq_solimp = _borrow(eq_solimp)
@@ -774,11 +776,11 @@ def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, 
     s.pair_margin = _borrow(pair_margin)
     s.pair_gap = _borrow(pair_gap)
     s.pair_friction = _borrow(pair_friction)
-    s.exclude_signature = _borrow(exclude_signature)
 
 
 @njit(cache=True)
-def _fill_model_6(s, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time):
+def _fill_model_6(s, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm):
+    s.exclude_signature = _borrow(exclude_signature)
     s.tendon_adr = _borrow(tendon_adr)
     s.tendon_num = _borrow(tendon_num)
     s.tendon_limited = _borrow(tendon_limited)
@@ -810,11 +812,11 @@ def _fill_model_6(s, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, 
     s.sensor_cutoff = _borrow(sensor_cutoff)
     s.sensor_noise = _borrow(sensor_noise)
     s.sensor_intprm = _borrow(sensor_intprm)
-    s.key_time = _borrow(key_time)
 
 
 @njit(cache=True)
-def _fill_model_7(s, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+def _fill_model_7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+    s.key_time = _borrow(key_time)
     s.key_qpos = _borrow(key_qpos)
     s.key_qvel = _borrow(key_qvel)
     s.key_act = _borrow(key_act)
@@ -980,9 +982,9 @@ def make_model_struct(m):
     _fill_model_2(owner, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0, o.dof_M0, o.qpos0)
     _fill_model_3(owner, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos)
     _fill_model_4(owner, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited)
-    _fill_model_5(owner, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature)
-    _fill_model_6(owner, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time)
-    _fill_model_7(owner, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_5(owner, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction)
+    _fill_model_6(owner, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm)
+    _fill_model_7(owner, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

@@ -132,7 +132,7 @@ def hull_arrays(meshes):
     nvert = npoly = npv = 0
     for pm in meshes:
         hv = np.asarray(pm.hull_vertices, dtype=np.float64).reshape(-1, 3)
-        loops, normals = hull_polygons(hv, pm.hull_faces)
+        loops, normals = hull_polygons(hv, pm.hull_faces) if len(hv) else ([], [])
         vert_adr.append(nvert)
         vert_num.append(len(hv))
         poly_adr.append(npoly)

@@ -10,7 +10,12 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace.constraint.rows import equality_anchors, quat_mul_axis
+from jointspace.constraint.rows import (
+    equality_anchors,
+    equality_bodies,
+    equality_frames,
+    quat_mul_axis,
+)
 from jointspace.rotation import quat_mul
 from jointspace.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -18,6 +23,7 @@ from jointspace.types import (
     EQ_WELD,
     JNT_BALL,
     JNT_FREE,
+    OBJ_SITE,
 )
 
 
@@ -109,8 +115,7 @@ def _jdotv_equality(m, d):
             while row < ne and d.efc_id[row] == eid:
                 row += 1
             continue
-        b1 = m.eq_obj1id[eid]
-        b2 = m.eq_obj2id[eid]
+        b1, b2 = equality_bodies(m, eid)
         equality_anchors(m, d, eid, p1, p2)
         jp1[:] = 0.0
         jr1[:] = 0.0
@@ -125,19 +130,22 @@ def _jdotv_equality(m, d):
             data = m.eq_data[eid]
             ts = data[10]
             # d/dt of ½ vec(q2⁻¹ ⊗ (0, (Jr1 − Jr2) v) ⊗ q1 ⊗ q_rel): three product-rule terms
-            quat_mul(q0r, d.xquat[b1], data[6:10])
-            nq1[0] = d.xquat[b2, 0]
-            nq1[1] = -d.xquat[b2, 1]
-            nq1[2] = -d.xquat[b2, 2]
-            nq1[3] = -d.xquat[b2, 3]
+            equality_frames(m, d, eid, q0r, nq1)
             w1 = d.cvel[b1, 0:3]
             w2 = d.cvel[b2, 0:3]
             for k in range(3):
                 dw[k] = w1[k] - w2[k]
                 djr[k] = jr1[k] - jr2[k]
-            _quat_deriv(qd0, d.xquat[b1], w1)
-            quat_mul(qd0r, qd0, data[6:10])
-            _quat_deriv(nqd1, d.xquat[b2], w2)
+            if m.eq_objtype[eid] == OBJ_SITE:
+                # site semantics: the derivatives of the sites' world rotations
+                quat_mul(qd0, d.xquat[b1], m.site_quat[m.eq_obj1id[eid]])
+                _quat_deriv(qd0r, qd0, w1)
+                quat_mul(qd0, d.xquat[b2], m.site_quat[m.eq_obj2id[eid]])
+                _quat_deriv(nqd1, qd0, w2)
+            else:
+                _quat_deriv(qd0, d.xquat[b1], w1)
+                quat_mul(qd0r, qd0, data[6:10])
+                _quat_deriv(nqd1, d.xquat[b2], w2)
             nqd1[1] = -nqd1[1]
             nqd1[2] = -nqd1[2]
             nqd1[3] = -nqd1[3]

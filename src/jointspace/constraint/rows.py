@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from jointspace.constraint.softness import softness
+from jointspace.constraint.softness import equality_bodies, softness
 from jointspace.errors import JointspaceWarning
 from jointspace.rotation import quat_mul
 from jointspace.types import (
@@ -66,6 +66,7 @@ from jointspace.types import (
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
+    OBJ_SITE,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -231,12 +232,38 @@ def _tendon_row(m, d, t, scale, t2, scale2, pos, margin, floss, ctype, cid, need
 
 
 @njit(cache=True)
+def equality_frames(m, d, i, q, qn):
+    """Weld i's frame rotations: q = q1 ⊗ q_rel and qn = q2⁻¹ (mj_instantiateEquality).
+
+    Body semantics: q1, q2 the bodies' xquat and q_rel = data[6:10]; site semantics: q1, q2
+    the sites' world rotations (body xquat ⊗ site_quat) and no q_rel.
+    """
+    b1, b2 = equality_bodies(m, i)
+    if m.eq_objtype[i] == OBJ_SITE:
+        quat_mul(q, d.xquat[b1], m.site_quat[m.eq_obj1id[i]])
+        quat_mul(qn, d.xquat[b2], m.site_quat[m.eq_obj2id[i]])
+    else:
+        quat_mul(q, d.xquat[b1], m.eq_data[i, 6:10])
+        for k in range(4):
+            qn[k] = d.xquat[b2, k]
+    qn[1] = -qn[1]
+    qn[2] = -qn[2]
+    qn[3] = -qn[3]
+
+
+@njit(cache=True)
 def equality_anchors(m, d, i, p1, p2):
     """World anchors of connect/weld i: p1 on body1, p2 on body2 (mj_equalityAnchors).
 
     connect: data[0:3] is the anchor in body1's frame, data[3:6] the same point at qpos0 in
     body2's frame. weld: data[0:3] is the anchor in body2's frame, data[3:6] in body1's.
+    Site semantics: the two sites' positions.
     """
+    if m.eq_objtype[i] == OBJ_SITE:
+        for k in range(3):
+            p1[k] = d.site_xpos[m.eq_obj1id[i], k]
+            p2[k] = d.site_xpos[m.eq_obj2id[i], k]
+        return
     b1 = m.eq_obj1id[i]
     b2 = m.eq_obj2id[i]
     data = m.eq_data[i]
@@ -271,8 +298,7 @@ def _instantiate_equality(m, d, need):
         et = m.eq_type[i]
         data = m.eq_data[i]
         if et == EQ_CONNECT or et == EQ_WELD:
-            b1 = m.eq_obj1id[i]
-            b2 = m.eq_obj2id[i]
+            b1, b2 = equality_bodies(m, i)
             nnz = _chain_count(m, b1, b2, False)
             if nnz == 0:
                 continue
@@ -286,11 +312,7 @@ def _instantiate_equality(m, d, need):
             if et == EQ_WELD:
                 ts = data[10]
                 # orientation error: vec(q2⁻¹ ⊗ q1 ⊗ q_rel) τ
-                quat_mul(q, d.xquat[b1], data[6:10])
-                qn[0] = d.xquat[b2, 0]
-                qn[1] = -d.xquat[b2, 1]
-                qn[2] = -d.xquat[b2, 2]
-                qn[3] = -d.xquat[b2, 3]
+                equality_frames(m, d, i, q, qn)
                 quat_mul(q2, qn, q)
                 for k in range(3):
                     d.efc_pos[n + 3 + k] = q2[k + 1] * ts

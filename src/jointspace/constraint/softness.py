@@ -39,6 +39,7 @@ from jointspace.types import (
     MAXIMP,
     MINIMP,
     MINVAL,
+    OBJ_SITE,
 )
 
 _SOLREF_DEFAULT = (0.02, 1.0)
@@ -46,6 +47,14 @@ _SOLREF_DEFAULT = (0.02, 1.0)
 
 # ---------------------------------------------------------------------------------------------
 # softness
+
+
+@njit(cache=True)
+def equality_bodies(m, i):
+    """Bodies (b1, b2) of connect/weld i: its objects, or the bodies of its two sites."""
+    if m.eq_objtype[i] == OBJ_SITE:
+        return m.site_bodyid[m.eq_obj1id[i]], m.site_bodyid[m.eq_obj2id[i]]
+    return m.eq_obj1id[i], m.eq_obj2id[i]
 
 
 @njit(cache=True, inline="always")
@@ -201,6 +210,7 @@ def softness(m, d):
             b1 = m.eq_obj1id[cid]
             b2 = m.eq_obj2id[cid]
             if et == EQ_WELD or et == EQ_CONNECT:
+                b1, b2 = equality_bodies(m, cid)
                 # rows 0-2 translation, 3-5 (weld) rotation
                 dim = 6 if et == EQ_WELD else 3
                 tran = biw[b1, 0] + biw[b2, 0]

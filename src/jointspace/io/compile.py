@@ -320,14 +320,28 @@ class _Compiler:
                              f"{_where(self.spec.world.joints[0])}")
 
     def process_meshes(self):
+        """Process every mesh asset; what MuJoCo accepts silently becomes one finding line.
+
+        An open or inconsistently oriented surface loads in MuJoCo without a message, so it
+        is not a Python warning here either: the meshes are listed in one line of
+        `Model.warnings`, which `jointspace info` prints.
+        """
+        from jointspace.io import mesh as mesh_mod
+
+        findings = []
         for ms in self.spec.meshes:
             if ms.name in self.meshes:
                 raise ModelError(f"duplicate mesh name {ms.name!r}{_where(ms)}")
-            from jointspace.io import mesh as mesh_mod
-
+            scale = tuple(getattr(ms, "scale", (1.0, 1.0, 1.0)))
             self.meshes[ms.name] = (len(self.meshes), mesh_mod.process_mesh(
                 np.asarray(ms.vertices, dtype=np.float64), np.asarray(ms.faces), name=ms.name,
-                source=ms.source))
+                source=ms.source, scale=None if scale == (1.0, 1.0, 1.0) else scale,
+                inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings))
+        if findings:
+            self.warn(f"{len(findings)} mesh{'es' if len(findings) > 1 else ''} whose "
+                      "surface is not closed or not consistently oriented (MuJoCo loads them "
+                      "without a message; their volume and inertia follow the mesh's inertia "
+                      "rule, which may differ from the solid's): " + "; ".join(findings))
 
     # -- 2. inertia --------------------------------------------------------------------------
     def resolve_geom(self, g):
@@ -338,6 +352,8 @@ class _Compiler:
             raise ModelError(f"height-field geoms are not supported yet{_where(g)}")
         size = _check_finite(np.resize(np.asarray(g.size, dtype=np.float64), 3)
                              if np.size(g.size) else np.zeros(3), "geom size", g)
+        if g.mesh and g.type != "mesh":
+            return self.fit_geom(g)
         nreq = _required_sizes(g.type)
         if np.any(size[:nreq] <= 0):
             raise ModelError(f"geom of type {g.type} needs {nreq} positive size value(s), got "
@@ -349,10 +365,78 @@ class _Compiler:
             if g.mesh not in self.meshes:
                 raise ModelError(f"geom refers to unknown mesh {g.mesh!r}{_where(g)}")
             meshid, mesh = self.meshes[g.mesh]
+            if not len(mesh.hull_vertices) and (g.contype or g.conaffinity):
+                raise ModelError(f"mesh {g.mesh!r} is flat (its vertices lie in one plane) and "
+                                 f"has no convex hull, which a colliding geom needs{_where(g)}; "
+                                 f"set contype='0' conaffinity='0' on the geom or give the mesh "
+                                 f"a volume")
             pos = pos + frames.rotate(quat, mesh.pos)
             quat = frames.quat_normalize(frames.quat_mul(quat, mesh.quat))
             size = np.max(np.abs(mesh.aabb), axis=0)  # MuJoCo's geom_size for a mesh
         return size, pos, quat, mesh, meshid
+
+    def fit_geom(self, g):
+        """Size, pos, quat of a primitive geom fitted to the mesh it names (mjCMesh::FitGeom).
+
+        Without compiler fitaabb the primitive matches the mesh's equivalent inertia box,
+        half-sizes b_i = ½ √(6 (I_j + I_k − I_i) / V) (I the principal moments per unit
+        density, V the volume, or the area for inertia="shell"): sphere r = mean(b), capsule
+        r = (b_0 + b_1) / 2 and half-length max(0, b_2 − r / 2), cylinder r = (b_0 + b_1) / 2
+        and b_2, box and ellipsoid b. With fitaabb it is the smallest primitive whose box
+        holds the mesh's bounding box (half-sizes a, centred on the box): sphere max(a),
+        capsule and cylinder max(a_0, a_1) and a_2 (the capsule's less its radius), box and
+        ellipsoid a. Sizes are then multiplied by fitscale; the frame is the mesh's inertial
+        frame (moved to the box centre for fitaabb) composed with the geom's.
+        """
+        if g.mesh not in self.meshes:
+            raise ModelError(f"geom refers to unknown mesh {g.mesh!r}{_where(g)}")
+        if g.type not in ("sphere", "capsule", "cylinder", "ellipsoid", "box"):
+            raise ModelError(f"a {g.type} geom cannot be fitted to mesh {g.mesh!r}; use type "
+                             f"sphere, capsule, cylinder, ellipsoid or box{_where(g)}")
+        mesh = self.meshes[g.mesh][1]
+        center = np.zeros(3)
+        size = np.zeros(3)
+        if not self.spec.fitaabb:
+            I, vol = mesh.inertia, mesh.volume
+            with np.errstate(invalid="ignore"):
+                b = 0.5 * np.sqrt(6.0 * np.array([I[1] + I[2] - I[0], I[0] + I[2] - I[1],
+                                                  I[0] + I[1] - I[2]]) / vol)
+            b = np.nan_to_num(b)
+            if g.type == "sphere":
+                size[0] = (b[0] + b[1] + b[2]) / 3
+            elif g.type == "capsule":
+                size[0] = (b[0] + b[1]) / 2
+                size[1] = max(0.0, b[2] - size[0] / 2)
+            elif g.type == "cylinder":
+                size[0], size[1] = (b[0] + b[1]) / 2, b[2]
+            else:
+                size[:] = b
+        else:
+            lo, hi = mesh.aabb
+            center = (lo + hi) / 2
+            half = hi - center
+            if g.type == "sphere":
+                size[0] = max(half[0], half[1], half[2])
+            elif g.type in ("capsule", "cylinder"):
+                size[0], size[1] = max(half[0], half[1]), half[2]
+                if g.type == "capsule":
+                    size[1] -= size[0]
+            else:
+                size[:] = half
+        size *= g.fitscale
+        nreq = _required_sizes(g.type)
+        if np.any(size[:nreq] <= 0):
+            raise ModelError(
+                f"a {g.type} fitted to mesh {g.mesh!r} gets size {size[:nreq].tolist()}: the "
+                f"mesh has no extent along some axis (a flat or degenerate mesh has no volume "
+                f"to fit){_where(g)}; give the geom its own size without mesh=, or fit it to "
+                f"a mesh that encloses a volume")
+        pos = _check_finite(g.pos, "geom pos", g).reshape(3)
+        quat = frames.quat_normalize(_check_finite(g.quat, "geom quat", g))
+        meshpos = mesh.pos + frames.rotate(mesh.quat, center)
+        pos = pos + frames.rotate(quat, meshpos)
+        quat = frames.quat_normalize(frames.quat_mul(quat, mesh.quat))
+        return size, pos, quat, None, -1
 
     def geom_mass(self, g, size, mesh):
         vol = geom_volume(g.type, size, mesh)
@@ -392,8 +476,9 @@ class _Compiler:
                 raise ModelError(f"body {b.name!r}: inertia must be non-negative, got "
                                  f"{I.tolist()}{_where(it) or _where(b)}")
             return float(it.mass), ipos, iquat, I
+        lo, hi = self.spec.inertiagrouprange
         sel = [(m, size, pos, quat, mesh, g) for (g, size, pos, quat, mesh, m) in geoms
-               if m > 1e-14]
+               if m > 1e-14 and lo <= g.group <= hi]
         if not sel:
             return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
         if len(sel) == 1:
@@ -409,6 +494,59 @@ class _Compiler:
             full += m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
         I, q = principal_inertia(full)
         return mass, com, q, I
+
+    def visual_geoms(self):
+        """ids of the geoms <compiler discardvisual> removes (MuJoCo's mjCGeom::IsVisual).
+
+        A geom is visual when it neither collides (contype = conaffinity = 0) nor is named by
+        a contact pair, a spatial tendon's path or a sensor. Empty without discardvisual.
+        """
+        spec = self.spec
+        if not spec.discardvisual:
+            return set()
+        used = {p.geom1 for p in spec.pairs} | {p.geom2 for p in spec.pairs}
+        used |= {p[1] for t in spec.tendons for p in t.path if p[0] == "geom"}
+        used |= {s.objname for s in spec.sensors if s.objtype == "geom"}
+        used |= {s.refname for s in spec.sensors if s.reftype == "geom"}
+        out = set()
+        stack = [spec.world]
+        while stack:
+            b = stack.pop()
+            stack.extend(b.children)
+            out |= {id(g) for g in b.geoms if not g.contype and not g.conaffinity
+                    and not (g.name and g.name in used)}
+        return out
+
+    def discard_visual_meshes(self, geom_rows):
+        """Drop the meshes no remaining geom uses and renumber the rest (discardvisual)."""
+        used = sorted({r["dataid"] for r in geom_rows if r["type"] == T.GEOM_MESH})
+        new = {old: k for k, old in enumerate(used)}
+        self.meshes = {name: (new[i], pm) for name, (i, pm) in self.meshes.items()
+                       if i in new}
+        for r in geom_rows:
+            if r["type"] == T.GEOM_MESH:
+                r["dataid"] = new[r["dataid"]]
+
+    def align_free(self, b):
+        """Whether body b's frame moves onto its inertial frame (MuJoCo's free alignment)."""
+        if len(b.joints) != 1 or b.joints[0].type != "free" or b.children:
+            return False
+        align = b.joints[0].align
+        return align == "true" or (align == "auto" and self.spec.alignfree)
+
+    @staticmethod
+    def align_frame(pos, quat, ipos, iquat, geom_rows, site_rows, cam_rows):
+        """Body frame ← body ∘ inertial frame; the body's geoms, sites, cameras re-expressed.
+
+        Returns the new body pos and quat, and the inertial frame (now the identity).
+        """
+        new_pos = pos + frames.rotate(quat, ipos)
+        new_quat = frames.quat_normalize(frames.quat_mul(quat, iquat))
+        inv = iquat * np.array([1.0, -1.0, -1.0, -1.0])
+        for r in (*geom_rows, *site_rows, *cam_rows):
+            r["pos"] = frames.rotate(inv, r["pos"] - ipos)
+            r["quat"] = frames.quat_normalize(frames.quat_mul(inv, r["quat"]))
+        return new_pos, new_quat, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
 
     # -- everything ----------------------------------------------------------------------------
     def run(self):
@@ -431,7 +569,10 @@ class _Compiler:
         A = {}  # arrays by field name
         body_rows = []
         jnt_rows, geom_rows, site_rows, cam_rows = [], [], [], []
-        for mat in spec.materials:
+        visual = self.visual_geoms()
+        # discardvisual deletes every material (and texture), as MuJoCo's compiler does
+        self.materials = [] if spec.discardvisual else spec.materials
+        for mat in self.materials:
             add_name("material", mat.name, mat)
         nq = nv = 0
         dof_rows = []
@@ -509,9 +650,11 @@ class _Compiler:
                 nq += T.JOINT_NQ[jt]
             last_dof_of_body[i] = parent_dof
             geoms = []
-            geomadr = len(geom_rows) if b.geoms else -1
+            kept = [g for g in b.geoms if id(g) not in visual]
+            geomadr = len(geom_rows) if kept else -1
             for g in b.geoms:
-                add_name("geom", g.name, g)
+                if id(g) not in visual:
+                    add_name("geom", g.name, g)
                 size, gpos, gquat, mesh, meshid = self.resolve_geom(g)
                 m = self.geom_mass(g, size, mesh)
                 geoms.append((g, size, gpos, gquat, mesh, m))
@@ -525,6 +668,8 @@ class _Compiler:
                 fr = np.resize(np.asarray(g.friction, dtype=np.float64), 3)
                 if np.any(fr < 0):
                     raise ModelError(f"geom friction must be non-negative{_where(g)}")
+                if id(g) in visual:
+                    continue  # discardvisual: its mass and inertia count, the geom goes
                 geom_rows.append(dict(type=_GEOM[g.type], contype=g.contype,
                                       conaffinity=g.conaffinity, condim=g.condim, bodyid=i,
                                       dataid=meshid, group=g.group, priority=g.priority,
@@ -562,11 +707,19 @@ class _Compiler:
                         f"two){_where(b.inertial) if b.inertial else _where(b)}. Fix the "
                         "inertia, or compile with balanceinertia=True (MJCF: <compiler "
                         "balanceinertia=\"true\"/>) to raise the small moments")
+            if self.align_free(b):
+                pos, quat, ipos, iquat = self.align_frame(
+                    pos, quat, ipos, iquat, geom_rows[len(geom_rows) - len(kept):],
+                    site_rows[len(site_rows) - len(b.sites):],
+                    cam_rows[len(cam_rows) - len(b.cameras):])
+                qpos0[-7:] = qpos_spring[-7:] = list(pos) + list(quat)
             body_rows.append(dict(parentid=pid, jntnum=len(b.joints), jntadr=jntadr,
-                                  dofnum=ndof, dofadr=dofadr, geomnum=len(b.geoms),
+                                  dofnum=ndof, dofadr=dofadr, geomnum=len(kept),
                                   geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,
                                   mass=mass, inertia=inertia, mocap=b.mocap,
                                   gravcomp=float(b.gravcomp)))
+        if spec.discardvisual:
+            self.discard_visual_meshes(geom_rows)
         if spec.settotalmass > 0:
             total = sum(r["mass"] for r in body_rows)
             if total > 0:
@@ -623,8 +776,8 @@ class _Compiler:
                                   intrinsic=(4,)))
         for k, shape in (("poscom0", (3,)), ("pos0", (3,)), ("mat0", (9,))):
             A["cam_" + k] = np.zeros((len(cam_rows),) + shape)  # set by mass_constants
-        A["mat_rgba"] = np.array([m.rgba for m in spec.materials],
-                                 dtype=np.float64).reshape(len(spec.materials), 4)
+        A["mat_rgba"] = np.array([m.rgba for m in self.materials],
+                                 dtype=np.float64).reshape(len(self.materials), 4)
 
         # sparse M layout (MuJoCo): row i stores M[i, i], M[i, parent(i)], M[i, parent²(i)], …
         madr, mcol = [], []
@@ -677,7 +830,7 @@ class _Compiler:
                      nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
                      nsensor=len(spec.sensors), nsensordata=nsensordata,
                      ntendon=ntendon, nwrap=nwrap,
-                     ncam=len(cam_rows), nmat=len(spec.materials),
+                     ncam=len(cam_rows), nmat=len(self.materials),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
         sizes["njmax"] = (int(getattr(spec, "njmax", 0) or 0)
                           or default_njmax(A, sizes["nconmax"]))
@@ -687,9 +840,9 @@ class _Compiler:
 
     def material_id(self, g):
         """geom_matid: the index of the geom's material, -1 when it has none."""
-        if not g.material:
+        if not g.material or self.spec.discardvisual:
             return -1
-        for k, mat in enumerate(self.spec.materials):
+        for k, mat in enumerate(self.materials):
             if mat.name == g.material:
                 return k
         raise ModelError(f"geom refers to unknown material {g.material!r}{_where(g)}; add "
@@ -993,6 +1146,14 @@ class _Compiler:
                                      f"{n} ({self._key_size_help(field)}){_where(key)}")
                 m = v.size - v.size % unit
                 out[field][k, :m] = v[:m]
+            for field, values in (key.by_name or {}).items():
+                kind = "actuator" if field == "ctrl" else "joint"
+                for name, val in values.items():
+                    i = self.lookup(kind, name, key, f"{label}: {field} of")
+                    adr = (i if kind == "actuator" else
+                           int(A["jnt_qposadr" if field == "qpos" else "jnt_dofadr"][i]))
+                    val = np.atleast_1d(np.asarray(val, dtype=np.float64))
+                    out[field][k, adr:adr + val.size] = val
             for a in quat_adr:
                 out["qpos"][k, a:a + 4] = _normalized(out["qpos"][k, a:a + 4])
             for i in range(nmocap):
@@ -1013,10 +1174,24 @@ class _Compiler:
                 raise ModelError(f"unknown equality type {e.type!r}{_where(e)}")
             self.names["equality"].append(e.name)
             data = np.zeros(11)
+            # MuJoCo leaves the object type of joint and tendon couplings unset (0)
+            objtype = 0 if e.type in ("joint", "tendon") else T.OBJ_BODY
             if e.type in ("joint", "tendon"):
                 o1 = self.lookup(e.type, e.obj1, e, f"equality {e.type}1")
                 o2 = self.lookup(e.type, e.obj2, e, f"equality {e.type}2") if e.obj2 else -1
                 data[:5] = np.resize(np.asarray(e.polycoef, dtype=np.float64), 5)
+            elif e.objtype == "site":
+                objtype = T.OBJ_SITE
+                o1 = self.lookup("site", e.obj1, e, "equality site1")
+                o2 = self.lookup("site", e.obj2, e, "equality site2")
+                if o1 == o2:
+                    raise ModelError(f"equality constraint between site {e.obj1!r} and "
+                                     f"itself{_where(e)}; name two different sites")
+                if e.type == "weld":
+                    # MuJoCo keeps its spec's default data (polycoef 0 1 0 0 0) in the
+                    # unused entries of a site weld, and the torquescale
+                    data[1] = 1.0
+                    data[10] = e.torquescale
             else:
                 o1 = self.lookup("body", e.obj1, e, "equality body1")
                 o2 = self.lookup("body", e.obj2, e, "equality body2") if e.obj2 else 0
@@ -1025,19 +1200,22 @@ class _Compiler:
                     if e.relpose is not None:
                         data[3:10] = e.relpose
                     data[10] = e.torquescale
-            rows.append(dict(type=_EQ[e.type], obj1id=o1, obj2id=o2, active0=int(e.active),
-                             solref=e.solref, solimp=e.solimp, data=data))
+            rows.append(dict(type=_EQ[e.type], obj1id=o1, obj2id=o2, objtype=objtype,
+                             active0=int(e.active), solref=e.solref, solimp=e.solimp,
+                             data=data))
         n = len(rows)
         shapes = dict(solref=(2,), solimp=(5,), data=(11,))
-        for k in ("type", "obj1id", "obj2id", "active0", "solref", "solimp", "data"):
+        for k in ("type", "obj1id", "obj2id", "objtype", "active0", "solref", "solimp",
+                  "data"):
             A["eq_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
                 (n,) + shapes.get(k, ()))
 
     def compile_contacts(self, A):
-        rows = []
+        rows, pair_names = [], []
         gf = A["geom_friction"]
+        gb = A["geom_bodyid"]
         for p in self.spec.pairs:
-            self.names["pair"].append(p.name)
+            pair_names.append(p.name)
             g1 = self.lookup("geom", p.geom1, p, "pair geom1")
             g2 = self.lookup("geom", p.geom2, p, "pair geom2")
             fr = (np.resize(np.asarray(p.friction, dtype=np.float64), 5) if p.friction is not None
@@ -1053,6 +1231,15 @@ class _Compiler:
                                                                  A["geom_margin"][g2]),
                 gap=p.gap if p.gap is not None else max(A["geom_gap"][g1], A["geom_gap"][g2]),
                 friction=fr))
+            # MuJoCo orders a pair's geoms by body id and the pairs by (body1, body2),
+            # stably: the signature body1 << 16 + body2
+            r = rows[-1]
+            if gb[g1] > gb[g2]:
+                r["geom1"], r["geom2"] = g2, g1
+            r["signature"] = (int(gb[r["geom1"]]) << 16) + int(gb[r["geom2"]])
+        order = sorted(range(len(rows)), key=lambda k: rows[k]["signature"])
+        rows = [rows[k] for k in order]
+        self.names["pair"].extend(pair_names[k] for k in order)
         n = len(rows)
         shapes = dict(solref=(2,), solreffriction=(2,), solimp=(5,), friction=(5,))
         for k in ("dim", "geom1", "geom2", "solref", "solreffriction", "solimp", "margin", "gap",
@@ -1065,7 +1252,7 @@ class _Compiler:
             b2 = self.lookup("body", e.body2, e, "exclude body2")
             b1, b2 = min(b1, b2), max(b1, b2)
             sig.append((b1 << 16) + b2)
-        A["exclude_signature"] = sig
+        A["exclude_signature"] = sorted(sig)  # MuJoCo sorts exclusions by signature
 
     def compile_option(self, A):
         o = self.spec.option

@@ -36,7 +36,7 @@ from jointspace.types import MINVAL
 
 __all__ = ["ProcessedMesh", "load_mesh", "process_mesh"]
 
-SUPPORTED_EXTENSIONS = (".stl", ".obj")
+SUPPORTED_EXTENSIONS = (".stl", ".obj", ".msh")
 
 # MuJoCo's smallest meaningful value (mjMINVAL): faces, areas and volumes below it count as zero
 # MuJoCo's compiler leaves a quaternion as is when its norm is within this of 1 (mjEPS)
@@ -61,12 +61,13 @@ class ProcessedMesh:
         vertices       (n, 3) f8    vertices in the inertial frame (float32 values, as
                                     MuJoCo's `mesh_vert`)
         faces          (m, 3) i4    triangles, indices into `vertices`
-        volume         float        volume (MuJoCo legacy inertia mode)
+        volume         float        volume in the mesh's inertia mode (the area for "shell")
         inertia        (3,) f8      principal moments of inertia per unit density, decreasing
         pos            (3,) f8      origin of the inertial frame in the original mesh frame
         quat           (4,) f8      rotation (w, x, y, z) of the inertial frame in the
                                     original mesh frame
-        hull_vertices  (k, 3) f8    convex-hull vertices, inertial frame
+        hull_vertices  (k, 3) f8    convex-hull vertices, inertial frame (none, k = 0, for a
+                                    flat surface)
         hull_faces     (h, 3) i4    outward-oriented hull triangles, indices into hull_vertices
         aabb           (2, 3) f8    axis-aligned box of the vertices, rows (min, max),
                                     inertial frame
@@ -131,10 +132,12 @@ def load_mesh(path, scale=None):
 
     if ext == ".stl":
         vertices, faces = _read_stl(path, data)
+    elif ext == ".msh":
+        vertices, faces = _read_msh(path, data)
     else:
         vertices, faces = _read_obj(path, data)
 
-    if len(faces) == 0:
+    if len(faces) == 0 and ext != ".msh":
         raise ModelError(f"{path}: mesh has no faces; a mesh file needs at least one triangle")
     if not np.all(np.isfinite(vertices)):
         row = int(np.argwhere(~np.isfinite(vertices))[0, 0])
@@ -142,6 +145,39 @@ def load_mesh(path, scale=None):
     if scale is not None:
         vertices, faces = _apply_scale(vertices, faces, scale, str(path))
     return vertices, faces
+
+
+def _read_msh(path, data):
+    """Parse MuJoCo's binary MSH mesh: a header, then the arrays in single precision.
+
+    Header: four little-endian int32 counts nvert, nnormal, ntexcoord, nface; then
+    nvert·3 float32 vertex coordinates, nnormal·3 normals, ntexcoord·2 texture
+    coordinates and nface·3 int32 vertex indices. nnormal and ntexcoord are 0 or nvert; the
+    file size must be exactly what the header announces (MuJoCo's rules). Vertices are kept
+    as they are (repeated ones included); a file without faces gets its convex hull's.
+    """
+    if len(data) < 16:
+        raise ModelError(f"{path}: MSH file is {len(data)} bytes, shorter than its 16-byte "
+                         f"header; the file is truncated or not an MSH mesh")
+    nv, nn, nt, nf = struct.unpack_from("<4i", data, 0)
+    if nv < 4 or nf < 0 or nn < 0 or nt < 0 or (nn > 0 and nn != nv) or (nt > 0 and nt != nv):
+        raise ModelError(f"{path}: invalid sizes in the MSH header (vertices {nv}, normals "
+                         f"{nn}, texture coordinates {nt}, faces {nf}); MuJoCo needs at least "
+                         f"4 vertices and as many normals and texture coordinates as "
+                         f"vertices, or none")
+    expect = 16 + 4 * (3 * nv + 3 * nn + 2 * nt + 3 * nf)
+    if len(data) != expect:
+        raise ModelError(f"{path}: MSH file is {len(data)} bytes but its header announces "
+                         f"{expect} ({nv} vertices, {nn} normals, {nt} texture coordinates, "
+                         f"{nf} faces); the file is truncated or corrupt: export it again")
+    vertices = np.frombuffer(data, dtype="<f4", count=3 * nv, offset=16).reshape(nv, 3)
+    offset = 16 + 4 * (3 * nv + 3 * nn + 2 * nt)
+    faces = np.frombuffer(data, dtype="<i4", count=3 * nf, offset=offset).reshape(nf, 3)
+    if nf and (faces.min() < 0 or faces.max() >= nv):
+        bad = int(np.argmax((faces < 0).any(axis=1) | (faces >= nv).any(axis=1)))
+        raise ModelError(f"{path}: face {bad} of the MSH file names vertex "
+                         f"{faces[bad].tolist()}, outside 0..{nv - 1}; the file is corrupt")
+    return vertices.astype(np.float64), faces.astype(np.int32)
 
 
 def _read_stl(path, data):
@@ -315,11 +351,18 @@ def _apply_scale(vertices, faces, scale, where):
 # MuJoCo's mesh processing
 
 
-def process_mesh(vertices, faces, name="", source="", scale=None):
+INERTIA_MODES = ("legacy", "exact", "convex", "shell")
+
+
+def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="legacy",
+                 refpos=None, refquat=None, findings=None):
     """Put a mesh into its principal inertial frame as MuJoCo's compiler does.
 
-    See the module docstring for the steps; they mirror `mjCMesh::Process` (user_mesh.cc)
-    with MuJoCo's default `inertia="legacy"`.
+    See the module docstring for the steps; they mirror `mjCMesh::Process` (user_mesh.cc).
+    The inertia modes are MuJoCo's: "legacy" counts every pyramid with its absolute volume;
+    "exact" with its signed volume (the divergence theorem: exact for a closed, consistently
+    oriented surface, and faces oriented inconsistently are an error); "convex" is "exact" on
+    the convex hull; "shell" puts the mass on the surface (the "volume" is then the area).
 
     Args:
         vertices: (n, 3) coordinates in the mesh file's frame, n >= 4.
@@ -329,6 +372,11 @@ def process_mesh(vertices, faces, name="", source="", scale=None):
         source: where the mesh was declared (file:line), for messages.
         scale: None, a number or three numbers (MJCF mesh `scale`), applied after the
             vertices are rounded to single precision.
+        inertia: the inertia mode, one of INERTIA_MODES.
+        refpos: None or the point (MJCF `refpos`) subtracted from the vertices first.
+        refquat: None or the rotation (MJCF `refquat`, w x y z) whose inverse turns them next.
+        findings: None, or a list that receives the text of a finding MuJoCo accepts
+            silently (an open or inconsistently oriented surface) instead of a warning.
 
     Returns:
         A ProcessedMesh.
@@ -343,20 +391,42 @@ def process_mesh(vertices, faces, name="", source="", scale=None):
             approximation of the solid's.
     """
     where = _describe(name, source)
+    if inertia not in INERTIA_MODES:
+        raise ModelError(f"{where}: mesh inertia {inertia!r} is not one of "
+                         f"{', '.join(INERTIA_MODES)}")
     v = _check_vertices(vertices, where)
     f = _check_faces(faces, len(v), where)
     # MuJoCo stores vertices as float32 and processes them in double precision
     v = v.astype(np.float32).astype(np.float64)
+    if refpos is not None and np.any(np.asarray(refpos) != 0):
+        v = v - np.asarray(refpos, dtype=np.float64)
+    if refquat is not None and tuple(refquat) != (1.0, 0.0, 0.0, 0.0):
+        q = [float(x) for x in refquat]
+        if math.sqrt(sum(x * x for x in q)) < _NORM_EPS:
+            raise ModelError(f"{where}: refquat has zero length; give a unit quaternion")
+        # Rᵀ v = v_x R[0] + v_y R[1] + v_z R[2], R[i] the rows of R
+        rot = np.asarray(_quat_to_mat(_normalize(q)), dtype=np.float64)
+        v = v[:, 0:1] * rot[0] + v[:, 1:2] * rot[1] + v[:, 2:3] * rot[2]
     if scale is not None:
         v, f = _apply_scale(v, f, scale, where)
 
     given_faces = len(f) > 0
     if not given_faces:
         f = _hull(v, where)[1]
+    if inertia == "exact" and given_faces:
+        _check_orientation(f, v, where)
 
-    vc, com, volume, inertia_matrix = _legacy_inertia(v, f, where)
+    vc, com, volume, inertia_matrix = _mesh_inertia(
+        v, f, _hull(v, where)[1] if inertia == "convex" else f, inertia, where)
     if given_faces:
-        _warn_if_open(f, v, where)
+        problem = _open_surface(f, v)
+        if problem and findings is not None:
+            findings.append(f"{where}: {problem}")
+        elif problem:
+            warnings.warn(
+                f"{where}: {problem}; its volume and inertia follow MuJoCo's {inertia} rule, "
+                "which may differ from the solid's. Repair the mesh or give the body an "
+                "explicit inertial.", JointspaceWarning, stacklevel=2)
     moments, quat = principal_axes(inertia_matrix)
     _check_moments(moments, where)
 
@@ -366,7 +436,12 @@ def process_mesh(vertices, faces, name="", source="", scale=None):
     aabb = np.stack([local.min(axis=0), local.max(axis=0)])
     half = np.max(np.abs(aabb), axis=0)
     local = local.astype(np.float32).astype(np.float64)
-    used, hull_faces = _hull(local, where)
+    if given_faces and inertia != "convex" and _flat(local):
+        # a flat surface has no convex hull: MuJoCo builds one only for a colliding geom,
+        # and the compiler refuses a colliding geom on a mesh without one
+        used, hull_faces = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
+    else:
+        used, hull_faces = _hull(local, where)
     remap = np.full(len(local), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     return ProcessedMesh(
@@ -425,15 +500,15 @@ def _check_faces(faces, nvert, where):
     return f.astype(np.int32)
 
 
-def _warn_if_open(f, v, where):
-    """Warn when the triangles do not form a closed, consistently wound surface.
+def _open_surface(f, v):
+    """What keeps the triangles from a closed, consistently wound surface, or None.
 
     Closed and consistent means every directed edge appears once and its reverse once;
     triangles that repeat a vertex index are left out.
     """
     f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
     if len(f) == 0:
-        return
+        return None
     edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]).astype(np.int64)
     nvert = len(v)
     directed = edges[:, 0] * nvert + edges[:, 1]
@@ -441,19 +516,31 @@ def _warn_if_open(f, v, where):
     uniq, counts = np.unique(directed, return_counts=True)
     if np.any(counts > 1):
         a, b = divmod(int(uniq[np.argmax(counts > 1)]), nvert)
-        problem = (f"faces are not consistently oriented (edge from vertex {a} to {b} is used "
-                   "twice in the same direction)")
-    elif not np.all(np.isin(reverse, directed)):
+        return (f"faces are not consistently oriented (edge from vertex {a} to {b} is used "
+                "twice in the same direction)")
+    if not np.all(np.isin(reverse, directed)):
         a, b = edges[np.argmax(~np.isin(reverse, directed))]
-        problem = f"the surface is not closed (edge from vertex {a} to {b} has no twin)"
-    else:
-        return
-    warnings.warn(
-        f"{where}: {problem}; its volume and inertia follow MuJoCo's legacy rule, which "
-        "may differ from the solid's. Repair the mesh or give the body an explicit inertial.",
-        JointspaceWarning,
-        stacklevel=3,
-    )
+        return f"the surface is not closed (edge from vertex {a} to {b} has no twin)"
+    return None
+
+
+def _check_orientation(f, v, where):
+    """inertia="exact" needs consistently oriented faces: MuJoCo's half-edge test.
+
+    Faces of area above sqrt(MINVAL) contribute their three directed edges; a directed edge
+    used twice is an error naming its vertices (1-based, as MuJoCo's message).
+    """
+    area = _triangles(v, f)[0]
+    keep = f[area > math.sqrt(MINVAL)]
+    edges = np.concatenate([keep[:, [0, 1]], keep[:, [1, 2]], keep[:, [2, 0]]])
+    edges = edges[np.lexsort((edges[:, 1], edges[:, 0]))]
+    same = np.flatnonzero(np.all(edges[1:] == edges[:-1], axis=1))
+    if same.size:
+        a, b = edges[same[0]]
+        raise ModelError(
+            f"{where}: faces have inconsistent orientation (the faces containing vertices "
+            f"{a + 1} and {b + 1}), which inertia='exact' cannot use; fix the winding or use "
+            f"inertia='legacy' or 'convex'")
 
 
 def _running_sum(x):
@@ -487,22 +574,24 @@ def _triangles(v, f):
     return area, normals, centers
 
 
-def _legacy_inertia(v, f, where):
-    """Volume, centre of mass and inertia (unit density) with MuJoCo's legacy pyramids.
+def _mesh_inertia(v, f, fi, mode, where):
+    """Volume, centre of mass and inertia (unit density) by MuJoCo's pyramids.
 
-    facecen = Σ area·center / Σ area;
-    vol_f = |(center_f - facecen)·n_f| area_f / 3,
+    facecen = Σ area·center / Σ area over the faces f;
+    vol_f = (center_f - facecen)·n_f area_f / 3 over the faces fi (the hull's for "convex"),
+    its absolute value for "legacy", and area_f for "shell";
     com = Σ vol_f (¾ center_f + ¼ facecen) / Σ vol_f;
-    with vertices x relative to com: vol_f = |center_f·n_f| area_f / 3 and, over the corners
-    (d, e, g) of each face, P_jk = Σ vol_f / 20 (2 (d_j d_k + e_j e_k + g_j g_k)
-    + d_j e_k + d_k e_j + d_j g_k + d_k g_j + e_j g_k + e_k g_j),
-    I = [[P11+P22, -P01, -P02], [-P01, P00+P22, -P12], [-P02, -P12, P00+P11]].
+    with vertices x relative to com: vol_f = center_f·n_f area_f / 3 (area_f for "shell")
+    and, over the corners (d, e, g) of each face, P_jk = Σ vol_f / C (2 (d_j d_k + e_j e_k
+    + g_j g_k) + d_j e_k + d_k e_j + d_j g_k + d_k g_j + e_j g_k + e_k g_j), C = 20 (12 for
+    "shell"), I = [[P11+P22, -P01, -P02], [-P01, P00+P22, -P12], [-P02, -P12, P00+P11]].
     Sums run face by face and each term is evaluated in the order of mjCMesh (user_mesh.cc),
     so the result is MuJoCo's to the last bit; that matters where the inertia has equal
     principal moments and the axes MuJoCo picks hinge on rounding.
 
     Returns:
-        vertices relative to com (n, 3), com (3,), volume, inertia matrix (3, 3).
+        vertices relative to com (n, 3), com (3,), volume (the area for "shell"), inertia
+        matrix (3, 3).
     """
     area, normals, centers = _triangles(v, f)
     total_area = _running_sum(area)
@@ -513,20 +602,36 @@ def _legacy_inertia(v, f, where):
         )
     facecen = _running_sum(area[:, None] * centers) / total_area
 
-    vol = np.abs(_dot3(centers - facecen, normals) * area / 3)
+    if mode != "shell":
+        area, normals, centers = _triangles(v, fi)
+        vol = _dot3(centers - facecen, normals) * area / 3
+        if mode == "legacy":
+            vol = np.abs(vol)
+    else:
+        vol = area
     total = _running_sum(vol)
-    if total < MINVAL:
+    if total < MINVAL and mode != "shell":
+        if total < 0:
+            raise ModelError(
+                f"{where}: mesh volume is negative ({total:.3g}): its triangles are oriented "
+                "inward or inconsistently; fix the winding or use inertia='legacy'")
         raise ModelError(
             f"{where}: mesh volume is too small ({total:.3g}); a flat or degenerate mesh has "
-            "no volume. Give the body an explicit inertial or use a closed mesh."
+            "no volume. Give the body an explicit inertial, use a closed mesh or "
+            "inertia='shell'."
         )
     com = _running_sum(vol[:, None] * (centers * 3.0 / 4.0 + facecen / 4.0)) / total
 
     vc = v - com
-    area, normals, centers = _triangles(vc, f)
-    vol = np.abs(_dot3(centers, normals) * area / 3)
-    d, e, g = vc[f[:, 0]], vc[f[:, 1]], vc[f[:, 2]]
-    weight = vol / 20
+    area, normals, centers = _triangles(vc, fi)
+    if mode == "shell":
+        vol = area
+    else:
+        vol = _dot3(centers, normals) * area / 3
+        if mode == "legacy":
+            vol = np.abs(vol)
+    d, e, g = vc[fi[:, 0]], vc[fi[:, 1]], vc[fi[:, 2]]
+    weight = vol / (12 if mode == "shell" else 20)
     P = {}
     for j, k in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
         term = (2 * (d[:, j] * d[:, k] + e[:, j] * e[:, k] + g[:, j] * g[:, k])
@@ -670,6 +775,13 @@ def _mat_mul(M, N):
 
 # ------------------------------------------------------------------------------------------
 # convex hull
+
+
+def _flat(v):
+    """Whether the points span less than three dimensions (no convex hull exists)."""
+    centred = v - v.mean(axis=0)
+    sv = np.linalg.svd(centred, compute_uv=False)
+    return bool(sv[-1] <= 1e-12 * max(sv[0], MINVAL))
 
 
 def _hull(v, where):

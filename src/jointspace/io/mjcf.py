@@ -2,12 +2,14 @@
 
 The loader follows MuJoCo's compiler for the subset of MJCF that real models use: compiler
 options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
-inheritance and `childclass`, `<include>`, `<frame>`, bodies, joints, geoms, sites, meshes,
+inheritance and `childclass`, `<include>`, `<frame>`, `<replicate>`, `<attach>` of other
+files' `<model>` assets, bodies, joints, geoms (primitives fitted to meshes too), sites, meshes,
 actuators (motor, position, velocity, general), equality constraints, contact pairs and
 exclusions, sensors, keyframes and `<size nuserdata nkey>`, cameras, materials (their
 color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are resolved here
 (euler, axisangle, xyaxes, zaxis, fromto) so the compiler sees plain `pos`/`quat` relative
-to the parent body, in radians.
+to the parent body, in radians. The XML may deviate from XML 1.0 where MuJoCo's reader
+(tinyxml2) lets it (see `_tinyxml_tolerant`).
 
 Elements that jointspace does not model and whose absence leaves the physics unchanged
 (texture, statistic, custom, ...) are skipped and listed in
@@ -19,6 +21,7 @@ the physics silently (actuated tendons, composites, plugins, gravity compensatio
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -86,8 +89,50 @@ class _Node:
         return f"{self.file}:{self.line} <{self.tag}{label}>"
 
 
+# What MuJoCo's XML reader (tinyxml2) accepts beyond XML 1.0, rewritten before expat sees it:
+# a comment may hold "--" (its text is blanked, newlines kept), attributes need no whitespace
+# between them (name="a"type="b" gets a space), and a "&" that starts no entity reference is a
+# plain character in an attribute value (it becomes &amp;). Markup is matched in one pass, so
+# a quote inside a comment or a "<!--" inside an attribute value is left alone.
+_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^<>]*>"
+                     r"|<[^<>\"'!?]*(?:(?:\"[^\"]*\"|'[^']*')[^<>\"']*)*>", re.S)
+_ATTR_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'")
+_BARE_AMP = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)")
+_NAME_START = re.compile(r"[A-Za-z_:]")
+
+
+def _tolerant_markup(match):
+    text = match.group(0)
+    if text.startswith("<!--"):
+        return "<!--" + re.sub(r"[^\n]", " ", text[4:-3]) + "-->"
+    if text.startswith(("<!", "<?")):
+        return text
+
+    def value(m):
+        v = _BARE_AMP.sub("&amp;", m.group(0))
+        end = m.end()
+        if end < len(text) and _NAME_START.match(text, end):
+            v += " "
+        return v
+
+    return _ATTR_VALUE.sub(value, text)
+
+
+def _tinyxml_tolerant(data):
+    """`data` with MuJoCo's accepted deviations from XML rewritten; lines are kept."""
+    if isinstance(data, bytes):
+        # latin-1 maps bytes one to one, so multi-byte UTF-8 passes through unchanged
+        return _MARKUP.sub(_tolerant_markup, data.decode("latin-1")).encode("latin-1")
+    return _MARKUP.sub(_tolerant_markup, data)
+
+
 def _parse_xml(data, file):
-    """Parse XML text or bytes into a `_Node` tree; malformed XML is a ModelError."""
+    """Parse XML text or bytes into a `_Node` tree; malformed XML is a ModelError.
+
+    The text is first made to follow XML where MuJoCo's reader is lenient (see
+    `_tinyxml_tolerant`), without moving any element to another line.
+    """
+    data = _tinyxml_tolerant(data)
     parser = xml.parsers.expat.ParserCreate()
     stack = []
     root = []
@@ -142,6 +187,7 @@ _CAM_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
 _GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh",
                "sdf")
 _JOINT_TYPES = ("free", "ball", "slide", "hinge")
+_ALIGN = ("k", ("false", "true", "auto"), 1)
 
 _TABLES = {
     "joint": {
@@ -265,7 +311,7 @@ _BASE = {
         "priority": 0, "solmix": 1.0, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
         "margin": 0.0, "gap": 0.0, "group": 0, "rgba": (0.5, 0.5, 0.5, 1.0), "mesh": "",
         "hfield": "", "fluidshape": "none", "fluidcoef": (0.5, 0.25, 1.5, 1.0, 1.0),
-        "adhesion": 0.0, "surfacevel": (0.0, 0.0, 0.0),
+        "adhesion": 0.0, "surfacevel": (0.0, 0.0, 0.0), "fitscale": 1.0,
     },
     "site": {
         "type": "sphere", "size": (0.005, 0.005, 0.005), "fromto": None,
@@ -356,13 +402,11 @@ _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0)
 _SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
                   "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                   "nuser_sensor"}
-_SKIP_ASSET = {"texture", "hfield", "skin", "model"}
+_SKIP_ASSET = {"texture", "hfield", "skin"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
     "flexcomp": "a flexcomp generates deformable flex bodies",
-    "replicate": "replicate generates repeated copies of bodies",
     "plugin": "an engine plugin adds forces or geometry",
-    "attach": "attach inserts a whole sub-model",
 }
 _DEFAULT_CHILDREN = {"mesh", "material", "joint", "geom", "site", "camera", "light", "pair",
                      "equality", "tendon", "general", "motor", "position", "velocity",
@@ -501,6 +545,10 @@ class _Loader:
         self.ignored = {}
         self.base_dir = "."
         self.spec = ModelSpec()
+        self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
+        # non-tree elements of attached models: they follow this model's own, as in MuJoCo
+        self.attached = {k: [] for k in ("tendons", "actuators", "sensors", "equalities",
+                                          "pairs", "excludes", "keys")}
         self._inherit = []
 
     # ---- entry -------------------------------------------------------------------------
@@ -561,6 +609,8 @@ class _Loader:
             self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
+        for kind, items in self.attached.items():
+            getattr(spec, kind).extend(items)
         spec.keys += [KeySpec(source=spec.source)
                       for _ in range(self.size_nkey - len(spec.keys))]
         for node in root.children:
@@ -799,14 +849,19 @@ class _Loader:
         coord = self._get(node, "coordinate", _k("local", "global"))
         self._ignore_if(node, "coordinate", coord == "global",
                         "global coordinates were removed from MuJoCo 2.3.3")
-        self._ignore_if(node, "alignfree", self._get(node, "alignfree", _B) is True,
-                        "it moves free bodies' frames to their inertial frames")
+        spec.alignfree = self._get(node, "alignfree", _B, spec.alignfree)
+        spec.fitaabb = self._get(node, "fitaabb", _B, spec.fitaabb)
+        for key, use in (("exactmeshinertia", "inertia='exact' on the meshes (or in "
+                          "<default><mesh>)"), ("maxhullvert", "maxhullvert on the meshes")):
+            if key in node.attrib:
+                raise ModelError(f"{node.where()}: attribute {key} was removed from MuJoCo's "
+                                 f"<compiler> (MuJoCo 4.0 refuses it); use {use}")
         igr = self._get(node, "inertiagrouprange", ("i", 2, 2))
-        self._ignore_if(node, "inertiagrouprange", igr is not None and tuple(igr) != (0, 5),
-                        "only geoms of every group contribute inertia")
-        for key in ("fusestatic", "discardvisual"):
-            if self._get(node, key, _B):
-                self.ignored.setdefault(f"<compiler> {key}", node.where())
+        if igr is not None:
+            spec.inertiagrouprange = tuple(igr)
+        spec.discardvisual = self._get(node, "discardvisual", _B, spec.discardvisual)
+        if self._get(node, "fusestatic", _B):
+            self.ignored.setdefault("<compiler> fusestatic", node.where())
         for child in node.children:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
@@ -934,6 +989,8 @@ class _Loader:
                 self._mesh(child)
             elif child.tag == "material":
                 self._material(child)
+            elif child.tag == "model":
+                self._model_asset(child)
             elif child.tag in _SKIP_ASSET:
                 self._skip(child)
             else:
@@ -992,12 +1049,15 @@ class _Loader:
         name = vals.get("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
         if not name:
             raise ModelError(f"{node.where()}: a mesh needs a name or a file")
-        self._ignore_if(node, "refpos", any(vals["refpos"]), "mesh reference frames")
-        self._ignore_if(node, "refquat", tuple(vals["refquat"]) != (1.0, 0.0, 0.0, 0.0),
-                        "mesh reference frames")
-        self._ignore_if(node, "inertia", vals["inertia"] == "shell", "shell inertia of meshes")
+        self._ignore_if(node, "maxhullvert", vals.get("maxhullvert", -1) != -1,
+                        "a vertex limit on the convex hull used for collisions")
+        if np.linalg.norm(vals["refquat"]) < 1e-14:
+            raise ModelError(f"{node.where()}: refquat has zero length; give a unit "
+                             f"quaternion (w x y z)")
         scale = np.asarray(vals["scale"], dtype=np.float64)
-        mesh = MeshSpec(name=name, source=node.where())
+        mesh = MeshSpec(name=name, scale=tuple(float(x) for x in scale),
+                        refpos=tuple(vals["refpos"]), refquat=tuple(vals["refquat"]),
+                        inertia=vals["inertia"], source=node.where())
         if "vertex" in vals:
             v = np.asarray(vals["vertex"], dtype=np.float64)
             if v.size == 0 or v.size % 3:
@@ -1019,11 +1079,6 @@ class _Loader:
         if np.any(scale == 0):
             raise ModelError(f"{node.where()}: scale={tuple(scale)} has a zero factor; "
                              f"scale factors must be nonzero")
-        if np.any(scale != 1.0):
-            # MuJoCo keeps vertices in single precision and scales them in double precision
-            mesh.vertices = mesh.vertices.astype(np.float32).astype(np.float64) * scale
-            if np.prod(scale) < 0 and len(mesh.faces):
-                mesh.faces = np.ascontiguousarray(mesh.faces[:, [0, 2, 1]])
         self.spec.meshes.append(mesh)
 
     def _load_mesh_file(self, node, file):
@@ -1076,9 +1131,9 @@ class _Loader:
         recursion, so that a chain thousands of bodies deep loads): each entry is an
         element being read, with the body its children go to and an iterator over them.
         """
-        stack = [(node, iter(node.children), body, childclass, xf, is_world, [False])]
+        stack = [(node, iter(node.children), body, childclass, xf, is_world, [False], "")]
         while stack:
-            node, children, body, childclass, xf, is_world, seen_inertial = stack[-1]
+            node, children, body, childclass, xf, is_world, seen_inertial, suffix = stack[-1]
             child = next(children, None)
             if child is None:
                 stack.pop()
@@ -1086,20 +1141,33 @@ class _Loader:
             tag = child.tag
             if tag == "body":
                 sub, cc = self._body(child, childclass, xf)
+                _add_suffix(sub, suffix)
                 body.children.append(sub)
-                stack.append((child, iter(child.children), sub, cc, None, False, [False]))
+                stack.append((child, iter(child.children), sub, cc, None, False, [False],
+                              suffix))
             elif tag == "frame":
                 cc, fxf = self._frame(child, childclass, xf)
-                stack.append((child, iter(child.children), body, cc, fxf, is_world, [False]))
+                stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
+                              suffix))
+            elif tag == "attach":
+                if suffix:
+                    raise ModelError(f"{child.where()}: <attach> inside <replicate> is not "
+                                     f"supported by jointspace; attach each copy by itself")
+                self._attach(child, body, xf)
+            elif tag == "replicate":
+                # copies pushed last first: the stack reads copy 0 first, as MuJoCo attaches
+                for cc, rxf, rsuffix in reversed(self._replicate(child, childclass, xf)):
+                    stack.append((child, iter(child.children), body, cc, rxf, is_world,
+                                  [True], rsuffix + suffix))
             elif tag == "geom":
-                body.geoms.append(self._geom(child, childclass, xf))
+                body.geoms.append(_add_suffix(self._geom(child, childclass, xf), suffix))
             elif tag == "site":
-                body.sites.append(self._site(child, childclass, xf))
+                body.sites.append(_add_suffix(self._site(child, childclass, xf), suffix))
             elif tag in ("joint", "freejoint"):
                 if is_world:
                     raise ModelError(f"{child.where()}: the world body cannot have joints; put "
                                      f"the joint inside a <body>")
-                body.joints.append(self._joint(child, childclass, xf))
+                body.joints.append(_add_suffix(self._joint(child, childclass, xf), suffix))
             elif tag == "inertial" and node.tag == "body":
                 if seen_inertial[0]:
                     raise ModelError(f"{child.where()}: a body has at most one <inertial>")
@@ -1108,7 +1176,7 @@ class _Loader:
                 if self.spec.inertiafromgeom != "true":
                     body.inertial = inertial
             elif tag == "camera":
-                body.cameras.append(self._camera(child, childclass, xf))
+                body.cameras.append(_add_suffix(self._camera(child, childclass, xf), suffix))
             elif tag == "light":
                 self._check_attrs(child, _LIGHT_ATTRS)  # lighting: read, nothing to keep
             elif tag in _ERROR_BODY:
@@ -1144,6 +1212,253 @@ class _Loader:
         pos, quat = self._pose(node)
         return cc, _compose(xf, pos, quat)
 
+    # ---- model composition: <asset><model> and <attach> ----------------------------------
+
+    def _model_asset(self, node):
+        """<model name file>: parse another MJCF file whose bodies <attach> can insert."""
+        self._check_attrs(node, {"name", "file", "content_type"})
+        rel = node.attrib.get("file")
+        if not rel:
+            raise ModelError(f"{node.where()}: <model> needs a file attribute naming an MJCF "
+                             f"file")
+        data, path = self._read_include(node, rel)
+        child = _Loader(self.assets).load(data, path)
+        name = node.attrib.get("name") or child.name
+        if name in self.models:
+            raise ModelError(f"{node.where()}: model {name!r} is defined twice; rename one")
+        self.models[name] = (child, node)
+
+    def _attach(self, node, body, xf):
+        """<attach model body prefix>: a copy of a body subtree of another model, inserted here.
+
+        As MuJoCo's attach (mjs_attach, MuJoCo >= 3.2): every name in the copy gets `prefix`
+        (bodies, joints, geoms, sites, cameras, the model's meshes and materials, which are
+        all copied); the model's tendons, actuators, sensors, equality constraints, contact
+        pairs and exclusions that refer only to elements of the copy come with it, renamed;
+        its keyframes become keyframes of this model that set the copy's joints and
+        actuators (the rest at qpos0), named prefix + name (an unnamed one gets the prefix).
+        Without `body` the contents of the model's worldbody are inserted. The attached
+        elements follow this model's own in their lists, as in MuJoCo.
+        """
+        self._check_attrs(node, {"model", "body", "frame", "prefix"})
+        where = node.where()
+        if "frame" in node.attrib:
+            raise ModelError(f"{where}: attaching a <frame> is not supported by jointspace; "
+                             f"attach a body (body=) or the whole worldbody (no body=)")
+        if "model" not in node.attrib:
+            raise ModelError(f"{where}: <attach> without model= (attaching part of this "
+                             f"model to itself) is not supported by jointspace; declare "
+                             f"<model> in <asset> and attach from it")
+        if "prefix" not in node.attrib:
+            raise ModelError(f"{where}: <attach> needs a prefix attribute (it may be empty)")
+        name, prefix = node.attrib["model"], node.attrib["prefix"]
+        if name not in self.models:
+            known = ", ".join(sorted(self.models)) or "none"
+            raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); add "
+                             f"<model name='{name}' file='...'/> to <asset>")
+        child = self.models[name][0]
+        self._check_attach_compiler(node, child)
+        bname = node.attrib.get("body")
+        if bname is not None:
+            found = next((b for b in _walk(child.world) if b is not child.world
+                          and b.name == bname), None)
+            if found is None:
+                raise ModelError(f"{where}: model {name!r} has no body {bname!r}; name one of "
+                                 f"its bodies")
+            top = copy.deepcopy(found)
+            roots, extras = [top], None
+        else:
+            world = copy.deepcopy(child.world)
+            roots, extras = world.children, world
+        inside = {k: set() for k in ("body", "joint", "geom", "site", "camera")}
+        for root in roots:
+            for b in _walk(root):
+                inside["body"].add(b.name)
+                for kind, items in (("joint", b.joints), ("geom", b.geoms),
+                                    ("site", b.sites), ("camera", b.cameras)):
+                    inside[kind].update(e.name for e in items)
+        if extras is not None:
+            for kind, items in (("geom", extras.geoms), ("site", extras.sites),
+                                ("camera", extras.cameras)):
+                inside[kind].update(e.name for e in items)
+        for v in inside.values():
+            v.discard("")
+
+        def rename(e):
+            if e.name:
+                e.name = prefix + e.name
+            return e
+
+        def reelement(e):
+            rename(e)
+            for g in getattr(e, "geoms", ()):
+                for key in ("mesh", "material"):
+                    if getattr(g, key):
+                        setattr(g, key, prefix + getattr(g, key))
+            for items in (getattr(e, "joints", ()), getattr(e, "geoms", ()),
+                          getattr(e, "sites", ()), getattr(e, "cameras", ())):
+                for x in items:
+                    rename(x)
+                    if getattr(x, "target", ""):
+                        x.target = prefix + x.target
+
+        for root in roots:
+            for b in _walk(root):
+                reelement(b)
+            root.pos, root.quat = _compose(xf, np.asarray(root.pos, dtype=np.float64),
+                                           np.asarray(root.quat, dtype=np.float64))
+            body.children.append(root)
+        if extras is not None:
+            extras.joints, extras.children, extras.name = [], [], ""
+            reelement(extras)
+            for items, dest in ((extras.geoms, body.geoms), (extras.sites, body.sites),
+                                (extras.cameras, body.cameras)):
+                for x in items:
+                    x.pos, x.quat = _compose(xf, np.asarray(x.pos, dtype=np.float64),
+                                             np.asarray(x.quat, dtype=np.float64))
+                    dest.append(x)
+        spec = self.spec
+        for m in child.meshes:
+            spec.meshes.append(rename(copy.deepcopy(m)))
+        for m in child.materials:
+            spec.materials.append(rename(copy.deepcopy(m)))
+        self._attach_elements(child, inside, prefix, where)
+
+    def _check_attach_compiler(self, node, child):
+        """The attached model's mass and inertia options must be this model's."""
+        for key in ("inertiafromgeom", "balanceinertia", "boundmass", "boundinertia",
+                    "settotalmass", "inertiagrouprange", "alignfree", "fitaabb",
+                    "discardvisual"):
+            mine, theirs = getattr(self.spec, key), getattr(child, key)
+            if mine != theirs:
+                raise ModelError(f"{node.where()}: the attached model sets <compiler "
+                                 f"{key}={theirs!r}> and this model {mine!r}; jointspace "
+                                 f"compiles one model with one setting: make them equal")
+
+    def _attach_elements(self, child, inside, prefix, where):
+        """Copy the attached model's non-tree elements that refer only to the copy."""
+        spec = self.attached
+        tendons = set()
+        for t in child.tendons:
+            refs = [("joint", j[0]) for j in t.joints] + [
+                ("site" if p[0] == "site" else "geom", p[1]) for p in t.path
+                if p[0] in ("site", "geom")]
+            if all(n in inside[k] for k, n in refs):
+                t = copy.deepcopy(t)
+                t.joints = [(prefix + j[0], *j[1:]) for j in t.joints]
+                t.path = [(p[0], prefix + p[1] if p[1] else p[1], *p[2:]) for p in t.path]
+                tendons.add(t.name)
+                spec["tendons"].append(_prefixed(t, prefix))
+        inside = dict(inside, tendon=tendons)
+        actuators = set()
+        for a in child.actuators:
+            refs = {"joint": a.joint, "jointinparent": a.jointinparent, "site": a.site,
+                    "refsite": a.refsite, "cranksite": a.cranksite,
+                    "slidersite": a.slidersite, "body": a.body, "tendon": a.tendon}
+            kinds = {"jointinparent": "joint", "refsite": "site", "cranksite": "site",
+                     "slidersite": "site"}
+            if all(n in inside[kinds.get(k, k)] for k, n in refs.items() if n):
+                a = copy.deepcopy(a)
+                for k, n in refs.items():
+                    if n:
+                        setattr(a, k, prefix + n)
+                actuators.add(a.name)
+                spec["actuators"].append(_prefixed(a, prefix))
+        inside = dict(inside, actuator=actuators)
+        kinds = {"xbody": "body", "body": "body", "subtree": "body", "joint": "joint",
+                 "geom": "geom",
+                 "site": "site", "camera": "camera", "tendon": "tendon",
+                 "actuator": "actuator"}
+        for sen in child.sensors:
+            refs = [(sen.objtype, sen.objname), (sen.reftype, sen.refname)]
+            if all(not n or n in inside.get(kinds.get(t, ""), ()) for t, n in refs):
+                sen = copy.deepcopy(sen)
+                sen.objname = prefix + sen.objname if sen.objname else ""
+                sen.refname = prefix + sen.refname if sen.refname else ""
+                spec["sensors"].append(_prefixed(sen, prefix))
+        for e in child.equalities:
+            kind = {"joint": "joint", "tendon": "tendon"}.get(e.type, e.objtype)
+            if all(not n or n in inside[kind] for n in (e.obj1, e.obj2)):
+                e = copy.deepcopy(e)
+                e.obj1 = prefix + e.obj1
+                e.obj2 = prefix + e.obj2 if e.obj2 else ""
+                spec["equalities"].append(_prefixed(e, prefix))
+        for p in child.pairs:
+            if p.geom1 in inside["geom"] and p.geom2 in inside["geom"]:
+                p = copy.deepcopy(p)
+                p.geom1, p.geom2 = prefix + p.geom1, prefix + p.geom2
+                spec["pairs"].append(_prefixed(p, prefix))
+        for x in child.excludes:
+            if x.body1 in inside["body"] and x.body2 in inside["body"]:
+                x = copy.deepcopy(x)
+                x.body1, x.body2 = prefix + x.body1, prefix + x.body2
+                spec["excludes"].append(x)
+        self._attach_keys(child, inside, prefix, where)
+
+    def _attach_keys(self, child, inside, prefix, where):
+        """Keyframes of the attached model, as values of the copy's joints and actuators."""
+        if not child.keys:
+            return
+        joints = []  # (name, nq, nv) in the attached model's qpos order
+        for b in _walk(child.world):
+            for j in b.joints:
+                joints.append((j.name, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
+        for key in child.keys:
+            for field in ("act", "mpos", "mquat"):
+                if getattr(key, field) is not None:
+                    raise ModelError(f"{where}: keyframe {key.name!r} of the attached model "
+                                     f"sets {field}, which jointspace cannot carry into this "
+                                     f"model; remove it from the key")
+            by_name = {"qpos": {}, "qvel": {}, "ctrl": {}}
+            for field, col in (("qpos", 1), ("qvel", 2)):
+                v = getattr(key, field)
+                adr = 0
+                for row in joints:
+                    n = row[col]
+                    if v is not None and adr + n <= len(v) and row[0] in inside["joint"]:
+                        by_name[field][prefix + row[0]] = v[adr:adr + n]
+                    adr += n
+            if key.ctrl is not None:
+                for a, c in zip(child.actuators, key.ctrl):
+                    if a.name and a.name in inside["actuator"]:
+                        by_name["ctrl"][prefix + a.name] = c
+            self.attached["keys"].append(KeySpec(name=prefix + key.name,
+                                          time=key.time, by_name=by_name, source=key.source))
+
+    def _replicate(self, node, childclass, xf):
+        """The copies of a <replicate>: (childclass, frame, name suffix) of each, in order.
+
+        Copy i sits at the frame (p_i, euler i·euler) relative to the enclosing frame, with
+        p_0 = 0 and p_(i+1) = p_i + R(q_i) offset, q_i the rotation accumulated over i steps
+        (MuJoCo's xml reader); its elements' names get sep followed by i, zero-padded to the
+        digits of count.
+        """
+        self._check_attrs(node, {"count", "offset", "euler", "sep", "childclass"})
+        if "count" not in node.attrib:
+            raise ModelError(f"{node.where()}: <replicate> needs a count attribute")
+        count = self._get(node, "count", _I)
+        if count < 1:
+            raise ModelError(f"{node.where()}: count={count}: a <replicate> needs at least "
+                             f"one copy (MuJoCo silently drops its contents); give count >= 1 "
+                             f"or remove the element")
+        cc = node.attrib.get("childclass", childclass)
+        if cc not in self.classes:
+            raise ModelError(f"{node.where()}: childclass {cc!r} is not defined; add "
+                             f"<default class='{cc}'> or fix the name")
+        offset = np.array(self._get(node, "offset", _f(3), (0.0, 0.0, 0.0)), dtype=np.float64)
+        euler = np.array(self._get(node, "euler", _f(3), (0.0, 0.0, 0.0)), dtype=np.float64)
+        sep = node.attrib.get("sep", "")
+        step = self._orientation(node, ("euler", euler))
+        digits = len(str(count))
+        pos, acc = np.zeros(3), _IDENTITY.copy()
+        copies = []
+        for i in range(count):
+            quat = self._orientation(node, ("euler", i * euler))
+            copies.append((cc, _compose(xf, pos.copy(), quat), f"{sep}{i:0{digits}d}"))
+            pos = pos + frames.rotate(acc, offset)
+            acc = frames.quat_mul(acc, step)
+        return copies
+
     def _inertial(self, node):
         self._check_attrs(node, _INERTIAL_ATTRS)
         for key in ("pos", "mass"):
@@ -1178,10 +1493,10 @@ class _Loader:
     def _joint(self, node, childclass, xf):
         if node.tag == "freejoint":
             self._check_attrs(node, {"name", "group", "align"})
-            align = self._get(node, "align", _k("true", "false", "auto"))
-            self._ignore_if(node, "align", align == "true", "aligning free bodies' frames")
             return JointSpec(type="free", name=node.attrib.get("name", ""),
-                             group=self._get(node, "group", _I, 0), source=node.where())
+                             group=self._get(node, "group", _I, 0),
+                             align=self._get(node, "align", _ALIGN, "auto"),
+                             source=node.where())
         cls = self._class_of(node, childclass)
         v = dict(cls.attrs["joint"])
         self._apply(node, "joint", v)
@@ -1268,10 +1583,16 @@ class _Loader:
             raise ModelError(f"{where}: height-field geoms are not supported by jointspace; "
                              f"replace the hfield with a plane or boxes")
         mesh = v.get("mesh") or ""
-        if mesh and gtype != "mesh":
-            raise ModelError(f"{where}: mesh={mesh!r} with type={gtype!r} asks MuJoCo to fit "
-                             f"a primitive to the mesh, which jointspace does not do; set "
-                             f"type='mesh' or remove mesh")
+        if mesh and gtype not in ("mesh", "sphere", "capsule", "cylinder", "ellipsoid", "box"):
+            raise ModelError(f"{where}: a {gtype} cannot be fitted to mesh {mesh!r}; use type "
+                             f"mesh, or sphere, capsule, cylinder, ellipsoid or box to fit one")
+        if mesh and v["fromto"] is not None:
+            raise ModelError(f"{where}: fromto cannot be used with a mesh; remove one")
+        self._ignore_if(node, "shellinertia", v["shellinertia"] and not mesh,
+                        "the inertia of primitive geoms as thin shells")
+        if mesh and gtype == "mesh" and v["shellinertia"]:
+            raise ModelError(f"{where}: for a mesh geom, shell inertia is set on the mesh "
+                             f"asset: write inertia='shell' on <mesh name='{mesh}'>")
         if gtype == "mesh" and not mesh:
             raise ModelError(f"{where}: a mesh geom needs a mesh attribute naming an asset")
         self._ignore_if(node, "surfacevel", any(v["surfacevel"]), "moving contact surfaces")
@@ -1298,7 +1619,8 @@ class _Loader:
                 size[1] = half
         else:
             quat = self._orientation(node, v["_orient"])
-        self._check_size(node, gtype, size)
+        if not mesh:
+            self._check_size(node, gtype, size)
         mass = v["mass"]
         if mass is not None and mass < 0:
             raise ModelError(f"{where}: mass={mass} is negative; masses must be >= 0")
@@ -1309,7 +1631,8 @@ class _Loader:
         pos, quat = _compose(xf, pos, quat)
         return GeomSpec(
             type=gtype, name=v.get("name", ""), size=np.array(size), pos=pos, quat=quat,
-            mesh=mesh, mass=mass, density=v["density"], shellinertia=v["shellinertia"],
+            mesh=mesh, fitscale=v["fitscale"], mass=mass, density=v["density"],
+            shellinertia=v["shellinertia"],
             friction=tuple(v["friction"]), contype=v["contype"], conaffinity=v["conaffinity"],
             condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
             solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],
@@ -1577,12 +1900,20 @@ class _Loader:
                 "tendon": {"tendon1", "tendon2", "polycoef"}}[tag]
             given = self._apply(child, "equality", v, allowed)
             where = child.where()
-            if "site1" in given or "site2" in given:
-                raise ModelError(f"{where}: site-based {tag} constraints are not supported by "
-                                 f"jointspace; use body1/body2 with an anchor")
+            sites = {"site1", "site2"} & given
+            bodies = {"body1", "body2", "anchor", "relpose"} & given
+            if sites and bodies:
+                raise ModelError(f"{where}: give either site1 and site2, or body1 (body2, "
+                                 f"anchor, relpose), not {', '.join(sorted(sites | bodies))}")
+            if sites and sites != {"site1", "site2"}:
+                raise ModelError(f"{where}: a site-based {tag} needs both site1 and site2")
             eq = EqualitySpec(type=tag, name=v.get("name", ""), solref=tuple(v["solref"]),
                               solimp=tuple(v["solimp"]), active=v["active"], source=where)
-            if tag in ("joint", "tendon"):
+            if sites:
+                eq.objtype = "site"
+                eq.obj1, eq.obj2 = v["site1"], v["site2"]
+                eq.torquescale = v["torquescale"]
+            elif tag in ("joint", "tendon"):
                 if tag + "1" not in given:
                     raise ModelError(f"{where}: a {tag} equality needs {tag}1")
                 eq.obj1, eq.obj2 = v[tag + "1"], v.get(tag + "2", "")
@@ -1907,7 +2238,7 @@ class _Loader:
             b = stack.pop()
             stack.extend(b.children)
             for g in b.geoms:
-                if g.type == "mesh":
+                if g.type == "mesh" or g.mesh:
                     need(g.mesh, meshes, "mesh", g.source)
                 if g.material:
                     need(g.material, materials, "material", g.source)
@@ -1932,7 +2263,7 @@ class _Loader:
                              f"{t.name!r}")
         for eq in self.spec.equalities:
             table, what = {"joint": (joints, "joint"), "tendon": (tendons, "tendon")}.get(
-                eq.type, (bodies, "body"))
+                eq.type, (sites, "site") if eq.objtype == "site" else (bodies, "body"))
             need(eq.obj1, table, what, eq.source)
             if eq.obj2:
                 need(eq.obj2, table, what, eq.source)
@@ -1998,6 +2329,29 @@ def _is_zero(text):
         return float(text) == 0.0
     except ValueError:
         return False
+
+
+def _walk(body):
+    """The bodies of a subtree in MuJoCo's order (depth first, parent before child)."""
+    stack = [body]
+    while stack:
+        b = stack.pop()
+        yield b
+        stack.extend(reversed(b.children))
+
+
+def _prefixed(element, prefix):
+    """An attached element with its own name prefixed; returns the element."""
+    if element.name:
+        element.name = prefix + element.name
+    return element
+
+
+def _add_suffix(element, suffix):
+    """A named element's name with a <replicate> suffix appended; returns the element."""
+    if suffix and element.name:
+        element.name += suffix
+    return element
 
 
 def _compose(xf, pos, quat):

@@ -26,6 +26,7 @@ from jointspace.types import (
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
+    OBJ_SITE,
     Data,
     Model,
 )
@@ -194,6 +195,8 @@ def set_constants(m, d, stat=True):
                 o.dof_invweight0[a:a + n] = dg.mean()
     _tendon_constants(m, d, Minv if ok else None)
     for i in range(m.neq):
+        if m.eq_objtype[i] == OBJ_SITE:
+            continue  # site semantics: the sites' own frames, nothing computed at qpos0
         b1, b2 = m.eq_obj1id[i], m.eq_obj2id[i]
         data = o.eq_data[i]
         if m.eq_type[i] == EQ_CONNECT:

@@ -111,6 +111,7 @@ class JointSpec:
     actfrcrange: tuple = (0.0, 0.0)
     actgravcomp: bool = False
     group: int = 0
+    align: str = "auto"
     source: str = ""
 
 
@@ -130,6 +131,7 @@ class GeomSpec:
     pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
     quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     mesh: str = ""
+    fitscale: float = 1.0
     mass: float | None = None
     density: float = 1000.0
     shellinertia: bool = False
@@ -249,12 +251,21 @@ class BodySpec:
 
 @dataclass
 class MeshSpec:
-    """A triangle mesh asset; the compiler uses its convex hull for inertia and collision."""
+    """A triangle mesh asset; the compiler uses its convex hull for inertia and collision.
+
+    As MJCF's <mesh>: the vertices are rounded to single precision, then moved by `refpos`,
+    rotated by the inverse of `refquat` and multiplied by `scale`; `inertia` is MuJoCo's mesh
+    inertia mode ("legacy", "exact", "convex" or "shell").
+    """
 
     name: str = ""
     vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int32))
     file: str = ""
+    scale: tuple = (1.0, 1.0, 1.0)
+    refpos: tuple = (0.0, 0.0, 0.0)
+    refquat: tuple = (1.0, 0.0, 0.0, 0.0)
+    inertia: str = "legacy"
     source: str = ""
 
 
@@ -300,10 +311,15 @@ class ActuatorSpec:
 
 @dataclass
 class EqualitySpec:
-    """An equality constraint (MJCF <equality>): connect, weld, joint or tendon coupling."""
+    """An equality constraint (MJCF <equality>): connect, weld, joint or tendon coupling.
+
+    `objtype` "site" makes a connect or weld act between the two sites `obj1` and `obj2`
+    (MuJoCo's site semantics: their positions, and for a weld their frames, coincide).
+    """
 
     type: str = "connect"
     name: str = ""
+    objtype: str = "body"
     obj1: str = ""
     obj2: str = ""
     anchor: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -406,7 +422,8 @@ class KeySpec:
     Unset (None) values come from the model: qpos from qpos0, mpos and mquat from the mocap
     bodies' poses, the rest zero. A vector shorter than its field is completed from those
     defaults (qpos, qvel, act, ctrl value by value; mpos, mquat body by body), as MuJoCo
-    does; a longer one is an error.
+    does; a longer one is an error. `by_name` sets values of named joints and actuators
+    over those (a keyframe of a model inserted by MJCF <attach>).
     """
 
     name: str = ""
@@ -417,6 +434,7 @@ class KeySpec:
     ctrl: np.ndarray | None = None
     mpos: np.ndarray | None = None
     mquat: np.ndarray | None = None
+    by_name: dict | None = None  # {"qpos"|"qvel": {joint: values}, "ctrl": {actuator: value}}
     source: str = ""
 
 
@@ -426,6 +444,13 @@ class ModelSpec:
 
     `balanceinertia` mirrors MJCF's compiler option: when true, principal inertias that
     violate the triangle inequality are raised to satisfy it instead of raising an error.
+    `inertiagrouprange` (lowest, highest): only geoms of a group in it give their body mass
+    and inertia. `alignfree`: a body whose only joint is free and that has no children gets
+    its body frame moved onto its inertial frame (MuJoCo's compiler alignfree; a joint's own
+    `align` overrides it). `fitaabb`: a primitive geom that names a mesh is fitted to the
+    mesh's bounding box instead of its equivalent inertia box. `discardvisual`: geoms that
+    neither collide nor are named by a pair, tendon or sensor are removed after they gave
+    their body mass, with the meshes only they used, and every material.
     """
 
     name: str = "model"
@@ -447,5 +472,9 @@ class ModelSpec:
     boundinertia: float = 0.0
     inertiafromgeom: str = "auto"
     settotalmass: float = -1.0
+    inertiagrouprange: tuple = (0, 5)
+    alignfree: bool = False
+    fitaabb: bool = False
+    discardvisual: bool = False
     source: str = ""
     warnings: list = field(default_factory=list)

@@ -17,6 +17,7 @@ solves each island on its own, with its own stopping test, as MuJoCo does unless
 import numpy as np
 from numba import njit
 
+from jointspace.constraint.softness import equality_bodies
 from jointspace.solver.cost import primal_scale
 from jointspace.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -109,8 +110,9 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
             t2 = _body_tree(m, dof_tree, m.geom_bodyid[d.contact_geom[oid, 1]])
         elif typ == CNSTR_EQUALITY and (m.eq_type[oid] == EQ_CONNECT
                                         or m.eq_type[oid] == EQ_WELD):
-            t1 = _body_tree(m, dof_tree, m.eq_obj1id[oid])
-            t2 = _body_tree(m, dof_tree, m.eq_obj2id[oid])
+            b1, b2 = equality_bodies(m, oid)
+            t1 = _body_tree(m, dof_tree, b1)
+            t2 = _body_tree(m, dof_tree, b2)
         if t1 != -2:
             first = t1 if t1 >= 0 else t2
             _merge(parent, t1, t2 if t2 != -2 else -1)
