@@ -164,7 +164,8 @@ class RayRollout:
         self._actor = ray.remote(**options)(_Worker)
         self._cache_ref = None
         if ship_cache:
-            code = "from jointspace import distributed as d, Rollout; d._warm_up(Rollout(nthread=1))"
+            code = ("from jointspace import distributed as d, Rollout; "
+                    "d._warm_up(Rollout(nthread=1))")
             self._cache_ref = ray.put(pickle.dumps(ship.bundle_of(code), protocol=5))
         self._workers = [self._new_worker() for _ in range(self.nworker)]
         self._models_key = None
