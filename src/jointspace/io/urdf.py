@@ -69,7 +69,7 @@ _IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])
 _VISUAL_GROUP = 1
 _SITE_SIZE = 0.005
 # the mesh compiler's warning about open or inconsistently wound surfaces (io/mesh.py)
-_MESH_INERTIA_NOTE = r".*its volume and inertia follow MuJoCo's legacy rule"
+_MESH_INERTIA_NOTE = r".*its volume and inertia follow MuJoCo's \w+ rule"
 
 
 # --------------------------------------------------------------------------------------------
