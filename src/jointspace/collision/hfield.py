@@ -8,11 +8,12 @@ field's frame:
    contact;
 2. the grid cells under the geom's box (columns cmin … cmax, rows rmin … rmax; each cell
    split into two triangles along its diagonal);
-3. for each triangle, the prism from its three surface points (elevation · top, raised by
-   the margin) down to −base; a prism whose top lies wholly below the geom's lowest point
-   is skipped; the prism and the geom (grown by half the margin) are tested with the convex
-   narrowphase (`convex.contact`: GJK, EPA): one contact per penetrating prism, its
-   distance the penetration depth of the grown shapes;
+3. for each triangle, the prism from its three surface points (elevation · top) down to
+   −base; a prism whose top lies wholly more than the margin below the geom's lowest point
+   is skipped; the prism and the geom are tested with the convex narrowphase
+   (`convex.contact`: GJK, EPA): one contact per prism nearer than the margin, at its
+   signed distance, midway between the two surfaces (what MuJoCo 4.0.0 reports: measured;
+   its older published source raised the prism tops by the margin instead);
 4. at most MAXCONPAIR_HFIELD (MuJoCo's mjMAXCONPAIR, 50) contacts per geom pair, in the
    order the cells are visited (row by row, column by column, lower triangle first).
 
@@ -116,32 +117,27 @@ def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p
     dy = (2.0 * size1) / (nrow - 1)
     for q in range(3):
         hv[q, 2] = -size3
-    # the geom is grown by margin/2 and the prism tops raised by margin (MuJoCo's choice);
-    # a contact is a penetration of the grown shapes: distance below margin/2 unshifted
-    half = 0.5 * margin
+    # a contact per prism within the margin: its signed distance, midway between the two
+    # surfaces (MuJoCo 4.0.0 reports these; its source raises the prism tops by the margin)
     eye = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
     zero = (0.0, 0.0, 0.0)
     ncon = 0
     for r in range(rmin, rmax):
         for i in range(2):
             rr = r + 1 - i
-            _push(hv, dx * cmin - size0, dy * rr - size1,
-                  hdata[hadr + rr * ncol + cmin] * size2 + margin)
+            _push(hv, dx * cmin - size0, dy * rr - size1, hdata[hadr + rr * ncol + cmin] * size2)
         for c in range(cmin + 1, cmax + 1):
             for i in range(2):
                 rr = r + 1 - i
-                _push(hv, dx * c - size0, dy * rr - size1,
-                      hdata[hadr + rr * ncol + c] * size2 + margin)
-                if hv[3, 2] < zmin and hv[4, 2] < zmin and hv[5, 2] < zmin:
+                _push(hv, dx * c - size0, dy * rr - size1, hdata[hadr + rr * ncol + c] * size2)
+                if hv[3, 2] + margin < zmin and hv[4, 2] + margin < zmin and \
+                        hv[5, 2] + margin < zmin:
                     continue
-                found, pos, nrm, dist, _ = C.contact(ws, half, C.CORE_PRISM, zero, eye, zero,
+                found, pos, nrm, dist, _ = C.contact(ws, margin, C.CORE_PRISM, zero, eye, zero,
                                                      t2, lp, lm, s2, hv, 0, 6, 6, nh)
-                if not found or not dist - half < 0:
+                if not found or not dist < margin:
                     continue
-                # midway between the grown shapes: the geom's surface point moved by margin/2
-                wp = (pos[0] - 0.5 * half * nrm[0], pos[1] - 0.5 * half * nrm[1],
-                      pos[2] - 0.5 * half * nrm[2])
-                put(buf, ncon, add(mat_vec(m1, wp), p1), mat_vec(m1, nrm), dist - half)
+                put(buf, ncon, add(mat_vec(m1, pos), p1), mat_vec(m1, nrm), dist)
                 ncon += 1
                 if ncon >= MAXCONPAIR_HFIELD:
                     return ncon
