@@ -2,12 +2,13 @@
 
 `collision(m, d)` fills d.ncon and the contact_* arrays (MuJoCo's mj_collision,
 engine_collision_driver.c). Pair table (geom 1 has the lower type; planes collide with all
-other types, everything with everything else; height fields are not supported):
+other types but height fields, everything with everything else):
 
 =========  ========  =========  ==========  =========  ========  ========
            sphere    capsule    ellipsoid   cylinder   box       mesh
 =========  ========  =========  ==========  =========  ========  ========
 plane      analytic  analytic   support     analytic   analytic  support
+hfield     prisms    prisms     prisms      prisms     prisms    prisms
 sphere     analytic  analytic   convex      analytic   analytic  convex
 capsule              analytic   convex      convex     analytic  convex
 ellipsoid                       convex      convex     convex    convex
@@ -17,9 +18,11 @@ mesh                                                             convex
 =========  ========  =========  ==========  =========  ========  ========
 
 "analytic": `primitive` and `box`; "convex": GJK/EPA (`convex`); "support": the support
-point below the plane (`convex.plane_convex`). Contacts per pair at most: plane-capsule 2,
-plane-cylinder 4, plane-box 4, plane-mesh 4, capsule-capsule 2, capsule-box 2, box-box 8,
-convex pairs of boxes, meshes, cylinders and capsules 4 (face clipping), others 1.
+point below the plane (`convex.plane_convex`); "prisms": the height field's grid
+triangles under the geom, each a prism collided by GJK/EPA (`hfield`, up to 50 contacts).
+Contacts per pair at most: plane-capsule 2, plane-cylinder 4, plane-box 4, plane-mesh 4,
+capsule-capsule 2, capsule-box 2, box-box 8, convex pairs of boxes, meshes, cylinders and
+capsules 4 (face clipping), height fields 50, others 1.
 
 Broadphase: world axis-aligned boxes of the geoms (the intersection of the rotated local
 box and the bounding sphere, grown by margin + gap) are swept along the world axis in
@@ -59,7 +62,9 @@ measures each):
 - Among several mesh edges lying on a face, the most parallel one is clipped (MuJoCo: the
   first in its polygon order); when clipping leaves more than 4 points, the 4 spanning the
   largest area are kept (MuJoCo: a heuristic search for them).
-- Not supported: height fields, SDF geoms, flexes, and MuJoCo's collision option flags
+- Height-field pairs: see `collision.hfield` and docs/conventions.md (boxes and meshes
+  penetrating a prism: MuJoCo's EPA stops short of the minimum depth; ours reaches it).
+- Not supported: SDF geoms, flexes, and MuJoCo's collision option flags
   (filterparent, midphase, override, nativeccd, multiccd).
 """
 

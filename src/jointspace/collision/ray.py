@@ -7,9 +7,9 @@ has one, else of its rgba, as mj_ray reads it), the geoms of bodies welded to th
 world when `include_static` is false, and geoms whose group (clamped to 0…5) is off in
 `geomgroup`. Planes are hit from their front side only, within their rendered rectangle
 (a non-positive size is infinite); meshes are hit on their triangles (all of them, after
-MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fields and SDF
-geoms are not modelled by jointspace. Like mj_ray it tests each geom in turn (O(ngeom) per
-ray, no broadphase).
+MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fields are not
+hit (mj_ray hits them); SDF geoms are not modelled by jointspace. Like mj_ray it tests
+each geom in turn (O(ngeom) per ray, no broadphase).
 
 The rangefinder sensor casts from its site along the site's +z axis, excluding the site's
 own body (jointspace.sensor); `js.ray` is the public form.
