@@ -36,6 +36,8 @@ CURVED_DIST_TOL, CURVED_NORMAL_TOL, CURVED_POS_TOL = 1e-8, 5e-4, 2e-5
 # sampled minimum penetration depth (20,000 directions, refined three times around the
 # best): it overestimates the true minimum by ~ (last spread)² · size ≈ 1e-6 m (measured)
 SAMPLED_DEPTH_TOL = 2e-5
+# rays: the same arithmetic as mj_rayHfield (measured 6e-16)
+RAY_TOL = 1e-12
 # quadruped on a bumpy terrain: the solver's tolerance, as in tests/test_real_sweep.py
 CONSTRAINED_TOL = 1e-6
 
@@ -259,6 +261,36 @@ def test_quadruped_on_bumpy_terrain_matches_mj_forward():
         np.testing.assert_allclose(d.contact.dist, md.contact.dist, atol=EXACT_TOL)
         err = np.max(np.abs(d.qacc - md.qacc)) / max(1.0, np.max(np.abs(md.qacc)))
         assert err <= CONSTRAINED_TOL, err
+        # its 20 rangefinders, some of them on the terrain
+        np.testing.assert_allclose(d.sensordata, md.sensordata, rtol=RAY_TOL, atol=RAY_TOL)
+
+
+def test_rays_match_mj_ray():
+    """Seeded rays at a tilted field: its triangles, its base box and its sides (mj_ray)."""
+    rng = np.random.default_rng(3)
+    elev = " ".join(f"{x:.3f}" for x in rng.uniform(0, 1, 30))
+    xml = XML.format(elev=elev, type="sphere", size='size=".01" pos="5 5 5"', eul="10 -5 20",
+                     margin=0)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, md)
+    m = js.load_string(xml)
+    d = js.Data(m)
+    js.forward(m, d)
+    gid = np.zeros(1, np.int32)
+    hits = 0
+    for k in range(600):
+        p = np.r_[rng.uniform(-0.7, 0.7, 2), rng.uniform(-0.3, 0.5)]
+        v = rng.normal(size=3)
+        if k % 2:
+            v[2] = -3 * abs(v[2])
+        x = mujoco.mj_ray(mj, md, p, v, None, 1, -1, gid)
+        y, g = js.ray(m, d, p, v)
+        assert (x >= 0) == (y >= 0) and g == gid[0], (p, v)
+        if x >= 0:
+            hits += 1
+            assert abs(x - y) <= RAY_TOL
+    assert hits > 100
 
 
 # ---------------------------------------------------------------------------------------------
