@@ -36,7 +36,7 @@ CURVED_DIST_TOL, CURVED_NORMAL_TOL, CURVED_POS_TOL = 1e-8, 5e-4, 2e-5
 # sampled minimum penetration depth (20,000 directions, refined three times around the
 # best): it overestimates the true minimum by ~ (last spread)² · size ≈ 1e-6 m (measured)
 SAMPLED_DEPTH_TOL = 2e-5
-# rays: the same arithmetic as mj_rayHfield (measured 6e-16)
+# rays: the same arithmetic as mj_rayHfield (measured 6e-16 in distance, 3e-15 in normal)
 RAY_TOL = 1e-12
 # quadruped on a bumpy terrain: the solver's tolerance, as in tests/test_real_sweep.py
 CONSTRAINED_TOL = 1e-6
@@ -291,6 +291,58 @@ def test_rays_match_mj_ray():
             hits += 1
             assert abs(x - y) <= RAY_TOL
     assert hits > 100
+    # the rangefinder's hit normal too: a mocap eye looking around the field
+    xml = (f'<mujoco><asset><hfield name="h" size="0.5 0.4 0.2 0.1" nrow="5" ncol="6" '
+           f'elevation="{elev}"/></asset><worldbody><geom type="hfield" hfield="h" '
+           f'pos="0.05 -0.02 0.01" euler="10 -5 20"/><body mocap="true"><site name="s"/>'
+           f'</body></worldbody><sensor><rangefinder site="s" data="dist normal"/></sensor>'
+           f'</mujoco>')
+    mj = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mj)
+    m = js.load_string(xml)
+    d = js.Data(m)
+    hits = 0
+    for _ in range(150):
+        p = np.r_[rng.uniform(-0.7, 0.7, 2), rng.uniform(-0.3, 0.5)]
+        q = rng.normal(size=4)
+        md.mocap_pos[0], md.mocap_quat[0] = p, q / np.linalg.norm(q)
+        d.mocap_pos[0], d.mocap_quat[0] = p, q / np.linalg.norm(q)
+        mujoco.mj_forward(mj, md)
+        js.forward(m, d)
+        hits += md.sensordata[0] >= 0
+        np.testing.assert_allclose(d.sensordata, md.sensordata, atol=RAY_TOL)
+    assert hits > 20
+
+
+def test_drawn_surface_is_the_grid_rays_hit():
+    """The renderer's triangles of a field: MuJoCo's grid points, split as rays see them."""
+    from jointspace.viz.scene import geom_mesh
+
+    rng = np.random.default_rng(4)
+    elev = " ".join(f"{x:.3f}" for x in rng.uniform(0, 1, 30))
+    xml = XML.format(elev=elev, type="sphere", size='size=".01" pos="5 5 5"', eul="0 0 0",
+                     margin=0)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    m = js.load_string(xml)
+    d = js.Data(m)
+    js.forward(m, d)
+    v, f, colors = geom_mesh(m, 0)
+    assert f.shape == (2 * 4 * 5, 3) and colors.shape == (len(f), 4)
+    np.testing.assert_array_equal(v[:, 2], mj.hfield_data * mj.hfield_size[0, 2])
+    pos = m.geom_pos[0]
+    for x, y in rng.uniform([-0.5, -0.4], [0.5, 0.4], size=(40, 2)):
+        dist, _ = js.ray(m, d, pos + [x, y, 1.0], [0.0, 0.0, -1.0])
+        for tri in v[f]:  # the drawn triangle under (x, y): its plane's height there
+            a, b, c = tri
+            den = (b[1] - c[1]) * (a[0] - c[0]) + (c[0] - b[0]) * (a[1] - c[1])
+            w0 = ((b[1] - c[1]) * (x - c[0]) + (c[0] - b[0]) * (y - c[1])) / den
+            w1 = ((c[1] - a[1]) * (x - c[0]) + (a[0] - c[0]) * (y - c[1])) / den
+            if min(w0, w1, 1 - w0 - w1) >= -1e-12:
+                z = w0 * a[2] + w1 * b[2] + (1 - w0 - w1) * c[2]
+                assert abs((1.0 - dist) - z) <= RAY_TOL
+                break
+        else:
+            raise AssertionError((x, y))
 
 
 # ---------------------------------------------------------------------------------------------
