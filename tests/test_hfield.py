@@ -410,3 +410,8 @@ def test_bad_custom_file_and_references_are_refused(tmp_path):
                        '</mujoco>')
     with pytest.raises(ModelError, match=r"an hfield geom needs an hfield attribute"):
         js.load_string('<mujoco><worldbody><geom type="hfield"/></worldbody></mujoco>')
+    with pytest.raises(ModelError, match=r"height fields are not supported in geom distance"):
+        js.load_string('<mujoco><asset><hfield name="h" nrow="2" ncol="2" size="1 1 1 1"/>'
+                       '</asset><worldbody><geom name="a" type="hfield" hfield="h"/><body>'
+                       '<geom name="b" size=".1"/></body></worldbody><sensor><distance '
+                       'geom1="b" geom2="a"/></sensor></mujoco>')

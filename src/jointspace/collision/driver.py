@@ -832,21 +832,8 @@ def geom_distance(m, d, geom1, geom2, cutoff, fromto, ws):
     flip = t1 > t2
     g1, g2 = (geom2, geom1) if flip else (geom1, geom2)
     ta, tb = m.geom_type[g1], m.geom_type[g2]
-    if ta == GEOM_HFIELD:  # the prisms' contacts with the cutoff as margin; the nearest
-        buf = np.empty((MAXCONPAIR, 10))
-        n = _narrow_hfield(m, d, g1, g2, cutoff, buf, ws)
-        best = -1
-        dist = cutoff
-        for i in range(n):
-            if buf[i, 9] < dist:
-                dist = buf[i, 9]
-                best = i
-        if best >= 0:
-            s = -0.5 * dist if flip else 0.5 * dist
-            for k in range(3):
-                fromto[k] = buf[best, k] - s * buf[best, 3 + k]
-                fromto[3 + k] = buf[best, k] + s * buf[best, 3 + k]
-        return dist
+    if ta == GEOM_HFIELD:  # distance sensors refuse height fields when compiled (as MuJoCo)
+        return cutoff
     if _needs_workspace(ta, tb) or (ta == GEOM_BOX and tb == GEOM_BOX):
         va1, nv1, _, _ = _mesh_ranges(m, geom1)
         va2, nv2, _, _ = _mesh_ranges(m, geom2)

@@ -981,6 +981,13 @@ class _Compiler:
                                                                          T.JNT_SLIDE):
                 raise ModelError(f"{label}: joint {sens.objname!r} must be a hinge or slide "
                                  f"joint{_where(sens)}")
+            if kind in ("distance", "normal", "fromto"):
+                for ot, oid in ((objtype, objid), (reftype, refid)):
+                    gt = (A["geom_type"][oid:oid + 1] if ot == SN.OBJ_GEOM else
+                          A["geom_type"][A["geom_bodyid"] == oid] if ot == SN.OBJ_BODY else [])
+                    if np.any(np.asarray(gt) == T.GEOM_HFIELD):
+                        raise ModelError(f"{label}: height fields are not supported in geom "
+                                         f"distance sensors (as in MuJoCo){_where(sens)}")
             if kind.startswith("tendonlimit") and not A["tendon_limited"][objid]:
                 raise ModelError(f"{label}: tendon {sens.objname!r} is not limited; "
                                  f"{kind} needs a limited tendon{_where(sens)}")
