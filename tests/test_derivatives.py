@@ -142,7 +142,7 @@ def _pin_models(pin, name):
             pytest.skip("example-robot-data (or this robot) is not installed")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JointspaceWarning)
-            m = js.load(robots / URDFS[name])
+            m = js.load(robots / URDFS[name], visual=False)
         pm = pin.buildModelFromUrdf(str(robots / URDFS[name]))
     else:
         desc = random_tree_desc(**TREES[name], free_root=False)

@@ -64,7 +64,7 @@ def _models(name):
         rel, floating = URDFS[name]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JointspaceWarning)
-            m = js.load(ROBOTS / rel, floating_base=floating)
+            m = js.load(ROBOTS / rel, floating_base=floating, visual=False)
         args = (pin.JointModelFreeFlyer(),) if floating else ()
         pm = pin.buildModelFromUrdf(str(ROBOTS / rel), *args)
     else:

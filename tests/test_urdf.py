@@ -40,7 +40,16 @@ KNOWN_FAILURES = {
     "romeo_description/urdf/romeo_laas_small.urdf": "not positive semi-definite",
     # RShoulderYawLink's principal moments violate the triangle inequality
     "romeo_description/urdf/romeo_small.urdf": "triangle inequality",
+    # Left_index_q2 mimics 'index_q1', which is not a joint (Pinocchio's mimic=True refuses
+    # it too); load with mimic=False to ignore the <mimic>s
+    "alex_description/urdf/alex_psyonic_hands.urdf":
+        "joint 'Left_index_q2' mimics joint 'index_q1', which is not defined",
 }
+# Files whose mimic model Pinocchio cannot build ("The parent joint of the mimic joint is not in
+# the kinematic tree": a mimicked joint comes after its mimicking joint in Pinocchio's order)
+PIN_MIMIC_UNSUPPORTED = {"romeo_description/urdf/romeo.urdf",
+                         "talos_data/robots/talos_full_v2.urdf",
+                         "talos_data/robots/talos_full_v2_box.urdf"}
 
 
 def _rel(path):
@@ -284,6 +293,16 @@ def test_geoms_do_not_change_compiled_mass():
     assert m.ngeom == 4 and m.nsite == 5
 
 
+def test_visual_false_leaves_out_visual_geoms_only():
+    """visual=False drops the non-colliding geoms; bodies, inertias and collisions stay."""
+    m, mv = load_urdf_string(ARM), load_urdf_string(ARM, visual=False)
+    assert (m.ngeom, mv.ngeom) == (4, 2)
+    assert np.all(mv.geom_contype == 1)
+    np.testing.assert_array_equal(mv.geom_size, m.geom_size[m.geom_contype == 1])
+    for k in ("body_mass", "body_inertia", "body_ipos", "body_pos", "jnt_axis"):
+        np.testing.assert_array_equal(getattr(mv, k), getattr(m, k), err_msg=k)
+
+
 @pytest.fixture
 def package_tree(tmp_path, monkeypatch):
     """share/mypkg/{meshes/tet.stl, urdf/robot.urdf} referencing the mesh in two ways."""
@@ -379,15 +398,49 @@ def test_missing_meshes_warn_once_and_are_left_out(tmp_path):
     assert msgs[0] in m.warnings
 
 
-def test_mimic_warns():
-    """A <mimic> joint loads as an independent joint, with a warning naming it."""
-    urdf = """<robot name="r"><link name="a"/><link name="b"/><link name="c"/>
+def test_open_mesh_surfaces_are_not_reported(tmp_path):
+    """URDF geoms carry no mass, so an open mesh (whose volume would be off) says nothing."""
+    open_tet = TET_STL[:TET_STL.rindex("facet normal 1 1 1")] + "endsolid tet\n"
+    (tmp_path / "open.stl").write_text(open_tet)
+    urdf = f"""<robot name="r"><link name="a">{_inertial(1.0)}
+      <collision><geometry><mesh filename="open.stl"/></geometry></collision></link></robot>"""
+    path = tmp_path / "r.urdf"
+    path.write_text(urdf)
+    with pytest.warns(JointspaceWarning, match="surface is not closed"):
+        js.compile_model(parse_urdf(path))  # the compiler's note, for mass-carrying meshes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JointspaceWarning)
+        m = load_urdf(path)
+    assert m.nmesh == 1 and m.body_mass[1] == 1.0
+
+
+def test_mimic_becomes_joint_equality():
+    """<mimic> → joint equality: joint1 the mimicking joint, joint2 the joint it names."""
+    urdf = """<robot name="r"><link name="a"/><link name="b"/><link name="c"/><link name="d"/>
       <joint name="j1" type="continuous"><parent link="a"/><child link="b"/></joint>
       <joint name="j2" type="continuous"><parent link="b"/><child link="c"/>
-        <mimic joint="j1" multiplier="2"/></joint></robot>"""
-    with pytest.warns(JointspaceWarning, match="mimic.*j2"):
-        spec = parse_urdf(urdf)
-    assert len(_spec_bodies(spec)["c"].joints) == 1
+        <mimic joint="j1" multiplier="2" offset="-0.5"/></joint>
+      <joint name="j3" type="prismatic"><parent link="c"/><child link="d"/>
+        <mimic joint="j1"/></joint></robot>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JointspaceWarning)
+        spec = parse_urdf(urdf, filename="r.urdf")
+    assert len(_spec_bodies(spec)["c"].joints) == 1  # the mimicking joint keeps its dof
+    e2, e3 = spec.equalities
+    assert (e2.type, e2.name, e2.obj1, e2.obj2) == ("joint", "j2", "j2", "j1")
+    np.testing.assert_array_equal(e2.polycoef, [-0.5, 2.0, 0, 0, 0])
+    np.testing.assert_array_equal(e3.polycoef, [0.0, 1.0, 0, 0, 0])  # urdfdom's defaults
+    assert e2.source == "r.urdf:4 <mimic>"
+    assert parse_urdf(urdf, mimic=False).equalities == []
+
+
+def test_mimic_on_a_fixed_joint_is_ignored():
+    """A fixed joint has no coordinate: its <mimic> is moot (Pinocchio and MuJoCo skip it)."""
+    urdf = """<robot name="r"><link name="a"/><link name="b"/><link name="c"/>
+      <joint name="j1" type="continuous"><parent link="a"/><child link="b"/></joint>
+      <joint name="j2" type="fixed"><parent link="b"/><child link="c"/>
+        <mimic joint="j1"/></joint></robot>"""
+    assert parse_urdf(urdf).equalities == []
 
 
 ERRORS = [
@@ -425,6 +478,31 @@ ERRORS = [
     ('<robot name="r">\n<link name="a"><inertial><origin xyz="0 0"/><mass value="1"/>'
      '</inertial></link></robot>', r"r\.urdf:2 <origin>: attribute xyz='0 0' must be 3"),
     ('<mujoco/>', r"r\.urdf:1 <mujoco>: the root element of a URDF must be <robot>"),
+    ('<robot name="r"><link name="a"/><link name="b"/>\n<joint name="j" type="continuous">'
+     '<parent link="a"/><child link="b"/><mimic joint="nope"/></joint></robot>',
+     r"r\.urdf:2 <mimic>: joint 'j' mimics joint 'nope', which is not defined; fix the file, "
+     r"or load with mimic=False"),
+    ('<robot name="r"><link name="a"/><link name="b"/>\n<joint name="j" type="continuous">'
+     '<parent link="a"/><child link="b"/><mimic/></joint></robot>',
+     r"r\.urdf:2 <mimic>: joint 'j' mimics joint '', which is not defined"),
+    ('<robot name="r"><link name="a"/><link name="b"/>\n<joint name="j" type="continuous">'
+     '<parent link="a"/><child link="b"/><mimic joint="j"/></joint></robot>',
+     r"r\.urdf:2 <mimic>: joint 'j' mimics itself"),
+    ('<robot name="r"><link name="a"/><link name="b"/><link name="c"/>\n'
+     '<joint name="f" type="fixed"><parent link="a"/><child link="b"/></joint>\n'
+     '<joint name="j" type="revolute"><parent link="b"/><child link="c"/><mimic joint="f"/>'
+     '</joint></robot>',
+     r"r\.urdf:3 <mimic>: joint 'f' is fixed, but a mimicked joint must be revolute, "
+     r"continuous, prismatic \(one coordinate\)"),
+    ('<robot name="r"><link name="a"/><link name="b"/><link name="c"/>\n'
+     '<joint name="f" type="revolute"><parent link="a"/><child link="b"/></joint>\n'
+     '<joint name="p" type="planar"><parent link="b"/><child link="c"/><mimic joint="f"/>'
+     '</joint></robot>', r"r\.urdf:3 <mimic>: joint 'p' is planar, but a mimicking joint"),
+    ('<robot name="r"><link name="a"/><link name="b"/><link name="c"/>\n'
+     '<joint name="f" type="revolute"><parent link="a"/><child link="b"/></joint>\n'
+     '<joint name="j" type="revolute"><parent link="b"/><child link="c"/>'
+     '<mimic joint="f" multiplier="two"/></joint></robot>',
+     r"r\.urdf:3 <mimic>: attribute multiplier='two' must be 1 number"),
 ]
 
 
@@ -469,22 +547,50 @@ def _urdf_names(path):
     return links, joints
 
 
+def _mimics_in_file(path):
+    """{mimicking joint: (joint it names, multiplier, offset)} read with ElementTree."""
+    out = {}
+    for j in ET.parse(path).getroot().findall("joint"):
+        mimic = j.find("mimic")
+        if mimic is not None and j.get("type") != "fixed":
+            out[j.get("name")] = (mimic.get("joint"), float(mimic.get("multiplier", 1)),
+                                  float(mimic.get("offset", 0)))
+    return out
+
+
 @needs_robots
 @pytest.mark.parametrize("path", ROBOT_FILES, ids=lambda p: _rel(p))
 def test_example_robot_data_loads(path):
-    """Every robot loads (fixed base), except the files in KNOWN_FAILURES, which fail as said."""
+    """Every robot loads with all its collision geometry (.dae included) and equals Pinocchio.
+
+    Except the files in KNOWN_FAILURES, which fail as said. Checked against Pinocchio's model
+    of the same file: link placements at 3 seeded configurations and body inertias (TOL), and
+    where Pinocchio builds the file's mimic model, the coupled frames, M and RNEA.
+    """
+    pin = pytest.importorskip("pinocchio")
     rel = _rel(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", JointspaceWarning)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always", JointspaceWarning)
         if rel in KNOWN_FAILURES:
             with pytest.raises(ModelError, match=KNOWN_FAILURES[rel]):
-                load_urdf(path)
+                load_urdf(path, visual=False)
             return
-        m = load_urdf(path)
+        m = load_urdf(path, visual=False)
+    unread = [str(w.message) for w in rec if "could not be found or read" in str(w.message)]
+    assert unread == []
     links, joints = _urdf_names(path)
     assert set(m.names["site"]) == links
     assert set(m.names["joint"]) == joints
     assert set(m.names["body"]) - {"world"} <= links
+    root = ET.parse(path).getroot()
+    assert int(np.count_nonzero(m.geom_contype)) == len(root.findall("link/collision"))
+    seed = sum(map(ord, rel))
+    _check_parity(m, pin.buildModelFromUrdf(str(path)), seed=seed, nconf=3)
+    mimics = _mimics_in_file(path)
+    assert {m.names["equality"][e]: (m.names["joint"][m.eq_obj2id[e]], m.eq_data[e, 1],
+                                     m.eq_data[e, 0]) for e in range(m.neq)} == mimics
+    if mimics and rel not in PIN_MIMIC_UNSUPPORTED:
+        _check_mimic_parity(m, pin.buildModelFromUrdf(str(path), mimic=True), seed, nconf=2)
 
 
 @needs_robots
@@ -510,6 +616,8 @@ def _pin_q(m, pm, q):
     for j, name in enumerate(m.names["joint"]):
         a = m.jnt_qposadr[j]
         pj = pm.joints[pm.getJointId(name)]
+        if pj.nq == 0:
+            continue  # a mimicking joint of Pinocchio's mimic model: no coordinate of its own
         i = pj.idx_q
         if m.jnt_type[j] == JNT_FREE:
             qp[i:i + 3] = q[a:a + 3]
@@ -595,7 +703,7 @@ def test_pinocchio_parity(rel, floating):
     path = ROBOTS / rel
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JointspaceWarning)
-        m = load_urdf(path, floating_base=floating)
+        m = load_urdf(path, floating_base=floating, visual=False)
     args = (pin.JointModelFreeFlyer(),) if floating else ()
     pm = pin.buildModelFromUrdf(str(path), *args)
     _check_parity(m, pm, seed=sum(map(ord, rel)))
@@ -648,3 +756,266 @@ def test_cycle_message_lists_the_loop():
         parse_urdf(text, filename="r.urdf")
     loop = re.search(r"links (.*?);", str(exc.value)).group(1).split(" -> ")
     assert loop[0] == loop[-1] and set(loop) == {"b", "c"}
+
+
+# --------------------------------------------------------------------------------------------
+# mimic joints against MuJoCo's joint equality and Pinocchio's mimic model
+
+# our step against mj_step on the same constraint rows: the same sums in float64, 100 steps
+TRAJ_TOL = 1e-10
+# the coupling is a soft constraint (MuJoCo's default solref, time constant 0.02 s): over
+# 0.2 s it lags the exact coupling by at most 7e-4 here (measured), and the leader's
+# trajectory stays within 2e-4 rad of Pinocchio's exactly coupled one
+SOFT_TOL = 2e-3
+
+MIMIC = f"""<robot name="mimic">
+  <link name="base"/>
+  <link name="arm">{_inertial(1.0, "0.1 0 0.2", inertia=(0.02, 0.03, 0.025, 0.001, 0, 0))}</link>
+  <link name="fore">{_inertial(0.7, "0 0.1 0.1", inertia=(0.01, 0.02, 0.015, 0, 0.001, 0))}</link>
+  <link name="slider">{_inertial(0.3, "0.05 0 0", inertia=(0.003, 0.002, 0.004, 0, 0, 1e-4))}</link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 0.1" rpy="0.3 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="arm"/><child link="fore"/>
+    <origin xyz="0.2 0 0.4"/><axis xyz="1 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/>
+    <mimic joint="shoulder" multiplier="-1.5" offset="0.3"/></joint>
+  <joint name="slide" type="prismatic"><parent link="fore"/><child link="slider"/>
+    <origin xyz="0 0.2 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <mimic joint="shoulder" multiplier="0.2"/></joint>
+</robot>"""
+
+
+def _coupled_q(m, q):
+    """q with every mimicking joint set from its equality: q1 = a0 + a1 · q2."""
+    q = q.copy()
+    for e in range(m.neq):
+        a1, a2 = m.jnt_qposadr[m.eq_obj1id[e]], m.jnt_qposadr[m.eq_obj2id[e]]
+        q[a1] = m.eq_data[e, 0] + m.eq_data[e, 1] * q[a2]
+    return q
+
+
+def _coupling_map(m, pm):
+    """G (nv × pm.nv): our joint velocities from Pinocchio's reduced (mimic) velocities."""
+    G = np.zeros((m.nv, pm.nv))
+    leader = {m.eq_obj1id[e]: (m.eq_obj2id[e], m.eq_data[e, 1]) for e in range(m.neq)}
+    for j, name in enumerate(m.names["joint"]):
+        lead, scale = leader.get(j, (j, 1.0))
+        pj = pm.joints[pm.getJointId(m.names["joint"][lead])]
+        n = pj.nv
+        G[m.jnt_dofadr[j]:m.jnt_dofadr[j] + n, pj.idx_v:pj.idx_v + n] = scale * np.eye(n)
+    return G
+
+
+def _check_mimic_parity(m, pm, seed, nconf=5):
+    """Frames, M and RNEA at coupled configurations equal Pinocchio's mimic model's."""
+    import pinocchio as pin
+
+    assert m.nv - m.neq == pm.nv
+    mimicking = {pm.names[i] for i in pm.mimicking_joints}
+    assert {m.names["equality"][e] for e in range(m.neq)} == mimicking
+    for i, k in zip(pm.mimicking_joints, pm.mimicked_joints):
+        e = m.names["equality"].index(pm.names[i])
+        jm = pm.joints[i].extract()
+        assert m.names["joint"][m.eq_obj2id[e]] == pm.names[k]
+        assert (m.eq_data[e, 0], m.eq_data[e, 1]) == (jm.offset, jm.scaling)
+    pd, d = pm.createData(), js.make_data(m)
+    rng = np.random.default_rng(seed)
+    G = _coupling_map(m, pm)
+    frame = {name: pm.getFrameId(name, pin.BODY) for name in m.names["site"]}
+    for _ in range(nconf):
+        q = _coupled_q(m, _random_q(m, rng))
+        qp = _pin_q(m, pm, q)
+        js.kinematics(m, d, qpos=q)
+        pin.framesForwardKinematics(pm, pd, qp)
+        for s, name in enumerate(m.names["site"]):
+            np.testing.assert_allclose(d.site_xpos[s], pd.oMf[frame[name]].translation, atol=TOL)
+            np.testing.assert_allclose(d.site_xmat[s].reshape(3, 3),
+                                       pd.oMf[frame[name]].rotation, atol=TOL)
+        v, a = rng.normal(size=pm.nv), rng.normal(size=pm.nv)
+        M = js.crba(m, d, q)
+        np.testing.assert_allclose(G.T @ M @ G, pin.crba(pm, pd, qp), atol=TOL)
+        tau = js.rnea(m, d, q, G @ v, G @ a)
+        np.testing.assert_allclose(G.T @ tau, pin.rnea(pm, pd, qp, v, a), atol=TOL)
+
+
+def test_mimic_matches_pinocchio_mimic_model():
+    """Coupled configurations: frames, GᵀMG and Gᵀτ equal Pinocchio's reduced mimic model."""
+    pin = pytest.importorskip("pinocchio")
+    m = load_urdf_string(MIMIC)
+    assert m.neq == 2
+    _check_mimic_parity(m, pin.buildModelFromXML(MIMIC, mimic=True), seed=3)
+
+
+def test_mimic_trajectory_matches_mujoco_and_stays_coupled():
+    """100 steps equal MuJoCo's (its URDF import makes the same joint equalities); coupled."""
+    mujoco = pytest.importorskip("mujoco")
+    pin = pytest.importorskip("pinocchio")
+    mj = mujoco.MjModel.from_xml_string(MIMIC)
+    m = load_urdf_string(MIMIC)
+    for k in ("eq_type", "eq_obj1id", "eq_obj2id", "eq_solref", "eq_solimp"):
+        np.testing.assert_array_equal(getattr(m, k), getattr(mj, k), err_msg=k)
+    np.testing.assert_array_equal(m.eq_data[:, :5], mj.eq_data[:, :5])  # polycoef
+    md, d = mujoco.MjData(mj), js.make_data(m)
+    q0, w0 = 0.4, 1.0
+    md.qpos[:] = d.qpos[:] = [q0, 0.3 - 1.5 * q0, 0.2 * q0]
+    md.qvel[:] = d.qvel[:] = [w0, -1.5 * w0, 0.2 * w0]
+    # Pinocchio's exactly coupled model, integrated as MuJoCo's Euler (v first, then q)
+    pm = pin.buildModelFromXML(MIMIC, mimic=True)
+    pd = pm.createData()
+    qr, vr, h = np.array([q0]), np.array([w0]), m.opt.timestep
+    for _ in range(100):
+        mujoco.mj_step(mj, md)
+        js.step(m, d)
+        np.testing.assert_allclose(d.qpos, md.qpos, atol=TRAJ_TOL)
+        np.testing.assert_allclose(d.qvel, md.qvel, atol=TRAJ_TOL)
+        assert abs(d.qpos[1] - (0.3 - 1.5 * d.qpos[0])) < SOFT_TOL
+        assert abs(d.qpos[2] - 0.2 * d.qpos[0]) < SOFT_TOL
+        vr = vr + h * np.linalg.solve(pin.crba(pm, pd, qr), -pin.nle(pm, pd, qr, vr))
+        qr = qr + h * vr
+    assert abs(d.qpos[0] - qr[0]) < SOFT_TOL
+    assert abs(d.qpos[0] - q0) > 100 * SOFT_TOL  # it moved
+    # without the coupling the same start drifts apart
+    free = load_urdf_string(MIMIC, mimic=False)
+    df = js.make_data(free)
+    df.qpos[:] = [q0, 0.3 - 1.5 * q0, 0.2 * q0]
+    df.qvel[:] = [w0, -1.5 * w0, 0.2 * w0]
+    js.step(free, df, 100)
+    assert abs(df.qpos[1] - (0.3 - 1.5 * df.qpos[0])) > 10 * SOFT_TOL
+
+
+# --------------------------------------------------------------------------------------------
+# COLLADA meshes in URDF files against Pinocchio's geometry model
+
+# vertices are single precision on both sides, ours in the mesh's inertial frame, coal's in
+# the file's: a few float32 ulps of the mesh's largest coordinate
+F32_TOL = 4 * float(np.finfo(np.float32).eps)
+
+DAE_PARITY = [("kinova_description/robots/kinova.urdf", "COLLISION"),
+              ("hyq_description/robots/hyq_no_sensors.urdf", "COLLISION"),
+              ("borinot_description/urdf/borinot_flying_arm_2.urdf", "COLLISION"),
+              ("ur_description/urdf/ur5_robot.urdf", "VISUAL")]
+
+
+def _world_meshes(m, d, colliding):
+    """(world vertices, world hull vertices) of our mesh geoms that do or do not collide."""
+    out = []
+    for g in range(m.ngeom):
+        k = m.geom_dataid[g]
+        if k < 0 or bool(m.geom_contype[g]) != colliding:
+            continue
+        v = m.mesh_vert[m.mesh_vertadr[k]:m.mesh_vertadr[k] + m.mesh_vertnum[k]]
+        h = m.hull_vert[m.mesh_hullvertadr[k]:m.mesh_hullvertadr[k] + m.mesh_hullvertnum[k]]
+        R, p = d.geom_xmat[g].reshape(3, 3), d.geom_xpos[g]
+        out.append((v @ R.T + p, h @ R.T + p))
+    return out
+
+
+@needs_robots
+@pytest.mark.parametrize("rel,kind", DAE_PARITY, ids=[p[0].split("/")[-1] for p in DAE_PARITY])
+def test_dae_meshes_match_pinocchio_geometry(rel, kind):
+    """Each .dae geom's vertices and convex hull, placed in the world, equal Pinocchio's."""
+    pin = pytest.importorskip("pinocchio")
+    pytest.importorskip("coal")
+    from scipy.spatial import ConvexHull, cKDTree
+
+    path = ROBOTS / rel
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        m = load_urdf(path)
+    pm = pin.buildModelFromUrdf(str(path))
+    gm = pin.buildGeomFromUrdf(pm, str(path), getattr(pin.GeometryType, kind),
+                               package_dirs=[str(ROBOTS.parent.parent)])
+    q = _random_q(m, np.random.default_rng(sum(map(ord, rel))))
+    d = js.make_data(m)
+    js.kinematics(m, d, qpos=q)
+    pd, gd = pm.createData(), pin.GeometryData(gm)
+    pin.updateGeometryPlacements(pm, pd, gm, gd, _pin_q(m, pm, q))
+    ours = _world_meshes(m, d, colliding=kind == "COLLISION")
+    dae = [i for i, go in enumerate(gm.geometryObjects) if go.meshPath.endswith(".dae")]
+    assert len(dae) == len(ours) > 0
+    unmatched = list(range(len(ours)))
+    for i in dae:
+        geom = gm.geometryObjects[i].geometry
+        local = np.array(geom.vertices())
+        geom.buildConvexHull(False, "Qt")
+        X = gd.oMg[i]
+        verts = local @ X.rotation.T + X.translation
+        hull = np.array(geom.convex.points()) @ X.rotation.T + X.translation
+        tol = F32_TOL * float(np.abs(local).max())
+        # our geom with as many distinct vertices and the nearest centroid
+        n = len(np.unique(local.astype(np.float32), axis=0))
+        j = min((j for j in unmatched if len(ours[j][0]) == n),
+                key=lambda j: np.linalg.norm(ours[j][0].mean(axis=0) - verts.mean(axis=0)))
+        unmatched.remove(j)
+        v, h = ours[j]
+        gap = max(cKDTree(v).query(verts)[0].max(), cKDTree(verts).query(v)[0].max())
+        assert gap <= tol, (gm.geometryObjects[i].name, gap)
+        # the hulls are the same solid: each one's vertices inside the other, equal volumes
+        ours_h, coal_h = ConvexHull(h), ConvexHull(hull)
+        for a, b in ((h, coal_h), (hull, ours_h)):
+            assert (a @ b.equations[:, :3].T + b.equations[:, 3]).max() <= tol
+        assert ours_h.volume == pytest.approx(coal_h.volume, rel=10 * F32_TOL)
+
+
+CUBE_DAE = """<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <library_geometries><geometry id="g"><mesh>
+    <source id="p"><float_array id="pa" count="24">0 0 0 1 0 0 1 1 0 0 1 0 0 0 1 1 0 1 1 1 1 0 1 1
+      </float_array><technique_common><accessor source="#pa" count="8" stride="3"/>
+      </technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <polylist count="6"><input semantic="VERTEX" source="#v" offset="0"/>
+      <vcount>4 4 4 4 4 4</vcount>
+      <p>0 3 2 1 4 5 6 7 0 1 5 4 1 2 6 5 2 3 7 6 3 0 4 7</p></polylist>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="n"><translate>5 0 0</translate>
+    <instance_geometry url="#g"/></node></visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>"""
+
+
+def test_dae_in_urdf_and_unreadable_dae_named(tmp_path):
+    """A .dae mesh becomes a geom (scaled, node transform kept); a truncated one is named."""
+    from scipy.spatial.distance import pdist
+
+    (tmp_path / "cube.dae").write_text(CUBE_DAE)
+    (tmp_path / "cut.dae").write_text(CUBE_DAE[:len(CUBE_DAE) // 2])
+    urdf = f"""<robot name="r"><link name="a">{_inertial(1.0)}
+      <collision><geometry><mesh filename="cube.dae" scale="2 2 2"/></geometry></collision>
+      <collision><geometry><mesh filename="cut.dae"/></geometry></collision></link></robot>"""
+    path = tmp_path / "r.urdf"
+    path.write_text(urdf)
+    with pytest.warns(JointspaceWarning, match=r"1 mesh file\(s\) could not be found or read.*"
+                                               r"cut\.dae:\d+: malformed COLLADA file.*truncated"):
+        m = load_urdf(path)
+    assert m.ngeom == 1 and m.nmesh == 1
+    d = js.make_data(m)
+    js.kinematics(m, d, qpos=np.zeros(0))
+    # the cube of side 2 centred at 2 · (5.5, 0.5, 0.5) in the link frame
+    np.testing.assert_allclose(d.geom_xpos[0], [11, 1, 1], atol=SPEC_TOL)
+    assert pdist(m.mesh_vert).max() == pytest.approx(2 * np.sqrt(3), rel=SPEC_TOL)
+
+
+@needs_robots
+def test_mimic_equalities_match_mujoco_on_talos():
+    """talos_full_v2's 12 mimics make the joint equalities MuJoCo's URDF import makes.
+
+    Pinocchio cannot build this file's mimic model; MuJoCo loads it with its geometry stripped.
+    """
+    mujoco = pytest.importorskip("mujoco")
+    text = (ROBOTS / "talos_data/robots/talos_full_v2.urdf").read_text()
+    text = re.sub(r"<(visual|collision)\b.*?</\1>", "", text, flags=re.S)
+    mj = mujoco.MjModel.from_xml_string(text)
+    m = load_urdf_string(text)
+
+    def equalities(model, joint_name):
+        return {(joint_name(model.eq_obj1id[e]), joint_name(model.eq_obj2id[e]),
+                 *model.eq_data[e, :5]) for e in range(model.neq)}
+
+    ours = equalities(m, lambda j: m.names["joint"][j])
+    assert len(ours) == 12
+    assert ours == equalities(mj, lambda j: mj.joint(j).name)
+    np.testing.assert_array_equal(m.eq_solref, mj.eq_solref)
+    np.testing.assert_array_equal(m.eq_solimp, mj.eq_solimp)

@@ -29,6 +29,32 @@ def _nbtype(dt, shape):
     return f"types.{base}[" + ":, " * (len(shape) - 1) + "::1]"
 
 
+# Fields a constructor kernel sets per call. One kernel taking every field compiled in
+# O(fields²): the wrapper that unboxes its arguments releases all earlier ones on each
+# failure path (5-18 s for Model's ~250 fields); chunks of this size keep it linear.
+_CHUNK = 32
+
+
+def _chunks(names):
+    return [names[i:i + _CHUNK] for i in range(0, len(names), _CHUNK)]
+
+
+def _constructor(kind, names, arrays):
+    """An empty-struct kernel and the kernels that fill it, one per chunk of fields."""
+    out = ["", "", "@njit(cache=True)", f"def _new_{kind}():",
+           f"    return structref.new(_{kind}_owner_type)"]
+    for i, chunk in enumerate(_chunks(names)):
+        out += ["", "", "@njit(cache=True)", f"def _fill_{kind}_{i}(s, " + ", ".join(chunk) + "):"]
+        out += [f"    s.{n} = _borrow({n})" if n in arrays else f"    s.{n} = {n}"
+                for n in chunk]
+    return out
+
+
+def _fill_calls(kind, args):
+    return [f"    _fill_{kind}_{i}(owner, " + ", ".join(chunk) + ")"
+            for i, chunk in enumerate(_chunks(args))]
+
+
 def render():
     """Return the text of _numba/structs.py."""
     out = [
@@ -46,6 +72,8 @@ def render():
         '"""',
         "",
         "import ctypes",
+        "import hashlib",
+        "from types import MappingProxyType",
         "",
         "from llvmlite import ir",
         "from numba import njit, types",
@@ -87,23 +115,58 @@ def render():
         "        return []",
         "",
         "",
+        "class _Struct(types.StructRef):",
+        '    """A struct type named in symbols by a digest of its fields; its payload type cached.',
+        "",
+        "    Numba mangles every argument type into the symbol names of a function. The",
+        "    default for a struct spells out all its fields (57 kB a symbol for Model and",
+        "    Data): object files were 95% names, every cache entry carried megabytes of them",
+        "    and LLVM hashed and copied them all. The digest of the type's full name is as",
+        "    unique; equality and hashing still use the full name.",
+        '    """',
+        "",
+        "    @property",
+        "    def mangling_args(self):",
+        '        tag = self.__dict__.get("_mangled")',
+        "        if tag is None:",
+        "            digest = hashlib.sha1(self.name.encode()).hexdigest()[:24]",
+        '            tag = self.__dict__["_mangled"] = f"{type(self).__name__}_{digest}"',
+        "        return tag, ()",
+        "",
+        "    # Numba rebuilds these on every field access it types or lowers: the payload type",
+        "    # formats every field's type into its name (~1 ms for Model or Data), the field",
+        "    # dict copies ~250 fields. Both depend on the fields only, fixed at construction.",
+        "    @property",
+        "    def field_dict(self):",
+        '        fd = self.__dict__.get("_field_dict")',
+        "        if fd is None:",
+        '            fd = self.__dict__["_field_dict"] = MappingProxyType(dict(self._fields))',
+        "        return fd",
+        "",
+        "    def get_data_type(self):",
+        '        payload = self.__dict__.get("_payload")',
+        "        if payload is None:",
+        '            payload = self.__dict__["_payload"] = super().get_data_type()',
+        "        return payload",
+        "",
+        "",
         "@structref.register",
-        "class ModelStructType(types.StructRef):",
+        "class ModelStructType(_Struct):",
         '    """Numba type of the model struct as kernels take it (references not counted)."""',
         "",
         "",
         "@structref.register",
-        "class DataStructType(types.StructRef):",
+        "class DataStructType(_Struct):",
         '    """Numba type of the data struct as kernels take it (references not counted)."""',
         "",
         "",
         "@structref.register",
-        "class _ModelOwnerType(types.StructRef):",
+        "class _ModelOwnerType(_Struct):",
         '    """The model struct as its constructor allocates and returns it (counted)."""',
         "",
         "",
         "@structref.register",
-        "class _DataOwnerType(types.StructRef):",
+        "class _DataOwnerType(_Struct):",
         '    """The data struct as its constructor allocates and returns it (counted)."""',
         "",
         "",
@@ -204,23 +267,18 @@ def render():
     out.append("_data_owner_type = _DataOwnerType(_DATA_FIELDS)")
     out.append("")
     mnames = [k for k, _ in MODEL_SIZES] + [f[0] for f in MODEL_FIELDS]
-    out += ["", "@njit(cache=True)", "def _new_model(" + ", ".join(mnames) + "):"]
-    out.append("    s = structref.new(_model_owner_type)")
     arrays = {f[0] for f in MODEL_FIELDS}
-    out += [f"    s.{n} = _borrow({n})" if n in arrays else f"    s.{n} = {n}" for n in mnames]
-    out.append("    return s")
     dnames = [f[0] for f in DATA_FIELDS] + ["model"]
-    out += ["", "", "@njit(cache=True)", "def _new_data(" + ", ".join(dnames) + "):"]
-    out.append("    s = structref.new(_data_owner_type)")
-    out += [f"    s.{n} = _borrow({n})" for n in dnames[:-1]] + ["    s.model = model"]
-    out.append("    return s")
+    out += _constructor("model", mnames, arrays)
+    out += _constructor("data", dnames, set(dnames[:-1]))
     out += ["", "", "def make_model_struct(m):",
             '    """Build the struct view of Model `m` (kernels\' type; the proxy owns it)."""']
     # sizes from the Model, arrays from the buffers it owns (its attributes are views, some
     # read-only, which compiled code would type differently)
     margs = [f"o.{n}" if n in arrays else f"m.{n}" for n in mnames]
     out.append("    o = m._own")
-    out.append("    owner = _new_model(" + ", ".join(margs) + ")")
+    out.append("    owner = _new_model()")
+    out += _fill_calls("model", margs)
     out.append("    proxy = ModelStruct._numba_box_(model_type, owner._meminfo)")
     out.append("    if not _layout_checked:")
     out.append("        _check_proxy_layout(proxy)")
@@ -229,7 +287,8 @@ def render():
             '    """Build the struct view of Data `d`, carrying its model\'s struct."""']
     dattrs = ["o._time" if n == "time" else f"o.{n}" for n in dnames[:-1]] + ["model_struct"]
     out.append("    o = d._own")
-    out.append("    owner = _new_data(" + ", ".join(dattrs) + ")")
+    out.append("    owner = _new_data()")
+    out += _fill_calls("data", dattrs)
     out.append("    return DataStruct._numba_box_(data_type, owner._meminfo)")
     return "\n".join(out) + "\n"
 

@@ -4,7 +4,9 @@ Vectors are 3-tuples of floats and rotation matrices 9-tuples (row-major), so th
 narrowphase allocates nothing per geom pair.
 """
 
+import functools
 import math
+import threading
 
 from numba import njit, types
 
@@ -22,9 +24,43 @@ jit_inline = njit(cache=True, error_model="numpy", inline="always")
 def jit_sig(sig):
     """`jit` with an explicit signature: one compiled version whatever the callers pass.
 
-    Without it, literal or int32 arguments would each compile another specialization.
+    Without it, literal or int32 arguments would each compile another specialization. The
+    kernel is made (compiled, or loaded from the cache) when something first needs it: a
+    caller being compiled, or a call from Python, not when its module is imported. A
+    process whose callers all come from the cache never loads it (import: 27 fewer loads).
     """
-    return njit(sig, cache=True, error_model="numpy")
+    return lambda fn: _LazySig(sig, fn)
+
+
+class _LazySig:
+    """A kernel with one signature, made on first use; Numba types it as its dispatcher."""
+
+    def __init__(self, sig, fn):
+        self._sig, self._fn, self._disp = sig, fn, None
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fn)
+
+    def dispatcher(self):
+        """The compiled dispatcher (compiled or loaded from the cache on first call)."""
+        if self._disp is None:
+            with self._lock:
+                if self._disp is None:
+                    self._disp = njit(self._sig, cache=True, error_model="numpy")(self._fn)
+        return self._disp
+
+    @property
+    def _numba_type_(self):
+        # a compiled caller that names this kernel types it (typeof's protocol) as the
+        # dispatcher's type, and calls the dispatcher itself
+        return types.Dispatcher(self.dispatcher())
+
+    def __call__(self, *args):
+        return self.dispatcher()(*args)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher(), name)
 
 
 # Numba types of the narrowphase arguments

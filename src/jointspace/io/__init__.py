@@ -28,7 +28,7 @@ def load(path, *, format=None, **kwargs):
     Args:
         path: the file.
         format: "mjcf" or "urdf" to override detection by extension and root element.
-        **kwargs: passed to the URDF loader (floating_base, package_dirs).
+        **kwargs: passed to the URDF loader (floating_base, package_dirs, visual, mimic).
 
     Returns:
         The compiled `Model`.

@@ -16,14 +16,27 @@ What a URDF element becomes:
   normal (the URDF axis), where (u, v, axis) is right-handed and u = x, v = y when the axis
   is z. A `<limit>` whose lower bound is not below its upper bound (urdfdom's 0, 0 defaults
   when only effort/velocity are given) leaves the joint unlimited. `<dynamics damping friction>`
-  → damping and frictionloss. `<mimic>` is ignored (the joint stays independent) with a warning.
+  → damping and frictionloss.
+- `<mimic joint multiplier offset>` → a joint equality constraint (MuJoCo's `<equality><joint>`,
+  as MuJoCo's own URDF import makes it) named after the mimicking joint: joint1 = the mimicking
+  joint, joint2 = the joint it names, polycoef = (offset, multiplier, 0, 0, 0), so that
+  q_mimic = offset + multiplier · q_joint (both measured from qpos0 = 0), with MuJoCo's default
+  solref and solimp. It is a soft constraint solved with the others, not a removed coordinate
+  (Pinocchio's `mimic=True` model): the mimicking joint keeps its dof, so the constraint holds
+  to the softness of the solver, and the initial qpos0 = 0 violates a mimic with an offset
+  until the state is set. A `<mimic>` on a fixed joint is moot and ignored (as Pinocchio and
+  MuJoCo do); one naming a joint that does not exist, the joint itself, or a joint that is not
+  revolute, continuous or prismatic is an error. `mimic=False` ignores every `<mimic>`.
 - `fixed` joints are merged, as Pinocchio and MuJoCo's `fusestatic` do: the child's inertia is
   added to the parent body's (parallel-axis theorem, in the parent frame), its geoms move to the
   parent with composed poses, and its non-fixed children hang from the parent body. The merged
   link survives as a site.
 - `<collision>` → a geom that collides (contype = conaffinity = 1, group 0); `<visual>` → a
   geom that does not (contype = conaffinity = 0, group 1, rgba from its material). Boxes take
-  half sizes, cylinders (along z) half lengths; meshes are read by `jointspace.io.mesh`.
+  half sizes, cylinders (along z) half lengths; STL and OBJ meshes are read by
+  `jointspace.io.mesh`, COLLADA (`.dae`) meshes by `jointspace.io.collada` as Pinocchio's
+  loader reads them (node transforms applied; `<unit>` and `<up_axis>` not). `visual=False`
+  leaves `<visual>` out.
   Geoms never add mass (`mass=0` and `inertiafromgeom="false"`): URDF inertia is explicit.
 - The root link is welded to the world, or moves with a free joint named `root_joint` (as in
   Pinocchio) when `floating_base=True`. A root link named `world` is the world body itself.
@@ -47,13 +60,16 @@ import numpy as np
 
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io import frames
-from jointspace.io.spec import GeomSpec, InertialSpec, JointSpec, MeshSpec, ModelSpec
+from jointspace.io.spec import EqualitySpec, GeomSpec, InertialSpec, JointSpec, MeshSpec, ModelSpec
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_MIMIC_KINDS = ("revolute", "continuous", "prismatic")
 
 _IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])
 _VISUAL_GROUP = 1
 _SITE_SIZE = 0.005
+# the mesh compiler's warning about open or inconsistently wound surfaces (io/mesh.py)
+_MESH_INERTIA_NOTE = r".*its volume and inertia follow MuJoCo's legacy rule"
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,9 +248,9 @@ def _mesh_spec(result, name, path, source):
 
 
 class _UrdfParser:
-    def __init__(self, root, fname, base_dir, floating_base, package_dirs):
+    def __init__(self, root, fname, base_dir, floating_base, package_dirs, visual, mimic):
         self.root, self.fname, self.base_dir = root, fname, base_dir
-        self.floating_base = floating_base
+        self.floating_base, self.visual, self.mimic = floating_base, visual, mimic
         self.package_map, self.search_dirs = _package_search_dirs(package_dirs)
         self.r = _Reader(fname)
         self.spec = ModelSpec(name=root.attrib.get("name", "robot"), source=fname,
@@ -294,6 +310,28 @@ class _UrdfParser:
             self.parent_joint[child] = name
             self.child_joints[parent].append(name)
         self.check_tree()
+        self.read_mimics()
+
+    def read_mimics(self):
+        """(follower, leader, multiplier, offset, source) of every `<mimic>`, checked."""
+        r, self.mimics = self.r, []
+        for name, node in self.joints.items() if self.mimic else ():
+            mimic = node.find("mimic")
+            if mimic is None or node.attrib["type"] == "fixed":
+                continue  # a fixed joint has no coordinate to couple
+            leader = mimic.attrib.get("joint", "")
+            fix = "; fix the file, or load with mimic=False to ignore every <mimic>"
+            if leader not in self.joints:
+                r.fail(mimic, f"joint {name!r} mimics joint {leader!r}, which is not defined{fix}")
+            if leader == name:
+                r.fail(mimic, f"joint {name!r} mimics itself{fix}")
+            for role, joint in (("a mimicking", name), ("a mimicked", leader)):
+                kind = self.joints[joint].attrib["type"]
+                if kind not in _MIMIC_KINDS:
+                    r.fail(mimic, f"joint {joint!r} is {kind}, but {role} joint must be "
+                                  f"{', '.join(_MIMIC_KINDS)} (one coordinate){fix}")
+            self.mimics.append((name, leader, r.float(mimic, "multiplier", 1.0),
+                                r.float(mimic, "offset", 0.0), r.where(mimic, "")))
 
     def check_tree(self):
         r = self.r
@@ -358,6 +396,11 @@ class _UrdfParser:
                                   identity))
             stack.extend(reversed(below))
         self.finish_inertia()
+        for follower, leader, multiplier, offset, src in self.mimics:
+            # q_follower = offset + multiplier · q_leader (qpos0 = 0 for URDF joints)
+            spec.equalities.append(EqualitySpec(
+                type="joint", name=follower, obj1=follower, obj2=leader,
+                polycoef=np.array([offset, multiplier, 0.0, 0.0, 0.0]), source=src))
         self.report()
         return spec
 
@@ -414,7 +457,7 @@ class _UrdfParser:
             self.add_inertia(body, pose, inertial)
         for g in node.findall("collision"):
             self.add_geom(body, pose, g, visual=False)
-        for g in node.findall("visual"):
+        for g in node.findall("visual") if self.visual else ():
             self.add_geom(body, pose, g, visual=True)
 
     def add_inertia(self, body, pose, node):
@@ -518,7 +561,10 @@ class _UrdfParser:
         key = (str(path), tuple(scale))
         if key in self.meshes:
             return self.meshes[key]
-        from jointspace.io.mesh import load_mesh
+        if path.suffix.lower() == ".dae":
+            from jointspace.io.collada import load_collada as load_mesh
+        else:
+            from jointspace.io.mesh import load_mesh
 
         try:
             result = load_mesh(path, scale)
@@ -546,14 +592,11 @@ class _UrdfParser:
             n = sum(len(v) for v in by_reason.values())
             msgs.append(f"{self.fname}: {n} mesh file(s) could not be found or read, and their "
                         "geoms were left out (kinematics and dynamics are unaffected); pass "
-                        "package_dirs=… for missing files, convert other formats to STL or OBJ. "
+                        "package_dirs=… for missing files, convert other formats to STL, OBJ "
+                        "or COLLADA. "
                         + "; ".join(f"{why}: {', '.join(uris)}" for why, uris in by_reason.items()))
         if self.skipped_geoms:
             msgs.append(f"{self.fname}: geoms left out: " + "; ".join(self.skipped_geoms))
-        mimic = [n for n, j in self.joints.items() if j.find("mimic") is not None]
-        if mimic:
-            msgs.append(f"{self.fname}: <mimic> is ignored; joints {', '.join(mimic)} move "
-                        "independently (couple them with a joint equality if needed)")
         for msg in msgs:
             self.spec.warnings.append(msg)
             warnings.warn(msg, JointspaceWarning, stacklevel=4)
@@ -577,7 +620,8 @@ def _read_source(text_or_path, filename):
     return text_or_path, filename or "<string>", base
 
 
-def parse_urdf(text_or_path, *, filename=None, floating_base=False, package_dirs=None):
+def parse_urdf(text_or_path, *, filename=None, floating_base=False, package_dirs=None,
+               visual=True, mimic=True):
     """Parse a URDF robot description into a `ModelSpec` (see the module docstring).
 
     Args:
@@ -588,6 +632,12 @@ def parse_urdf(text_or_path, *, filename=None, floating_base=False, package_dirs
             the world.
         package_dirs: where `package://` meshes are looked up: a dict package → folder, or a
             folder or list of folders that contain package folders.
+        visual: read `<visual>` elements as geoms that do not collide; False leaves them out
+            (as MuJoCo's URDF import does by default), which loads robots with large visual
+            meshes several times faster. Dynamics and collisions do not depend on them.
+        mimic: couple each `<mimic>` joint to the joint it names by a joint equality
+            constraint; False ignores every `<mimic>` (the joints move independently, as in
+            Pinocchio's default `mimic=False`).
 
     Returns:
         ModelSpec: bodies, joints, geoms, sites (one per link), meshes and warnings.
@@ -598,22 +648,33 @@ def parse_urdf(text_or_path, *, filename=None, floating_base=False, package_dirs
     """
     data, fname, base_dir = _read_source(text_or_path, filename)
     root = _parse_xml(data, fname)
-    p = _UrdfParser(root, fname, base_dir, floating_base, package_dirs)
+    p = _UrdfParser(root, fname, base_dir, floating_base, package_dirs, visual, mimic)
     p.read()
     return p.build()
 
 
-def load_urdf(path, floating_base=False, package_dirs=None):
+def _compile(spec):
+    """compile_model, without the mesh compiler's notes on mesh volume and inertia.
+
+    URDF geoms carry no mass (the links' <inertial> is explicit), so an open or inconsistently
+    wound mesh surface, which only changes a mesh's volume and inertia, changes nothing here
+    (Pinocchio says nothing about it either).
+    """
+    from jointspace.io.compile import compile_model
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_MESH_INERTIA_NOTE, category=JointspaceWarning)
+        return compile_model(spec)
+
+
+def load_urdf(path, floating_base=False, package_dirs=None, visual=True, mimic=True):
     """Load and compile a URDF file into a `Model` (see `parse_urdf`)."""
-    from jointspace.io.compile import compile_model
-
-    return compile_model(parse_urdf(path, floating_base=floating_base,
-                                    package_dirs=package_dirs))
+    return _compile(parse_urdf(path, floating_base=floating_base, package_dirs=package_dirs,
+                               visual=visual, mimic=mimic))
 
 
-def load_urdf_string(text, floating_base=False, package_dirs=None, filename=None):
+def load_urdf_string(text, floating_base=False, package_dirs=None, filename=None, visual=True,
+                     mimic=True):
     """Load and compile URDF text into a `Model` (see `parse_urdf`)."""
-    from jointspace.io.compile import compile_model
-
-    return compile_model(parse_urdf(text, filename=filename, floating_base=floating_base,
-                                    package_dirs=package_dirs))
+    return _compile(parse_urdf(text, filename=filename, floating_base=floating_base,
+                               package_dirs=package_dirs, visual=visual, mimic=mimic))
