@@ -839,7 +839,7 @@ ERROR_CASES = [
      "pos and fromto"),
     ('<geom type="capsule" size="1" fromto="0 0 1 0 0 1"/>', "model.xml:4 <geom>",
      "coincide"),
-    ('<geom type="hfield" hfield="h"/>', "model.xml:4 <geom>", "height-field"),
+    ('<geom type="hfield" hfield="h"/>', "model.xml:4 <geom>", "unknown hfield 'h'"),
     ('<geom type="mesh" mesh="nope"/>', "model.xml:4 <geom>", "unknown mesh 'nope'"),
     ('<geom mesh="m" size="1"/>', "model.xml:4 <geom>", "unknown mesh 'm'"),
     ('<frame childclass="x"/>', "model.xml:4 <frame>", "'x'"),

@@ -50,9 +50,7 @@ GYM = [f"gymnasium/envs/mujoco/assets/{n}.xml" for n in (
 FILES = [("dm-control", p) for p in DM] + [("gymnasium", p) for p in GYM]
 
 # file -> (line, element, what the message says): the features jointspace does not compute
-REFUSED = {
-    "dm_control/suite/quadruped.xml": ("84", "<geom name='terrain'>", "height-field"),
-}
+REFUSED = {}
 
 
 def _load_both(dist, path):

@@ -100,6 +100,8 @@ MODEL_SIZES = (
     ("nmesh", "number of meshes"),
     ("nmeshvert", "number of mesh vertices, all meshes"),
     ("nmeshface", "number of mesh faces, all meshes"),
+    ("nhfield", "number of height fields"),
+    ("nhfielddata", "number of height-field elevation values, all height fields"),
     ("nhullvert", "number of convex-hull vertices, all meshes"),
     ("nhullpoly", "number of convex-hull polygons, all meshes"),
     ("nhullpolyvert", "number of convex-hull polygon vertex indices, all meshes"),
@@ -201,7 +203,7 @@ MODEL_FIELDS = (
     ("geom_conaffinity", "i", ("ngeom",), "contact affinity bitmask"),
     ("geom_condim", "i", ("ngeom",), "contact dimensionality: 1, 3, 4 or 6"),
     ("geom_bodyid", "i", ("ngeom",), "id of the body the geom is attached to"),
-    ("geom_dataid", "i", ("ngeom",), "mesh id, -1 if not a mesh"),
+    ("geom_dataid", "i", ("ngeom",), "mesh id of a mesh, hfield id of a height field, else -1"),
     ("geom_group", "i", ("ngeom",), "group, for visualization"),
     ("geom_priority", "i", ("ngeom",), "geom with higher priority sets contact parameters"),
     ("geom_solmix", "f", ("ngeom",), "mixing weight of solref/solimp between two geoms"),
@@ -252,6 +254,14 @@ MODEL_FIELDS = (
     ("mesh_facenum", "i", ("nmesh",), "number of faces"),
     ("mesh_vert", "f", ("nmeshvert", 3), "vertex positions"),
     ("mesh_face", "i", ("nmeshface", 3), "triangle vertex indices (relative to vertadr)"),
+    # height fields (elevations scaled to [0, 1]; row r at y = −size[1] + 2 size[1] r/(nrow−1),
+    # column c at x = −size[0] + 2 size[0] c/(ncol−1); the surface is at z = size[2] · data)
+    ("hfield_size", "f", ("nhfield", 4), "radius x, radius y, elevation z, base z"),
+    ("hfield_nrow", "i", ("nhfield",), "number of grid rows (along y)"),
+    ("hfield_ncol", "i", ("nhfield",), "number of grid columns (along x)"),
+    ("hfield_adr", "i", ("nhfield",), "first address in hfield_data"),
+    ("hfield_data", "f", ("nhfielddata",),
+     "elevations in [0, 1], row-major from row 0 (single-precision values, as MuJoCo's)"),
     # convex hulls of meshes, for collision (vertices in the same frame as mesh_vert)
     ("mesh_hullvertadr", "i", ("nmesh",), "first convex-hull vertex address"),
     ("mesh_hullvertnum", "i", ("nmesh",), "number of convex-hull vertices"),
@@ -508,9 +518,9 @@ DATA_FIELDS = (
      "SMALL_SPRING, SMALL_WRAP"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
-    ("scratch_collision_f", "f", (("ngeom", 13, 320),),
+    ("scratch_collision_f", "f", (("ngeom", 13, 660),),
      "collision: geom boxes and sweep values (13 per geom), the contact buffer, box polygons, "
-     "contact parameters and the convex placeholder (309)"),
+     "contact parameters and the convex placeholder (649)"),
     ("scratch_collision_l", "l", (("ngeom", 12, 143),),
      "collision: candidate pairs (2 max(64, 4 ngeom)), geom orders (4 ngeom), the convex "
      "placeholder (15)"),
@@ -700,7 +710,7 @@ class Model:
     Attributes beyond the field table:
         opt: `Option` view on the opt_* fields.
         names: dict kind -> list of names ("body", "joint", "geom", "site", "actuator",
-            "mesh", "equality"); unnamed elements have "".
+            "mesh", "hfield", "equality", …); unnamed elements have "".
         warnings: messages produced while compiling the model.
         singular_dofs: the dofs the compiler found to move no mass or inertia (M singular;
             functions that need M⁻¹ refuse while they have no armature); usually [].

@@ -199,6 +199,8 @@ _MODEL_FIELDS = [
     ("nmesh", types.int64),
     ("nmeshvert", types.int64),
     ("nmeshface", types.int64),
+    ("nhfield", types.int64),
+    ("nhfielddata", types.int64),
     ("nhullvert", types.int64),
     ("nhullpoly", types.int64),
     ("nhullpolyvert", types.int64),
@@ -333,6 +335,11 @@ _MODEL_FIELDS = [
     ("mesh_facenum", types.int32[::1]),
     ("mesh_vert", types.float64[:, ::1]),
     ("mesh_face", types.int32[:, ::1]),
+    ("hfield_size", types.float64[:, ::1]),
+    ("hfield_nrow", types.int32[::1]),
+    ("hfield_ncol", types.int32[::1]),
+    ("hfield_adr", types.int32[::1]),
+    ("hfield_data", types.float64[::1]),
     ("mesh_hullvertadr", types.int32[::1]),
     ("mesh_hullvertnum", types.int32[::1]),
     ("mesh_hullpolyadr", types.int32[::1]),
@@ -563,7 +570,7 @@ def _new_model():
 
 
 @njit(cache=True)
-def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, ncam, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_magnetic):
+def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhfield, nhfielddata, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, ncam, nmat, nM, nconmax, njmax, opt_timestep):
     s.nq = nq
     s.nv = nv
     s.nu = nu
@@ -575,6 +582,8 @@ def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert
     s.nmesh = nmesh
     s.nmeshvert = nmeshvert
     s.nmeshface = nmeshface
+    s.nhfield = nhfield
+    s.nhfielddata = nhfielddata
     s.nhullvert = nhullvert
     s.nhullpoly = nhullpoly
     s.nhullpolyvert = nhullpolyvert
@@ -594,12 +603,12 @@ def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert
     s.nconmax = nconmax
     s.njmax = njmax
     s.opt_timestep = _borrow(opt_timestep)
-    s.opt_gravity = _borrow(opt_gravity)
-    s.opt_magnetic = _borrow(opt_magnetic)
 
 
 @njit(cache=True)
-def _fill_model_1(s, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass):
+def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat):
+    s.opt_gravity = _borrow(opt_gravity)
+    s.opt_magnetic = _borrow(opt_magnetic)
     s.opt_integrator = _borrow(opt_integrator)
     s.opt_cone = _borrow(opt_cone)
     s.opt_solver = _borrow(opt_solver)
@@ -630,12 +639,12 @@ def _fill_model_1(s, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_t
     s.body_quat = _borrow(body_quat)
     s.body_ipos = _borrow(body_ipos)
     s.body_iquat = _borrow(body_iquat)
-    s.body_mass = _borrow(body_mass)
-    s.body_subtreemass = _borrow(body_subtreemass)
 
 
 @njit(cache=True)
-def _fill_model_2(s, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0):
+def _fill_model_2(s, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0):
+    s.body_mass = _borrow(body_mass)
+    s.body_subtreemass = _borrow(body_subtreemass)
     s.body_inertia = _borrow(body_inertia)
     s.body_gravcomp = _borrow(body_gravcomp)
     s.body_invweight0 = _borrow(body_invweight0)
@@ -666,12 +675,12 @@ def _fill_model_2(s, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt
     s.dof_armature = _borrow(dof_armature)
     s.dof_damping = _borrow(dof_damping)
     s.dof_invweight0 = _borrow(dof_invweight0)
-    s.dof_M0 = _borrow(dof_M0)
-    s.qpos0 = _borrow(qpos0)
 
 
 @njit(cache=True)
-def _fill_model_3(s, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos):
+def _fill_model_3(s, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid):
+    s.dof_M0 = _borrow(dof_M0)
+    s.qpos0 = _borrow(qpos0)
     s.qpos_spring = _borrow(qpos_spring)
     s.geom_type = _borrow(geom_type)
     s.geom_contype = _borrow(geom_contype)
@@ -702,12 +711,12 @@ def _fill_model_3(s, qpos_spring, geom_type, geom_contype, geom_conaffinity, geo
     s.site_quat = _borrow(site_quat)
     s.cam_mode = _borrow(cam_mode)
     s.cam_bodyid = _borrow(cam_bodyid)
-    s.cam_targetbodyid = _borrow(cam_targetbodyid)
-    s.cam_pos = _borrow(cam_pos)
 
 
 @njit(cache=True)
-def _fill_model_4(s, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited):
+def _fill_model_4(s, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal):
+    s.cam_targetbodyid = _borrow(cam_targetbodyid)
+    s.cam_pos = _borrow(cam_pos)
     s.cam_quat = _borrow(cam_quat)
     s.cam_poscom0 = _borrow(cam_poscom0)
     s.cam_pos0 = _borrow(cam_pos0)
@@ -725,6 +734,11 @@ def _fill_model_4(s, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, 
     s.mesh_facenum = _borrow(mesh_facenum)
     s.mesh_vert = _borrow(mesh_vert)
     s.mesh_face = _borrow(mesh_face)
+    s.hfield_size = _borrow(hfield_size)
+    s.hfield_nrow = _borrow(hfield_nrow)
+    s.hfield_ncol = _borrow(hfield_ncol)
+    s.hfield_adr = _borrow(hfield_adr)
+    s.hfield_data = _borrow(hfield_data)
     s.mesh_hullvertadr = _borrow(mesh_hullvertadr)
     s.mesh_hullvertnum = _borrow(mesh_hullvertnum)
     s.mesh_hullpolyadr = _borrow(mesh_hullpolyadr)
@@ -733,6 +747,10 @@ def _fill_model_4(s, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, 
     s.hullpoly_vertadr = _borrow(hullpoly_vertadr)
     s.hullpoly_vertnum = _borrow(hullpoly_vertnum)
     s.hullpoly_normal = _borrow(hullpoly_normal)
+
+
+@njit(cache=True)
+def _fill_model_5(s, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1):
     s.hullpoly_vert = _borrow(hullpoly_vert)
     s.actuator_trntype = _borrow(actuator_trntype)
     s.actuator_dyntype = _borrow(actuator_dyntype)
@@ -740,10 +758,6 @@ def _fill_model_4(s, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, 
     s.actuator_biastype = _borrow(actuator_biastype)
     s.actuator_trnid = _borrow(actuator_trnid)
     s.actuator_ctrllimited = _borrow(actuator_ctrllimited)
-
-
-@njit(cache=True)
-def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction):
     s.actuator_forcelimited = _borrow(actuator_forcelimited)
     s.actuator_gainprm = _borrow(actuator_gainprm)
     s.actuator_biasprm = _borrow(actuator_biasprm)
@@ -769,6 +783,10 @@ def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, 
     s.eq_data = _borrow(eq_data)
     s.pair_dim = _borrow(pair_dim)
     s.pair_geom1 = _borrow(pair_geom1)
+
+
+@njit(cache=True)
+def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid):
     s.pair_geom2 = _borrow(pair_geom2)
     s.pair_solref = _borrow(pair_solref)
     s.pair_solreffriction = _borrow(pair_solreffriction)
@@ -776,10 +794,6 @@ def _fill_model_5(s, actuator_forcelimited, actuator_gainprm, actuator_biasprm, 
     s.pair_margin = _borrow(pair_margin)
     s.pair_gap = _borrow(pair_gap)
     s.pair_friction = _borrow(pair_friction)
-
-
-@njit(cache=True)
-def _fill_model_6(s, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm):
     s.exclude_signature = _borrow(exclude_signature)
     s.tendon_adr = _borrow(tendon_adr)
     s.tendon_num = _borrow(tendon_num)
@@ -805,6 +819,10 @@ def _fill_model_6(s, exclude_signature, tendon_adr, tendon_num, tendon_limited, 
     s.sensor_needstage = _borrow(sensor_needstage)
     s.sensor_objtype = _borrow(sensor_objtype)
     s.sensor_objid = _borrow(sensor_objid)
+
+
+@njit(cache=True)
+def _fill_model_7(s, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.sensor_reftype = _borrow(sensor_reftype)
     s.sensor_refid = _borrow(sensor_refid)
     s.sensor_dim = _borrow(sensor_dim)
@@ -812,10 +830,6 @@ def _fill_model_6(s, exclude_signature, tendon_adr, tendon_num, tendon_limited, 
     s.sensor_cutoff = _borrow(sensor_cutoff)
     s.sensor_noise = _borrow(sensor_noise)
     s.sensor_intprm = _borrow(sensor_intprm)
-
-
-@njit(cache=True)
-def _fill_model_7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.key_time = _borrow(key_time)
     s.key_qpos = _borrow(key_qpos)
     s.key_qvel = _borrow(key_qvel)
@@ -977,14 +991,14 @@ def make_model_struct(m):
     """Build the struct view of Model `m` (kernels' type; the proxy owns it)."""
     o = m._own
     owner = _new_model()
-    _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic)
-    _fill_model_1(owner, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass)
-    _fill_model_2(owner, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0, o.dof_M0, o.qpos0)
-    _fill_model_3(owner, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos)
-    _fill_model_4(owner, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited)
-    _fill_model_5(owner, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction)
-    _fill_model_6(owner, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm)
-    _fill_model_7(owner, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep)
+    _fill_model_1(owner, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat)
+    _fill_model_2(owner, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0)
+    _fill_model_3(owner, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid)
+    _fill_model_4(owner, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal)
+    _fill_model_5(owner, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1)
+    _fill_model_6(owner, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid)
+    _fill_model_7(owner, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

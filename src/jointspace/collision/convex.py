@@ -69,8 +69,9 @@ from jointspace.types import (
     MINVAL,
 )
 
-# core shapes used by step 1 (not geom types)
-CORE_POINT, CORE_SEGMENT = 100, 101
+# core shapes used by step 1 (not geom types), and a height field's triangular prism: rows
+# vadr … vadr + 5 of hv, the bottom triangle first (collision.hfield)
+CORE_POINT, CORE_SEGMENT, CORE_PRISM = 100, 101, 102
 
 GJK_ITER = 128  # GJK iteration cap
 GJK_TOL = 1e-10  # GJK stops when the distance bound gap falls below this (m)
@@ -136,6 +137,16 @@ def support(t, pos, mat, size, hv, vadr, vnum, d):
     if t == CORE_SEGMENT:
         h = size[1] if l2 >= 0 else -size[1]
         return add_scl(pos, col(mat, 2), h)
+    if t == CORE_PRISM:  # in hv's frame: the best of the top (d_z >= 0) or bottom triangle
+        i0 = vadr + 3 if d[2] >= 0 else vadr
+        ib = i0
+        best = d[0] * hv[i0, 0] + d[1] * hv[i0, 1] + d[2] * hv[i0, 2]
+        for i in range(i0 + 1, i0 + 3):
+            p = d[0] * hv[i, 0] + d[1] * hv[i, 1] + d[2] * hv[i, 2]
+            if p > best:
+                best = p
+                ib = i
+        return (hv[ib, 0], hv[ib, 1], hv[ib, 2])
     if t == GEOM_SPHERE:
         loc = (l0 * size[0], l1 * size[0], l2 * size[0])
     elif t == GEOM_CAPSULE:

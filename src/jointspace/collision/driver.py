@@ -2,12 +2,13 @@
 
 `collision(m, d)` fills d.ncon and the contact_* arrays (MuJoCo's mj_collision,
 engine_collision_driver.c). Pair table (geom 1 has the lower type; planes collide with all
-other types, everything with everything else; height fields are not supported):
+other types but height fields, everything with everything else):
 
 =========  ========  =========  ==========  =========  ========  ========
            sphere    capsule    ellipsoid   cylinder   box       mesh
 =========  ========  =========  ==========  =========  ========  ========
 plane      analytic  analytic   support     analytic   analytic  support
+hfield     prisms    prisms     prisms      prisms     prisms    prisms
 sphere     analytic  analytic   convex      analytic   analytic  convex
 capsule              analytic   convex      convex     analytic  convex
 ellipsoid                       convex      convex     convex    convex
@@ -17,9 +18,11 @@ mesh                                                             convex
 =========  ========  =========  ==========  =========  ========  ========
 
 "analytic": `primitive` and `box`; "convex": GJK/EPA (`convex`); "support": the support
-point below the plane (`convex.plane_convex`). Contacts per pair at most: plane-capsule 2,
-plane-cylinder 4, plane-box 4, plane-mesh 4, capsule-capsule 2, capsule-box 2, box-box 8,
-convex pairs of boxes, meshes, cylinders and capsules 4 (face clipping), others 1.
+point below the plane (`convex.plane_convex`); "prisms": the height field's grid
+triangles under the geom, each a prism collided by GJK/EPA (`hfield`, up to 50 contacts).
+Contacts per pair at most: plane-capsule 2, plane-cylinder 4, plane-box 4, plane-mesh 4,
+capsule-capsule 2, capsule-box 2, box-box 8, convex pairs of boxes, meshes, cylinders and
+capsules 4 (face clipping), height fields 50, others 1.
 
 Broadphase: world axis-aligned boxes of the geoms (the intersection of the rotated local
 box and the bounding sphere, grown by margin + gap) are swept along the world axis in
@@ -59,7 +62,9 @@ measures each):
 - Among several mesh edges lying on a face, the most parallel one is clipped (MuJoCo: the
   first in its polygon order); when clipping leaves more than 4 points, the 4 spanning the
   largest area are kept (MuJoCo: a heuristic search for them).
-- Not supported: height fields, SDF geoms, flexes, and MuJoCo's collision option flags
+- Height-field pairs: see `collision.hfield` and docs/conventions.md (boxes and meshes
+  penetrating a prism: MuJoCo's EPA stops short of the minimum depth; ours reaches it).
+- Not supported: SDF geoms, flexes, and MuJoCo's collision option flags
   (filterparent, midphase, override, nativeccd, multiccd).
 """
 
@@ -72,6 +77,7 @@ from numba import njit
 from jointspace._numba import entry
 from jointspace.collision import box as B
 from jointspace.collision import convex as C
+from jointspace.collision import hfield as H
 from jointspace.collision import primitive as P
 from jointspace.collision._vec import dot, m9, normalize, sub, v3
 from jointspace.errors import JointspaceWarning
@@ -81,6 +87,7 @@ from jointspace.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
@@ -88,10 +95,10 @@ from jointspace.types import (
     MINVAL,
 )
 
-MAXCONPAIR = 16  # contact buffer rows per geom pair (the most any pair makes is 8)
+MAXCONPAIR = H.MAXCONPAIR_HFIELD  # contact buffer rows per geom pair (height fields: 50)
 # the fixed part of Data.scratch_collision_f (types.py): buf, box polygons, contact
 # parameters, the convex placeholder
-if 10 * MAXCONPAIR + 2 * B._MAXVERT * 3 + 12 + 65 > 320:
+if 10 * MAXCONPAIR + 2 * B._MAXVERT * 3 + 12 + 65 > 660:
     raise ImportError("collision scratch does not fit Data.scratch_collision_f; grow it in "
                       "jointspace/types.py")
 WARN_CONTACTFULL, WARN_BADGEOM = 0, 1
@@ -173,6 +180,21 @@ def _narrow_convex(m, d, g1, g2, margin, buf, ws):
         return n
     P.put(buf, 0, pos, nrm, dist)
     return 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _narrow_hfield(m, d, g1, g2, margin, buf, ws):
+    """Contacts of a height field g1 and a convex geom g2 (collision.hfield) into buf."""
+    t2 = m.geom_type[g2]
+    if t2 == GEOM_PLANE or t2 == GEOM_HFIELD:
+        return 0
+    hid = m.geom_dataid[g1]
+    va2, nv2, _, _ = _mesh_ranges(m, g2)
+    return H.hfield_convex(buf, ws, margin, v3(d.geom_xpos[g1]), m9(d.geom_xmat[g1]),
+                           m.hfield_size[hid], m.hfield_nrow[hid], m.hfield_ncol[hid],
+                           m.hfield_data, m.hfield_adr[hid], t2, v3(d.geom_xpos[g2]),
+                           m9(d.geom_xmat[g2]), v3(m.geom_size[g2]), m.geom_rbound[g2],
+                           m.hull_vert, va2, nv2)
 
 
 @njit(cache=True, inline="always")
@@ -665,7 +687,11 @@ def collision_stage(m, d):
         else:
             margin = gmargin[g1] + gmargin[g2]
             gap = ggap[g1] + ggap[g2]
-        if _needs_workspace(gtype[g1], gtype[g2]):
+        if gtype[g1] == GEOM_HFIELD:
+            if ws[0].shape[0] == 1:
+                ws = C.make_workspace(True)
+            n = _narrow_hfield(m, d, g1, g2, margin + gap, buf, ws)
+        elif _needs_workspace(gtype[g1], gtype[g2]):
             if ws[0].shape[0] == 1:
                 ws = C.make_workspace(True)
             n = _narrow_convex(m, d, g1, g2, margin + gap, buf, ws)
@@ -806,6 +832,8 @@ def geom_distance(m, d, geom1, geom2, cutoff, fromto, ws):
     flip = t1 > t2
     g1, g2 = (geom2, geom1) if flip else (geom1, geom2)
     ta, tb = m.geom_type[g1], m.geom_type[g2]
+    if ta == GEOM_HFIELD:  # distance sensors refuse height fields when compiled (as MuJoCo)
+        return cutoff
     if _needs_workspace(ta, tb) or (ta == GEOM_BOX and tb == GEOM_BOX):
         va1, nv1, _, _ = _mesh_ranges(m, geom1)
         va2, nv2, _, _ = _mesh_ranges(m, geom2)

@@ -7,9 +7,9 @@ has one, else of its rgba, as mj_ray reads it), the geoms of bodies welded to th
 world when `include_static` is false, and geoms whose group (clamped to 0…5) is off in
 `geomgroup`. Planes are hit from their front side only, within their rendered rectangle
 (a non-positive size is infinite); meshes are hit on their triangles (all of them, after
-MuJoCo's bounding-box test on geom_size), not on their convex hulls. Height fields and SDF
-geoms are not modelled by jointspace. Like mj_ray it tests each geom in turn (O(ngeom) per
-ray, no broadphase).
+MuJoCo's bounding-box test on geom_size), not on their convex hulls; height fields on their
+grid triangles, base box and sides (mj_rayHfield). SDF geoms are not modelled by jointspace.
+Like mj_ray it tests each geom in turn (O(ngeom) per ray, no broadphase).
 
 The rangefinder sensor casts from its site along the site's +z axis, excluding the site's
 own body (jointspace.sensor); `js.ray` is the public form.
@@ -26,6 +26,7 @@ from jointspace.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
@@ -161,6 +162,149 @@ def _box(pos, mat, size, pnt, vec):
 
 
 @njit(cache=True)
+def _box_sides(pos, mat, size, pnt, vec, out):
+    """_box, and the distance to each face the ray meets inside its rectangle.
+
+    out[2 i + (side + 1)/2]: face (axis i, side ±1), −1 when missed (MuJoCo's ray_box `all`).
+    """
+    out[:] = -1.0
+    if _sphere(pos, size[0] * size[0] + size[1] * size[1] + size[2] * size[2], pnt,
+               vec) < 0.0:
+        return -1.0
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    lp = (p0, p1, p2)
+    lv = (v0, v1, v2)
+    x = -1.0
+    for i in range(3):
+        if abs(lv[i]) <= MINVAL:
+            continue
+        j = 1 if i == 0 else 0
+        k = 1 if i == 2 else 2
+        for q in range(2):
+            side = 2.0 * q - 1.0
+            sol = (side * size[i] - lp[i]) / lv[i]
+            if sol >= 0.0 and abs(lp[j] + sol * lv[j]) <= size[j] \
+                    and abs(lp[k] + sol * lv[k]) <= size[k]:
+                if x < 0.0 or sol < x:
+                    x = sol
+                out[2 * i + q] = sol
+    return x
+
+
+@njit(cache=True)
+def _hfield(m, d, g, pnt, vec):
+    """(distance, local normal) of the ray and height field g (mj_rayHfield); (−1, 0) missed.
+
+    The solid below the surface down to −base (a box), the grid triangles within the part of
+    the ray inside the top box [−r_x, r_x] × [−r_y, r_y] × [0, top] (one cell of padding),
+    and the top box's four sides below the surface's edge.
+    """
+    hid = m.geom_dataid[g]
+    nrow, ncol = m.hfield_nrow[hid], m.hfield_ncol[hid]
+    size = m.hfield_size[hid]
+    adr = m.hfield_adr[hid]
+    data = m.hfield_data
+    pos, mat = d.geom_xpos[g], d.geom_xmat[g]
+    side = np.empty(6)
+    bsize = np.array([size[0], size[1], 0.5 * size[3]])
+    bpos = np.array([pos[0] - mat[2] * 0.5 * size[3], pos[1] - mat[5] * 0.5 * size[3],
+                     pos[2] - mat[8] * 0.5 * size[3]])
+    x = _box_sides(bpos, mat, bsize, pnt, vec, side)
+    n0, n1, n2 = 0.0, 0.0, 0.0
+    if x >= 0.0:  # the base box's face that was hit, in the local frame
+        for i in range(6):
+            if side[i] == x:
+                if i // 2 == 0:
+                    n0 = 2.0 * (i % 2) - 1.0
+                elif i // 2 == 1:
+                    n1 = 2.0 * (i % 2) - 1.0
+                else:
+                    n2 = 2.0 * (i % 2) - 1.0
+                break
+    tsize = np.array([size[0], size[1], 0.5 * size[2]])
+    tpos = np.array([pos[0] + mat[2] * 0.5 * size[2], pos[1] + mat[5] * 0.5 * size[2],
+                     pos[2] + mat[8] * 0.5 * size[2]])
+    top = np.empty(6)
+    tx = _box_sides(tpos, mat, tsize, pnt, vec, top)
+    if tx < 0.0:
+        return x, n0, n1, n2
+    p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
+    lp = np.array([p0, p1, p2])
+    lv = np.array([v0, v1, v2])
+    b0 = np.ones(3)
+    if abs(v0) >= abs(v1) and abs(v0) >= abs(v2):
+        b0[0] = 0.0
+    elif abs(v1) >= abs(v2):
+        b0[1] = 0.0
+    else:
+        b0[2] = 0.0
+    sc = (lv[0] * b0[0] + lv[1] * b0[1] + lv[2] * b0[2]) / (v0 * v0 + v1 * v1 + v2 * v2)
+    b1 = b0 - sc * lv
+    b1 /= math.sqrt(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2])
+    b0[0] = b1[1] * v2 - b1[2] * v1
+    b0[1] = b1[2] * v0 - b1[0] * v2
+    b0[2] = b1[0] * v1 - b1[1] * v0
+    b0 /= math.sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2])
+    # the ray's part inside the top box, projected on the grid, one cell of padding
+    s0, s1 = 0.0, tx
+    for i in range(6):
+        if top[i] > s1:
+            s0, s1 = tx, top[i]
+    dx = 2.0 * size[0] / (ncol - 1)
+    dy = 2.0 * size[1] / (nrow - 1)
+    sx0, sx1 = (p0 + s0 * v0 + size[0]) / dx, (p0 + s1 * v0 + size[0]) / dx
+    sy0, sy1 = (p1 + s0 * v1 + size[1]) / dy, (p1 + s1 * v1 + size[1]) / dy
+    cmin = max(0, int(math.floor(min(sx0, sx1))) - 1)
+    cmax = min(ncol - 1, int(math.ceil(max(sx0, sx1))) + 1)
+    rmin = max(0, int(math.floor(min(sy0, sy1))) - 1)
+    rmax = min(nrow - 1, int(math.ceil(max(sy0, sy1))) + 1)
+    va = np.empty(3)
+    vb = np.empty(3)
+    vc = np.empty(3)
+    for r in range(rmin, rmax):
+        for c in range(cmin, cmax):
+            # the cell's two triangles, counter-clockwise seen from above
+            for t in range(2):
+                va[0], va[1] = dx * c - size[0], dy * r - size[1]
+                va[2] = data[adr + r * ncol + c] * size[2]
+                vb[0], vb[1] = dx * (c + 1) - size[0], dy * (r + t) - size[1]
+                vb[2] = data[adr + (r + t) * ncol + c + 1] * size[2]
+                vc[0], vc[1] = dx * (c + 1 - t) - size[0], dy * (r + 1) - size[1]
+                vc[2] = data[adr + (r + 1) * ncol + c + 1 - t] * size[2]
+                sol = _triangle(va, vb, vc, lp, lv, b0, b1)
+                if sol >= 0.0 and (x < 0.0 or sol < x):
+                    x = sol
+                    u0, u1, u2 = va[0] - vc[0], va[1] - vc[1], va[2] - vc[2]
+                    w0, w1, w2 = vb[0] - vc[0], vb[1] - vc[1], vb[2] - vc[2]
+                    n0, n1, n2 = _unit(u1 * w2 - u2 * w1, u2 * w0 - u0 * w2,
+                                       u0 * w1 - u1 * w0)
+    # the top box's sides, where the ray passes below the surface's edge
+    for i in range(4):
+        if top[i] >= 0.0 and (top[i] < x or x < 0.0):
+            z = (p2 + top[i] * v2) / size[2]
+            if i < 2:
+                y = (p1 + top[i] * v1 + size[1]) / dy
+                y0 = max(0.0, min(nrow - 2.0, math.floor(y)))
+                col = ncol - 1 if i == 1 else 0
+                z0 = data[adr + int(round(y0)) * ncol + col]
+                z1 = data[adr + int(round(y0 + 1)) * ncol + col]
+            else:
+                y = (p0 + top[i] * v0 + size[0]) / dx
+                y0 = max(0.0, min(ncol - 2.0, math.floor(y)))
+                row = (nrow - 1) * ncol if i == 3 else 0
+                z0 = data[adr + int(round(y0)) + row]
+                z1 = data[adr + int(round(y0 + 1)) + row]
+            if z < z0 * (y0 + 1 - y) + z1 * (y - y0):
+                x = top[i]
+                n0, n1, n2 = 0.0, 0.0, 0.0
+                if i < 2:
+                    n0 = 2.0 * i - 1.0
+                else:
+                    n1 = 2.0 * (i - 2) - 1.0
+    return x, n0, n1, n2
+
+
+@njit(cache=True)
 def _triangle(a, b, c, lp, lv, b0, b1):
     """The ray (geom frame) against triangle abc, as MuJoCo's ray_triangle; −1: missed."""
     pl = np.empty((3, 2))
@@ -276,6 +420,8 @@ def ray_normal(m, d, g, pnt, vec, x):
             n1 = 1.0 if l1 > 0 else -1.0
         else:
             n2 = 1.0 if l2 > 0 else -1.0
+    elif t == GEOM_HFIELD:
+        _, n0, n1, n2 = _hfield(m, d, g, pnt, vec)
     elif t == GEOM_MESH:
         f = _mesh_hit(m, d, g, pnt, vec)[1]
         if f < 0:
@@ -322,6 +468,8 @@ def ray_geom(m, d, g, pnt, vec):
         return _box(pos, mat, size, pnt, vec)
     if t == GEOM_MESH:
         return _mesh(m, d, g, pnt, vec)
+    if t == GEOM_HFIELD:
+        return _hfield(m, d, g, pnt, vec)[0]
     return -1.0
 
 

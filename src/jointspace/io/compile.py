@@ -126,6 +126,8 @@ def geom_volume(gtype, size, mesh=None):
         return 4.0 * np.pi * size[0] * size[1] * size[2] / 3.0
     if gtype == "box":
         return 8.0 * size[0] * size[1] * size[2]
+    if gtype == "hfield":  # MuJoCo weighs a height field as a box of its geom_size
+        return 8.0 * size[0] * size[1] * size[2]
     if gtype == "mesh":
         return mesh.volume
     return 0.0
@@ -148,7 +150,7 @@ def geom_inertia(gtype, size, mass, mesh=None):
     if gtype == "ellipsoid":
         a, b, c = size
         return mass / 5.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-    if gtype == "box":
+    if gtype in ("box", "hfield"):
         a, b, c = size
         return mass / 3.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
     if gtype == "mesh":
@@ -173,6 +175,13 @@ def geom_rbound_aabb(gtype, size, mesh=None):
         lo, hi = mesh.aabb
         return mesh.rbound, np.r_[0.5 * (lo + hi), 0.5 * (hi - lo)]
     return 0.0, np.r_[0, 0, 0, np.inf, np.inf, 0]  # plane
+
+
+def hfield_rbound_aabb(hsize):
+    """geom_rbound and geom_aabb of a height-field geom from its hfield_size (MuJoCo's)."""
+    r0, r1, top, base = hsize
+    rbound = np.sqrt(r0 * r0 + r1 * r1 + max(top * top, base * base))
+    return rbound, np.r_[0.0, 0.0, 0.5 * (top - base), r0, r1, 0.5 * (top + base)]
 
 
 # 15-point Gauss–Kronrod weights, and the nodes and dl/dx of the change of variables
@@ -293,6 +302,7 @@ class _Compiler:
         self.spec = spec
         self.warnings = list(spec.warnings)
         self.meshes = {}
+        self.hfields = {}
 
     def warn(self, msg):
         self.warnings.append(msg)
@@ -343,13 +353,51 @@ class _Compiler:
                       "without a message; their volume and inertia follow the mesh's inertia "
                       "rule, which may differ from the solid's): " + "; ".join(findings))
 
+    def process_hfields(self):
+        """Height fields by name: (id, HFieldSpec, normalized float32 data (nrow, ncol))."""
+        from jointspace.io.hfield import normalize
+
+        for hf in self.spec.hfields:
+            if hf.name in self.hfields:
+                raise ModelError(f"duplicate hfield name {hf.name!r}{_where(hf)}")
+            size = np.asarray(hf.size, dtype=np.float64).reshape(-1)
+            if size.shape != (4,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
+                raise ModelError(f"hfield {hf.name!r}: size must be 4 positive numbers "
+                                 f"(radius_x radius_y elevation_z base_z), got "
+                                 f"{size.tolist()}{_where(hf)}")
+            data = np.asarray(hf.data, dtype=np.float32)
+            if data.size == 0 and hf.nrow > 0 and hf.ncol > 0:
+                data = np.zeros((hf.nrow, hf.ncol), dtype=np.float32)
+            if data.ndim != 2 or data.size == 0:
+                raise ModelError(f"hfield {hf.name!r}: its elevation data must be a non-empty "
+                                 f"(nrow, ncol) grid, got shape {data.shape}{_where(hf)}")
+            if (hf.nrow or hf.ncol) and data.shape != (hf.nrow, hf.ncol):
+                raise ModelError(f"hfield {hf.name!r}: nrow, ncol = {hf.nrow}, {hf.ncol} but "
+                                 f"the data has shape {data.shape}{_where(hf)}")
+            if data.shape[0] < 2 or data.shape[1] < 2:
+                raise ModelError(f"hfield {hf.name!r}: a {data.shape[0]} x {data.shape[1]} "
+                                 f"grid has no cell; give at least 2 rows and 2 columns"
+                                 f"{_where(hf)}")
+            if not np.all(np.isfinite(data)):
+                raise ModelError(f"hfield {hf.name!r}: its elevation data must be finite"
+                                 f"{_where(hf)}")
+            hf.size = tuple(size)
+            self.hfields[hf.name] = (len(self.hfields), hf, normalize(data))
+
     # -- 2. inertia --------------------------------------------------------------------------
     def resolve_geom(self, g):
         """Type id, size, pos, quat, mesh of a geom (mesh geoms moved to the mesh frame)."""
         if g.type not in _GEOM:
             raise ModelError(f"unknown geom type {g.type!r}; use one of {GEOM_TYPES}{_where(g)}")
         if g.type == "hfield":
-            raise ModelError(f"height-field geoms are not supported yet{_where(g)}")
+            if g.hfield not in self.hfields:
+                raise ModelError(f"geom refers to unknown hfield {g.hfield!r}{_where(g)}")
+            hid, hs = self.hfields[g.hfield][0], self.hfields[g.hfield][1].size
+            # MuJoCo's geom_size of a height field: its radii and a box height for the mass
+            size = np.array([hs[0], hs[1], 0.25 * hs[2] + 0.5 * hs[3]])
+            pos = _check_finite(g.pos, "geom pos", g).reshape(3)
+            quat = frames.quat_normalize(_check_finite(g.quat, "geom quat", g))
+            return size, pos, quat, None, hid
         size = _check_finite(np.resize(np.asarray(g.size, dtype=np.float64), 3)
                              if np.size(g.size) else np.zeros(3), "geom size", g)
         if g.mesh and g.type != "mesh":
@@ -553,6 +601,7 @@ class _Compiler:
         spec = self.spec
         self.flatten()
         self.process_meshes()
+        self.process_hfields()
         nbody = len(self.bodies)
         names = {k: [] for k in ("body", "joint", "geom", "site", "actuator", "mesh", "equality",
                                  "pair", "sensor", "key", "tendon", "camera", "material")}
@@ -659,6 +708,8 @@ class _Compiler:
                 m = self.geom_mass(g, size, mesh)
                 geoms.append((g, size, gpos, gquat, mesh, m))
                 rbound, aabb = geom_rbound_aabb(g.type, size, mesh)
+                if g.type == "hfield":
+                    rbound, aabb = hfield_rbound_aabb(self.hfields[g.hfield][1].size)
                 if g.type != "plane" and not np.isfinite(rbound):
                     raise ModelError(f"geom size {size.tolist()} is too large: its bounding "
                                      f"radius overflows to {rbound}{_where(g)}; use sizes "
@@ -809,6 +860,15 @@ class _Compiler:
         A.update(hull_arrays([pm for _, (_, pm) in mlist]))
         for name, _ in mlist:
             names["mesh"].append(name)
+        hlist = sorted(self.hfields.values(), key=lambda t: t[0])
+        A["hfield_size"] = np.array([hf.size for _, hf, _ in hlist]).reshape(len(hlist), 4)
+        A["hfield_nrow"] = [data.shape[0] for _, _, data in hlist]
+        A["hfield_ncol"] = [data.shape[1] for _, _, data in hlist]
+        A["hfield_adr"] = np.cumsum([0] + [data.size for _, _, data in hlist][:-1]) if hlist \
+            else []
+        A["hfield_data"] = (np.concatenate([data.ravel() for _, _, data in hlist]).astype(
+            np.float64) if hlist else np.zeros(0))
+        names["hfield"] = [hf.name for _, hf, _ in hlist]
 
         self.names = names
         ntendon, nwrap = self.compile_tendons(A, jnt_rows, dof_rows, geom_rows)
@@ -823,6 +883,7 @@ class _Compiler:
 
         sizes = dict(nq=nq, nv=nv, nu=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
+                     nhfield=len(hlist), nhfielddata=len(A["hfield_data"]),
                      nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
                      npair=len(spec.pairs), nexclude=len(spec.excludes), nM=nM,
                      nhullvert=len(A["hull_vert"]), nhullpoly=len(A["hullpoly_vertnum"]),
@@ -1073,6 +1134,13 @@ class _Compiler:
                                                                          T.JNT_SLIDE):
                 raise ModelError(f"{label}: joint {sens.objname!r} must be a hinge or slide "
                                  f"joint{_where(sens)}")
+            if kind in ("distance", "normal", "fromto"):
+                for ot, oid in ((objtype, objid), (reftype, refid)):
+                    gt = (A["geom_type"][oid:oid + 1] if ot == SN.OBJ_GEOM else
+                          A["geom_type"][A["geom_bodyid"] == oid] if ot == SN.OBJ_BODY else [])
+                    if np.any(np.asarray(gt) == T.GEOM_HFIELD):
+                        raise ModelError(f"{label}: height fields are not supported in geom "
+                                         f"distance sensors (as in MuJoCo){_where(sens)}")
             if kind.startswith("tendonlimit") and not A["tendon_limited"][objid]:
                 raise ModelError(f"{label}: tendon {sens.objname!r} is not limited; "
                                  f"{kind} needs a limited tendon{_where(sens)}")

@@ -42,6 +42,7 @@ from jointspace.io.spec import (
     EqualitySpec,
     ExcludeSpec,
     GeomSpec,
+    HFieldSpec,
     InertialSpec,
     JointSpec,
     KeySpec,
@@ -402,7 +403,8 @@ _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0)
 _SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
                   "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                   "nuser_sensor"}
-_SKIP_ASSET = {"texture", "hfield", "skin"}
+_SKIP_ASSET = {"texture", "skin"}
+_HFIELD_ATTRS = {"name", "file", "content_type", "size", "nrow", "ncol", "elevation"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
     "flexcomp": "a flexcomp generates deformable flex bodies",
@@ -991,6 +993,8 @@ class _Loader:
                 self._material(child)
             elif child.tag == "model":
                 self._model_asset(child)
+            elif child.tag == "hfield":
+                self._hfield(child)
             elif child.tag in _SKIP_ASSET:
                 self._skip(child)
             else:
@@ -1080,6 +1084,94 @@ class _Loader:
             raise ModelError(f"{node.where()}: scale={tuple(scale)} has a zero factor; "
                              f"scale factors must be nonzero")
         self.spec.meshes.append(mesh)
+
+    def _hfield(self, node):
+        """<hfield>: size, and nrow/ncol with inline elevation (or none: zeros) or a file.
+
+        Inline elevation rows are written top to bottom (the first row is y = +radius_y),
+        so they are reversed here, as MuJoCo's reader does.
+        """
+        self._check_attrs(node, _HFIELD_ATTRS)
+        where = node.where()
+        file = self._get(node, "file", _S, "")
+        name = self._get(node, "name", _S, "") or (
+            os.path.splitext(os.path.basename(file))[0] if file else "")
+        size = self._get(node, "size", _f(4))
+        if size is None:
+            raise ModelError(f"{where}: an hfield needs size='radius_x radius_y elevation_z "
+                             f"base_z'")
+        if any(s <= 0 for s in size):
+            raise ModelError(f"{where}: hfield size={size} must be positive in all four "
+                             f"values (radius_x radius_y elevation_z base_z)")
+        nrow = self._get(node, "nrow", _I, 0)
+        ncol = self._get(node, "ncol", _I, 0)
+        if nrow < 0 or ncol < 0:
+            raise ModelError(f"{where}: hfield nrow={nrow}, ncol={ncol} must not be negative")
+        elevation = node.attrib.get("elevation")
+        hf = HFieldSpec(name=name, size=tuple(size), nrow=nrow, ncol=ncol, source=where)
+        if file:
+            if nrow or ncol or elevation is not None:
+                raise ModelError(f"{where}: the hfield is given both by file={file!r} and by "
+                                 f"nrow/ncol/elevation; give one")
+            hf.file, hf.data = self._load_hfield_file(node, file)
+            hf.nrow, hf.ncol = hf.data.shape
+        elif nrow > 0 and ncol > 0:
+            if elevation is not None:
+                vals = self._parse_value(node, "elevation", ("f", 0, None))
+                vals = (vals,) if isinstance(vals, float) else vals
+                if len(vals) != nrow * ncol:
+                    raise ModelError(f"{where}: elevation has {len(vals)} values, but "
+                                     f"nrow * ncol = {nrow} * {ncol} = {nrow * ncol}; give one "
+                                     f"value per grid point, rows top to bottom")
+                hf.data = np.asarray(vals, dtype=np.float32).reshape(nrow, ncol)[::-1].copy()
+            else:
+                hf.data = np.zeros((nrow, ncol), dtype=np.float32)
+        else:
+            raise ModelError(f"{where}: an hfield needs a file, or nrow and ncol (both "
+                             f"positive) with optional elevation data")
+        if not name:
+            raise ModelError(f"{where}: an hfield needs a name or a file")
+        if any(h.name == name for h in self.spec.hfields):
+            raise ModelError(f"{where}: hfield {name!r} is defined twice; rename one")
+        self.spec.hfields.append(hf)
+
+    def _load_hfield_file(self, node, file):
+        """(path, float32 elevations) of an hfield file, found as mesh files are (meshdir)."""
+        from jointspace.io import hfield as H
+
+        where = node.where()
+        meshdir = self.meshdir or ""
+        if os.path.isabs(file):
+            path = file
+        else:
+            mdir = meshdir if os.path.isabs(meshdir) else os.path.join(self.base_dir, meshdir)
+            path = os.path.normpath(os.path.join(mdir, file))
+        data = None
+        for key in (file, os.path.join(meshdir, file), os.path.basename(file)):
+            if key in self.assets:
+                data = self.assets[key]
+                break
+        if data is None:
+            if not os.path.isfile(path):
+                raise ModelError(f"{where}: hfield file {file!r} not found (looked for "
+                                 f"{path!r}); fix the file name or the compiler meshdir")
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError as e:
+                raise ModelError(f"{where}: cannot read hfield file {path!r}: {e}") from None
+        data = data.encode() if isinstance(data, str) else bytes(data)
+        ctype = self._get(node, "content_type", _S, "")
+        if ctype and ctype not in ("image/png", "image/vnd.mujoco.hfield"):
+            raise ModelError(f"{where}: hfield content_type={ctype!r} is not supported; use "
+                             f"'image/png' or 'image/vnd.mujoco.hfield'")
+        png = ctype == "image/png" or (not ctype and file.lower().endswith(".png"))
+        if not data:
+            raise ModelError(f"{where}: hfield file {path!r} is empty")
+        try:
+            return path, (H.decode_png(data, path) if png else H.read_custom(data, path))
+        except ModelError as e:
+            raise ModelError(f"{where}: {e}") from None
 
     def _load_mesh_file(self, node, file):
         """Resolve a mesh file with meshdir and load it with `jointspace.io.mesh.load_mesh`."""
@@ -1573,15 +1665,19 @@ class _Loader:
     def _geom(self, node, childclass, xf):
         cls = self._class_of(node, childclass)
         v = dict(cls.attrs["geom"])
-        given = self._apply(node, "geom", v)
+        self._apply(node, "geom", v)
         where = node.where()
         gtype = v["type"]
         if gtype == "sdf":
             raise ModelError(f"{where}: geom type 'sdf' is not supported by jointspace; use "
                              f"a primitive or a mesh")
-        if gtype == "hfield" or "hfield" in given:
-            raise ModelError(f"{where}: height-field geoms are not supported by jointspace; "
-                             f"replace the hfield with a plane or boxes")
+        hfield = v.get("hfield") or ""
+        if gtype == "hfield" and not hfield:
+            raise ModelError(f"{where}: an hfield geom needs an hfield attribute naming an "
+                             f"<hfield> asset")
+        if hfield and gtype != "hfield":
+            raise ModelError(f"{where}: hfield={hfield!r} needs type='hfield' (type is "
+                             f"{gtype!r})")
         mesh = v.get("mesh") or ""
         if mesh and gtype not in ("mesh", "sphere", "capsule", "cylinder", "ellipsoid", "box"):
             raise ModelError(f"{where}: a {gtype} cannot be fitted to mesh {mesh!r}; use type "
@@ -1631,7 +1727,8 @@ class _Loader:
         pos, quat = _compose(xf, pos, quat)
         return GeomSpec(
             type=gtype, name=v.get("name", ""), size=np.array(size), pos=pos, quat=quat,
-            mesh=mesh, fitscale=v["fitscale"], mass=mass, density=v["density"],
+            mesh=mesh, fitscale=v["fitscale"], hfield=hfield, mass=mass,
+            density=v["density"],
             shellinertia=v["shellinertia"],
             friction=tuple(v["friction"]), contype=v["contype"], conaffinity=v["conaffinity"],
             condim=v["condim"], priority=v["priority"], solmix=v["solmix"],
@@ -2226,6 +2323,7 @@ class _Loader:
             geoms.update((g.name, g) for g in b.geoms if g.name)
             sites.update((s.name, s) for s in b.sites if s.name)
         meshes = {m.name for m in self.spec.meshes}
+        hfields = {h.name for h in self.spec.hfields}
 
         def need(name, table, what, src):
             if name not in table:
@@ -2240,6 +2338,8 @@ class _Loader:
             for g in b.geoms:
                 if g.type == "mesh" or g.mesh:
                     need(g.mesh, meshes, "mesh", g.source)
+                if g.type == "hfield":
+                    need(g.hfield, hfields, "hfield", g.source)
                 if g.material:
                     need(g.material, materials, "material", g.source)
             for c in b.cameras:

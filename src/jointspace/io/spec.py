@@ -132,6 +132,7 @@ class GeomSpec:
     quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     mesh: str = ""
     fitscale: float = 1.0
+    hfield: str = ""
     mass: float | None = None
     density: float = 1000.0
     shellinertia: bool = False
@@ -266,6 +267,26 @@ class MeshSpec:
     refpos: tuple = (0.0, 0.0, 0.0)
     refquat: tuple = (1.0, 0.0, 0.0, 0.0)
     inertia: str = "legacy"
+    source: str = ""
+
+
+@dataclass
+class HFieldSpec:
+    """A height-field asset (MJCF <hfield>): an elevation grid over a rectangle.
+
+    `size` is (radius_x, radius_y, elevation_z, base_z), all positive: the grid spans
+    [−radius_x, radius_x] × [−radius_y, radius_y], elevations run from 0 to elevation_z and
+    the solid reaches base_z below 0. `data` holds nrow × ncol elevations, row 0 at
+    y = −radius_y, each row from x = −radius_x; the compiler scales them to [0, 1]. A field
+    with nrow and ncol but no data is flat (zeros), to be filled in later.
+    """
+
+    name: str = ""
+    size: tuple = (0.0, 0.0, 0.0, 0.0)
+    nrow: int = 0
+    ncol: int = 0
+    data: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    file: str = ""
     source: str = ""
 
 
@@ -457,6 +478,7 @@ class ModelSpec:
     option: OptionSpec = field(default_factory=OptionSpec)
     world: BodySpec = field(default_factory=lambda: BodySpec(name="world"))
     meshes: list = field(default_factory=list)
+    hfields: list = field(default_factory=list)
     actuators: list = field(default_factory=list)
     tendons: list = field(default_factory=list)
     equalities: list = field(default_factory=list)

@@ -4,7 +4,8 @@ Each geom becomes a triangle mesh in its own frame (`geom_mesh`): spheres, capsu
 ellipsoids and cylinders are tessellated, boxes have 12 triangles, meshes are used as they
 are, and a plane is a checkered square (an infinite plane, size 0, is drawn 20 m wide). A
 `Scene` concatenates them once; each frame only moves the vertices with d.geom_xpos and
-d.geom_xmat. Height fields are not drawn.
+d.geom_xmat. A height field is its grid's surface triangles (the elevations of when the Scene
+is made).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from jointspace.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
@@ -107,6 +109,26 @@ def _plane(hx, hy, cell):
     return np.array(v, dtype=float), np.array(f, dtype=np.int64), np.array(dark)
 
 
+def hfield_mesh(m, h):
+    """Surface triangles of height field h in its geom's frame: (vertices, faces).
+
+    Vertex r · ncol + c is grid point (c, r) at its elevation; each cell is split along its
+    diagonal from (c, r) to (c + 1, r + 1), as the collision prisms and rays split it.
+    """
+    nrow, ncol = int(m.hfield_nrow[h]), int(m.hfield_ncol[h])
+    size = m.hfield_size[h]
+    adr = int(m.hfield_adr[h])
+    x = np.linspace(-size[0], size[0], ncol)
+    y = np.linspace(-size[1], size[1], nrow)
+    z = np.asarray(m.hfield_data[adr:adr + nrow * ncol], dtype=float) * size[2]
+    v = np.column_stack([np.tile(x, nrow), np.repeat(y, ncol), z])
+    c, r = np.meshgrid(np.arange(ncol - 1), np.arange(nrow - 1))
+    a = (r * ncol + c).ravel()
+    f = np.concatenate([np.column_stack([a, a + 1, a + ncol + 1]),
+                        np.column_stack([a, a + ncol + 1, a + ncol])])
+    return v, f.astype(np.int64)
+
+
 def geom_color(m, g):
     """The rgba a geom is drawn with (MuJoCo's setMaterial, in single precision).
 
@@ -125,7 +147,7 @@ def geom_mesh(m, g):
 
     Returns:
         (vertices (n, 3), faces (k, 3) int, face colors (k, 4) rgba), or None for a geom
-        that is not drawn (height field, fully transparent).
+        that is not drawn (fully transparent).
     """
     t, size, rgba = int(m.geom_type[g]), m.geom_size[g], geom_color(m, g)
     if rgba[3] <= 0:
@@ -150,6 +172,8 @@ def geom_mesh(m, g):
         cell = min(max(cell, 2 * max(hx, hy) / 60), 2 * max(hx, hy))
         v, f, dark = _plane(hx, hy, cell)
         shade = np.where(dark == 1, CHECKER, 1.0)
+    elif t == GEOM_HFIELD:
+        v, f = hfield_mesh(m, int(m.geom_dataid[g]))
     elif t == GEOM_MESH:
         k = int(m.geom_dataid[g])
         va, vn = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
