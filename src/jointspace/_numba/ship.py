@@ -13,7 +13,6 @@ that does not fit that machine or that version of the package is ignored there a
 kernel compiled, never run.
 """
 
-import importlib
 import os
 import pathlib
 import pickle
@@ -63,11 +62,11 @@ def bundle():
 
 def _py_func(module, qualname):
     """The Python function of a kernel named by module and qualname, or None."""
+    obj = sys.modules.get(module)  # `import jointspace` has imported every kernel module
     try:
-        obj = importlib.import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+    except AttributeError:
         return None  # another version of the package: nothing to install for it
     func = getattr(obj, "py_func", None) or getattr(obj, "__wrapped__", None)
     return func if callable(func) else None
@@ -76,10 +75,14 @@ def _py_func(module, qualname):
 def install(files_by_kernel):
     """Write a `bundle()` into this process's Numba cache; the number of files written.
 
+    Call it after `import jointspace` (which imports every module that holds kernels).
+
     Each kernel's files go where this process's Numba looks for that kernel's cache. A file
     already there is kept (it may hold entries of this machine's own); a kernel this
     version of the package does not have is skipped.
     """
+    from jointspace._numba import structs  # noqa: F401 (imported with the first Model)
+
     written = 0
     for (module, qualname), files in files_by_kernel.items():
         func = _py_func(module, qualname)

@@ -33,7 +33,7 @@ from xml.parsers import expat
 import numpy as np
 
 from jointspace.errors import ModelError
-from jointspace.io.mesh import _apply_scale
+from jointspace.io.mesh import apply_scale
 
 __all__ = ["load_collada"]
 
@@ -412,5 +412,5 @@ def load_collada(path, scale=None):
         raise ModelError(f"{path}: cannot read mesh file ({exc.strerror})") from None
     vertices, faces = _Reader(path, _parse(path, data)).read()
     if scale is not None:
-        vertices, faces = _apply_scale(vertices, faces, scale, str(path))
+        vertices, faces = apply_scale(vertices, faces, scale, str(path))
     return vertices, faces

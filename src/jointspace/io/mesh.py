@@ -143,7 +143,7 @@ def load_mesh(path, scale=None):
         row = int(np.argwhere(~np.isfinite(vertices))[0, 0])
         raise ModelError(f"{path}: vertex {row} has a coordinate that is not finite")
     if scale is not None:
-        vertices, faces = _apply_scale(vertices, faces, scale, str(path))
+        vertices, faces = apply_scale(vertices, faces, scale, str(path))
     return vertices, faces
 
 
@@ -331,7 +331,7 @@ def _triangulate(polygon, v32):
     return [(polygon[0], polygon[i], polygon[i + 1]) for i in range(1, len(polygon) - 1)]
 
 
-def _apply_scale(vertices, faces, scale, where):
+def apply_scale(vertices, faces, scale, where):
     """Multiply coordinates by a scalar or 3-vector; flip the winding if it mirrors."""
     factors = np.asarray(scale, dtype=np.float64).ravel()
     if factors.size == 1:
@@ -408,7 +408,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         rot = np.asarray(_quat_to_mat(_normalize(q)), dtype=np.float64)
         v = v[:, 0:1] * rot[0] + v[:, 1:2] * rot[1] + v[:, 2:3] * rot[2]
     if scale is not None:
-        v, f = _apply_scale(v, f, scale, where)
+        v, f = apply_scale(v, f, scale, where)
 
     given_faces = len(f) > 0
     if not given_faces:
