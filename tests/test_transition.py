@@ -107,7 +107,9 @@ def test_skipping_the_position_stage_changes_nothing(integrator):
     out = []
     for skip in (True, False):
         A, B = np.empty((2 * m.nv, 2 * m.nv)), np.empty((2 * m.nv, m.nu))
-        assert _k_transition.ep(d._s, EPS, True, skip, 0, m.nu + 2 * m.nv, A, B) == 0
+        C, D = np.empty((0, 2 * m.nv)), np.empty((0, m.nu))
+        assert _k_transition.ep(d._s, EPS, True, skip, False, 0, m.nu + 2 * m.nv,
+                                A, B, C, D) == 0
         out.append((A, B))
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
