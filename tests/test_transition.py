@@ -178,6 +178,8 @@ SENSOR_SCENES = {
     "contacts": SENSORS.replace("</actuator>", _FILTER, 1),
     "no_contacts": SENSORS.replace("</actuator>", _FILTER, 1).replace(
         'iterations="200"/>', 'iterations="200"><flag contact="disable"/></option>', 1),
+    "sensor_flag_off": SENSORS.replace("</actuator>", _FILTER, 1).replace(
+        'iterations="200"/>', 'iterations="200"><flag sensor="disable"/></option>', 1),
 }
 SETTLE = 250  # steps of MuJoCo's from qpos0: the torso lands, the feet and the box touch
 # C and D rows hold sensors of different units (touch forces, angles, accelerations): each
@@ -340,6 +342,15 @@ def test_sensor_jacobians_skipping_and_threads_change_nothing():
         many = js.transition_derivatives(m, d, EPS, True, nthread=n, sensors=True)
         for k in range(4):
             np.testing.assert_array_equal(many[k], one[k])
+
+
+def test_disabled_sensors_give_zero_jacobians():
+    """With the sensor flag disabled sensordata keeps its values: C, D zero, as MuJoCo's."""
+    m, d, mjm, mjd = _sensor_setup("sensor_flag_off")
+    A, B, C, D = js.transition_derivatives(m, d, EPS, sensors=True)
+    Am, Bm, Cm, Dm = _mujoco(mjm, mjd, False, sensors=True)
+    assert not C.any() and not D.any() and not Cm.any() and not Dm.any()
+    _close(A, Am, "A")
 
 
 def test_sensor_jacobians_of_a_model_without_sensors():
