@@ -2,7 +2,10 @@
 
 Run: python benchmarks/bench_transition.py [--quick]
 
-Table 1: js.transition_derivatives against mujoco.mjd_transitionFD. Table 2:
+Table 1: js.transition_derivatives against mujoco.mjd_transitionFD. Table 2: the same with
+the sensor Jacobians C and D (sensors=True against MuJoCo's C and D) and without them, on the
+humanoid with SENSORS added (jointpos, jointvel and actuatorfrc of every joint and motor,
+accelerometer, gyro and touch at the feet, subtree com and velocity, hand positions). Table 3:
 js.inverse_derivatives (∂/∂qacc analytical, ∂/∂qvel and ∂/∂qpos by forward differences)
 against mujoco.mjd_inverseFD (all three by forward differences) at the same state, with the
 acceleration of forward plus noise, both cones.
@@ -32,11 +35,25 @@ import jointspace as js  # noqa: E402
 
 EPS = 1e-6
 SCENES = {"humanoid_lying": ("humanoid", 1500), "quadruped_standing": ("quadruped", 300)}
+_MOTORS = ("abdomen_y abdomen_z abdomen_x hip_x_right hip_z_right hip_y_right knee_right "
+           "ankle_y_right ankle_x_right hip_x_left hip_z_left hip_y_left knee_left ankle_y_left "
+           "ankle_x_left shoulder1_right shoulder2_right elbow_right shoulder1_left "
+           "shoulder2_left elbow_left").split()
+SENSORS = "<sensor>\n" + "".join(
+    f'<jointpos joint="{j}"/><jointvel joint="{j}"/><actuatorfrc actuator="{j}"/>\n'
+    for j in _MOTORS) + "".join(
+    f'<accelerometer site="{s}"/><gyro site="{s}"/><touch site="{s}"/>\n'
+    for s in ("right_foot", "left_foot")) + (
+    '<subtreecom body="torso"/><subtreelinvel body="torso"/>\n'
+    '<framepos objtype="site" objname="right_hand"/><framepos objtype="site" '
+    'objname="left_hand"/>\n</sensor>\n')
 
 
-def _scene(name):
+def _scene(name, sensors=False):
     model, steps = SCENES[name]
     xml = js.models.xml(model)
+    if sensors:
+        xml = xml.replace("</mujoco>", SENSORS + "</mujoco>")
     m = js.load_string(xml)
     mjm = mujoco.MjModel.from_xml_string(xml)
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
@@ -83,6 +100,26 @@ def main(argv=None):
                              f"{np.median(j) * 1e3:.2f}", f"{np.median(o / j):.2f}",
                              f"{np.median(p / j):.2f}"])
     print(table(rows, ["scene", "solver", "differences", "jointspace ms (1 thread)",
+                       f"jointspace ms ({ncpu} threads)", "MuJoCo ms", "ours/MuJoCo",
+                       f"ours {ncpu} threads/MuJoCo"]))
+    print()
+    rows = []
+    m, d, mjm, mjd = _scene("humanoid_lying", sensors=True)
+    nx, ns = 2 * mjm.nv, mjm.nsensordata
+    A, B = np.zeros((nx, nx)), np.zeros((nx, mjm.nu))
+    C, D = np.zeros((ns, nx)), np.zeros((ns, mjm.nu))
+    for sensors in (True, False):
+        cd = (C, D) if sensors else (None, None)
+        o, p, j = interleaved([
+            lambda s=sensors: js.transition_derivatives(m, d, EPS, sensors=s),
+            lambda s=sensors: js.transition_derivatives(m, d, EPS, nthread=ncpu, sensors=s),
+            lambda cd=cd: mujoco.mjd_transitionFD(mjm, mjd, EPS, False, A, B, *cd)],
+            repeat, budget=0.1)
+        rows.append([f"humanoid_lying ({mjd.ncon} contacts, {ns} sensordata)",
+                     "A, B, C, D" if sensors else "A, B", f"{np.median(o) * 1e3:.2f}",
+                     f"{np.median(p) * 1e3:.2f}", f"{np.median(j) * 1e3:.2f}",
+                     f"{np.median(o / j):.2f}", f"{np.median(p / j):.2f}"])
+    print(table(rows, ["scene", "Jacobians", "jointspace ms (1 thread)",
                        f"jointspace ms ({ncpu} threads)", "MuJoCo ms", "ours/MuJoCo",
                        f"ours {ncpu} threads/MuJoCo"]))
     print()

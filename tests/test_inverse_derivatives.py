@@ -108,6 +108,48 @@ def test_analytical_derivatives_match_central_differences(name):
         assert C.STATE_CONE in states
 
 
+@pytest.mark.parametrize("name", ["humanoid_lying", "mixed"])
+def test_position_derivative_matches_central_differences(name):
+    """∂f/∂qpos, centered, equals centered differences of the whole inverse.
+
+    Ours is the analytical ∂(M qacc + c)/∂qpos plus centered differences of the rest; the
+    reference perturbs qpos through integrate_pos and runs js.inverse.
+    """
+    for cone in ("pyramidal", "elliptic"):
+        m, d, _, _ = _state(name, cone)
+        Fq, _, _ = js.inverse_derivatives(m, d, EPS, centered=True)
+        q0 = d.qpos.copy()
+        cols = []
+        for j in range(m.nv):
+            f = []
+            for s in (1.0, -1.0):
+                d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * EPS)
+                js.inverse(m, d)
+                f.append(d.qfrc_inverse.copy())
+            cols.append((f[0] - f[1]) / (2 * EPS))
+        d.qpos[:] = q0
+        _close(Fq, np.array(cols).T, f"{name} {cone} ∂/∂qpos", TOL_ACC)
+
+
+def test_position_derivative_is_analytical_in_its_smooth_part():
+    """No constraint row and no spring: ∂f/∂qpos is rnea_derivatives' ∂τ/∂q, to round-off.
+
+    arm7's passive force (damping) does not depend on qpos, so the differenced rest is zero
+    and what remains is the analytical ∂(M qacc + c)/∂qpos; forward differences of the
+    whole force would be ~eps away from it.
+    """
+    m = js.models.arm7()
+    d = js.make_data(m)
+    rng = np.random.default_rng(7)
+    q = m.qpos0 + 0.1 * rng.normal(size=m.nq)
+    v, a = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
+    Fq, _, _ = js.inverse_derivatives(m, d, EPS)
+    assert d.nefc[0] == 0 and not m.jnt_stiffness.any()
+    dtau_dq = js.rnea_derivatives(m, d, q, v, a)[0]
+    assert np.max(np.abs(Fq - dtau_dq)) <= 1e-12 * max(1.0, np.max(np.abs(dtau_dq)))
+
+
 def test_discrete_inverse_matches_mujoco():
     """With the invdiscrete flag both differentiate the step's inverse (Euler, damped)."""
     m, d, mjm, mjd = _state("mixed", "elliptic", seed=3)

@@ -630,23 +630,25 @@ def _cone_jacobian(x, y, mu, n, r0, rF):
 
 
 @njit(cache=True)
-def _inverse_jacobians(m, d, out, outv, with_v):
-    """out = ∂f/∂qacc = M + Jᵀ H J; with with_v, outv = ∂f/∂qvel, both analytical.
+def _inverse_jacobians(m, d, out, outv, outq, with_v):
+    """∂f/∂qacc = M + Jᵀ H J into out, ∂f/∂qvel into outv, ∂(M qacc + c)/∂qpos into outq.
 
-    f = qfrc_inverse = M qacc + c(q, qvel) − qfrc_passive − Jᵀ φ(jar), jar = J qacc − aref,
-    so ∂f/∂qacc = M − Jᵀ (∂φ/∂jar) J, and −∂φ/∂jar = H is block diagonal by constraint
-    (Theorems 2–4 differentiated at the states of the last `_constraint_forces`): D_i on a
-    row in its quadratic zone (equality rows always), 0 on a linear or satisfied one; on an
-    elliptic contact on the cone's surface, H = (∂x/∂y) diag(D) by `_cone_jacobian`
-    (y = −D jar). At a zone boundary this is the derivative of the zone the row is in.
-    Without equality rows aref = −B J qvel − K I (pos − margin) (B = efc_KBIP[:, 1]), so
-    ∂f/∂qvel = ∂c/∂qvel (`rnea_derivatives_kernel`) + diag(dof_damping) + Jᵀ H B J.
-    Needs the inverse's stages at d (rne at qacc included).
+    All analytical; outv with with_v only, outq the smooth part of ∂f/∂qpos (tangent,
+    `rnea_derivatives_kernel`). f = qfrc_inverse = M qacc + c(q, qvel) − qfrc_passive − Jᵀ
+    φ(jar), jar = J qacc − aref, so ∂f/∂qacc = M − Jᵀ (∂φ/∂jar) J, and −∂φ/∂jar = H is block
+    diagonal by constraint (Theorems 2–4 differentiated at the states of the last
+    `_constraint_forces`): D_i on a row in its quadratic zone (equality rows always), 0 on a
+    linear or satisfied one; on an elliptic contact on the cone's surface, H = (∂x/∂y) diag(D)
+    by `_cone_jacobian` (y = −D jar). At a zone boundary this is the derivative of the zone the
+    row is in. Without equality rows aref = −B J qvel − K I (pos − margin) (B = efc_KBIP[:, 1]),
+    so ∂f/∂qvel = ∂c/∂qvel (`rnea_derivatives_kernel`) + diag(dof_damping) + Jᵀ H B J. Needs the
+    inverse's stages at d (rne at qacc included); without with_v, outv holds ∂c/∂qvel alone (the
+    caller's differences overwrite it).
     """
     nv = m.nv
+    mass = np.empty((nv, nv))
+    rnea_derivatives_kernel(m, d, False, d.cfrc_ext, outq, outv, mass)
     if with_v:
-        work = np.empty((2, nv, nv))
-        rnea_derivatives_kernel(m, d, False, d.cfrc_ext, work[0], outv, work[1])
         if (m.opt_disableflags[0] & DSBL_DAMPER) == 0:
             for k in range(nv):
                 outv[k, k] += m.dof_damping[k]
@@ -702,23 +704,30 @@ def _inverse_jacobians(m, d, out, outv, with_v):
 
 
 @njit(cache=True, inline="always")
-def _inv_force(m, d, use_actuation, out):
-    """out = qfrc_inverse, less qfrc_actuator with use_actuation (mjd_inverseFD's force)."""
+def _inv_force(m, d, use_actuation, smooth, out):
+    """out = qfrc_inverse, less qfrc_actuator with use_actuation (mjd_inverseFD's force).
+
+    Without smooth, less M qacc + c too: out = −qfrc_passive − qfrc_constraint (− ...), the
+    part of the force whose position derivative is differenced.
+    """
     if use_actuation:
         actuation(m, d)
     for k in range(m.nv):
-        out[k] = d.qfrc_inverse[k] - (d.qfrc_actuator[k] if use_actuation else 0.0)
+        f = d.qfrc_inverse[k] if smooth else -(d.qfrc_passive[k] + d.qfrc_constraint[k])
+        out[k] = f - (d.qfrc_actuator[k] if use_actuation else 0.0)
 
 
 @njit(cache=True, nogil=True)
 def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
-    """∂f/∂qpos (tangent) by finite differences, ∂f/∂qacc and ∂f/∂qvel analytical.
+    """∂f/∂qacc and ∂f/∂qvel analytical, ∂f/∂qpos (tangent) analytical in its smooth part.
 
     mjd_inverseFD: the inverse at (qpos, qvel, qacc); ∂f/∂qacc and ∂f/∂qvel by
     `_inverse_jacobians` where it applies (else by differences: the acceleration stage
     alone, the velocity stage onward); then each tangent position perturbed in turn,
-    forward (and backward when centered); out[:, i] = ∂f/∂x_i. Returns the inverse's code
-    (OK, or the first failure).
+    forward (and backward when centered); out[:, i] = ∂f/∂x_i. For the continuous inverse
+    ∂f/∂qpos = ∂(M qacc + c)/∂qpos (analytical, `_inverse_jacobians`) plus the differences
+    of the rest, −qfrc_passive − qfrc_constraint (− qfrc_actuator); the discrete inverse
+    differences all of f. Returns the inverse's code (OK, or the first failure).
     """
     m = d.model
     nv = m.nv
@@ -731,12 +740,15 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     fp = np.empty(nv)
     fm = np.empty(nv)
     dpos = np.zeros(nv)
-    _inv_force(m, d, use_actuation, f0)
-    # analytical: ∂/∂qacc of the continuous inverse; ∂/∂qvel too without equality rows
-    # (their aref has J̇ qvel) and actuation (its velocity terms)
+    _inv_force(m, d, use_actuation, True, f0)
+    # analytical: ∂/∂qacc of the continuous inverse and the smooth part of ∂/∂qpos;
+    # ∂/∂qvel too without equality rows (their aref has J̇ qvel) and actuation (its
+    # velocity terms)
     with_v = not disc and not use_actuation and d.ne[0] == 0
     if not disc:
-        _inverse_jacobians(m, d, DfDa, DfDv, with_v)
+        _inverse_jacobians(m, d, DfDa, DfDv, DfDq, with_v)
+    r0 = np.empty(nv)
+    _inv_force(m, d, use_actuation, disc, r0)
     for stage in range(3):
         # 0: accelerations; 1: velocities; 2: positions, by differences where not analytical
         if (stage == 0 and not disc) or (stage == 1 and with_v):
@@ -766,12 +778,15 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                     d.qpos[:] = q0
                     if code != OK:
                         return code
-                _inv_force(m, d, use_actuation, fp if sign > 0 else fm)
+                _inv_force(m, d, use_actuation, stage < 2 or disc, fp if sign > 0 else fm)
+            smooth = 0.0
             for k in range(nv):
+                if stage == 2 and not disc:
+                    smooth = out[k, i]
                 if centered:
-                    out[k, i] = (fp[k] - fm[k]) / (2.0 * eps)
+                    out[k, i] = smooth + (fp[k] - fm[k]) / (2.0 * eps)
                 else:
-                    out[k, i] = (fp[k] - f0[k]) / eps
+                    out[k, i] = smooth + (fp[k] - (f0[k] if stage < 2 or disc else r0[k])) / eps
     return OK
 
 

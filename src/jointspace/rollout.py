@@ -124,7 +124,7 @@ def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, contr
         for t in range(nstep):
             if use_control:
                 d.ctrl[:] = control[rc, t if control.shape[1] > 1 else 0]
-            bad = step_entry(d, 1)
+            bad = step_entry(d, 1, True)
             _get_fullphysics(m, d, state[r, t])
             sensordata[r, t] = d.sensordata
             if bad:

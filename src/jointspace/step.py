@@ -8,9 +8,10 @@ step(m, d, nstep), one compiled call for all steps:
   state to qpos0 (as mj_checkPos/Vel/Acc do), is counted in d.warning and reported as a
   JointspaceWarning naming the first bad element.
 
-transition_derivatives(m, d, eps, centered), one compiled call: the finite-differenced
-Jacobians A = ∂x'/∂x, B = ∂x'/∂u of one step, x = (qpos in the tangent space, qvel, act),
-MuJoCo's mjd_transitionFD (engine_derivative_fd.c).
+transition_derivatives(m, d, eps, centered, nthread, sensors), one compiled call: the
+finite-differenced Jacobians A = ∂x'/∂x, B = ∂x'/∂u of one step, x = (qpos in the tangent
+space, qvel, act), and with sensors C = ∂s/∂x, D = ∂s/∂u of the sensordata s the step
+computes, MuJoCo's mjd_transitionFD (engine_derivative_fd.c).
 """
 
 import copy
@@ -35,7 +36,6 @@ from jointspace.diagnostics import (
 from jointspace.dynamics.energy import energy_vel
 from jointspace.forward import (
     forward_dynamics,
-    forward_stages,
     fwd_acceleration,
     fwd_constraint,
     fwd_velocity,
@@ -49,6 +49,7 @@ from jointspace.integrate import (
     integrate_pos_kernel,
 )
 from jointspace.inverse import compare_fwd_inv_stage
+from jointspace.sensor import STAGE_POS, STAGE_VEL, sensor_stage
 from jointspace.types import (
     ENBL_FWDINV,
     INT_EULER,
@@ -205,22 +206,32 @@ def _integrate(m, d):
 
 
 @njit(cache=True, inline="always")
-def _step(m, d, nstep):
+def _forward(m, d, sensors):
+    """forward_stages, the sensors only when asked (mj_forwardSkip's skipsensor)."""
+    forward_dynamics(m, d)
+    if sensors:
+        sensor_stage(m, d)
+
+
+@njit(cache=True, inline="always")
+def _step(m, d, nstep, sensors):
     """Run nstep steps of check → forward → check → integrate, then check the final state.
 
-    The last check resets a state that the final integration made bad, so that the call
-    never hands back NaN (MuJoCo would reset at the start of the next step instead; the
-    trajectory is the same). Returns a bit mask of the checks that reset the state
+    Without sensors, forward leaves d.sensordata as it was (the transition Jacobians' steps
+    when C and D are not asked for, as mj_stepSkip's skipsensor). The last check resets a
+    state that the final integration made bad, so that the call never hands back NaN
+    (MuJoCo would reset at the start of the next step instead; the trajectory is the
+    same). Returns a bit mask of the checks that reset the state
     (1 qpos, 2 qvel, 4 qacc).
     """
     bad = 0
     for _ in range(nstep):
         bad |= _check(m, d, d.qpos, WARN_BADQPOS)
         bad |= _check(m, d, d.qvel, WARN_BADQVEL)
-        forward_stages(m, d)
+        _forward(m, d, sensors)
         if _check(m, d, d.qacc, WARN_BADQACC):
             bad |= 1 << WARN_BADQACC
-            forward_stages(m, d)
+            _forward(m, d, sensors)
         if m.opt_enableflags[0] & ENBL_FWDINV:
             compare_fwd_inv_stage(m, d)
         _integrate(m, d)
@@ -230,9 +241,9 @@ def _step(m, d, nstep):
 
 
 @njit(cache=True, nogil=True)
-def _step_entry(d, nstep):
+def _step_entry(d, nstep, sensors):
     """_step with the model carried by d."""
-    return _step(d.model, d, nstep)
+    return _step(d.model, d, nstep, sensors)
 
 
 _k_step = entry.Kernel(_step_entry)
@@ -282,7 +293,7 @@ def step(m, d, nstep=1):
         _refuse_implicit_fluid(m)
     ep = _k_step.ep
     try:
-        mask = ep(d._s, int(nstep))
+        mask = ep(d._s, int(nstep), True)
     except ZeroDivisionError:
         raise division_error("step") from None
     if mask:
@@ -307,16 +318,35 @@ def _state_diff(m, q1, v1, a1, q2, v2, a2, h, col, out, tmp):
 
 
 @njit(cache=True)
-def _step_from_velocity(m, d, warmstart):
+def _sensor_diff(s1, s2, h, col, out):
+    """out[:, col] = (s2 − s1) / h: the sensors' column (MuJoCo's diff)."""
+    for k in range(s1.shape[0]):
+        out[k, col] = (s2[k] - s1[k]) / h
+
+
+@njit(cache=True)
+def _keep_sensors(m, sensordata, nominal, last_stage):
+    """sensordata = nominal for the sensors of stages ≤ last_stage (those a skip keeps)."""
+    for i in range(m.nsensor):
+        if m.sensor_needstage[i] <= last_stage:
+            a = m.sensor_adr[i]
+            for k in range(a, a + m.sensor_dim[i]):
+                sensordata[k] = nominal[k]
+
+
+@njit(cache=True)
+def _step_from_velocity(m, d, warmstart, sensors):
     """One step that reuses d's position stage (qpos unchanged since it ran): mj_stepSkip.
 
     MuJoCo's mjSTAGE_POS skip: velocity, actuation, acceleration and constraint stages,
-    the qacc check, the integrator, the final checks. Every stage it skips depends on qpos
-    alone, so the step equals `_step`'s; a bad qvel or qacc (whose check resets the state)
-    falls back to the full step, from the same inputs (the warm start put back). Not for RK4.
+    (with sensors) the sensors, the qacc check, the integrator, the final checks. Every
+    stage it skips depends on qpos alone, so the step equals `_step`'s (the sensors of the
+    skipped stages are the caller's to set: `_keep_sensors`). A bad qvel or qacc (whose
+    check resets the state) falls back to the full step, from the same inputs (the warm
+    start put back). Not for RK4.
     """
     if bad_element(d.qvel) >= 0:
-        return _step_entry(d, 1)
+        return _step_entry(d, 1, sensors)
     fwd_velocity(m, d)
     energy_vel(m, d)
     actuation(m, d)
@@ -324,7 +354,9 @@ def _step_from_velocity(m, d, warmstart):
     fwd_constraint(m, d)
     if bad_element(d.qacc) >= 0:
         d.qacc_warmstart[:] = warmstart
-        return _step_entry(d, 1)
+        return _step_entry(d, 1, sensors)
+    if sensors:
+        sensor_stage(m, d)
     if m.opt_enableflags[0] & ENBL_FWDINV:
         compare_fwd_inv_stage(m, d)
     _integrate(m, d)
@@ -332,8 +364,10 @@ def _step_from_velocity(m, d, warmstart):
 
 
 @njit(cache=True, nogil=True)
-def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
-    """Columns [c0, c1) of (B | A) by finite differences of one step; returns the checks' mask.
+def _transition_entry(d, eps, centered, skip, sensors, c0, c1, A, B, C, D):
+    """Columns [c0, c1) of (B | A) (and (D | C)) by finite differences; returns the mask.
+
+    The mask is the bits of the state checks that reset a step.
 
     As mjd_stepFD: the unperturbed step, then each control (one-sided at a ctrlrange
     limit), velocity, tangent position and activation perturbed in turn (forward, and
@@ -342,9 +376,14 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
     With skip, control, activation and velocity perturbations reuse the position stage of
     the unperturbed step (`_step_from_velocity`, as MuJoCo skips it) when that step was
     clean; skip=False runs every step in full (the reference its test compares with, bit for
-    bit). Columns are numbered controls (nu), velocities (nv), positions (nv), activations
-    (na): threads take disjoint ranges, each on its own Data (each also runs the
-    unperturbed step).
+    bit). The sensor rows difference d.sensordata as each step computes it (in its forward,
+    at the state the step starts from), with MuJoCo's skips: in the control, activation and
+    velocity columns the position-stage sensors keep the unperturbed step's values, and in
+    the control and activation columns the velocity-stage ones too (mj_stepSkip computes no
+    sensor of a stage it skips, with or without skip here); without sensors no step
+    computes them and C, D are not touched. Columns are numbered controls (nu), velocities (nv),
+    positions (nv), activations (na): threads take disjoint ranges, each on its own Data
+    (each also runs the unperturbed step).
     """
     m = d.model
     nq = m.nq
@@ -370,6 +409,10 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
     qm = np.empty(nq)
     vm = np.empty(nv)
     am = np.empty(na)
+    ns = m.nsensordata if sensors else 0
+    sn = np.empty(ns)
+    sp = np.empty(ns)
+    sm = np.empty(ns)
     tmp = np.empty(nv)
     dpos = np.zeros(nv)
     bad = 0
@@ -405,24 +448,31 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
                 elif stage == 4:
                     d.act[i] += sign * eps
                 if stage == 0:
-                    bad |= _step_entry(d, 1)
+                    bad |= _step_entry(d, 1, sensors)
                     skip = skip and bad == 0
                 elif stage != 3 and skip:
-                    bad |= _step_from_velocity(m, d, w0)
+                    bad |= _step_from_velocity(m, d, w0, sensors)
                 else:
-                    bad |= _step_entry(d, 1)
+                    bad |= _step_entry(d, 1, sensors)
+                if ns and (stage == 1 or stage == 4):
+                    _keep_sensors(m, d.sensordata, sn, STAGE_VEL)
+                elif ns and stage == 2:
+                    _keep_sensors(m, d.sensordata, sn, STAGE_POS)
                 if stage == 0:
                     qn[:] = d.qpos
                     vn[:] = d.qvel
                     an[:] = d.act
+                    sn[:] = d.sensordata[:ns]
                 elif sign > 0:
                     qp[:] = d.qpos
                     vp[:] = d.qvel
                     ap[:] = d.act
+                    sp[:] = d.sensordata[:ns]
                 else:
                     qm[:] = d.qpos
                     vm[:] = d.qvel
                     am[:] = d.act
+                    sm[:] = d.sensordata[:ns]
                 # restore
                 d.time[0] = t0
                 d.qpos[:] = q0
@@ -437,16 +487,22 @@ def _transition_entry(d, eps, centered, skip, c0, c1, A, B):
             if stage == 0:
                 continue
             out = B if stage == 1 else A
+            sout = D if stage == 1 else C
             col = i if stage != 2 and stage != 4 else (nv + i if stage == 2 else 2 * nv + i)
             if fwd and back:
                 _state_diff(m, qm, vm, am, qp, vp, ap, 2.0 * eps, col, out, tmp)
+                _sensor_diff(sm, sp, 2.0 * eps, col, sout)
             elif fwd:
                 _state_diff(m, qn, vn, an, qp, vp, ap, eps, col, out, tmp)
+                _sensor_diff(sn, sp, eps, col, sout)
             elif back:
                 _state_diff(m, qm, vm, am, qn, vn, an, eps, col, out, tmp)
+                _sensor_diff(sm, sn, eps, col, sout)
             else:
                 for k in range(2 * nv + na):
                     out[k, col] = 0.0
+                for k in range(ns):
+                    sout[k, col] = 0.0
     return bad
 
 
@@ -472,8 +528,11 @@ def _thread_data(m, d, n):
     return [d, *copies[:n - 1]]
 
 
-def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
-    """Finite-differenced Jacobians of one step: A = ∂x'/∂x, B = ∂x'/∂u (mjd_transitionFD).
+def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=False):
+    """Finite-differenced Jacobians of one step, A, B (and C, D): MuJoCo's mjd_transitionFD.
+
+    A = ∂x'/∂x and B = ∂x'/∂u of the next state x'; with `sensors=True` also C = ∂s/∂x and
+    D = ∂s/∂u of the sensor data s.
 
     x = (qpos in the tangent space, qvel, act) with x' the state after `step(m, d)` from x
     at the controls u = d.ctrl, so A is (2nv + na, 2nv + na) and B (2nv + na, nu). Columns
@@ -490,20 +549,32 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
     (made once per d and kept), the GIL released. With contacts, converge the state first
     and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's advice).
 
+    s is d.sensordata as the step computes it: in its forward, at the state x it starts
+    from and the controls u (the acceleration-stage sensors after the constraint solve), so
+    C is (nsensordata, 2nv + na) and D (nsensordata, nu), the same columns, as MuJoCo's C and
+    D. As MuJoCo's mj_stepSkip, the control, activation and velocity columns keep the
+    position-stage sensors at their unperturbed values (so e_kinetic, a position-stage
+    sensor in MuJoCo, has zero velocity columns), the control and activation columns the
+    velocity-stage ones too. Without `sensors` the steps compute no sensor (as MuJoCo's
+    when C and D are None), and the call returns A and B only.
+
     Args:
         m: the Model; m.opt.integrator must not be RK4 (as in MuJoCo, no definition here).
-        d: a Data for m; its state is restored after the call (the other fields hold the
-            last perturbed step's intermediates).
+        d: a Data for m; its state is restored after the call (the other fields, sensordata
+            among them, hold the last perturbed step's intermediates).
         eps: the perturbation, a positive finite float.
         centered: centered differences (twice the steps) instead of forward ones.
         nthread: threads to spread the columns over (results identical for any count).
+        sensors: also return the sensor Jacobians C and D (True or False).
 
     Returns:
-        (A, B): (2nv + na, 2nv + na) and (2nv + na, nu) arrays.
+        (A, B): (2nv + na, 2nv + na) and (2nv + na, nu) arrays; with sensors, (A, B, C, D)
+        with C (nsensordata, 2nv + na) and D (nsensordata, nu).
 
     Raises:
         ValueError: eps is not a positive finite number, nthread not a positive integer,
             or the integrator is RK4.
+        TypeError: sensors is not a bool.
         SingularMassError: m has dofs that move no mass or inertia (and no armature).
     """
     entry.check_pair(m, d, "transition_derivatives")
@@ -514,6 +585,9 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
     if isinstance(nthread, bool) or not isinstance(nthread, (int, np.integer)) or nthread < 1:
         raise ValueError(f"transition_derivatives: argument nthread must be a positive "
                          f"integer, got {nthread!r}")
+    if not isinstance(sensors, (bool, np.bool_)):
+        raise TypeError(f"transition_derivatives: argument sensors must be True or False, "
+                        f"got {sensors!r}")
     if m.opt_integrator[0] == INT_RK4:
         raise ValueError("transition_derivatives: the RK4 integrator is not supported (as in "
                          "MuJoCo's mjd_transitionFD: its intermediate stages make no "
@@ -521,25 +595,29 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
                          "implicitfast")
     if m.singular_dofs:
         check_not_singular(m, "transition_derivatives")
+    sensors = bool(sensors)
     nx = 2 * m.nv + m.na
+    ns = m.nsensordata if sensors else 0
     A = np.empty((nx, nx))
     B = np.empty((nx, m.nu))
+    C = np.empty((ns, nx))
+    D = np.empty((ns, m.nu))
     ncol = m.nu + nx
     n = int(min(nthread, max(ncol, 1)))
     ep = _k_transition.ep
     try:
         if n == 1:
-            mask = ep(d._s, float(eps), bool(centered), True, 0, ncol, A, B)
+            mask = ep(d._s, float(eps), bool(centered), True, sensors, 0, ncol, A, B, C, D)
         else:
             datas = _thread_data(m, d, n)
             if _POOL[0] is None or _POOL[0]._max_workers < n:
                 _POOL[0] = ThreadPoolExecutor(max_workers=n)
             if getattr(ep, "__self__", None) is _k_transition:  # compile before the threads
-                ep(datas[0]._s, float(eps), bool(centered), True, 0, 0, A, B)
+                ep(datas[0]._s, float(eps), bool(centered), True, sensors, 0, 0, A, B, C, D)
                 ep = _k_transition.ep
             bounds = [ncol * k // n for k in range(n + 1)]
-            futures = [_POOL[0].submit(ep, dk._s, float(eps), bool(centered), True,
-                                       bounds[k], bounds[k + 1], A, B)
+            futures = [_POOL[0].submit(ep, dk._s, float(eps), bool(centered), True, sensors,
+                                       bounds[k], bounds[k + 1], A, B, C, D)
                        for k, dk in enumerate(datas)]
             mask = 0
             for f in futures:
@@ -548,4 +626,6 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1):
         raise division_error("transition_derivatives") from None
     if mask:
         warn_bad_state(m, d, mask, "transition_derivatives")
+    if sensors:
+        return A, B, C, D
     return A, B
