@@ -6,9 +6,7 @@ its triangles are not a reference: for a geometry with several `<triangles>` blo
 triangles of the later blocks do not match the file (ur5's base.dae).
 """
 
-import importlib.metadata
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io.collada import load_collada
 from jointspace.io.mesh import process_mesh
+from tests._util import erd_robots_dir
 
 # both sides hold coordinates in single precision, ours rounded after the node transforms in
 # double, assimp's after transforms in single: a few float32 ulps of the largest coordinate
@@ -23,16 +22,8 @@ F32_TOL = 4 * float(np.finfo(np.float32).eps)
 EXACT_TOL = 1e-12  # hand-computed coordinates of small integers and exact rotations
 
 
-def _robots_dir():
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    path = Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if path.is_dir() else None
 
-
-ROBOTS = _robots_dir()
+ROBOTS = erd_robots_dir()
 
 # a unit cube: 8 corners, 6 outward quads (counter-clockwise seen from outside)
 CUBE_POS = "0 0 0 1 0 0 1 1 0 0 1 0 0 0 1 1 0 1 1 1 1 0 1 1"
@@ -222,7 +213,6 @@ ROBOT_MESHES = [
 ]
 
 
-@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 @pytest.mark.parametrize("rel", ROBOT_MESHES, ids=lambda r: r.split("/")[-1])
 def test_example_robot_data_meshes_match_coal(rel):
     """Distinct vertices equal coal's; the convex hulls are the same solid."""
@@ -303,7 +293,6 @@ def test_missing_file(tmp_path):
         load_collada(tmp_path / "gone.dae")
 
 
-@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 def test_triangles_of_several_blocks_match_the_file():
     """Two <triangles> blocks over one source (ur5's base.dae): every triangle is the file's.
 

@@ -10,9 +10,7 @@ world-fixed: those cases are checked against central differences of our own rnea
 perturbing q on the manifold through integrate_pos.
 """
 
-import importlib.metadata
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +18,7 @@ import pytest
 import jointspace as js
 from jointspace.errors import JointspaceWarning, SingularMassError
 from tests._models import PinAdapter, pinocchio_tree, random_state, random_tree_desc
+from tests._util import erd_robots_dir
 
 TOL_PIN = 1e-9  # relative to the largest entry: the same derivatives by other recursions
 TOL_FD = 1e-6  # relative: central differences with EPS, truncation O(EPS²), rounding 1e-16/EPS
@@ -113,14 +112,6 @@ def test_derivatives_of_each_joint_kind_alone():
 # ── Pinocchio ──────────────────────────────────────────────────────────────────────────
 
 
-def _robots_dir():
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    path = Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if path.is_dir() else None
-
 
 URDFS = {
     "panda": "panda_description/urdf/panda.urdf",
@@ -137,9 +128,7 @@ TREES = {
 
 def _pin_models(pin, name):
     if name in URDFS:
-        robots = _robots_dir()
-        if robots is None or not (robots / URDFS[name]).is_file():
-            pytest.skip("example-robot-data (or this robot) is not installed")
+        robots = erd_robots_dir()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JointspaceWarning)
             m = js.load(robots / URDFS[name], visual=False)

@@ -6,9 +6,7 @@ directly, joint for joint (tests/_models.py), since its MJCF importer is not an 
 quaternion order, joint references); both sides include armature.
 """
 
-import importlib.metadata
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +14,7 @@ import pytest
 import jointspace as js
 from jointspace.errors import JointspaceWarning
 from tests._models import PinAdapter, pinocchio_tree, random_state, random_tree_desc
+from tests._util import erd_robots_dir
 
 pin = pytest.importorskip("pinocchio")
 
@@ -23,16 +22,8 @@ TOL = 1e-10  # relative to the largest entry: the same physics in float64, other
 NSTATES = 50
 
 
-def _robots_dir():
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    path = Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if path.is_dir() else None
 
-
-ROBOTS = _robots_dir()
+ROBOTS = erd_robots_dir()
 URDFS = {
     "panda": ("panda_description/urdf/panda.urdf", False),
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
@@ -59,8 +50,6 @@ def _sym(upper):
 
 def _models(name):
     if name in URDFS:
-        if ROBOTS is None:
-            pytest.skip("example-robot-data is not installed")
         rel, floating = URDFS[name]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JointspaceWarning)

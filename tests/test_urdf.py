@@ -1,6 +1,5 @@
 """URDF loader: spec-level semantics, error messages, and parity with Pinocchio's URDF parser."""
 
-import importlib.metadata
 import re
 import warnings
 import xml.etree.ElementTree as ET
@@ -14,23 +13,15 @@ import jointspace as js
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io.urdf import load_urdf, load_urdf_string, parse_urdf
 from jointspace.types import JNT_FREE
+from tests._util import erd_robots_dir
 
 TOL = 1e-10  # parity with Pinocchio: both sides compose the same rigid transforms in float64
 SPEC_TOL = 1e-14  # spec-level values computed two ways from the same numbers
 
 
-def _robots_dir():
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    path = Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if path.is_dir() else None
 
-
-ROBOTS = _robots_dir()
-ROBOT_FILES = (sorted(ROBOTS.glob("*/urdf/*.urdf")) + sorted(ROBOTS.glob("*/robots/*.urdf"))
-               if ROBOTS else [])
+ROBOTS = erd_robots_dir()
+ROBOT_FILES = sorted(ROBOTS.glob("*/urdf/*.urdf")) + sorted(ROBOTS.glob("*/robots/*.urdf"))
 
 # Files of example-robot-data that do not load, and why (the message we expect).
 KNOWN_FAILURES = {
@@ -537,9 +528,6 @@ def test_load_dispatches_on_extension(tmp_path):
 # --------------------------------------------------------------------------------------------
 # example-robot-data and Pinocchio parity
 
-needs_robots = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
-
-
 def _urdf_names(path):
     root = ET.parse(path).getroot()
     links = {e.get("name") for e in root.findall("link")}
@@ -558,7 +546,6 @@ def _mimics_in_file(path):
     return out
 
 
-@needs_robots
 @pytest.mark.parametrize("path", ROBOT_FILES, ids=lambda p: _rel(p))
 def test_example_robot_data_loads(path):
     """Every robot loads with all its collision geometry (.dae included) and equals Pinocchio.
@@ -593,7 +580,6 @@ def test_example_robot_data_loads(path):
         _check_mimic_parity(m, pin.buildModelFromUrdf(str(path), mimic=True), seed, nconf=2)
 
 
-@needs_robots
 def test_supported_robot_list_covers_the_families():
     """The robots the project claims to support are not among the known failures."""
     loaded = {_rel(p) for p in ROBOT_FILES if _rel(p) not in KNOWN_FAILURES}
@@ -695,7 +681,6 @@ PARITY = [
 ]
 
 
-@needs_robots
 @pytest.mark.parametrize("rel,floating", PARITY, ids=[p[0].split("/")[-1] for p in PARITY])
 def test_pinocchio_parity(rel, floating):
     """Link placements at 20 random configurations, and body inertias, equal Pinocchio's."""
@@ -912,7 +897,6 @@ def _world_meshes(m, d, colliding):
     return out
 
 
-@needs_robots
 @pytest.mark.parametrize("rel,kind", DAE_PARITY, ids=[p[0].split("/")[-1] for p in DAE_PARITY])
 def test_dae_meshes_match_pinocchio_geometry(rel, kind):
     """Each .dae geom's vertices and convex hull, placed in the world, equal Pinocchio's."""
@@ -998,7 +982,6 @@ def test_dae_in_urdf_and_unreadable_dae_named(tmp_path):
     assert pdist(m.mesh_vert).max() == pytest.approx(2 * np.sqrt(3), rel=SPEC_TOL)
 
 
-@needs_robots
 def test_mimic_equalities_match_mujoco_on_talos():
     """talos_full_v2's 12 mimics make the joint equalities MuJoCo's URDF import makes.
 
