@@ -965,9 +965,11 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     ∂c/∂qvel (`rnea_derivatives`) + diag(damping) + Jᵀ H B J (B the rows' reference
     damping), unless the model has active equality rows (whose aref holds J̇ qvel) or
     `actuation` is set: then it is finite-differenced, rerunning the velocity stage onward.
-    ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is finite-differenced,
-    forward (MuJoCo's definition) or centered. With the "invdiscrete" flag all three are
-    differences. d holds the last evaluation afterwards, its qpos, qvel, qacc as before.
+    ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is ∂(M qacc + c)/∂qpos
+    (analytical, `rnea_derivatives`) plus finite differences of the rest, −qfrc_passive
+    − qfrc_constraint (− qfrc_actuator), forward (MuJoCo's definition) or centered. With
+    the "invdiscrete" flag all three are differences of all of f. d holds the last
+    evaluation afterwards, its qpos, qvel, qacc as before.
 
     Args:
         m: the Model.
