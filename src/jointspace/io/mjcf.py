@@ -1135,22 +1135,25 @@ class _Loader:
             raise ModelError(f"{where}: hfield {name!r} is defined twice; rename one")
         self.spec.hfields.append(hf)
 
-    def _load_hfield_file(self, node, file):
-        """(path, float32 elevations) of an hfield file, found as mesh files are (meshdir)."""
-        from jointspace.io import hfield as H
-
-        where = node.where()
+    def _asset_file(self, file):
+        """(path under meshdir, the bytes given in `assets` for it or None) of an asset file."""
         meshdir = self.meshdir or ""
         if os.path.isabs(file):
             path = file
         else:
             mdir = meshdir if os.path.isabs(meshdir) else os.path.join(self.base_dir, meshdir)
             path = os.path.normpath(os.path.join(mdir, file))
-        data = None
         for key in (file, os.path.join(meshdir, file), os.path.basename(file)):
             if key in self.assets:
-                data = self.assets[key]
-                break
+                return path, self.assets[key]
+        return path, None
+
+    def _load_hfield_file(self, node, file):
+        """(path, float32 elevations) of an hfield file, found as mesh files are (meshdir)."""
+        from jointspace.io import hfield as H
+
+        where = node.where()
+        path, data = self._asset_file(file)
         if data is None:
             if not os.path.isfile(path):
                 raise ModelError(f"{where}: hfield file {file!r} not found (looked for "
@@ -1175,17 +1178,7 @@ class _Loader:
 
     def _load_mesh_file(self, node, file):
         """Resolve a mesh file with meshdir and load it with `jointspace.io.mesh.load_mesh`."""
-        meshdir = self.meshdir or ""
-        if os.path.isabs(file):
-            path = file
-        else:
-            mdir = meshdir if os.path.isabs(meshdir) else os.path.join(self.base_dir, meshdir)
-            path = os.path.normpath(os.path.join(mdir, file))
-        data = None
-        for key in (file, os.path.join(meshdir, file), os.path.basename(file)):
-            if key in self.assets:
-                data = self.assets[key]
-                break
+        path, data = self._asset_file(file)
         if data is None and not os.path.isfile(path):
             raise ModelError(f"{node.where()}: mesh file {file!r} not found (looked for "
                              f"{path!r}); fix the file name or the compiler meshdir")
