@@ -68,8 +68,6 @@ _MIMIC_KINDS = ("revolute", "continuous", "prismatic")
 _IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])
 _VISUAL_GROUP = 1
 _SITE_SIZE = 0.005
-# the mesh compiler's warning about open or inconsistently wound surfaces (io/mesh.py)
-_MESH_INERTIA_NOTE = r".*its volume and inertia follow MuJoCo's \w+ rule"
 
 
 # --------------------------------------------------------------------------------------------
@@ -654,17 +652,10 @@ def parse_urdf(text_or_path, *, filename=None, floating_base=False, package_dirs
 
 
 def _compile(spec):
-    """compile_model, without the mesh compiler's notes on mesh volume and inertia.
-
-    URDF geoms carry no mass (the links' <inertial> is explicit), so an open or inconsistently
-    wound mesh surface, which only changes a mesh's volume and inertia, changes nothing here
-    (Pinocchio says nothing about it either).
-    """
+    """compile_model (imported here: the compiler imports this module's siblings)."""
     from jointspace.io.compile import compile_model
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_MESH_INERTIA_NOTE, category=JointspaceWarning)
-        return compile_model(spec)
+    return compile_model(spec)
 
 
 def load_urdf(path, floating_base=False, package_dirs=None, visual=True, mimic=True):
