@@ -62,3 +62,45 @@ def table(rows, header):
 def us(t):
     """Seconds as a microsecond string."""
     return f"{t * 1e6:.2f}"
+
+
+def load_both(src):
+    """(MuJoCo's model, jointspace's Model) of an MJCF file path or XML text, warnings hidden."""
+    import warnings
+
+    import mujoco
+
+    import jointspace as js
+
+    is_file = not isinstance(src, str)
+    mj = (mujoco.MjModel.from_xml_path(str(src)) if is_file
+          else mujoco.MjModel.from_xml_string(src))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = js.load(src) if is_file else js.load_string(src)
+    return mj, m
+
+
+def step_row(name, mj, md, m, d, nstep, repeat):
+    """A `STEP_COLUMNS` row: both step nstep steps from their states, then are timed doing so.
+
+    The |Δqpos| column compares the states after the first nstep steps (same start).
+    """
+    import mujoco
+
+    import jointspace as js
+
+    mujoco.mj_step(mj, md, nstep)
+    js.step(m, d, nstep)
+    diff = float(np.max(np.abs(d.qpos - md.qpos)))
+    ours, theirs = interleaved([lambda: js.step(m, d, nstep),
+                                lambda: mujoco.mj_step(mj, md, nstep)], repeat)
+    ratio = float(np.median(ours / theirs))
+    return [name, str(mj.nv), f"{np.median(ours) / nstep * 1e6:.2f}",
+            f"{np.median(theirs) / nstep * 1e6:.2f}", f"{ratio:.2f}", f"{diff:.0e}"]
+
+
+def step_columns(nstep):
+    """The header of `step_row`'s table."""
+    return ["model", "nv", "js.step µs/step", "mj_step µs/step", "ratio",
+            f"|Δqpos| after {nstep} steps"]

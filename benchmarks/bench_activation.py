@@ -16,7 +16,6 @@ from the same start (Euler), under the same constant controls.
 import pathlib
 import re
 import sys
-import warnings
 
 import mujoco
 import numpy as np
@@ -24,7 +23,7 @@ import numpy as np
 import jointspace as js
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from benchmarks._timing import interleaved, table  # noqa: E402
+from benchmarks._timing import load_both, step_columns, step_row, table  # noqa: E402
 from tests._real_models import real_model  # noqa: E402
 
 
@@ -54,12 +53,7 @@ def main(argv=None):
     repeat = 3 if quick else 15
     rows = []
     for name, src in _models():
-        is_file = isinstance(src, pathlib.Path)
-        mj = (mujoco.MjModel.from_xml_path(str(src)) if is_file
-              else mujoco.MjModel.from_xml_string(src))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = js.load(src) if is_file else js.load_string(src)
+        mj, m = load_both(src)
         md = mujoco.MjData(mj)
         d = js.make_data(m)
         rng = np.random.default_rng(0)
@@ -67,16 +61,10 @@ def main(argv=None):
         u = rng.uniform(0.0, 0.5, mj.nu)
         for x in (md, d):
             x.qpos[:], x.qvel[:], x.ctrl[:] = mj.qpos0, v0, u
-        mujoco.mj_step(mj, md, nstep)
-        js.step(m, d, nstep)
-        diff = float(np.max(np.abs(d.qpos - md.qpos)))
-        ours, theirs = interleaved([lambda: js.step(m, d, nstep),
-                                    lambda: mujoco.mj_step(mj, md, nstep)], repeat)
-        ratio = float(np.median(ours / theirs))
-        rows.append([name, str(mj.nv), str(mj.na), f"{np.median(ours) / nstep * 1e6:.2f}",
-                     f"{np.median(theirs) / nstep * 1e6:.2f}", f"{ratio:.2f}", f"{diff:.0e}"])
-    print(table(rows, ["model", "nv", "na", "js.step µs/step", "mj_step µs/step", "ratio",
-                       f"|Δqpos| after {nstep} steps"]))
+        row = step_row(name, mj, md, m, d, nstep, repeat)
+        rows.append(row[:2] + [str(mj.na)] + row[2:])
+    cols = step_columns(nstep)
+    print(table(rows, cols[:2] + ["na"] + cols[2:]))
     return 0
 
 

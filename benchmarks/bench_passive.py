@@ -19,7 +19,6 @@ the same start, before the timing (RK4 for the swimmers, Euler for the humanoids
 import pathlib
 import re
 import sys
-import warnings
 
 import mujoco
 import numpy as np
@@ -27,7 +26,7 @@ import numpy as np
 import jointspace as js
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from benchmarks._timing import interleaved, table  # noqa: E402
+from benchmarks._timing import load_both, step_columns, step_row, table  # noqa: E402
 from tests._real_models import real_model  # noqa: E402
 
 
@@ -56,13 +55,8 @@ def main(argv=None):
     repeat = 3 if quick else 15
     rows = []
     for name, src, integrator in _models():
-        is_file = isinstance(src, pathlib.Path)
-        mj = (mujoco.MjModel.from_xml_path(str(src)) if is_file
-              else mujoco.MjModel.from_xml_string(src))
+        mj, m = load_both(src)
         mj.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = js.load(src) if is_file else js.load_string(src)
         m.opt.integrator = integrator
         md = mujoco.MjData(mj)
         d = js.make_data(m)
@@ -71,16 +65,8 @@ def main(argv=None):
         v0 = 0.5 * rng.standard_normal(mj.nv)
         md.qpos[:], md.qvel[:] = q0, v0
         d.qpos[:], d.qvel[:] = q0, v0
-        mujoco.mj_step(mj, md, nstep)
-        js.step(m, d, nstep)
-        diff = float(np.max(np.abs(d.qpos - md.qpos)))
-        ours, theirs = interleaved([lambda: js.step(m, d, nstep),
-                                    lambda: mujoco.mj_step(mj, md, nstep)], repeat)
-        ratio = float(np.median(ours / theirs))
-        rows.append([name, str(mj.nv), f"{np.median(ours) / nstep * 1e6:.2f}",
-                     f"{np.median(theirs) / nstep * 1e6:.2f}", f"{ratio:.2f}", f"{diff:.0e}"])
-    print(table(rows, ["model", "nv", "js.step µs/step", "mj_step µs/step", "ratio",
-                       f"|Δqpos| after {nstep} steps"]))
+        rows.append(step_row(name, mj, md, m, d, nstep, repeat))
+    print(table(rows, step_columns(nstep)))
     return 0
 
 
