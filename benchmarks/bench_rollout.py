@@ -1,6 +1,7 @@
 """Batched rollouts: js.rollout against mujoco.rollout, steps per second, 1 thread and all cores.
 
-Run: python benchmarks/bench_rollout.py [--quick] [--model NAME]
+Run: python benchmarks/bench_rollout.py [--quick] [--model NAME] [--threads 1,4,16]
+                                        [--nbatch 16,256] [--nstep 100]
 The same model (an embedded one, loaded by both libraries from the same XML), the same
 initial states (qpos0 with the hinges moved, random velocities) and random controls for
 both; nbatch 1, 16, 256 × nstep 1, 100, 1000, with nthread 1 and every core
@@ -8,7 +9,8 @@ both; nbatch 1, 16, 256 × nstep 1, 100, 1000, with nthread 1 and every core
 ours then MuJoCo's, and reports the best of its rounds; the ratio is our steps/s over
 MuJoCo's (above 1: jointspace is faster). The "step loop" column is a Python loop of
 `js.step` (set the state, step, copy the state out) for the small batches, which a rollout
-must not be slower than; "efficiency" is the all-cores speed over nthread × one thread's.
+must not be slower than; "efficiency" is a thread count's speed over nthread × one thread's
+(ours, then MuJoCo's). --threads, --nbatch and --nstep replace the default lists.
 The script also checks that every thread count gives bitwise the same states.
 """
 
@@ -71,9 +73,14 @@ def main(argv=None):
     m = js.load_string(xml)
     mm = mujoco.MjModel.from_xml_string(xml)
     ncore = os.cpu_count() or 1
-    threads = sorted({1, ncore})
-    nbatches = (1, 16) if quick else (1, 16, 256)
-    nsteps = (1, 100) if quick else (1, 100, 1000)
+
+    def ints(flag, default):
+        return [int(v) for v in argv[argv.index(flag) + 1].split(",")] if flag in argv \
+            else default
+
+    threads = sorted(set(ints("--threads", [1, ncore])) | {1})
+    nbatches = ints("--nbatch", [1, 16] if quick else [1, 16, 256])
+    nsteps = ints("--nstep", [1, 100] if quick else [1, 100, 1000])
     budget = 2e4 if quick else 4e5  # steps per cell and library, over its rounds
     rng = np.random.default_rng(0)
     pools = {n: js.Rollout(nthread=n) for n in threads}
@@ -87,8 +94,8 @@ def main(argv=None):
     print(f"{name}: js.rollout vs mujoco.rollout {mujoco.__version__}, {ncore} cores, "
           f"best of the rounds; steps/s = nbatch · nstep / wall time")
     print("| nbatch | nstep | nthread | js steps/s | MuJoCo steps/s | js / MuJoCo | "
-          "step loop steps/s | efficiency |")
-    print("|---|---|---|---|---|---|---|---|")
+          "step loop steps/s | efficiency | MuJoCo efficiency |")
+    print("|---|---|---|---|---|---|---|---|---|")
     bad = 0
     for nbatch in nbatches:
         for nstep in nsteps:
@@ -100,7 +107,7 @@ def main(argv=None):
                 t = _best(lambda: _step_loop(m, d, x0, control), rounds)
                 loop = f"{steps / t:,.0f}"
             first = None
-            one_thread = None
+            one_thread = mj_one_thread = None
             for n in threads:
                 out = {}
 
@@ -120,10 +127,12 @@ def main(argv=None):
                     print(f"nbatch {nbatch} nstep {nstep}: nthread {n} states differ")
                     bad = 1
                 if n == 1:
-                    one_thread = steps / t_js
+                    one_thread, mj_one_thread = steps / t_js, steps / t_mj
                 eff = "" if n == 1 else f"{steps / t_js / (n * one_thread):.2f}"
+                mj_eff = "" if n == 1 else f"{steps / t_mj / (n * mj_one_thread):.2f}"
                 print(f"| {nbatch} | {nstep} | {n} | {steps / t_js:,.0f} | {steps / t_mj:,.0f} "
-                      f"| {t_mj / t_js:.2f} | {loop if n == 1 else ''} | {eff} |", flush=True)
+                      f"| {t_mj / t_js:.2f} | {loop if n == 1 else ''} | {eff} | {mj_eff} |",
+                      flush=True)
     for p in pools.values():
         p.close()
     return bad

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from jointspace._numba.dense import chol_factor, chol_solve
+from jointspace._numba.dense import chol_factor, chol_solve, chol_update
 
 TOL = 1e-12  # well-conditioned SPD systems of size ≤ 12: round-off only
 
@@ -47,3 +47,25 @@ def test_deficient_pivots_are_counted_and_regularized():
     N = _spd(rng, 3)
     N[1, 1] = np.nan
     assert chol_factor(N, 3, 1e-12) < 3
+
+
+def test_rank_one_update_and_downdate_equal_a_fresh_factor():
+    rng = np.random.default_rng(5)
+    for n in (1, 3, 8, 27):
+        A = _spd(rng, n)
+        v = rng.normal(size=n)
+        v[rng.random(n) < 0.4] = 0.0  # sparse like a constraint row
+        L = A.copy()
+        chol_factor(L, n, 1e-300)
+        assert chol_update(L, n, v.copy(), True, 1e-15)
+        np.testing.assert_allclose(np.tril(L), np.linalg.cholesky(A + np.outer(v, v)),
+                                   rtol=TOL, atol=TOL)
+        assert chol_update(L, n, v.copy(), False, 1e-15)
+        np.testing.assert_allclose(np.tril(L), np.linalg.cholesky(A), rtol=TOL, atol=TOL)
+
+
+def test_downdate_that_loses_definiteness_is_refused():
+    A = np.diag([4.0, 1.0])
+    L = A.copy()
+    chol_factor(L, 2, 1e-300)
+    assert not chol_update(L, 2, np.array([0.0, 1.0]), False, 1e-15)  # A − e₂e₂ᵀ singular

@@ -223,6 +223,45 @@ def test_matches_mujoco_rollout_on_the_smooth_humanoid():
     assert err <= TRAJ_TOL * scale, f"max error {err:.3g} > {TRAJ_TOL:.1g} × {scale:.3g}"
 
 
+def test_control_spec_sets_forces_as_mujoco_rollout_does():
+    xml = js.models.xml("humanoid").replace('<option timestep="0.005"/>',
+                                            f'<option timestep="0.005">{SMOOTH_FLAG}</option>')
+    m = js.load_string(xml)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    S = mujoco.mjtState
+    spec = int(S.mjSTATE_CTRL | S.mjSTATE_QFRC_APPLIED | S.mjSTATE_XFRC_APPLIED)
+    ncontrol = mujoco.mj_stateSize(mm, spec)
+    assert js.state_size(m, spec) == ncontrol == m.nu + m.nv + 6 * m.nbody
+    rng = np.random.default_rng(8)
+    x0 = _initial_states(m, rng, 3)
+    control = rng.uniform(-1, 1, (3, 100, ncontrol))
+    got, _ = js.rollout(m, None, x0, control, nthread=2, control_spec=spec)
+    want, _ = mujoco.rollout.rollout(mm, mujoco.MjData(mm), x0, control, control_spec=spec)
+    scale = max(1.0, float(np.abs(want).max()))
+    err = float(np.abs(got - want).max())
+    assert err <= TRAJ_TOL * scale, f"max error {err:.3g} > {TRAJ_TOL:.1g} × {scale:.3g}"
+    ctrl_only, _ = js.rollout(m, None, x0, control[:, :, :m.nu])
+    assert np.abs(got - ctrl_only).max() > 1e-3  # the forces moved it
+
+
+def test_control_spec_with_contacts_equals_a_step_loop_bitwise():
+    m = js.models.quadruped()
+    spec = ["qfrc_applied", "ctrl"]  # packed in MuJoCo's order whatever the list's
+    rng = np.random.default_rng(9)
+    x0 = _initial_states(m, rng, 4)
+    control = rng.uniform(-2, 2, (4, 30, m.nu + m.nv))
+    got, _ = js.rollout(m, None, x0, control, nthread=2, chunk_size=1, control_spec=spec)
+    want = np.empty_like(got)
+    for r in range(4):
+        d = js.make_data(m)
+        js.set_state(m, d, x0[r], "fullphysics")
+        for t in range(30):
+            js.set_state(m, d, control[r, t], spec)
+            js.step(m, d)
+            want[r, t] = js.get_state(m, d, "fullphysics")
+    assert np.array_equal(got, want)
+
+
 def test_rollout_object_is_a_persistent_pool_and_closes():
     m = js.models.quadruped()
     rng = np.random.default_rng(6)
@@ -291,6 +330,11 @@ def test_bad_input_gets_a_clear_error():
         (dict(state=np.zeros((2, 1, 1 + m.nq + m.nv), dtype=np.float32)), TypeError,
          "output state"),
         (dict(diverged=np.zeros(2)), TypeError, "output diverged"),
+        (dict(control_spec="qpos"), ValueError, "subset of mjSTATE_USER"),
+        (dict(control_spec="torque"), ValueError, "control_spec: unknown state component"),
+        (dict(control_spec=1.5), TypeError, "control_spec"),
+        (dict(control=np.zeros((2, 3, m.nu)), control_spec=["ctrl", "qfrc_applied"]),
+         ValueError, r"control must be state_size\(m, 192\)"),
     ]
     for kwargs, exc, match in cases:
         args = dict(model=m, data=None, initial_state=x0)

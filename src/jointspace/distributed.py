@@ -45,6 +45,7 @@ from jointspace._numba import ship
 from jointspace.diagnostics import check_not_singular
 from jointspace.errors import JointspaceError, JointspaceWarning
 from jointspace.rollout import Rollout, check_args, check_output, state_size
+from jointspace.state import STATE_CTRL
 
 
 def _ray():
@@ -83,7 +84,7 @@ class _Worker:
         """The worker's process id."""
         return os.getpid()
 
-    def run(self, key, models_ref, a, b, x0, control, warmstart, nstep):
+    def run(self, key, models_ref, a, b, x0, control, warmstart, nstep, control_spec):
         """Rollouts a … b − 1 (rows of x0, control, warmstart: theirs, or one to tile)."""
         if key != self._key:
             ray = _ray()
@@ -95,7 +96,8 @@ class _Worker:
             warnings.simplefilter("ignore", JointspaceWarning)  # the caller warns once
             state, sensordata = self._pool.rollout(models, None, x0, control, nstep=nstep,
                                                    initial_warmstart=warmstart,
-                                                   diverged=diverged)
+                                                   diverged=diverged,
+                                                   control_spec=control_spec)
         return state, sensordata, diverged
 
 
@@ -199,19 +201,22 @@ class RayRollout:
 
     def rollout(self, model, initial_state, control=None, *, nstep=None,
                 initial_warmstart=None, chunk_size=None, state=None, sensordata=None,
-                diverged=None):
+                diverged=None, control_spec=STATE_CTRL):
         """Roll out trajectories on the workers; the arguments of `jointspace.rollout`.
 
         Args:
             model: a Model, or a sequence of nbatch Models of identical sizes.
             initial_state: (nbatch | 1, nstate) initial states.
-            control: optional (nbatch | 1, nstep | 1, nu) controls.
+            control: optional (nbatch | 1, nstep | 1, ncontrol) controls: the inputs
+                control_spec selects (ctrl by default).
             nstep: number of steps (default: control's second dimension, or 1).
             initial_warmstart: optional (nbatch | 1, nv) initial qacc_warmstart.
             chunk_size: rollouts per task (default: nbatch split evenly over the workers).
             state: optional output (nbatch, nstep, nstate).
             sensordata: optional output (nbatch, nstep, nsensordata).
             diverged: optional output (nbatch,) int64.
+            control_spec: which user inputs control holds (default ctrl, MuJoCo's
+                mjSTATE_CTRL); see `jointspace.Rollout.rollout`.
 
         Returns:
             (state, sensordata), bitwise those of `jointspace.rollout`.
@@ -226,7 +231,8 @@ class RayRollout:
         if not self._workers:
             raise RuntimeError(f"{fname}: this RayRollout was closed; make a new one")
         a = check_args(model, initial_state, control, nstep, initial_warmstart, fname,
-                       state=state, sensordata=sensordata, diverged=diverged)
+                       state=state, sensordata=sensordata, diverged=diverged,
+                       control_spec=control_spec)
         nbatch, nstep = a.nbatch, a.nstep
         state = check_output(state, (nbatch, nstep, state_size(a.models[0])), np.float64, fname,
                         "state")
@@ -275,7 +281,7 @@ class RayRollout:
             w = self._workers[k]
             return w.run.remote(key, ref, s, e, rows(a.initial_state, s, e),
                                 rows(a.control, s, e), rows(a.initial_warmstart, s, e),
-                                a.nstep), w
+                                a.nstep, a.control_spec), w
 
         pending = {}
         for t in range(len(tasks)):

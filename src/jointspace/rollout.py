@@ -41,6 +41,18 @@ from numba import njit, types
 from jointspace._numba import entry
 from jointspace.diagnostics import check_not_singular, division_error
 from jointspace.errors import JointspaceWarning
+from jointspace.state import (
+    STATE_CTRL,
+    STATE_EQ_ACTIVE,
+    STATE_MOCAP_POS,
+    STATE_MOCAP_QUAT,
+    STATE_QFRC_APPLIED,
+    STATE_USER,
+    STATE_USERDATA,
+    STATE_XFRC_APPLIED,
+    state_spec,
+)
+from jointspace.state import state_size as spec_size
 from jointspace.step import step_entry
 from jointspace.types import Data, Model
 
@@ -95,18 +107,59 @@ def _reset_inputs(m, d):
     d.warning_cnstrfull[:] = 0
 
 
+@njit(cache=True)
+def _set_controls(m, d, u, spec):
+    """The user inputs that spec selects from u, packed in MuJoCo's order (mj_setState).
+
+    ctrl, qfrc_applied, xfrc_applied, eq_active (nonzero: active), mocap_pos, mocap_quat,
+    userdata; the components spec leaves out keep their reset values.
+    """
+    a = 0
+    if spec & STATE_CTRL:
+        for i in range(m.nu):
+            d.ctrl[i] = u[a + i]
+        a += m.nu
+    if spec & STATE_QFRC_APPLIED:
+        for i in range(m.nv):
+            d.qfrc_applied[i] = u[a + i]
+        a += m.nv
+    if spec & STATE_XFRC_APPLIED:
+        for b in range(m.nbody):
+            for k in range(6):
+                d.xfrc_applied[b, k] = u[a + 6 * b + k]
+        a += 6 * m.nbody
+    if spec & STATE_EQ_ACTIVE:
+        for i in range(m.neq):
+            d.eq_active[i] = 1 if u[a + i] != 0.0 else 0
+        a += m.neq
+    if spec & STATE_MOCAP_POS:
+        for i in range(m.nmocap):
+            for k in range(3):
+                d.mocap_pos[i, k] = u[a + 3 * i + k]
+        a += 3 * m.nmocap
+    if spec & STATE_MOCAP_QUAT:
+        for i in range(m.nmocap):
+            for k in range(4):
+                d.mocap_quat[i, k] = u[a + 4 * i + k]
+        a += 4 * m.nmocap
+    if spec & STATE_USERDATA:
+        for i in range(m.nuserdata):
+            d.userdata[i] = u[a + i]
+
+
 @njit(cache=True, nogil=True)
 def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, control,
-                   use_control, state, sensordata, diverged):
+                   use_control, control_spec, state, sensordata, diverged):
     """Rollouts r0 … r1−1 of model m on Data d, every step's state into state[r].
 
     sensordata[r, t] is d.sensordata after step t (the sensors of the state it started from).
 
-    x_0 = state0[r] (row 0 if state0 has one row), warm start warmstart0[r] or 0, then for
-    t < nstep: ctrl = control[r, t] (row and column 0 where control has one), step, state[r, t]
-    = x. A step that reset a bad state ends the rollout: diverged[r] = t and state[r, t + 1:]
-    = state[r, t]; diverged[r] = −1 otherwise. d's struct is pointed at m for the call and
-    back at its own model at the end. Returns the number of rollouts that diverged.
+    x_0 = state0[r] (row 0 if state0 has one row), warm start warmstart0[r] or 0, then for t <
+    nstep: the inputs control_spec selects = control[r, t] (row and column 0 where control has
+    one), step, state[r, t] = x. A step that reset a bad state ends the rollout: diverged[r] = t
+    and state[r, t + 1:] = state[r, t]; diverged[r] = −1 otherwise. d's struct is pointed at m
+    for the call and back at its own model at the end. Returns the number of rollouts that
+    diverged.
     """
     own = d.model
     d.model = m
@@ -123,7 +176,8 @@ def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, contr
         rc = r if control.shape[0] > 1 else 0
         for t in range(nstep):
             if use_control:
-                d.ctrl[:] = control[rc, t if control.shape[1] > 1 else 0]
+                _set_controls(m, d, control[rc, t if control.shape[1] > 1 else 0],
+                              control_spec)
             bad = step_entry(d, 1, True)
             _get_fullphysics(m, d, state[r, t])
             sensordata[r, t] = d.sensordata
@@ -144,7 +198,7 @@ _OUT3 = types.Array(types.float64, 3, "C")
 _OUT1I = types.Array(types.int64, 1, "C")
 _k_chunk = entry.Kernel(_rollout_chunk, sig=(
     None, None, types.int64, types.int64, types.int64, _IN2, _IN2, types.boolean, _IN3,
-    types.boolean, _OUT3, _OUT3, _OUT1I))
+    types.boolean, types.int64, _OUT3, _OUT3, _OUT1I))
 
 # ---------------------------------------------------------------------------------------------
 # the thread pool and the Python side
@@ -196,7 +250,7 @@ class Rollout:
 
     def rollout(self, model, data, initial_state, control=None, *, nstep=None,
                 initial_warmstart=None, chunk_size=None, state=None, sensordata=None,
-                diverged=None):
+                diverged=None, control_spec=STATE_CTRL):
         """Roll out trajectories from initial states under open-loop controls.
 
         state[r, t] is the full-physics state [time, qpos, qvel, act] after step t + 1 of
@@ -210,8 +264,9 @@ class Rollout:
                 without one use a Data the Rollout makes and keeps. Each must be made for a
                 model of model's sizes; after the call it holds some rollout's last state.
             initial_state: (nbatch | 1, nstate) initial states (a 1-D array: one state).
-            control: optional (nbatch | 1, nstep | 1, nu) controls (ctrl before each step);
-                None: ctrl = 0.
+            control: optional (nbatch | 1, nstep | 1, ncontrol) controls, set before each
+                step: the inputs control_spec selects (ncontrol = state_size(m,
+                control_spec); nu for ctrl alone); None: no input is set (all at reset).
             nstep: number of steps (default: control's second dimension, or 1).
             initial_warmstart: optional (nbatch | 1, nv) qacc_warmstart at the first step;
                 None: zero.
@@ -220,6 +275,10 @@ class Rollout:
             sensordata: optional output (nbatch, nstep, nsensordata), C-contiguous float64.
             diverged: optional output (nbatch,) int64: the step at which each rollout
                 diverged, −1 for none.
+            control_spec: which inputs control holds, a subset of MuJoCo's mjSTATE_USER (an
+                integer mask, a component name or a list of names, as `get_state`'s spec):
+                ctrl, qfrc_applied, xfrc_applied, eq_active, mocap_pos, mocap_quat,
+                userdata, packed in that order. Default: ctrl (MuJoCo's mjSTATE_CTRL).
 
         Returns:
             (state, sensordata): (nbatch, nstep, nstate) and (nbatch, nstep, nsensordata).
@@ -239,14 +298,14 @@ class Rollout:
             raise RuntimeError("rollout: this Rollout was closed; make a new one")
         with self._lock:
             return self._run(model, data, initial_state, control, nstep, initial_warmstart,
-                             chunk_size, state, sensordata, diverged)
+                             chunk_size, state, sensordata, diverged, control_spec)
 
     def _run(self, model, data, initial_state, control, nstep, initial_warmstart,
-             chunk_size, state, sensordata, diverged):
+             chunk_size, state, sensordata, diverged, control_spec):
         fname = "rollout"
-        models, x0, ctrl, warm, nbatch, nstep = check_args(
+        models, x0, ctrl, warm, nbatch, nstep, cspec = check_args(
             model, initial_state, control, nstep, initial_warmstart, fname, state=state,
-            sensordata=sensordata, diverged=diverged)
+            sensordata=sensordata, diverged=diverged, control_spec=control_spec)
         m0 = models[0]
         if state is None:
             state = np.empty((nbatch, nstep, state_size(m0)))
@@ -265,8 +324,8 @@ class Rollout:
         ndiverged = 0
         if nstep > 0 and nbatch > 0:
             args = (nstep, x0, _NONE2 if warm is None else warm, warm is not None,
-                    _NONE3 if ctrl is None else ctrl, ctrl is not None, state, sensordata,
-                    diverged)
+                    _NONE3 if ctrl is None else ctrl, ctrl is not None, cspec, state,
+                    sensordata, diverged)
             ndiverged = self._dispatch(models, datas, nbatch, cs, args)
         else:
             diverged[:] = -1
@@ -375,14 +434,16 @@ class RolloutArgs(NamedTuple):
 
     models: list  # one Model, or nbatch Models of one size signature
     initial_state: np.ndarray  # (nbatch | 1, nstate)
-    control: Optional[np.ndarray]  # (nbatch | 1, nstep | 1, nu), or None
+    control: Optional[np.ndarray]  # (nbatch | 1, nstep | 1, ncontrol), or None
     initial_warmstart: Optional[np.ndarray]  # (nbatch | 1, nv), or None
     nbatch: int
     nstep: int
+    control_spec: int  # the mjSTATE_USER bits control holds
 
 
 def check_args(model, initial_state, control=None, nstep=None, initial_warmstart=None,
-               fname="rollout", *, state=None, sensordata=None, diverged=None):
+               fname="rollout", *, state=None, sensordata=None, diverged=None,
+               control_spec=STATE_CTRL):
     """Check and convert the arguments of a rollout call (shapes, types, sizes).
 
     nbatch and nstep are inferred as MuJoCo's rollout infers them: from the arrays'
@@ -401,8 +462,23 @@ def check_args(model, initial_state, control=None, nstep=None, initial_warmstart
     warm = (None if initial_warmstart is None
             else _input(initial_warmstart, 2, fname, "initial_warmstart"))
     _trailing(x0, state_size(m0), fname, "initial_state", "nstate = 1 + nq + nv + na")
+    if control_spec is STATE_CTRL:
+        cspec = STATE_CTRL
+    else:
+        try:
+            cspec = state_spec(control_spec)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{fname}: argument control_{e}") from None
+    if cspec & ~STATE_USER:
+        raise ValueError(f"{fname}: control_spec {cspec} selects components that are not user "
+                         f"inputs; it must be a subset of mjSTATE_USER ({STATE_USER}: ctrl, "
+                         "qfrc_applied, xfrc_applied, eq_active, mocap_pos, mocap_quat, "
+                         "userdata)")
     if ctrl is not None:
-        _trailing(ctrl, m0.nu, fname, "control", "nu")
+        if cspec == STATE_CTRL:
+            _trailing(ctrl, m0.nu, fname, "control", "nu")
+        else:
+            _trailing(ctrl, spec_size(m0, cspec), fname, "control", f"state_size(m, {cspec})")
     if warm is not None:
         _trailing(warm, m0.nv, fname, "initial_warmstart", "nv")
     nbatch = _infer(0, 1, fname, (("initial_state", x0), ("initial_warmstart", warm),
@@ -425,7 +501,7 @@ def check_args(model, initial_state, control=None, nstep=None, initial_warmstart
     if ctrl is not None and ctrl.shape[1] != nstep and ctrl.shape[1] != 1:
         raise ValueError(f"{fname}: control has {ctrl.shape[1]} steps for nstep = "
                          f"{nstep}; give 1 or nstep")
-    return RolloutArgs(models, x0, ctrl, warm, nbatch, nstep)
+    return RolloutArgs(models, x0, ctrl, warm, nbatch, nstep, cspec)
 
 
 def _check_count(n, name, fname, zero=False):
@@ -519,7 +595,8 @@ atexit.register(_shutdown)
 
 
 def rollout(model, data, initial_state, control=None, *, nstep=None, initial_warmstart=None,
-            nthread=None, chunk_size=None, state=None, sensordata=None, diverged=None):
+            nthread=None, chunk_size=None, state=None, sensordata=None, diverged=None,
+            control_spec=STATE_CTRL):
     """Roll out trajectories from initial states under open-loop controls, on threads.
 
     MuJoCo's `mujoco.rollout.rollout`: state[r, t] is the full-physics state
@@ -538,7 +615,8 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
         data: None, a Data, or a sequence of Data, one per thread (missing ones are made
             and kept by the pool).
         initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv + na.
-        control: optional (nbatch | 1, nstep | 1, nu) controls; None: ctrl = 0.
+        control: optional (nbatch | 1, nstep | 1, ncontrol) controls: the inputs
+            control_spec selects, set before each step; None: ctrl = 0.
         nstep: number of steps (default: control's second dimension, or 1).
         initial_warmstart: optional (nbatch | 1, nv) initial qacc_warmstart; None: zero.
         nthread: number of threads (default: len(data) for a sequence, else 1).
@@ -547,6 +625,8 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
         sensordata: optional output (nbatch, nstep, nsensordata).
         diverged: optional output (nbatch,) int64: the step at which each rollout diverged,
             −1 for none.
+        control_spec: which user inputs control holds (default ctrl, MuJoCo's
+            mjSTATE_CTRL); see `Rollout.rollout`.
 
     Returns:
         (state, sensordata): (nbatch, nstep, nstate) and (nbatch, nstep, nsensordata).
@@ -567,7 +647,7 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
         pool = Rollout(nthread=nthread)
     try:
         return pool._run(model, data, initial_state, control, nstep, initial_warmstart,
-                         chunk_size, state, sensordata, diverged)
+                         chunk_size, state, sensordata, diverged, control_spec)
     finally:
         if shared:
             pool._lock.release()

