@@ -11,8 +11,9 @@ color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are res
 to the parent body, in radians. The XML may deviate from XML 1.0 where MuJoCo's reader
 (tinyxml2) lets it (see `_tinyxml_tolerant`).
 
-Elements that jointspace does not model and whose absence leaves the physics unchanged
-(texture, statistic, custom, ...) are skipped and listed in
+Elements that only render or hold user data (textures, skins, `<statistic>`, `<custom>`,
+lights, `<visual>`) are read in silence, as MuJoCo reads them; other elements that jointspace
+does not model and whose absence leaves the physics unchanged (`<extension>`) are listed in
 one `JointspaceWarning` per document; elements and attributes whose absence would change
 the physics silently (actuated tendons, composites, plugins, gravity compensation, ...) raise
 `ModelError`. Every message names the file, the line and the element
@@ -355,7 +356,15 @@ _BASE = {
 }
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
-_SKIP_TOP = {"statistic", "custom", "extension"}
+_SKIP_TOP = {"extension"}
+# Elements read in silence, as MuJoCo's compiler reads them: they change no result jointspace
+# computes (<statistic> sets the viewer's scale; MuJoCo 4 scales its solvers by trace(M), not
+# by stat.meaninertia; <custom> holds user data for the application)
+_SILENT_TOP = {"statistic": {"meaninertia", "meanmass", "meansize", "extent", "center"},
+               "custom": set()}
+_CUSTOM_CHILDREN = {"numeric": {"name", "size", "data"}, "text": {"name", "data"},
+                    "tuple": {"name"}}
+_TUPLE_ELEMENT = {"objtype", "objname", "prm"}
 # <visual> children: rendering settings, read without a warning (map znear sets the focal
 # length of cameras without intrinsics, as MuJoCo's compiler takes it)
 _VISUAL_CHILDREN = {"global", "quality", "headlight", "map", "scale", "rgba"}
@@ -403,7 +412,14 @@ _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0)
 _SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
                   "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                   "nuser_sensor"}
-_SKIP_ASSET = {"texture", "skin"}
+# textures and skins: pictures and skinned meshes for rendering, read in silence
+_SILENT_ASSET = {"texture": {"name", "type", "colorspace", "content_type", "file", "gridsize",
+                             "gridlayout", "fileright", "fileleft", "fileup", "filedown",
+                             "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark",
+                             "markrgb", "random", "width", "height", "hflip", "vflip",
+                             "nchannel"},
+                 "skin": {"name", "file", "material", "rgba", "inflate", "vertex",
+                          "texcoord", "face", "group"}}
 _HFIELD_ATTRS = {"name", "file", "content_type", "size", "nrow", "ncol", "elevation"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
@@ -574,7 +590,7 @@ class _Loader:
             sections.setdefault(child.tag, []).append(child)
         known = {"compiler", "option", "default", "asset", "worldbody", "contact",
                  "equality", "actuator", "tendon", "deformable", "keyframe",
-                 "size", "sensor", "visual"} | _SKIP_TOP
+                 "size", "sensor", "visual"} | _SKIP_TOP | set(_SILENT_TOP)
         for child in root.children:
             if child.tag not in known:
                 raise ModelError(f"{child.where()}: unknown MJCF element <{child.tag}> in "
@@ -618,6 +634,8 @@ class _Loader:
         for node in root.children:
             if node.tag in _SKIP_TOP:
                 self._skip(node)
+            elif node.tag in _SILENT_TOP:
+                self._silent(node)
         self._check_references()
         self._emit_warnings()
         return spec
@@ -810,6 +828,25 @@ class _Loader:
     def _skip(self, node):
         self.skipped.setdefault(node.tag, node.where())
 
+    def _silent(self, node):
+        """Read <statistic> or <custom> in silence: their attributes and children checked."""
+        self._check_attrs(node, _SILENT_TOP[node.tag])
+        if node.tag == "statistic":
+            for child in node.children:
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
+                                 f"<statistic>; remove it")
+            return
+        for child in node.children:
+            if child.tag not in _CUSTOM_CHILDREN:
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <custom>;"
+                                 f" use <numeric>, <text> or <tuple>")
+            self._check_attrs(child, _CUSTOM_CHILDREN[child.tag])
+            for element in child.children:
+                if child.tag != "tuple" or element.tag != "element":
+                    raise ModelError(f"{element.where()}: unknown element <{element.tag}> in "
+                                     f"<{child.tag}>; remove it")
+                self._check_attrs(element, _TUPLE_ELEMENT)
+
     def _ignore_if(self, node, key, condition, why):
         """ModelError when an attribute that jointspace cannot honor is set."""
         if condition:
@@ -995,8 +1032,8 @@ class _Loader:
                 self._model_asset(child)
             elif child.tag == "hfield":
                 self._hfield(child)
-            elif child.tag in _SKIP_ASSET:
-                self._skip(child)
+            elif child.tag in _SILENT_ASSET:
+                self._check_attrs(child, _SILENT_ASSET[child.tag])
             else:
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <asset>;"
                                  f" check the spelling")
@@ -1009,9 +1046,7 @@ class _Loader:
             if child.tag != "layer":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<material>; only <layer> is allowed")
-            self._skip(child)
-        if "texture" in node.attrib:
-            self.skipped.setdefault("texture", node.where())
+            self._check_attrs(child, {"role", "texture"})  # texture layers: read in silence
         name = vals.get("name", "")
         if not name:
             raise ModelError(f"{node.where()}: a material needs a name")
@@ -2150,7 +2185,7 @@ class _Loader:
             if child.tag != "skin":
                 raise ModelError(f"{child.where()}: deformable <{child.tag}> is not supported "
                                  f"by jointspace; remove it or use MuJoCo for this model")
-        self._skip(node)
+            self._check_attrs(child, _SILENT_ASSET["skin"])  # a skinned mesh to render
 
     # ---- cross references and warnings ------------------------------------------------
 
