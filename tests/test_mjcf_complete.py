@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
+import jointspace as js
+
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io.mjcf import load_mjcf, load_mjcf_string
 
@@ -709,3 +711,75 @@ def test_compiler_mass_options_match_mujoco(attrs):
     if "balanceinertia" not in attrs:
         xml = xml.replace('diaginertia="1 0.1 0.1"', 'diaginertia="1 0.6 0.5"')
     assert_same_model(xml)
+
+
+# ------------------------------------------------------------------------------------------
+# <compiler fusestatic>
+
+FUSE = """<mujoco><compiler fusestatic="true"/>
+<custom><tuple name="t"><element objtype="body" objname="tupled"/></tuple></custom>
+<worldbody>
+ <light target="lit" mode="targetbody"/><camera name="look" target="looked" mode="targetbody"/>
+ <body name="s0" pos="1 0 0"><geom size=".1"/><body pos="0 1 0"><geom size=".2"/></body></body>
+ <body name="a" pos="0 0 1" euler="10 20 30"><joint/><geom size=".1" mass="1"/>
+   <body name="b" pos="0.2 0 0" euler="0 30 0"><geom type="box" size=".1 .2 .3" pos=".1 0 0"/>
+     <body name="c" pos="0 0.3 0"><geom type="capsule" size=".05 .2" mass="2"/>
+       <body name="d" pos="0 0 .3"><joint axis="1 0 0"/><geom size=".1"/>
+         <camera name="cd" pos="0 0 1"/></body></body></body>
+   <body name="e" pos="0 0 -0.3" quat="1 1 0 0"><geom size=".05" pos="0 .1 0"/>
+     <site name="se" pos=".1 0 0"/><camera name="ce" pos="0 1 0"/>
+     <body name="f" pos="0 .2 0"><joint axis="0 1 0"/><geom type="box" size=".1 .1 .1"/>
+       <body name="g" pos=".1 0 0"><inertial pos="0 0 .1" mass="0.5" diaginertia=".1 .2 .3"/>
+         <body pos="0 .1 0"><geom type="cylinder" size=".05 .1"/></body></body></body></body>
+   <body name="welded"><geom size=".1"/></body><body name="excluded"><geom size=".1"/></body>
+   <body name="sensed"><geom size=".1"/></body><body name="looked"><geom size=".1"/></body>
+   <body name="lit"><geom size=".1"/></body><body name="tupled"><geom size=".1"/></body>
+   <body name="forced"><geom size=".1"/><site name="fs"/></body>
+   <body><geom size=".1"/><site name="ts"/></body>
+   <body name="framed"><geom size=".1"/><site name="fr"/></body>
+ </body>
+ <body name="mocap" mocap="true"><geom size=".1" contype="0" conaffinity="0"/></body>
+ <body name="o" pos="0 2 0"><joint/><geom size=".1"/></body>
+</worldbody>
+<equality><weld body1="welded"/></equality>
+<contact><exclude body1="excluded" body2="o"/></contact>
+<sensor><subtreecom body="c"/><framepos objtype="xbody" objname="o" reftype="body"
+  refname="sensed"/><force site="fs"/><torque site="ts"/><framepos objtype="site" objname="fr"/>
+</sensor>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("inertiafromgeom", ["auto", "true"])
+def test_fusestatic_matches_mujoco(inertiafromgeom):
+    """Which bodies fuse, the merged inertias, the moved geoms, sites, cameras; one forward."""
+    xml = FUSE.replace('fusestatic="true"',
+                       f'fusestatic="true" inertiafromgeom="{inertiafromgeom}"')
+    m, ref = assert_same_model(xml)
+    names = m.names["body"]
+    for kept in ("c", "welded", "excluded", "sensed", "looked", "lit", "tupled", "forced",
+                 "mocap", "d", "f"):
+        assert kept in names, kept
+    for fused in ("s0", "b", "e", "g", "framed"):
+        assert fused not in names, fused
+    for f in ("body_inertia", "body_ipos", "body_iquat", "site_pos", "cam_pos"):
+        np.testing.assert_allclose(getattr(m, f), getattr(ref, f), atol=TOL, err_msg=f)
+    for f in ("body_geomadr", "body_geomnum", "site_bodyid", "cam_bodyid",
+              "cam_targetbodyid", "jnt_bodyid", "dof_bodyid"):
+        np.testing.assert_array_equal(getattr(m, f), getattr(ref, f), err_msg=f)
+    # MuJoCo 4 makes a mocap body its own weld root, jointspace welds it to the world (with
+    # or without fusestatic): the other bodies' weld roots are compared
+    free = np.asarray(ref.body_mocapid) < 0
+    np.testing.assert_array_equal(m.body_weldid[free], ref.body_weldid[free])
+    _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(3)
+    d.qpos[:] = md.qpos[:] = ref.qpos0 + 0.3 * rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+
+
+def test_fusestatic_false_keeps_every_body():
+    m, ref = assert_same_model(FUSE.replace('fusestatic="true"', 'fusestatic="false"'))
+    assert m.nbody == ref.nbody == 22

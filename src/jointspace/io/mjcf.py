@@ -828,6 +828,13 @@ class _Loader:
     def _skip(self, node):
         self.skipped.setdefault(node.tag, node.where())
 
+    def _silent_asset(self, node):
+        """Read a <texture> or <skin> in silence; a skin's bones name bodies (fusestatic)."""
+        self._check_attrs(node, _SILENT_ASSET[node.tag])
+        for bone in node.children:
+            if node.tag == "skin" and bone.tag == "bone" and bone.attrib.get("body"):
+                self.spec.body_refs.add(bone.attrib["body"])
+
     def _silent(self, node):
         """Read <statistic> or <custom> in silence: their attributes and children checked."""
         self._check_attrs(node, _SILENT_TOP[node.tag])
@@ -846,6 +853,8 @@ class _Loader:
                     raise ModelError(f"{element.where()}: unknown element <{element.tag}> in "
                                      f"<{child.tag}>; remove it")
                 self._check_attrs(element, _TUPLE_ELEMENT)
+                if element.attrib.get("objtype") in ("body", "xbody"):
+                    self.spec.body_refs.add(element.attrib.get("objname", ""))
 
     def _ignore_if(self, node, key, condition, why):
         """ModelError when an attribute that jointspace cannot honor is set."""
@@ -899,8 +908,7 @@ class _Loader:
         if igr is not None:
             spec.inertiagrouprange = tuple(igr)
         spec.discardvisual = self._get(node, "discardvisual", _B, spec.discardvisual)
-        if self._get(node, "fusestatic", _B):
-            self.ignored.setdefault("<compiler> fusestatic", node.where())
+        spec.fusestatic = self._get(node, "fusestatic", _B, spec.fusestatic)
         for child in node.children:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
@@ -1033,7 +1041,7 @@ class _Loader:
             elif child.tag == "hfield":
                 self._hfield(child)
             elif child.tag in _SILENT_ASSET:
-                self._check_attrs(child, _SILENT_ASSET[child.tag])
+                self._silent_asset(child)
             else:
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <asset>;"
                                  f" check the spelling")
@@ -1299,6 +1307,8 @@ class _Loader:
                 body.cameras.append(_add_suffix(self._camera(child, childclass, xf), suffix))
             elif tag == "light":
                 self._check_attrs(child, _LIGHT_ATTRS)  # lighting: read, nothing to keep
+                if child.attrib.get("target"):  # a named body stays (fusestatic)
+                    self.spec.body_refs.add(child.attrib["target"])
             elif tag in _ERROR_BODY:
                 raise ModelError(f"{child.where()}: <{tag}> is not supported by jointspace "
                                  f"({_ERROR_BODY[tag]}); expand it into plain bodies or use "
@@ -2185,7 +2195,7 @@ class _Loader:
             if child.tag != "skin":
                 raise ModelError(f"{child.where()}: deformable <{child.tag}> is not supported "
                                  f"by jointspace; remove it or use MuJoCo for this model")
-            self._check_attrs(child, _SILENT_ASSET["skin"])  # a skinned mesh to render
+            self._silent_asset(child)  # a skinned mesh to render
 
     # ---- cross references and warnings ------------------------------------------------
 

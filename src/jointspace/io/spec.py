@@ -471,7 +471,12 @@ class ModelSpec:
     `align` overrides it). `fitaabb`: a primitive geom that names a mesh is fitted to the
     mesh's bounding box instead of its equivalent inertia box. `discardvisual`: geoms that
     neither collide nor are named by a pair, tendon or sensor are removed after they gave
-    their body mass, with the meshes only they used, and every material.
+    their body mass, with the meshes only they used, and every material. `fusestatic`:
+    bodies without joints merge into their parents as MuJoCo's compiler fuses them, unless
+    they are mocap bodies, carry a force or torque sensor's site, or are named by an element
+    (equality, exclude, sensor, actuator, camera target, or a name in `body_refs`: the bodies
+    that elements read but not kept name, such as light targets, skin bones and custom
+    tuples).
     """
 
     name: str = "model"
@@ -498,5 +503,7 @@ class ModelSpec:
     alignfree: bool = False
     fitaabb: bool = False
     discardvisual: bool = False
+    fusestatic: bool = False
+    body_refs: set = field(default_factory=set)
     source: str = ""
     warnings: list = field(default_factory=list)
