@@ -381,10 +381,72 @@ def test_removed_compiler_attributes_are_errors(compiler, what):
     _error(xml, "model.xml:2 <compiler>", what)
 
 
-def test_mesh_maxhullvert_is_refused_by_name():
-    xml = ('<mujoco><asset>\n<mesh name="m" maxhullvert="8" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>'
-           '</asset><worldbody/></mujoco>')
-    _error(xml, "model.xml:2 <mesh name='m'>", "maxhullvert", "convex hull")
+@pytest.mark.parametrize("value", ["3", "0", "-2"])
+def test_mesh_maxhullvert_below_4_is_an_error(value):
+    xml = (f'<mujoco><asset>\n<mesh name="m" maxhullvert="{value}" '
+           'vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody/></mujoco>')
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <mesh name='m'>", "maxhullvert", "at least 4")
+
+
+def _cloud(seed, n=300):
+    """n float32 points of a stretched Gaussian cloud, as MJCF vertex text."""
+    pts = np.random.default_rng(seed).normal(size=(n, 3)) * [1.0, 2.0, 0.5]
+    return " ".join(f"{x:.9g}" for x in pts.astype(np.float32).ravel())
+
+
+def _cloud_faces(seed):
+    """The same cloud with faces: its full convex hull, outward (a closed surface)."""
+    from scipy.spatial import ConvexHull
+
+    pts = np.random.default_rng(seed).normal(size=(300, 3)) * [1.0, 2.0, 0.5]
+    hull = ConvexHull(pts.astype(np.float32).astype(np.float64))
+    faces = hull.simplices.copy()
+    a, b, c = (hull.points[faces[:, k]] for k in range(3))
+    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
+    faces[inward] = faces[inward][:, [0, 2, 1]]
+    return " ".join(str(i) for i in faces.ravel())
+
+
+HULLCAP = """<mujoco><default><mesh maxhullvert="{cap}"/></default>
+<asset><mesh name="m" inertia="{inertia}" vertex="{vertex}" {faces} {frame}/></asset>
+<worldbody><geom type="plane" size="5 5 .1"/>
+  <body pos="0 0 0.3" euler="20 30 10"><freejoint/><geom type="mesh" mesh="m"/></body>
+</worldbody></mujoco>"""
+
+
+def _hull_vertices(m, ref, k):
+    """Our hull vertices of mesh k and MuJoCo's (mesh_graph), both sorted by rows."""
+    a, n = m.mesh_hullvertadr[k], m.mesh_hullvertnum[k]
+    ours = np.asarray(m.hull_vert[a:a + n])
+    adr = ref.mesh_graphadr[k]
+    nv = ref.mesh_graph[adr]
+    theirs = ref.mesh_vert[ref.mesh_vertadr[k] + ref.mesh_graph[adr + 2 + nv:adr + 2 + 2 * nv]]
+    return (x[np.lexsort(x.T[::-1])] for x in (ours, np.asarray(theirs, dtype=np.float64)))
+
+
+@pytest.mark.parametrize("cap", [4, 8, 20, 60, -1])
+@pytest.mark.parametrize("inertia, faces", [("legacy", False), ("convex", False),
+                                            ("legacy", True), ("exact", True)])
+@pytest.mark.parametrize("frame", ["", 'scale="2 1 0.3" refpos="0.1 0 0" refquat="1 .2 0 .1"'])
+def test_mesh_maxhullvert_matches_mujoco(cap, inertia, faces, frame):
+    """The capped hull's vertices are MuJoCo's; mass, inertia, contacts and qacc follow."""
+    xml = HULLCAP.format(cap=cap, inertia=inertia, vertex=_cloud(7), frame=frame,
+                         faces=f'face="{_cloud_faces(7)}"' if faces else "")
+    m, ref = assert_same_model(xml)
+    ours, theirs = _hull_vertices(m, ref, 0)
+    assert len(ours) == len(theirs) == (cap if 0 < cap < 29 else 29)  # 29: the whole hull
+    np.testing.assert_allclose(ours, theirs, atol=TOL)
+    # resting on the plane, the lowest hull vertex 1 mm deep: contacts at the hull's corners
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    mujoco.mj_forward(ref, md)
+    low = np.min(theirs @ md.geom_xmat[1].reshape(3, 3).T + md.geom_xpos[1], axis=0)[2]
+    d.qpos[:] = md.qpos[:] = ref.qpos0 - np.array([0, 0, low + 1e-3, 0, 0, 0, 0])
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    assert d.ncon[0] == md.ncon
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
 
 
 # ------------------------------------------------------------------------------------------

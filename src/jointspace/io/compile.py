@@ -346,7 +346,8 @@ class _Compiler:
             self.meshes[ms.name] = (len(self.meshes), mesh_mod.process_mesh(
                 np.asarray(ms.vertices, dtype=np.float64), np.asarray(ms.faces), name=ms.name,
                 source=ms.source, scale=None if scale == (1.0, 1.0, 1.0) else scale,
-                inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings))
+                inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings,
+                maxhullvert=getattr(ms, "maxhullvert", -1)))
         if findings:
             self.warn(f"{len(findings)} mesh{'es' if len(findings) > 1 else ''} whose "
                       "surface is not closed or not consistently oriented (MuJoCo loads them "

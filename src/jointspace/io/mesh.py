@@ -355,7 +355,7 @@ INERTIA_MODES = ("legacy", "exact", "convex", "shell")
 
 
 def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="legacy",
-                 refpos=None, refquat=None, findings=None):
+                 refpos=None, refquat=None, findings=None, maxhullvert=-1):
     """Put a mesh into its principal inertial frame as MuJoCo's compiler does.
 
     See the module docstring for the steps; they mirror `mjCMesh::Process` (user_mesh.cc).
@@ -377,6 +377,10 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         refquat: None or the rotation (MJCF `refquat`, w x y z) whose inverse turns them next.
         findings: None, or a list that receives the text of a finding MuJoCo accepts
             silently (an open or inconsistently oriented surface) instead of a warning.
+        maxhullvert: -1, or the most vertices (at least 4) of the convex hull (MJCF mesh
+            `maxhullvert`): the hull is then that of the points qhull adds first, chosen as
+            MuJoCo's compiler chooses them (`_capped_hull`); it serves collision, the faces
+            of a mesh given without faces and inertia="convex", as in MuJoCo.
 
     Returns:
         A ProcessedMesh.
@@ -398,6 +402,8 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     f = _check_faces(faces, len(v), where)
     # MuJoCo stores vertices as float32 and processes them in double precision
     v = v.astype(np.float32).astype(np.float64)
+    # the hull's vertices: all of them, or those of the capped hull of the file's points
+    keep = _capped_hull(v, maxhullvert, where) if maxhullvert != -1 else None
     if refpos is not None and np.any(np.asarray(refpos) != 0):
         v = v - np.asarray(refpos, dtype=np.float64)
     if refquat is not None and tuple(refquat) != (1.0, 0.0, 0.0, 0.0):
@@ -412,12 +418,12 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
 
     given_faces = len(f) > 0
     if not given_faces:
-        f = _hull(v, where)[1]
+        f = _hull(v, where, keep)[1]
     if inertia == "exact" and given_faces:
         _check_orientation(f, v, where)
 
     vc, com, volume, inertia_matrix = _mesh_inertia(
-        v, f, _hull(v, where)[1] if inertia == "convex" else f, inertia, where)
+        v, f, _hull(v, where, keep)[1] if inertia == "convex" else f, inertia, where)
     if given_faces:
         problem = _open_surface(f, v)
         if problem and findings is not None:
@@ -441,7 +447,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         # and the compiler refuses a colliding geom on a mesh without one
         used, hull_faces = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
     else:
-        used, hull_faces = _hull(local, where)
+        used, hull_faces = _hull(local, where, keep)
     remap = np.full(len(local), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     return ProcessedMesh(
@@ -784,17 +790,39 @@ def _flat(v):
     return bool(sv[-1] <= 1e-12 * max(sv[0], MINVAL))
 
 
-def _hull(v, where):
-    """Convex hull of points: indices (k,) of its vertices and (h, 3) outward triangles."""
+def _qhull(v, where, options=""):
     from scipy.spatial import ConvexHull, QhullError
 
     try:
-        hull = ConvexHull(v)
+        return ConvexHull(v, qhull_options=options or None)
     except QhullError:
         raise ModelError(
             f"{where}: cannot compute the convex hull; the vertices are coincident, collinear "
             "or coplanar. Use a mesh that encloses a volume."
         ) from None
+
+
+def _capped_hull(v, maxhullvert, where):
+    """Indices of the vertices of MuJoCo's hull capped at `maxhullvert` vertices.
+
+    MuJoCo's compiler runs qhull with "Qt Q9 TA<maxhullvert - 4>" on the mesh's points as
+    read (before refpos, refquat and scale): qhull builds the hull from an initial simplex,
+    adding at each step the point furthest outside any facet (Q9), and stops after
+    maxhullvert - 4 more. SciPy's ConvexHull is the same qhull with "Qt", so the same
+    points are chosen (compared with MuJoCo's mesh_graph in tests/test_mjcf_complete.py).
+    """
+    return np.sort(_qhull(v, where, f"Q9 TA{int(maxhullvert) - 4}").vertices)
+
+
+def _hull(v, where, keep=None):
+    """Convex hull of points: indices (k,) of its vertices and (h, 3) outward triangles.
+
+    With `keep` (indices), the hull of those points only, indexed into `v`.
+    """
+    if keep is not None:
+        used, faces = _hull(v[keep], where)
+        return keep[used], keep[faces].astype(np.int32)
+    hull = _qhull(v, where)
     simplices = hull.simplices.astype(np.int64)
     a, b, c = v[simplices[:, 0]], v[simplices[:, 1]], v[simplices[:, 2]]
     inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0

@@ -1096,15 +1096,18 @@ class _Loader:
         name = vals.get("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
         if not name:
             raise ModelError(f"{node.where()}: a mesh needs a name or a file")
-        self._ignore_if(node, "maxhullvert", vals.get("maxhullvert", -1) != -1,
-                        "a vertex limit on the convex hull used for collisions")
+        maxhullvert = vals.get("maxhullvert", -1)
+        if maxhullvert != -1 and maxhullvert < 4:
+            raise ModelError(f"{node.where()}: maxhullvert={maxhullvert} must be -1 (no limit) "
+                             f"or at least 4, as in MuJoCo")
         if np.linalg.norm(vals["refquat"]) < 1e-14:
             raise ModelError(f"{node.where()}: refquat has zero length; give a unit "
                              f"quaternion (w x y z)")
         scale = np.asarray(vals["scale"], dtype=np.float64)
         mesh = MeshSpec(name=name, scale=tuple(float(x) for x in scale),
                         refpos=tuple(vals["refpos"]), refquat=tuple(vals["refquat"]),
-                        inertia=vals["inertia"], source=node.where())
+                        inertia=vals["inertia"], maxhullvert=maxhullvert,
+                        source=node.where())
         if "vertex" in vals:
             v = np.asarray(vals["vertex"], dtype=np.float64)
             if v.size == 0 or v.size % 3:

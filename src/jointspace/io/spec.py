@@ -256,7 +256,8 @@ class MeshSpec:
 
     As MJCF's <mesh>: the vertices are rounded to single precision, then moved by `refpos`,
     rotated by the inverse of `refquat` and multiplied by `scale`; `inertia` is MuJoCo's mesh
-    inertia mode ("legacy", "exact", "convex" or "shell").
+    inertia mode ("legacy", "exact", "convex" or "shell"); `maxhullvert` caps the convex
+    hull's vertices as MuJoCo's qhull call does (-1: no cap).
     """
 
     name: str = ""
@@ -267,6 +268,7 @@ class MeshSpec:
     refpos: tuple = (0.0, 0.0, 0.0)
     refquat: tuple = (1.0, 0.0, 0.0, 0.0)
     inertia: str = "legacy"
+    maxhullvert: int = -1  # -1, or the most vertices of the convex hull (at least 4)
     source: str = ""
 
 
