@@ -17,9 +17,6 @@ _PLANE_TOL = 1e-7
 def hull_polygons(vertices, triangles):
     """Merge coplanar, edge-adjacent hull triangles into convex polygons.
 
-    Adjacency and the coplanarity tests are vectorized, so meshes of 100k triangles take
-    well under a second; only triangles that actually merge go through the union-find.
-
     Args:
         vertices: (k, 3) hull vertices.
         triangles: (h, 3) outward-oriented (counter-clockwise seen from outside) triangles.
@@ -29,13 +26,26 @@ def hull_polygons(vertices, triangles):
         counter-clockwise order about its outward normal, and an (npoly, 3) array of those
         unit normals.
     """
+    vert, num, normals = _polygon_tables(vertices, triangles)
+    return np.split(vert, np.cumsum(num)[:-1]) if len(num) else [], normals
+
+
+def _polygon_tables(vertices, triangles):
+    """The polygons of `hull_polygons` as flat tables: (vertices, vertex counts, normals).
+
+    Adjacency, the coplanarity tests and the single triangles (most faces of a curved mesh)
+    are vectorized, so meshes of 100k triangles take well under a second; only triangles
+    that actually merge go through the union-find and the boundary walk. Polygons are
+    ordered by their smallest triangle; a single triangle's loop starts at its smallest
+    vertex index, and every normal is the area-weighted normal, normalized.
+    """
     v = np.asarray(vertices, dtype=np.float64)
     t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
     nt = len(t)
     cr = np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]])
     area2 = np.linalg.norm(cr, axis=1)
     n = cr / area2[:, None]
-    scale = max(float(np.max(np.abs(v))), 1e-300)
+    scale = max(float(np.max(np.abs(v))), 1e-300) if len(v) else 1.0
     # directed edges (a -> b) of each triangle; the neighbour across an edge owns (b -> a)
     a = t.reshape(-1)
     b = t[:, [1, 2, 0]].reshape(-1)
@@ -45,8 +55,8 @@ def hull_polygons(vertices, triangles):
     rkey = b * nv + a
     order = np.argsort(key)
     pos = np.searchsorted(key[order], rkey)
-    pos = np.minimum(pos, len(key) - 1)
-    found = key[order[pos]] == rkey
+    pos = np.minimum(pos, max(len(key) - 1, 0))
+    found = key[order[pos]] == rkey if nt else np.zeros(0, dtype=bool)
     f = face[found]
     g = face[order[pos[found]]]
     keep = (f < g)  # each adjacent pair once
@@ -60,40 +70,43 @@ def hull_polygons(vertices, triangles):
     off2 = np.abs(np.einsum("ikj,ij->ik", v[t[f]] - v[t[g, 0]][:, None, :], n[g]))
     ok2 = np.all(off2 < _PLANE_TOL * scale, axis=1)
     merge = ok | ok2  # the plane test from either side suffices
-    parent = list(range(nt))
+    parent = {}
 
     def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
+        while parent.get(i, i) != i:
+            parent[i] = parent.get(parent[i], parent[i])
             i = parent[i]
         return i
 
+    members = set()
     for x, y in zip(f[merge].tolist(), g[merge].tolist()):
-        parent[root(x)] = root(y)
-    roots = np.array([root(i) for i in range(nt)], dtype=np.int64)
-    # groups in order of their first face, each listing its faces in increasing order
-    order = np.argsort(roots, kind="stable")
-    bounds = np.flatnonzero(np.diff(roots[order])) + 1
-    groups = np.split(order, bounds) if nt else []
-    groups.sort(key=lambda faces: faces[0])
-    # single triangles (most faces of a curved mesh), in bulk: loop starts at its smallest
-    # vertex index, normal = area-weighted normal normalized (as for merged groups)
+        members.update((x, y))
+        rx, ry = root(x), root(y)
+        if rx != ry:
+            parent[rx] = ry
+    # the merged groups, each as its sorted faces, keyed by its smallest face
+    groups = {}
+    for fc in sorted(members):
+        groups.setdefault(root(fc), []).append(fc)
+    multi = {faces[0]: faces for faces in groups.values()}
+    in_group = np.zeros(nt, dtype=bool)
+    in_group[list(members)] = True
+    first = np.flatnonzero(~in_group)
+    first = np.sort(np.concatenate([first, np.fromiter(multi, dtype=np.int64,
+                                                        count=len(multi))]))
     w = n * (0.5 * area2)[:, None]
-    single_normal = w / np.linalg.norm(w, axis=1, keepdims=True)
-    k = np.argmin(t, axis=1)
-    single_loop = t[np.arange(nt)[:, None], (k[:, None] + np.arange(3)) % 3].astype(np.int32)
-    loops, normals = [], []
-    for faces in groups:
-        if len(faces) == 1:
-            fc = int(faces[0])
-            normals.append(single_normal[fc])
-            loops.append(single_loop[fc])
+    normals = w[first]
+    num = np.full(len(first), 3, dtype=np.int64)
+    k = np.argmin(t[first], axis=1)
+    single = t[first[:, None], (k[:, None] + np.arange(3)) % 3]
+    loops = {}
+    for p, fc in enumerate(first.tolist()):
+        faces = multi.get(fc)
+        if faces is None:
             continue
         inner = set()
-        for fc in faces:
-            tri = t[fc]
-            for p0, p1 in ((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])):
-                inner.add((int(p0), int(p1)))
+        for tri in t[faces].tolist():
+            inner.update(((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])))
         edges = {p0: p1 for p0, p1 in inner if (p1, p0) not in inner}
         start = min(edges)
         loop = [start]
@@ -101,10 +114,21 @@ def hull_polygons(vertices, triangles):
         while nxt != start and len(loop) <= len(edges):
             loop.append(nxt)
             nxt = edges[nxt]
-        normal = np.sum(n[faces] * (0.5 * area2[faces])[:, None], axis=0)
-        normals.append(normal / np.linalg.norm(normal))
-        loops.append(np.asarray(_drop_collinear(v, loop, normals[-1]), dtype=np.int32))
-    return loops, np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+        normal = np.sum(w[faces], axis=0)
+        normals[p] = normal
+        loops[p] = _drop_collinear(v, loop, normal / np.linalg.norm(normal))
+        num[p] = len(loops[p])
+    normals = normals / np.linalg.norm(normals, axis=1, keepdims=True) if len(first) else \
+        np.zeros((0, 3))
+    adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
+    vert = np.empty(int(num.sum()), dtype=np.int32)
+    is_multi = np.zeros(len(first), dtype=bool)
+    is_multi[list(loops)] = True
+    singles = np.flatnonzero(~is_multi)
+    vert[(adr[singles, None] + np.arange(3)).ravel()] = single[singles].ravel()
+    for p, loop in loops.items():
+        vert[adr[p]:adr[p] + num[p]] = loop
+    return vert, num.astype(np.int32), normals
 
 
 def _drop_collinear(v, loop, normal):
@@ -127,34 +151,32 @@ def hull_arrays(meshes):
         dict with mesh_hullvertadr/num, mesh_hullpolyadr/num, hull_vert, hullpoly_vertadr,
         hullpoly_vertnum, hullpoly_normal and hullpoly_vert.
     """
-    vert_adr, vert_num, poly_adr, poly_num = [], [], [], []
-    verts, p_adr, p_num, p_normal, p_vert = [], [], [], [], []
-    nvert = npoly = npv = 0
+    vert_num, poly_num, verts, p_num, p_normal, p_vert = [], [], [], [], [], []
     for pm in meshes:
         hv = np.asarray(pm.hull_vertices, dtype=np.float64).reshape(-1, 3)
-        loops, normals = hull_polygons(hv, pm.hull_faces) if len(hv) else ([], [])
-        vert_adr.append(nvert)
+        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces) if len(hv) else (
+            np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3)))
         vert_num.append(len(hv))
-        poly_adr.append(npoly)
-        poly_num.append(len(loops))
+        poly_num.append(len(pn))
         verts.append(hv)
-        for loop, nrm in zip(loops, normals):
-            p_adr.append(npv)
-            p_num.append(len(loop))
-            p_normal.append(nrm)
-            p_vert.append(loop)
-            npv += len(loop)
-        nvert += len(hv)
-        npoly += len(loops)
+        p_num.append(pn)
+        p_normal.append(nrm)
+        p_vert.append(pv)
+
+    def adr(num):
+        return np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int32) if len(num) else \
+            np.zeros(0, dtype=np.int32)
+
+    p_num = np.concatenate(p_num).astype(np.int32) if p_num else np.zeros(0, dtype=np.int32)
     return {
-        "mesh_hullvertadr": np.asarray(vert_adr, dtype=np.int32),
+        "mesh_hullvertadr": adr(vert_num),
         "mesh_hullvertnum": np.asarray(vert_num, dtype=np.int32),
-        "mesh_hullpolyadr": np.asarray(poly_adr, dtype=np.int32),
+        "mesh_hullpolyadr": adr(poly_num),
         "mesh_hullpolynum": np.asarray(poly_num, dtype=np.int32),
         "hull_vert": np.concatenate(verts) if verts else np.zeros((0, 3)),
-        "hullpoly_vertadr": np.asarray(p_adr, dtype=np.int32),
-        "hullpoly_vertnum": np.asarray(p_num, dtype=np.int32),
-        "hullpoly_normal": np.asarray(p_normal, dtype=np.float64).reshape(-1, 3),
+        "hullpoly_vertadr": adr(p_num),
+        "hullpoly_vertnum": p_num,
+        "hullpoly_normal": (np.concatenate(p_normal) if p_normal else np.zeros((0, 3))),
         "hullpoly_vert": (np.concatenate(p_vert).astype(np.int32) if p_vert
                           else np.zeros(0, dtype=np.int32)),
     }

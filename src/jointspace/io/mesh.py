@@ -256,17 +256,28 @@ def _merge_corners(corners):
 
     -0.0 and 0.0 are equal. Returns float64 vertices and (len(corners) / 3, 3) int32 faces.
     """
-    corners = np.ascontiguousarray(corners, dtype=np.float32) + np.float32(0.0)
-    if len(corners) == 0:
+    corners = np.ascontiguousarray(corners, dtype=np.float32).reshape(-1, 3) + np.float32(0.0)
+    n = len(corners)
+    if n == 0:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)
-    keys = corners.view(np.dtype((np.void, 12))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    vertices = corners[first[order]].astype(np.float64)
-    faces = rank[inverse.ravel()].reshape(-1, 3).astype(np.int32)
-    return vertices, faces
+    # equal corners have equal bits: sort by (x, y) packed in one word, then z (stable, so
+    # each run of equal corners starts with its first appearance)
+    bits = corners.view(np.uint32).astype(np.uint64)
+    xy, z = (bits[:, 0] << np.uint64(32)) | bits[:, 1], bits[:, 2]
+    order = np.lexsort((z, xy))
+    xy, z = xy[order], z[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (xy[1:] != xy[:-1]) | (z[1:] != z[:-1])
+    group = np.cumsum(new) - 1  # the run of each sorted corner
+    first = order[new]  # first appearance of each distinct corner
+    # number the distinct corners by their first appearance
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(len(by_first))
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = rank[group]
+    vertices = corners[first[by_first]].astype(np.float64)
+    return vertices, inverse.reshape(-1, 3).astype(np.int32)
 
 
 def _read_obj(path, data):
@@ -519,13 +530,16 @@ def _open_surface(f, v):
     nvert = len(v)
     directed = edges[:, 0] * nvert + edges[:, 1]
     reverse = edges[:, 1] * nvert + edges[:, 0]
-    uniq, counts = np.unique(directed, return_counts=True)
-    if np.any(counts > 1):
-        a, b = divmod(int(uniq[np.argmax(counts > 1)]), nvert)
+    key = np.sort(directed)
+    twice = np.flatnonzero(key[1:] == key[:-1])
+    if twice.size:
+        a, b = divmod(int(key[twice[0]]), nvert)
         return (f"faces are not consistently oriented (edge from vertex {a} to {b} is used "
                 "twice in the same direction)")
-    if not np.all(np.isin(reverse, directed)):
-        a, b = edges[np.argmax(~np.isin(reverse, directed))]
+    at = np.minimum(np.searchsorted(key, reverse), len(key) - 1)
+    lone = key[at] != reverse
+    if np.any(lone):
+        a, b = edges[np.argmax(lone)]
         return f"the surface is not closed (edge from vertex {a} to {b} has no twin)"
     return None
 
@@ -599,7 +613,8 @@ def _mesh_inertia(v, f, fi, mode, where):
         vertices relative to com (n, 3), com (3,), volume (the area for "shell"), inertia
         matrix (3, 3).
     """
-    area, normals, centers = _triangles(v, f)
+    tri = _triangles(v, f)
+    area, normals, centers = tri
     total_area = _running_sum(area)
     if total_area < MINVAL:
         raise ModelError(
@@ -609,7 +624,7 @@ def _mesh_inertia(v, f, fi, mode, where):
     facecen = _running_sum(area[:, None] * centers) / total_area
 
     if mode != "shell":
-        area, normals, centers = _triangles(v, fi)
+        area, normals, centers = tri if fi is f else _triangles(v, fi)
         vol = _dot3(centers - facecen, normals) * area / 3
         if mode == "legacy":
             vol = np.abs(vol)
@@ -636,14 +651,16 @@ def _mesh_inertia(v, f, fi, mode, where):
         vol = _dot3(centers, normals) * area / 3
         if mode == "legacy":
             vol = np.abs(vol)
-    d, e, g = vc[fi[:, 0]], vc[fi[:, 1]], vc[fi[:, 2]]
+    # corners as contiguous coordinate rows: d[j] is coordinate j of every face's first corner
+    vt = np.ascontiguousarray(vc.T)
+    d, e, g = vt[:, fi[:, 0]], vt[:, fi[:, 1]], vt[:, fi[:, 2]]
     weight = vol / (12 if mode == "shell" else 20)
     P = {}
     for j, k in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
-        term = (2 * (d[:, j] * d[:, k] + e[:, j] * e[:, k] + g[:, j] * g[:, k])
-                + d[:, j] * e[:, k] + d[:, k] * e[:, j]
-                + d[:, j] * g[:, k] + d[:, k] * g[:, j]
-                + e[:, j] * g[:, k] + e[:, k] * g[:, j])
+        term = (2 * (d[j] * d[k] + e[j] * e[k] + g[j] * g[k])
+                + d[j] * e[k] + d[k] * e[j]
+                + d[j] * g[k] + d[k] * g[j]
+                + e[j] * g[k] + e[k] * g[j])
         P[j, k] = _running_sum(weight * term)
     inertia = np.array([
         [P[1, 1] + P[2, 2], -P[0, 1], -P[0, 2]],
