@@ -7,6 +7,8 @@ clip one face polygon against another.
 """
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 # two hull triangles lie in one face when their unit normals differ by less than this and
 # each one's vertices are within _PLANE_TOL · (mesh size) of the other's plane
@@ -70,40 +72,31 @@ def _polygon_tables(vertices, triangles):
     off2 = np.abs(np.einsum("ikj,ij->ik", v[t[f]] - v[t[g, 0]][:, None, :], n[g]))
     ok2 = np.all(off2 < _PLANE_TOL * scale, axis=1)
     merge = ok | ok2  # the plane test from either side suffices
-    parent = {}
-
-    def root(i):
-        while parent.get(i, i) != i:
-            parent[i] = parent.get(parent[i], parent[i])
-            i = parent[i]
-        return i
-
-    members = set()
-    for x, y in zip(f[merge].tolist(), g[merge].tolist()):
-        members.update((x, y))
-        rx, ry = root(x), root(y)
-        if rx != ry:
-            parent[rx] = ry
-    # the merged groups, each as its sorted faces, keyed by its smallest face
-    groups = {}
-    for fc in sorted(members):
-        groups.setdefault(root(fc), []).append(fc)
-    multi = {faces[0]: faces for faces in groups.values()}
-    in_group = np.zeros(nt, dtype=bool)
-    in_group[list(members)] = True
-    first = np.flatnonzero(~in_group)
-    first = np.sort(np.concatenate([first, np.fromiter(multi, dtype=np.int64,
-                                                        count=len(multi))]))
+    # merged groups: connected components of the merge graph; each group's faces in
+    # increasing order, the groups keyed by their smallest face
+    graph = coo_matrix((np.ones(int(merge.sum())), (f[merge], g[merge])), shape=(nt, nt))
+    labels = connected_components(graph, directed=False)[1]
+    size = np.bincount(labels, minlength=nt)[labels] if nt else np.zeros(0, dtype=np.int64)
+    grouped = np.flatnonzero(size > 1)
+    grouped = grouped[np.lexsort((grouped, labels[grouped]))]
+    starts = np.flatnonzero(np.r_[True, labels[grouped[1:]] != labels[grouped[:-1]]]) \
+        if len(grouped) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(grouped)].astype(np.int64)
+    group_first = grouped[starts]
+    first = np.sort(np.concatenate([np.flatnonzero(size <= 1), group_first]))
     w = n * (0.5 * area2)[:, None]
     normals = w[first]
     num = np.full(len(first), 3, dtype=np.int64)
     k = np.argmin(t[first], axis=1)
     single = t[first[:, None], (k[:, None] + np.arange(3)) % 3]
-    loops = {}
-    for p, fc in enumerate(first.tolist()):
-        faces = multi.get(fc)
-        if faces is None:
+    group_pos = np.searchsorted(first, group_first)
+    two = ends - starts == 2
+    loops = _quads(v, t, w, group_pos[two], grouped[starts[two]], grouped[starts[two] + 1],
+                   normals)
+    for p, a, b in zip(group_pos.tolist(), starts.tolist(), ends.tolist()):
+        if p in loops:
             continue
+        faces = grouped[a:b]
         inner = set()
         for tri in t[faces].tolist():
             inner.update(((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])))
@@ -117,9 +110,10 @@ def _polygon_tables(vertices, triangles):
         normal = np.sum(w[faces], axis=0)
         normals[p] = normal
         loops[p] = _drop_collinear(v, loop, normal / np.linalg.norm(normal))
-        num[p] = len(loops[p])
     normals = normals / np.linalg.norm(normals, axis=1, keepdims=True) if len(first) else \
         np.zeros((0, 3))
+    for p, loop in loops.items():
+        num[p] = len(loop)
     adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
     vert = np.empty(int(num.sum()), dtype=np.int32)
     is_multi = np.zeros(len(first), dtype=bool)
@@ -129,6 +123,46 @@ def _polygon_tables(vertices, triangles):
     for p, loop in loops.items():
         vert[adr[p]:adr[p] + num[p]] = loop
     return vert, num.astype(np.int32), normals
+
+
+def _quads(v, t, w, p_idx, fa, fb, normals):
+    """The polygons of the two-triangle groups, in bulk: {polygon index: loop}.
+
+    Polygon p_idx[k] is the group of triangles fa[k] < fb[k]. Triangle A = (a0, a1, a2) and
+    its neighbour B across A's edge a_i → a_(i+1), with o the
+    vertex of B off that edge, bound the quad a_i → o → a_(i+1) → a_(i+2), started at its
+    smallest vertex as the boundary walk does. A quad with a vertex on the straight edge
+    between its neighbours is left out (the general path drops that vertex). Sets the
+    quads' normals (unnormalized: A's and B's area-weighted normals summed).
+    """
+    if not len(p_idx):
+        return {}
+    A, B = t[fa], t[fb]
+    # i: A's edge a_i -> a_(i+1) whose reverse is an edge of B
+    i = np.full(len(A), -1)
+    for k in range(3):
+        x, y = A[:, k], A[:, (k + 1) % 3]
+        shared = np.zeros(len(A), dtype=bool)
+        for m in range(3):
+            shared |= (B[:, m] == y) & (B[:, (m + 1) % 3] == x)
+        i = np.where((i < 0) & shared, k, i)
+    rows = np.arange(len(A))
+    ai, ai1, ai2 = A[rows, i % 3], A[rows, (i + 1) % 3], A[rows, (i + 2) % 3]
+    o = B.sum(axis=1) - ai - ai1
+    quad = np.stack([ai, o, ai1, ai2], axis=1)
+    start = np.argmin(quad, axis=1)
+    quad = quad[rows[:, None], (start[:, None] + np.arange(4)) % 4]
+    normal = w[fa] + w[fb]
+    unit = normal / np.linalg.norm(normal, axis=1, keepdims=True)
+    # the collinearity test of _drop_collinear on every corner
+    pts = v[quad]
+    e1 = pts - np.roll(pts, 1, axis=1)
+    e2 = np.roll(pts, -1, axis=1) - pts
+    turn = np.einsum("gkj,gj->gk", np.cross(e1, e2), unit)
+    big = np.maximum(np.einsum("gkj,gkj->gk", e1, e1), np.einsum("gkj,gkj->gk", e2, e2))
+    ok = (i >= 0) & np.all(turn > 1e-12 * big, axis=1)
+    normals[p_idx[ok]] = normal[ok]
+    return dict(zip(p_idx[ok].tolist(), quad[ok].astype(np.int32)))
 
 
 def _drop_collinear(v, loop, normal):
