@@ -620,7 +620,8 @@ def _vfs(tmp_path):
     ('<attach model="nope" body="base" prefix="x-"/>', "model 'nope' is not declared"),
     ('<attach model="arm" body="nobody" prefix="x-"/>', "no body 'nobody'"),
     ('<attach model="arm" body="base"/>', "needs a prefix"),
-    ('<attach model="arm" frame="f" prefix="x-"/>', "attaching a <frame>"),
+    ('<attach model="arm" frame="f" prefix="x-"/>', "model 'arm' has no frame 'f'"),
+    ('<attach model="arm" body="base" frame="f" prefix="x-"/>', "not both"),
     ('<attach body="base" prefix="x-"/>', "without model="),
     ('<attach model="arm" body="base" prefix=""/><attach model="arm" body="base" prefix=""/>',
      "duplicate mesh name 'tet'"),
@@ -636,6 +637,69 @@ def test_bad_attach_is_an_error(tmp_path, attach, what):
     assert what in msg, msg
     if "duplicate" not in what:
         assert "scene.xml:3 <attach>" in msg, msg
+
+
+FRAMED_ARM = """<mujoco model="framed">
+<worldbody>
+  <frame name="outer" pos="0 0 1" euler="0 0 30">
+    <frame name="grip" pos="0.1 0.2 0" euler="10 0 0">
+      <geom name="g0" size="0.05" pos="0 0 0.1"/><site name="s0" pos="0.1 0 0"/>
+      <camera name="c0" pos="0 0 .2"/>
+      <body name="b1" pos="0.3 0 0" euler="0 20 0"><joint name="j1"/>
+        <geom name="g1" type="capsule" size=".02 .1"/>
+        <body name="b2" pos="0 0 .2"><joint name="j2" axis="1 0 0"/><geom name="g2" size=".03"/>
+        </body></body>
+    </frame>
+    <body name="other" pos="1 0 0"><joint name="jo"/><geom size=".1"/></body>
+  </frame>
+  <body name="base" pos="0 1 0"><joint name="jb"/><geom name="gb" size=".1"/>
+    <frame name="tool" pos=".2 0 0" quat="0.9 0 0.3 0"><body name="t1"><joint name="jt"/>
+      <geom name="gt" size=".05"/></body><geom name="gt2" size=".02"/></frame>
+    <frame name="jointed"><joint name="jf"/></frame>
+  </body>
+</worldbody>
+<actuator><motor name="m1" joint="j1"/><motor name="mo" joint="jo"/></actuator>
+<sensor><jointpos joint="j2"/><framepos objtype="site" objname="s0"/></sensor>
+</mujoco>"""
+
+FRAMED_SCENE = """<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>
+<worldbody>
+  <body name="holder" pos="0 0 0.5" euler="0 10 0"><joint name="h"/><geom size=".1"/>
+    <attach model="arm" frame="grip" prefix="a/"/>
+    <frame pos="0 0 .3" euler="5 0 0"><attach model="arm" frame="tool" prefix="t/"/></frame>
+  </body>
+  <attach model="arm" frame="grip" prefix="w/"/>
+</worldbody>
+</mujoco>"""
+
+
+def test_attach_of_a_frame_matches_mujoco(tmp_path):
+    """A frame's contents attached: posed by that frame alone, in a body, a frame, the world."""
+    path = _composed(tmp_path, FRAMED_SCENE, FRAMED_ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    m, ref = assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+    assert m.names["actuator"] == ["a/m1", "w/m1"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR,
+                                                               ref.nu)
+    assert m.nsensor == ref.nsensor == 4
+    _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
+    np.testing.assert_allclose(m.cam_pos, ref.cam_pos, atol=TOL)
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(5)
+    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+
+
+def test_attach_of_a_frame_holding_a_joint_is_refused(tmp_path):
+    scene = FRAMED_SCENE.replace('frame="tool" prefix="t/"', 'frame="jointed" prefix="t/"')
+    path = _composed(tmp_path, scene, FRAMED_ARM)
+    with pytest.raises(ModelError, match=r"scene.xml:5 <attach>: frame 'jointed' .*joint"):
+        load_mjcf(str(path))
 
 
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):

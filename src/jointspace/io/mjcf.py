@@ -454,6 +454,8 @@ _REFUSED_FLAGS = {
     ("ipc", "enable"): "an alternative contact model",
     ("speculative", "enable"): "speculative contacts",
 }
+# the element lists of a BodySpec that a named <frame> fills (attach frame=)
+_FRAME_LISTS = ("children", "joints", "geoms", "sites", "cameras")
 _BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
                *_ORIENT_KEYS}
 _FRAME_ATTRS = {"name", "childclass", "pos", *_ORIENT_KEYS}
@@ -564,6 +566,11 @@ class _Loader:
         self.base_dir = "."
         self.spec = ModelSpec()
         self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
+        self.model_frames = {}  # <asset><model>: name -> that file's named frames
+        # named <frame>s: name -> the body holding their elements, the pose of their parent
+        # context relative to it, and the slices of its element lists they filled
+        self.frames = {}
+        self._open_frames = {}  # id(frame node) -> its record, until its children are read
         # non-tree elements of attached models: they follow this model's own, as in MuJoCo
         self.attached = {k: [] for k in ("tendons", "actuators", "sensors", "equalities",
                                           "pairs", "excludes", "keys")}
@@ -1268,6 +1275,9 @@ class _Loader:
             child = next(children, None)
             if child is None:
                 stack.pop()
+                record = self._open_frames.pop(id(node), None)
+                if record is not None:
+                    record["end"] = {k: len(getattr(record["body"], k)) for k in _FRAME_LISTS}
                 continue
             tag = child.tag
             if tag == "body":
@@ -1278,6 +1288,11 @@ class _Loader:
                               suffix))
             elif tag == "frame":
                 cc, fxf = self._frame(child, childclass, xf)
+                name = child.attrib.get("name", "")
+                if name and name + suffix not in self.frames:
+                    record = {"body": body, "parent_xf": xf, "where": child.where(),
+                              "start": {k: len(getattr(body, k)) for k in _FRAME_LISTS}}
+                    self.frames[name + suffix] = self._open_frames[id(child)] = record
                 stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
                               suffix))
             elif tag == "attach":
@@ -1355,11 +1370,13 @@ class _Loader:
             raise ModelError(f"{node.where()}: <model> needs a file attribute naming an MJCF "
                              f"file")
         data, path = self._read_include(node, rel)
-        child = _Loader(self.assets).load(data, path)
+        loader = _Loader(self.assets)
+        child = loader.load(data, path)
         name = node.attrib.get("name") or child.name
         if name in self.models:
             raise ModelError(f"{node.where()}: model {name!r} is defined twice; rename one")
         self.models[name] = (child, node)
+        self.model_frames[name] = loader.frames
 
     def _attach(self, node, body, xf):
         """<attach model body prefix>: a copy of a body subtree of another model, inserted here.
@@ -1370,14 +1387,15 @@ class _Loader:
         pairs and exclusions that refer only to elements of the copy come with it, renamed;
         its keyframes become keyframes of this model that set the copy's joints and
         actuators (the rest at qpos0), named prefix + name (an unnamed one gets the prefix).
-        Without `body` the contents of the model's worldbody are inserted. The attached
-        elements follow this model's own in their lists, as in MuJoCo.
+        Without `body` the contents of the model's worldbody are inserted; with `frame` the
+        contents of one of its named frames, posed by the frame's own pos and orientation
+        (the frames around it do not count, as in MuJoCo). The attached elements follow
+        this model's own in their lists, as in MuJoCo.
         """
         self._check_attrs(node, {"model", "body", "frame", "prefix"})
         where = node.where()
-        if "frame" in node.attrib:
-            raise ModelError(f"{where}: attaching a <frame> is not supported by jointspace; "
-                             f"attach a body (body=) or the whole worldbody (no body=)")
+        if "frame" in node.attrib and "body" in node.attrib:
+            raise ModelError(f"{where}: <attach> takes body= or frame=, not both")
         if "model" not in node.attrib:
             raise ModelError(f"{where}: <attach> without model= (attaching part of this "
                              f"model to itself) is not supported by jointspace; declare "
@@ -1400,6 +1418,8 @@ class _Loader:
                                  f"its bodies")
             top = copy.deepcopy(found)
             roots, extras = [top], None
+        elif "frame" in node.attrib:
+            roots, extras = self._frame_contents(node, name)
         else:
             world = copy.deepcopy(child.world)
             roots, extras = world.children, world
@@ -1456,6 +1476,36 @@ class _Loader:
         for m in child.materials:
             spec.materials.append(rename(copy.deepcopy(m)))
         self._attach_elements(child, inside, prefix, where)
+
+    def _frame_contents(self, node, model):
+        """Copies of the bodies and of the geoms, sites, cameras (in a BodySpec) of a frame.
+
+        Their poses become relative to the frame's parent context (pose ← xf⁻¹ pose, xf that
+        context relative to the holding body), so that the frame's own pose stays on them.
+        """
+        fname = node.attrib["frame"]
+        record = self.model_frames[model].get(fname)
+        if record is None:
+            raise ModelError(f"{node.where()}: model {model!r} has no frame {fname!r}; name "
+                             f"one of its <frame name=...> elements")
+        body, (start, end) = record["body"], (record["start"], record["end"])
+        if end["joints"] > start["joints"]:
+            raise ModelError(f"{node.where()}: frame {fname!r} ({record['where']}) holds a "
+                             f"joint of its body; jointspace attaches frames of bodies, "
+                             f"geoms, sites and cameras: attach the body instead")
+        xf = record["parent_xf"]
+        inv = None
+        if xf is not None:
+            q = np.asarray(xf[1], dtype=np.float64) * [1.0, -1.0, -1.0, -1.0]
+            inv = (-frames.rotate(q, np.asarray(xf[0], dtype=np.float64)), q)
+        out = {k: copy.deepcopy(getattr(body, k)[start[k]:end[k]]) for k in _FRAME_LISTS}
+        for k in ("children", "geoms", "sites", "cameras"):
+            for e in out[k]:
+                e.pos, e.quat = _compose(inv, np.asarray(e.pos, dtype=np.float64),
+                                         np.asarray(e.quat, dtype=np.float64))
+        extras = BodySpec(name="")
+        extras.geoms, extras.sites, extras.cameras = out["geoms"], out["sites"], out["cameras"]
+        return out["children"], extras
 
     def _check_attach_compiler(self, node, child):
         """The attached model's mass and inertia options must be this model's."""
