@@ -4,8 +4,9 @@ MJCF files: the dm_control suite's dog (162 STL meshes) and humanoid_CMU, gymnas
 humanoid and ant, each loaded by both libraries in alternation, round by round; the ratio
 is the median of the per-round ratios ours / MuJoCo. URDF files of example-robot-data
 (COLLADA and STL meshes with package:// paths, which MuJoCo's URDF reader does not resolve)
-are timed against Pinocchio building the model and its collision geometry (meshes loaded
-through hpp-fcl / coal), the closest thing it does. Both sides read the files from the page
+are timed against Pinocchio building the model and its collision and visual geometry
+(meshes loaded through hpp-fcl / coal), the closest thing it does: `js.load` reads both
+kinds of geometry too (its default `visual=True`). Both sides read the files from the page
 cache: the first load of each file is not timed.
 
 Run: python benchmarks/bench_load.py [--quick]
@@ -92,13 +93,14 @@ def main(argv=None):
 
         def theirs(path=path, pkg=pkg):
             model = pin.buildModelFromUrdf(path)
-            pin.buildGeomFromUrdf(model, path, pin.GeometryType.COLLISION, package_dirs=pkg)
+            for kind in (pin.GeometryType.COLLISION, pin.GeometryType.VISUAL):
+                pin.buildGeomFromUrdf(model, path, kind, package_dirs=pkg)
 
         m = _js_load(path)
         ours, theirs_t = _rounds([lambda path=path: _js_load(path), theirs], repeat)
         rows.append(_row(rel.rsplit("/", 1)[1], m, ours, theirs_t))
-    print(f"\nURDF: js.load vs Pinocchio (model and collision geometry), median of {repeat} "
-          "rounds\n")
+    print(f"\nURDF: js.load vs Pinocchio (model, collision and visual geometry), median of "
+          f"{repeat} rounds\n")
     print(table(rows, ["file", "nmesh", "nmeshvert", "js.load ms", "Pinocchio ms", "ratio"]))
     return 0
 

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import jointspace as js
-
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io.mjcf import load_mjcf, load_mjcf_string
 
