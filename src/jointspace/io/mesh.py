@@ -262,22 +262,32 @@ def _merge_corners(corners):
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)
     # equal corners have equal bits: sort by (x, y) packed in one word, then z (stable, so
     # each run of equal corners starts with its first appearance)
-    bits = corners.view(np.uint32).astype(np.uint64)
-    xy, z = (bits[:, 0] << np.uint64(32)) | bits[:, 1], bits[:, 2]
-    order = np.lexsort((z, xy))
-    xy, z = xy[order], z[order]
-    new = np.ones(n, dtype=bool)
-    new[1:] = (xy[1:] != xy[:-1]) | (z[1:] != z[:-1])
-    group = np.cumsum(new) - 1  # the run of each sorted corner
-    first = order[new]  # first appearance of each distinct corner
+    first, group = equal_rows32(corners)
     # number the distinct corners by their first appearance
     by_first = np.argsort(first, kind="stable")
     rank = np.empty_like(by_first)
     rank[by_first] = np.arange(len(by_first))
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = rank[group]
     vertices = corners[first[by_first]].astype(np.float64)
-    return vertices, inverse.reshape(-1, 3).astype(np.int32)
+    return vertices, rank[group].reshape(-1, 3).astype(np.int32)
+
+
+def equal_rows32(points):
+    """Groups of bit-equal rows of an (n, 3) float32 array: (first, group).
+
+    first[g] is the index of group g's first row, group[i] the group of row i (the groups
+    in no particular order). Rows are compared by their bits, so normalize -0.0 first. One
+    sort by (x, y) packed in one 64-bit word, then z; stable, so that each run of equal rows
+    starts with the first of them.
+    """
+    bits = np.ascontiguousarray(points, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    xy, z = (bits[:, 0] << np.uint64(32)) | bits[:, 1], bits[:, 2]
+    order = np.lexsort((z, xy))
+    xy, z = xy[order], z[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (xy[1:] != xy[:-1]) | (z[1:] != z[:-1])
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    return order[new], group
 
 
 def _read_obj(path, data):
