@@ -380,7 +380,7 @@ def test_removed_compiler_attributes_are_errors(compiler, what):
     _error(xml, "model.xml:2 <compiler>", what)
 
 
-@pytest.mark.parametrize("value", ["3", "0", "-2"])
+@pytest.mark.parametrize("value", ["3", "0", "-2", "2147483648"])
 def test_mesh_maxhullvert_below_4_is_an_error(value):
     xml = (f'<mujoco><asset>\n<mesh name="m" maxhullvert="{value}" '
            'vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody/></mujoco>')

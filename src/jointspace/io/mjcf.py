@@ -1104,9 +1104,9 @@ class _Loader:
         if not name:
             raise ModelError(f"{node.where()}: a mesh needs a name or a file")
         maxhullvert = vals.get("maxhullvert", -1)
-        if maxhullvert != -1 and maxhullvert < 4:
+        if maxhullvert != -1 and not 4 <= maxhullvert < 2**31:
             raise ModelError(f"{node.where()}: maxhullvert={maxhullvert} must be -1 (no limit) "
-                             f"or at least 4, as in MuJoCo")
+                             f"or at least 4 (and a 32-bit integer), as in MuJoCo")
         if np.linalg.norm(vals["refquat"]) < 1e-14:
             raise ModelError(f"{node.where()}: refquat has zero length; give a unit "
                              f"quaternion (w x y z)")
@@ -1471,6 +1471,7 @@ class _Loader:
                                              np.asarray(x.quat, dtype=np.float64))
                     dest.append(x)
         spec = self.spec
+        spec.body_refs |= {prefix + b for b in child.body_refs}
         for m in child.meshes:
             spec.meshes.append(rename(copy.deepcopy(m)))
         for m in child.materials:
