@@ -621,7 +621,8 @@ def _vfs(tmp_path):
     ('<attach model="arm" body="base"/>', "needs a prefix"),
     ('<attach model="arm" frame="f" prefix="x-"/>', "model 'arm' has no frame 'f'"),
     ('<attach model="arm" body="base" frame="f" prefix="x-"/>', "not both"),
-    ('<attach body="base" prefix="x-"/>', "without model="),
+    ('<attach prefix="x-"/>', "give body= or frame="),
+    ('<attach body="nobody" prefix="x-"/>', "this model has no body 'nobody' above this"),
     ('<attach model="arm" body="base" prefix=""/><attach model="arm" body="base" prefix=""/>',
      "duplicate mesh name 'tet'"),
 ])
@@ -699,6 +700,53 @@ def test_attach_of_a_frame_holding_a_joint_is_refused(tmp_path):
     path = _composed(tmp_path, scene, FRAMED_ARM)
     with pytest.raises(ModelError, match=r"scene.xml:5 <attach>: frame 'jointed' .*joint"):
         load_mjcf(str(path))
+
+
+SELF_ATTACH = """<mujoco>
+<worldbody>
+  <body name="arm" pos="0 0 1"><joint name="j1"/><geom name="g1" size=".1"/><site name="s1"/>
+    <body name="fore" pos="0 0 .3" euler="10 0 0"><joint name="j2"/><geom name="g2" size=".05"/>
+    </body></body>
+  <frame name="fr" pos="1 0 0" euler="0 0 20"><geom name="gf" size=".1"/>
+    <body name="fb"><joint name="jf"/><geom name="gfb" type="box" size=".1 .1 .1"/></body></frame>
+  <body name="holder" pos="0 1 0" euler="0 20 0"><joint name="h"/><geom size=".1"/>
+    <attach body="arm" prefix="c-"/><attach frame="fr" prefix="f-"/></body>
+</worldbody>
+<actuator><motor name="m1" joint="j1"/><motor joint="jf"/></actuator>
+<sensor><jointpos joint="j2"/><framepos objtype="site" objname="s1"/></sensor>
+<keyframe><key name="k" qpos="0.1 0.2"/></keyframe>
+</mujoco>"""
+
+
+def test_self_attach_matches_mujoco():
+    """<attach> without model copies a body or frame, its actuators and sensors, no key."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(SELF_ATTACH, filename="model.xml")
+    m, ref = assert_same_model(SELF_ATTACH, m=m)
+    assert m.names["actuator"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    assert (m.nsensor, m.nkey) == (ref.nsensor, ref.nkey) == (4, 1)
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(6)
+    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    d.ctrl[:] = md.ctrl[:] = rng.normal(size=ref.nu)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+
+
+def test_self_attach_into_the_body_itself_copies_it_as_read_so_far():
+    xml = SELF_ATTACH.replace('<site name="s1"/>', '<site name="s1"/><attach body="arm" '
+                              'prefix="x-"/>')
+    m, ref = assert_same_model(xml)
+    assert m.names["body"][:4] == ["world", "arm", "x-arm", "fore"]
+    # the later copy of arm holds x-arm: copies of copies, as MuJoCo makes them
+    assert m.names["actuator"] == ["m1", "", "x-m1", "c-m1", "c-x-m1", ""] == _names(
+        ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    np.testing.assert_array_equal(m.actuator_trnid, ref.actuator_trnid)
+    assert m.nsensor == ref.nsensor
 
 
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):

@@ -567,6 +567,7 @@ class _Loader:
         self.spec = ModelSpec()
         self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
         self.model_frames = {}  # <asset><model>: name -> that file's named frames
+        self.self_attached = []  # <attach> without model: (names in the copy, prefix, where)
         # named <frame>s: name -> the body holding their elements, the pose of their parent
         # context relative to it, and the slices of its element lists they filled
         self.frames = {}
@@ -634,6 +635,12 @@ class _Loader:
             self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
+        for inside, prefix, where in self.self_attached:
+            # this model's elements and the copies made so far (a copy of a copy: MuJoCo's)
+            view = copy.copy(spec)
+            for kind in ("tendons", "actuators", "sensors", "equalities", "pairs", "excludes"):
+                setattr(view, kind, getattr(spec, kind) + self.attached[kind])
+            self._attach_elements(view, inside, prefix, where, keys=False)
         for kind, items in self.attached.items():
             getattr(spec, kind).extend(items)
         spec.keys += [KeySpec(source=spec.source)
@@ -1396,26 +1403,31 @@ class _Loader:
         where = node.where()
         if "frame" in node.attrib and "body" in node.attrib:
             raise ModelError(f"{where}: <attach> takes body= or frame=, not both")
-        if "model" not in node.attrib:
-            raise ModelError(f"{where}: <attach> without model= (attaching part of this "
-                             f"model to itself) is not supported by jointspace; declare "
-                             f"<model> in <asset> and attach from it")
         if "prefix" not in node.attrib:
             raise ModelError(f"{where}: <attach> needs a prefix attribute (it may be empty)")
-        name, prefix = node.attrib["model"], node.attrib["prefix"]
-        if name not in self.models:
-            known = ", ".join(sorted(self.models)) or "none"
-            raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); add "
-                             f"<model name='{name}' file='...'/> to <asset>")
-        child = self.models[name][0]
-        self._check_attach_compiler(node, child)
+        prefix = node.attrib["prefix"]
+        itself = "model" not in node.attrib
+        if itself:  # self-attach: a copy of a body or frame of this model as read so far
+            if "body" not in node.attrib and "frame" not in node.attrib:
+                raise ModelError(f"{where}: <attach> without model= copies a body or frame of "
+                                 f"this model: give body= or frame=")
+            name, child = None, self.spec
+        else:
+            name = node.attrib["model"]
+            if name not in self.models:
+                known = ", ".join(sorted(self.models)) or "none"
+                raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); "
+                                 f"add <model name='{name}' file='...'/> to <asset>")
+            child = self.models[name][0]
+            self._check_attach_compiler(node, child)
+        what = "this model" if itself else f"model {name!r}"
         bname = node.attrib.get("body")
         if bname is not None:
             found = next((b for b in _walk(child.world) if b is not child.world
                           and b.name == bname), None)
             if found is None:
-                raise ModelError(f"{where}: model {name!r} has no body {bname!r}; name one of "
-                                 f"its bodies")
+                raise ModelError(f"{where}: {what} has no body {bname!r}" + (
+                    " above this <attach>" if itself else "") + "; name one of its bodies")
             top = copy.deepcopy(found)
             roots, extras = [top], None
         elif "frame" in node.attrib:
@@ -1444,7 +1456,7 @@ class _Loader:
 
         def reelement(e):
             rename(e)
-            for g in getattr(e, "geoms", ()):
+            for g in getattr(e, "geoms", ()) if not itself else ():  # copied assets renamed
                 for key in ("mesh", "material"):
                     if getattr(g, key):
                         setattr(g, key, prefix + getattr(g, key))
@@ -1470,6 +1482,9 @@ class _Loader:
                     x.pos, x.quat = _compose(xf, np.asarray(x.pos, dtype=np.float64),
                                              np.asarray(x.quat, dtype=np.float64))
                     dest.append(x)
+        if itself:  # the elements naming the copy are read below: copied at the end
+            self.self_attached.append((inside, prefix, where))
+            return
         spec = self.spec
         spec.body_refs |= {prefix + b for b in child.body_refs}
         for m in child.meshes:
@@ -1485,10 +1500,12 @@ class _Loader:
         context relative to the holding body), so that the frame's own pose stays on them.
         """
         fname = node.attrib["frame"]
-        record = self.model_frames[model].get(fname)
-        if record is None:
-            raise ModelError(f"{node.where()}: model {model!r} has no frame {fname!r}; name "
-                             f"one of its <frame name=...> elements")
+        record = (self.frames if model is None else self.model_frames[model]).get(fname)
+        if record is None or "end" not in record:
+            what = "this model" if model is None else f"model {model!r}"
+            raise ModelError(f"{node.where()}: {what} has no frame {fname!r}" + (
+                " above this <attach>" if model is None else "") + "; name one of its "
+                "<frame name=...> elements")
         body, (start, end) = record["body"], (record["start"], record["end"])
         if end["joints"] > start["joints"]:
             raise ModelError(f"{node.where()}: frame {fname!r} ({record['where']}) holds a "
@@ -1519,8 +1536,11 @@ class _Loader:
                                  f"{key}={theirs!r}> and this model {mine!r}; jointspace "
                                  f"compiles one model with one setting: make them equal")
 
-    def _attach_elements(self, child, inside, prefix, where):
-        """Copy the attached model's non-tree elements that refer only to the copy."""
+    def _attach_elements(self, child, inside, prefix, where, keys=True):
+        """Copy the attached model's non-tree elements that refer only to the copy.
+
+        A self-attach (`keys` False) copies no keyframe, as MuJoCo's.
+        """
         spec = self.attached
         tendons = set()
         for t in child.tendons:
@@ -1577,7 +1597,8 @@ class _Loader:
                 x = copy.deepcopy(x)
                 x.body1, x.body2 = prefix + x.body1, prefix + x.body2
                 spec["excludes"].append(x)
-        self._attach_keys(child, inside, prefix, where)
+        if keys:
+            self._attach_keys(child, inside, prefix, where)
 
     def _attach_keys(self, child, inside, prefix, where):
         """Keyframes of the attached model, as values of the copy's joints and actuators."""
