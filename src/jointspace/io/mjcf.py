@@ -1,9 +1,11 @@
 """MJCF loader: an MJCF document (MuJoCo's XML format) to a `ModelSpec`.
 
 The loader follows MuJoCo's compiler for the subset of MJCF that real models use: compiler
-options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
-inheritance and `childclass`, `<include>`, `<frame>`, `<replicate>`, `<attach>` of other
-files' `<model>` assets, bodies, joints, geoms (primitives fitted to meshes too), sites, meshes,
+options (angle units, Euler sequence, autolimits, inertia from geoms, fusestatic), default
+classes with inheritance and `childclass`, `<include>`, `<frame>`, `<replicate>`, `<attach>`
+of a body, a named frame or the worldbody of other files' `<model>` assets (or of this
+file's own bodies and frames), bodies, joints, geoms (primitives fitted to meshes too), sites,
+meshes (with maxhullvert),
 actuators (motor, position, velocity, general), equality constraints, contact pairs and
 exclusions, sensors, keyframes and `<size nuserdata nkey>`, cameras, materials (their
 color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are resolved here
