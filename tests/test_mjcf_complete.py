@@ -922,11 +922,12 @@ FUSE = """<mujoco><compiler fusestatic="true"/>
 </mujoco>"""
 
 
-@pytest.mark.parametrize("inertiafromgeom", ["auto", "true"])
-def test_fusestatic_matches_mujoco(inertiafromgeom):
+@pytest.mark.parametrize("attrs", ['inertiafromgeom="auto"', 'inertiafromgeom="true"',
+                                   'settotalmass="7"', 'discardvisual="true"',
+                                   'boundmass="0.5" boundinertia="0.01" balanceinertia="true"'])
+def test_fusestatic_matches_mujoco(attrs):
     """Which bodies fuse, the merged inertias, the moved geoms, sites, cameras; one forward."""
-    xml = FUSE.replace('fusestatic="true"',
-                       f'fusestatic="true" inertiafromgeom="{inertiafromgeom}"')
+    xml = FUSE.replace('fusestatic="true"', f'fusestatic="true" {attrs}')
     m, ref = assert_same_model(xml)
     names = m.names["body"]
     for kept in ("c", "welded", "excluded", "sensed", "looked", "lit", "tupled", "forced",
