@@ -757,13 +757,34 @@ def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
         load_mjcf(str(path))
 
 
-def test_attach_refuses_different_inertia_options(tmp_path):
-    arm = ARM.replace('<compiler angle="radian"', '<compiler boundmass="0.1" angle="radian"')
-    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset><worldbody>\n'
-             '<attach model="arm" body="base" prefix="x-"/></worldbody></mujoco>')
+OPTIONED = """<mujoco model="opt"><compiler {options}/>
+<asset><mesh name="tet" vertex="0 0 0 0.3 0 0 0 0.2 0 0 0 0.4"/></asset>
+<worldbody><body name="b" pos="0 0 1"><freejoint/><geom size=".01" mass="0.001" group="4"/>
+  <geom type="box" size=".1 .2 .3" mass="2" pos=".1 0 0"/>
+  <geom type="sphere" mesh="tet" contype="0" conaffinity="0" mass="0.5"/>{inertial}</body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("options, inertial", [
+    ('inertiafromgeom="true"', '<inertial pos="0 0 0" mass="5" diaginertia="1 .6 .5"/>'),
+    ('boundmass="10" boundinertia="2"', ""),
+    ('balanceinertia="true"', '<inertial pos="0 0 0" mass="5" diaginertia="1 .1 .1"/>'),
+    ('inertiagrouprange="0 3"', ""), ('alignfree="true"', ""),
+    ('settotalmass="100" discardvisual="true" fitaabb="true"', ""),
+])
+def test_attached_bodies_keep_their_files_mass_options(tmp_path, options, inertial):
+    """Per-body compiler options come with the attached bodies; whole-model ones do not."""
+    arm = OPTIONED.format(options=options, inertial=inertial)
+    scene = OPTIONED.format(options="", inertial="").replace(
+        "<asset>", '<asset><model name="c" file="robots/arm.xml"/>').replace(
+        "</worldbody>", '<attach model="c" body="b" prefix="x-"/></worldbody>')
     path = _composed(tmp_path, scene, arm)
-    with pytest.raises(ModelError, match="scene.xml:2 <attach>.*boundmass"):
-        load_mjcf(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    m, ref = assert_same_model(scene, m=m, assets=_vfs(tmp_path))
+    np.testing.assert_allclose(m.body_inertia, ref.body_inertia, atol=TOL, rtol=TOL)
+    np.testing.assert_allclose(m.geom_size, ref.geom_size, atol=TOL, rtol=TOL)
 
 
 # ------------------------------------------------------------------------------------------

@@ -499,10 +499,15 @@ class _Compiler:
                              f"{g.density}{_where(g)}")
         return g.density * vol
 
+    def option(self, b, key):
+        """The mass option `key` for body b: its own (an attached model's) or the model's."""
+        own = getattr(b, "compiler", None)
+        return own[key] if own and key in own else getattr(self.spec, key)
+
     def body_inertia(self, b, geoms):
         """Mass, ipos, iquat, principal inertia of body b."""
-        use_geoms = (self.spec.inertiafromgeom == "true"
-                     or (self.spec.inertiafromgeom == "auto" and b.inertial is None))
+        ifg = self.option(b, "inertiafromgeom")
+        use_geoms = ifg == "true" or (ifg == "auto" and b.inertial is None)
         if not use_geoms:
             if b.inertial is None:
                 return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
@@ -525,7 +530,7 @@ class _Compiler:
                 raise ModelError(f"body {b.name!r}: inertia must be non-negative, got "
                                  f"{I.tolist()}{_where(it) or _where(b)}")
             return float(it.mass), ipos, iquat, I
-        lo, hi = self.spec.inertiagrouprange
+        lo, hi = self.option(b, "inertiagrouprange")
         sel = [(m, size, pos, quat, mesh, g) for (g, size, pos, quat, mesh, m) in geoms
                if m > 1e-14 and lo <= g.group <= hi]
         if not sel:
@@ -581,7 +586,7 @@ class _Compiler:
         if len(b.joints) != 1 or b.joints[0].type != "free" or b.children:
             return False
         align = b.joints[0].align
-        return align == "true" or (align == "auto" and self.spec.alignfree)
+        return align == "true" or (align == "auto" and self.option(b, "alignfree"))
 
     @staticmethod
     def align_frame(pos, quat, ipos, iquat, geom_rows, site_rows, cam_rows):
@@ -828,12 +833,13 @@ class _Compiler:
             else:
                 mass, ipos, iquat, inertia = self.body_inertia(b, geoms)
                 _check_inertia_finite(b, geoms, mass, ipos, inertia)
-            if spec.boundmass > 0 and i > 0:
-                mass = max(mass, spec.boundmass)
-            if spec.boundinertia > 0 and i > 0:
-                inertia = np.maximum(inertia, spec.boundinertia)
+            boundmass, boundinertia = self.option(b, "boundmass"), self.option(b, "boundinertia")
+            if boundmass > 0 and i > 0:
+                mass = max(mass, boundmass)
+            if boundinertia > 0 and i > 0:
+                inertia = np.maximum(inertia, boundinertia)
             if i > 0 and _triangle_violation(inertia):
-                if spec.balanceinertia:
+                if self.option(b, "balanceinertia"):
                     inertia = _balance(inertia)
                 else:
                     raise ModelError(

@@ -456,6 +456,9 @@ _REFUSED_FLAGS = {
     ("ipc", "enable"): "an alternative contact model",
     ("speculative", "enable"): "speculative contacts",
 }
+# compiler options MuJoCo applies body by body (an attached body keeps its file's)
+_BODY_COMPILER = ("inertiafromgeom", "boundmass", "boundinertia", "balanceinertia",
+                  "inertiagrouprange", "alignfree")
 # the element lists of a BodySpec that a named <frame> fills (attach frame=)
 _FRAME_LISTS = ("children", "joints", "geoms", "sites", "cameras")
 _BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
@@ -1413,7 +1416,7 @@ class _Loader:
             if "body" not in node.attrib and "frame" not in node.attrib:
                 raise ModelError(f"{where}: <attach> without model= copies a body or frame of "
                                  f"this model: give body= or frame=")
-            name, child = None, self.spec
+            name, child, own_options = None, self.spec, None
         else:
             name = node.attrib["model"]
             if name not in self.models:
@@ -1421,7 +1424,7 @@ class _Loader:
                 raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); "
                                  f"add <model name='{name}' file='...'/> to <asset>")
             child = self.models[name][0]
-            self._check_attach_compiler(node, child)
+            own_options = self._check_attach_compiler(node, child)
         what = "this model" if itself else f"model {name!r}"
         bname = node.attrib.get("body")
         if bname is not None:
@@ -1472,6 +1475,8 @@ class _Loader:
         for root in roots:
             for b in _walk(root):
                 reelement(b)
+                if own_options and b.compiler is None:
+                    b.compiler = dict(own_options)
             root.pos, root.quat = _compose(xf, np.asarray(root.pos, dtype=np.float64),
                                            np.asarray(root.quat, dtype=np.float64))
             body.children.append(root)
@@ -1528,15 +1533,17 @@ class _Loader:
         return out["children"], extras
 
     def _check_attach_compiler(self, node, child):
-        """The attached model's mass and inertia options must be this model's."""
-        for key in ("inertiafromgeom", "balanceinertia", "boundmass", "boundinertia",
-                    "settotalmass", "inertiagrouprange", "alignfree", "fitaabb",
-                    "discardvisual"):
-            mine, theirs = getattr(self.spec, key), getattr(child, key)
-            if mine != theirs:
-                raise ModelError(f"{node.where()}: the attached model sets <compiler "
-                                 f"{key}={theirs!r}> and this model {mine!r}; jointspace "
-                                 f"compiles one model with one setting: make them equal")
+        """The attached model's per-body mass options where they differ from this model's.
+
+        MuJoCo compiles each body with the options of the model it came from (inertia from
+        geoms, bounds, balancing, the inertia group range, free-body alignment); the options
+        of the whole model (settotalmass, discardvisual, fitaabb) are this model's, the
+        attached model's are ignored. Returns None when every per-body option is this
+        model's.
+        """
+        own = {key: getattr(child, key) for key in _BODY_COMPILER
+               if getattr(child, key) != getattr(self.spec, key)}
+        return own or None
 
     def _attach_elements(self, child, inside, prefix, where, keys=True):
         """Copy the attached model's non-tree elements that refer only to the copy.

@@ -209,7 +209,10 @@ class BodySpec:
     """A rigid body, its pose relative to its parent, and what is attached to it.
 
     `gravcomp` is the fraction of the body's weight cancelled by an upward force at its
-    center of mass (MJCF `gravcomp`; qfrc_gravcomp).
+    center of mass (MJCF `gravcomp`; qfrc_gravcomp). `compiler`, when set, holds the body's
+    own values of the ModelSpec's per-body mass options (inertiafromgeom, boundmass,
+    boundinertia, balanceinertia, inertiagrouprange, alignfree): those of the file an MJCF
+    `<attach>` copied it from, as MuJoCo compiles each body with its own model's options.
     """
 
     name: str = ""
@@ -223,6 +226,7 @@ class BodySpec:
     children: list = field(default_factory=list)
     mocap: bool = False
     gravcomp: float = 0.0
+    compiler: dict | None = None
     source: str = ""
 
     def add_body(self, **kw) -> BodySpec:
