@@ -756,7 +756,7 @@ def test_include_cycle_is_an_error(tmp_path):
 
 
 def test_skipped_elements_are_listed_in_one_warning():
-    xml = """<mujoco><visual/><statistic center="0 0 1"/>
+    xml = """<mujoco><visual/><statistic center="0 0 1"/><extension/>
       <asset><texture name="t" builtin="checker" width="8" height="8"/></asset>
       <worldbody><light pos="0 0 3"/><camera name="c"/>
         <body><joint/><geom size="0.1"/><camera name="c2"/></body></worldbody>
@@ -765,11 +765,36 @@ def test_skipped_elements_are_listed_in_one_warning():
         parse_mjcf(xml, filename="model.xml")
     assert len(rec) == 1
     msg = str(rec[0].message)
-    for tag in ("<statistic>", "<texture>"):
-        assert tag in msg, msg
-    for tag in ("<visual>", "<light>", "<camera>"):  # read: tests/test_camera.py
-        assert tag not in msg, msg
+    assert "<extension>" in msg, msg
+    for tag in ("<visual>", "<light>", "<camera>", "<statistic>", "<texture>"):
+        assert tag not in msg, msg  # read: tests/test_camera.py, test_visual_elements_...
     assert "<keyframe>" not in msg  # read: tests/test_state.py (sensors: tests/test_sensor.py)
+
+
+def test_visual_elements_are_read_in_silence():
+    """What only renders or holds user data loads without a word, as in MuJoCo."""
+    xml = """<mujoco><visual><global offwidth="64"/></visual>
+      <statistic center="0 0 1" extent="2" meansize="0.1"/>
+      <custom><numeric name="n" data="1 2"/><text name="t" data="hello"/>
+        <tuple name="tp"><element objtype="body" objname="b" prm="1"/></tuple></custom>
+      <asset><texture name="t" builtin="checker" width="8" height="8" rgb1="1 0 0"/>
+        <texture name="sky" type="skybox" builtin="gradient" width="8" height="8"/>
+        <material name="m" texture="t" texrepeat="2 2"/>
+        <material name="m2"><layer texture="t" role="rgb"/></material></asset>
+      <worldbody><light pos="0 0 3" dir="0 0 -1" diffuse="1 1 1"/>
+        <body name="b"><joint/><geom size="0.1" material="m"/></body></worldbody></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = parse_mjcf(xml, filename="model.xml")
+    assert spec.warnings == []
+    assert [mat.name for mat in spec.materials] == ["m", "m2"]
+
+
+def test_unknown_children_of_visual_elements_are_refused():
+    for bad, what in (('<custom><float name="f"/></custom>', "<float> in <custom>"),
+                      ('<statistic><x/></statistic>', "<x> in <statistic>")):
+        with pytest.raises(ModelError, match=what):
+            parse_mjcf(f"<mujoco>{bad}<worldbody/></mujoco>", filename="model.xml")
 
 
 def test_unknown_attributes_are_listed_in_one_warning():

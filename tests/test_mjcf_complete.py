@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+import jointspace as js
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io.mjcf import load_mjcf, load_mjcf_string
 
@@ -379,10 +380,72 @@ def test_removed_compiler_attributes_are_errors(compiler, what):
     _error(xml, "model.xml:2 <compiler>", what)
 
 
-def test_mesh_maxhullvert_is_refused_by_name():
-    xml = ('<mujoco><asset>\n<mesh name="m" maxhullvert="8" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>'
-           '</asset><worldbody/></mujoco>')
-    _error(xml, "model.xml:2 <mesh name='m'>", "maxhullvert", "convex hull")
+@pytest.mark.parametrize("value", ["3", "0", "-2", "2147483648"])
+def test_mesh_maxhullvert_below_4_is_an_error(value):
+    xml = (f'<mujoco><asset>\n<mesh name="m" maxhullvert="{value}" '
+           'vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody/></mujoco>')
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <mesh name='m'>", "maxhullvert", "at least 4")
+
+
+def _cloud(seed, n=300):
+    """n float32 points of a stretched Gaussian cloud, as MJCF vertex text."""
+    pts = np.random.default_rng(seed).normal(size=(n, 3)) * [1.0, 2.0, 0.5]
+    return " ".join(f"{x:.9g}" for x in pts.astype(np.float32).ravel())
+
+
+def _cloud_faces(seed):
+    """The same cloud with faces: its full convex hull, outward (a closed surface)."""
+    from scipy.spatial import ConvexHull
+
+    pts = np.random.default_rng(seed).normal(size=(300, 3)) * [1.0, 2.0, 0.5]
+    hull = ConvexHull(pts.astype(np.float32).astype(np.float64))
+    faces = hull.simplices.copy()
+    a, b, c = (hull.points[faces[:, k]] for k in range(3))
+    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
+    faces[inward] = faces[inward][:, [0, 2, 1]]
+    return " ".join(str(i) for i in faces.ravel())
+
+
+HULLCAP = """<mujoco><default><mesh maxhullvert="{cap}"/></default>
+<asset><mesh name="m" inertia="{inertia}" vertex="{vertex}" {faces} {frame}/></asset>
+<worldbody><geom type="plane" size="5 5 .1"/>
+  <body pos="0 0 0.3" euler="20 30 10"><freejoint/><geom type="mesh" mesh="m"/></body>
+</worldbody></mujoco>"""
+
+
+def _hull_vertices(m, ref, k):
+    """Our hull vertices of mesh k and MuJoCo's (mesh_graph), both sorted by rows."""
+    a, n = m.mesh_hullvertadr[k], m.mesh_hullvertnum[k]
+    ours = np.asarray(m.hull_vert[a:a + n])
+    adr = ref.mesh_graphadr[k]
+    nv = ref.mesh_graph[adr]
+    theirs = ref.mesh_vert[ref.mesh_vertadr[k] + ref.mesh_graph[adr + 2 + nv:adr + 2 + 2 * nv]]
+    return (x[np.lexsort(x.T[::-1])] for x in (ours, np.asarray(theirs, dtype=np.float64)))
+
+
+@pytest.mark.parametrize("cap", [4, 8, 20, 60, -1])
+@pytest.mark.parametrize("inertia, faces", [("legacy", False), ("convex", False),
+                                            ("legacy", True), ("exact", True)])
+@pytest.mark.parametrize("frame", ["", 'scale="2 1 0.3" refpos="0.1 0 0" refquat="1 .2 0 .1"'])
+def test_mesh_maxhullvert_matches_mujoco(cap, inertia, faces, frame):
+    """The capped hull's vertices are MuJoCo's; mass, inertia, contacts and qacc follow."""
+    xml = HULLCAP.format(cap=cap, inertia=inertia, vertex=_cloud(7), frame=frame,
+                         faces=f'face="{_cloud_faces(7)}"' if faces else "")
+    m, ref = assert_same_model(xml)
+    ours, theirs = _hull_vertices(m, ref, 0)
+    assert len(ours) == len(theirs) == (cap if 0 < cap < 29 else 29)  # 29: the whole hull
+    np.testing.assert_allclose(ours, theirs, atol=TOL)
+    # resting on the plane, the lowest hull vertex 1 mm deep: contacts at the hull's corners
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    mujoco.mj_forward(ref, md)
+    low = np.min(theirs @ md.geom_xmat[1].reshape(3, 3).T + md.geom_xpos[1], axis=0)[2]
+    d.qpos[:] = md.qpos[:] = ref.qpos0 - np.array([0, 0, low + 1e-3, 0, 0, 0, 0])
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    assert d.ncon[0] == md.ncon
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
 
 
 # ------------------------------------------------------------------------------------------
@@ -556,8 +619,10 @@ def _vfs(tmp_path):
     ('<attach model="nope" body="base" prefix="x-"/>', "model 'nope' is not declared"),
     ('<attach model="arm" body="nobody" prefix="x-"/>', "no body 'nobody'"),
     ('<attach model="arm" body="base"/>', "needs a prefix"),
-    ('<attach model="arm" frame="f" prefix="x-"/>', "attaching a <frame>"),
-    ('<attach body="base" prefix="x-"/>', "without model="),
+    ('<attach model="arm" frame="f" prefix="x-"/>', "model 'arm' has no frame 'f'"),
+    ('<attach model="arm" body="base" frame="f" prefix="x-"/>', "not both"),
+    ('<attach prefix="x-"/>', "give body= or frame="),
+    ('<attach body="nobody" prefix="x-"/>', "this model has no body 'nobody' above this"),
     ('<attach model="arm" body="base" prefix=""/><attach model="arm" body="base" prefix=""/>',
      "duplicate mesh name 'tet'"),
 ])
@@ -574,6 +639,116 @@ def test_bad_attach_is_an_error(tmp_path, attach, what):
         assert "scene.xml:3 <attach>" in msg, msg
 
 
+FRAMED_ARM = """<mujoco model="framed">
+<worldbody>
+  <frame name="outer" pos="0 0 1" euler="0 0 30">
+    <frame name="grip" pos="0.1 0.2 0" euler="10 0 0">
+      <geom name="g0" size="0.05" pos="0 0 0.1"/><site name="s0" pos="0.1 0 0"/>
+      <camera name="c0" pos="0 0 .2"/>
+      <body name="b1" pos="0.3 0 0" euler="0 20 0"><joint name="j1"/>
+        <geom name="g1" type="capsule" size=".02 .1"/>
+        <body name="b2" pos="0 0 .2"><joint name="j2" axis="1 0 0"/><geom name="g2" size=".03"/>
+        </body></body>
+    </frame>
+    <body name="other" pos="1 0 0"><joint name="jo"/><geom size=".1"/></body>
+  </frame>
+  <body name="base" pos="0 1 0"><joint name="jb"/><geom name="gb" size=".1"/>
+    <frame name="tool" pos=".2 0 0" quat="0.9 0 0.3 0"><body name="t1"><joint name="jt"/>
+      <geom name="gt" size=".05"/></body><geom name="gt2" size=".02"/></frame>
+    <frame name="jointed"><joint name="jf"/></frame>
+  </body>
+</worldbody>
+<actuator><motor name="m1" joint="j1"/><motor name="mo" joint="jo"/></actuator>
+<sensor><jointpos joint="j2"/><framepos objtype="site" objname="s0"/></sensor>
+</mujoco>"""
+
+FRAMED_SCENE = """<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>
+<worldbody>
+  <body name="holder" pos="0 0 0.5" euler="0 10 0"><joint name="h"/><geom size=".1"/>
+    <attach model="arm" frame="grip" prefix="a/"/>
+    <frame pos="0 0 .3" euler="5 0 0"><attach model="arm" frame="tool" prefix="t/"/></frame>
+  </body>
+  <attach model="arm" frame="grip" prefix="w/"/>
+</worldbody>
+</mujoco>"""
+
+
+def test_attach_of_a_frame_matches_mujoco(tmp_path):
+    """A frame's contents attached: posed by that frame alone, in a body, a frame, the world."""
+    path = _composed(tmp_path, FRAMED_SCENE, FRAMED_ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    m, ref = assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+    assert m.names["actuator"] == ["a/m1", "w/m1"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR,
+                                                               ref.nu)
+    assert m.nsensor == ref.nsensor == 4
+    _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
+    np.testing.assert_allclose(m.cam_pos, ref.cam_pos, atol=TOL)
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(5)
+    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+
+
+def test_attach_of_a_frame_holding_a_joint_is_refused(tmp_path):
+    scene = FRAMED_SCENE.replace('frame="tool" prefix="t/"', 'frame="jointed" prefix="t/"')
+    path = _composed(tmp_path, scene, FRAMED_ARM)
+    with pytest.raises(ModelError, match=r"scene.xml:5 <attach>: frame 'jointed' .*joint"):
+        load_mjcf(str(path))
+
+
+SELF_ATTACH = """<mujoco>
+<worldbody>
+  <body name="arm" pos="0 0 1"><joint name="j1"/><geom name="g1" size=".1"/><site name="s1"/>
+    <body name="fore" pos="0 0 .3" euler="10 0 0"><joint name="j2"/><geom name="g2" size=".05"/>
+    </body></body>
+  <frame name="fr" pos="1 0 0" euler="0 0 20"><geom name="gf" size=".1"/>
+    <body name="fb"><joint name="jf"/><geom name="gfb" type="box" size=".1 .1 .1"/></body></frame>
+  <body name="holder" pos="0 1 0" euler="0 20 0"><joint name="h"/><geom size=".1"/>
+    <attach body="arm" prefix="c-"/><attach frame="fr" prefix="f-"/></body>
+</worldbody>
+<actuator><motor name="m1" joint="j1"/><motor joint="jf"/></actuator>
+<sensor><jointpos joint="j2"/><framepos objtype="site" objname="s1"/></sensor>
+<keyframe><key name="k" qpos="0.1 0.2"/></keyframe>
+</mujoco>"""
+
+
+def test_self_attach_matches_mujoco():
+    """<attach> without model copies a body or frame, its actuators and sensors, no key."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(SELF_ATTACH, filename="model.xml")
+    m, ref = assert_same_model(SELF_ATTACH, m=m)
+    assert m.names["actuator"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    assert (m.nsensor, m.nkey) == (ref.nsensor, ref.nkey) == (4, 1)
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(6)
+    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    d.ctrl[:] = md.ctrl[:] = rng.normal(size=ref.nu)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+
+
+def test_self_attach_into_the_body_itself_copies_it_as_read_so_far():
+    xml = SELF_ATTACH.replace('<site name="s1"/>', '<site name="s1"/><attach body="arm" '
+                              'prefix="x-"/>')
+    m, ref = assert_same_model(xml)
+    assert m.names["body"][:4] == ["world", "arm", "x-arm", "fore"]
+    # the later copy of arm holds x-arm: copies of copies, as MuJoCo makes them
+    assert m.names["actuator"] == ["m1", "", "x-m1", "c-m1", "c-x-m1", ""] == _names(
+        ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    np.testing.assert_array_equal(m.actuator_trnid, ref.actuator_trnid)
+    assert m.nsensor == ref.nsensor
+
+
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
     path = tmp_path / "scene.xml"
     path.write_text('<mujoco><asset>\n<model name="arm" file="gone.xml"/></asset>'
@@ -582,13 +757,34 @@ def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
         load_mjcf(str(path))
 
 
-def test_attach_refuses_different_inertia_options(tmp_path):
-    arm = ARM.replace('<compiler angle="radian"', '<compiler boundmass="0.1" angle="radian"')
-    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset><worldbody>\n'
-             '<attach model="arm" body="base" prefix="x-"/></worldbody></mujoco>')
+OPTIONED = """<mujoco model="opt"><compiler {options}/>
+<asset><mesh name="tet" vertex="0 0 0 0.3 0 0 0 0.2 0 0 0 0.4"/></asset>
+<worldbody><body name="b" pos="0 0 1"><freejoint/><geom size=".01" mass="0.001" group="4"/>
+  <geom type="box" size=".1 .2 .3" mass="2" pos=".1 0 0"/>
+  <geom type="sphere" mesh="tet" contype="0" conaffinity="0" mass="0.5"/>{inertial}</body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("options, inertial", [
+    ('inertiafromgeom="true"', '<inertial pos="0 0 0" mass="5" diaginertia="1 .6 .5"/>'),
+    ('boundmass="10" boundinertia="2"', ""),
+    ('balanceinertia="true"', '<inertial pos="0 0 0" mass="5" diaginertia="1 .1 .1"/>'),
+    ('inertiagrouprange="0 3"', ""), ('alignfree="true"', ""),
+    ('settotalmass="100" discardvisual="true" fitaabb="true"', ""),
+])
+def test_attached_bodies_keep_their_files_mass_options(tmp_path, options, inertial):
+    """Per-body compiler options come with the attached bodies; whole-model ones do not."""
+    arm = OPTIONED.format(options=options, inertial=inertial)
+    scene = OPTIONED.format(options="", inertial="").replace(
+        "<asset>", '<asset><model name="c" file="robots/arm.xml"/>').replace(
+        "</worldbody>", '<attach model="c" body="b" prefix="x-"/></worldbody>')
     path = _composed(tmp_path, scene, arm)
-    with pytest.raises(ModelError, match="scene.xml:2 <attach>.*boundmass"):
-        load_mjcf(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    m, ref = assert_same_model(scene, m=m, assets=_vfs(tmp_path))
+    np.testing.assert_allclose(m.body_inertia, ref.body_inertia, atol=TOL, rtol=TOL)
+    np.testing.assert_allclose(m.geom_size, ref.geom_size, atol=TOL, rtol=TOL)
 
 
 # ------------------------------------------------------------------------------------------
@@ -709,3 +905,76 @@ def test_compiler_mass_options_match_mujoco(attrs):
     if "balanceinertia" not in attrs:
         xml = xml.replace('diaginertia="1 0.1 0.1"', 'diaginertia="1 0.6 0.5"')
     assert_same_model(xml)
+
+
+# ------------------------------------------------------------------------------------------
+# <compiler fusestatic>
+
+FUSE = """<mujoco><compiler fusestatic="true"/>
+<custom><tuple name="t"><element objtype="body" objname="tupled"/></tuple></custom>
+<worldbody>
+ <light target="lit" mode="targetbody"/><camera name="look" target="looked" mode="targetbody"/>
+ <body name="s0" pos="1 0 0"><geom size=".1"/><body pos="0 1 0"><geom size=".2"/></body></body>
+ <body name="a" pos="0 0 1" euler="10 20 30"><joint/><geom size=".1" mass="1"/>
+   <body name="b" pos="0.2 0 0" euler="0 30 0"><geom type="box" size=".1 .2 .3" pos=".1 0 0"/>
+     <body name="c" pos="0 0.3 0"><geom type="capsule" size=".05 .2" mass="2"/>
+       <body name="d" pos="0 0 .3"><joint axis="1 0 0"/><geom size=".1"/>
+         <camera name="cd" pos="0 0 1"/></body></body></body>
+   <body name="e" pos="0 0 -0.3" quat="1 1 0 0"><geom size=".05" pos="0 .1 0"/>
+     <site name="se" pos=".1 0 0"/><camera name="ce" pos="0 1 0"/>
+     <body name="f" pos="0 .2 0"><joint axis="0 1 0"/><geom type="box" size=".1 .1 .1"/>
+       <body name="g" pos=".1 0 0"><inertial pos="0 0 .1" mass="0.5" diaginertia=".1 .2 .3"/>
+         <body pos="0 .1 0"><geom type="cylinder" size=".05 .1"/></body></body></body></body>
+   <body name="welded"><geom size=".1"/></body><body name="excluded"><geom size=".1"/></body>
+   <body name="sensed"><geom size=".1"/></body><body name="looked"><geom size=".1"/></body>
+   <body name="lit"><geom size=".1"/></body><body name="tupled"><geom size=".1"/></body>
+   <body name="forced"><geom size=".1"/><site name="fs"/></body>
+   <body><geom size=".1"/><site name="ts"/></body>
+   <body name="framed"><geom size=".1"/><site name="fr"/></body>
+ </body>
+ <body name="mocap" mocap="true"><geom size=".1" contype="0" conaffinity="0"/></body>
+ <body name="o" pos="0 2 0"><joint/><geom size=".1"/></body>
+</worldbody>
+<equality><weld body1="welded"/></equality>
+<contact><exclude body1="excluded" body2="o"/></contact>
+<sensor><subtreecom body="c"/><framepos objtype="xbody" objname="o" reftype="body"
+  refname="sensed"/><force site="fs"/><torque site="ts"/><framepos objtype="site" objname="fr"/>
+</sensor>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("attrs", ['inertiafromgeom="auto"', 'inertiafromgeom="true"',
+                                   'settotalmass="7"', 'discardvisual="true"',
+                                   'boundmass="0.5" boundinertia="0.01" balanceinertia="true"'])
+def test_fusestatic_matches_mujoco(attrs):
+    """Which bodies fuse, the merged inertias, the moved geoms, sites, cameras; one forward."""
+    xml = FUSE.replace('fusestatic="true"', f'fusestatic="true" {attrs}')
+    m, ref = assert_same_model(xml)
+    names = m.names["body"]
+    for kept in ("c", "welded", "excluded", "sensed", "looked", "lit", "tupled", "forced",
+                 "mocap", "d", "f"):
+        assert kept in names, kept
+    for fused in ("s0", "b", "e", "g", "framed"):
+        assert fused not in names, fused
+    for f in ("body_inertia", "body_ipos", "body_iquat", "site_pos", "cam_pos"):
+        np.testing.assert_allclose(getattr(m, f), getattr(ref, f), atol=TOL, err_msg=f)
+    for f in ("body_geomadr", "body_geomnum", "site_bodyid", "cam_bodyid",
+              "cam_targetbodyid", "jnt_bodyid", "dof_bodyid"):
+        np.testing.assert_array_equal(getattr(m, f), getattr(ref, f), err_msg=f)
+    # MuJoCo 4 makes a mocap body its own weld root, jointspace welds it to the world (with
+    # or without fusestatic): the other bodies' weld roots are compared
+    free = np.asarray(ref.body_mocapid) < 0
+    np.testing.assert_array_equal(m.body_weldid[free], ref.body_weldid[free])
+    _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(3)
+    d.qpos[:] = md.qpos[:] = ref.qpos0 + 0.3 * rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+
+
+def test_fusestatic_false_keeps_every_body():
+    m, ref = assert_same_model(FUSE.replace('fusestatic="true"', 'fusestatic="false"'))
+    assert m.nbody == ref.nbody == 22

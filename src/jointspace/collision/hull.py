@@ -7,6 +7,8 @@ clip one face polygon against another.
 """
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 # two hull triangles lie in one face when their unit normals differ by less than this and
 # each one's vertices are within _PLANE_TOL · (mesh size) of the other's plane
@@ -17,9 +19,6 @@ _PLANE_TOL = 1e-7
 def hull_polygons(vertices, triangles):
     """Merge coplanar, edge-adjacent hull triangles into convex polygons.
 
-    Adjacency and the coplanarity tests are vectorized, so meshes of 100k triangles take
-    well under a second; only triangles that actually merge go through the union-find.
-
     Args:
         vertices: (k, 3) hull vertices.
         triangles: (h, 3) outward-oriented (counter-clockwise seen from outside) triangles.
@@ -29,13 +28,26 @@ def hull_polygons(vertices, triangles):
         counter-clockwise order about its outward normal, and an (npoly, 3) array of those
         unit normals.
     """
+    vert, num, normals = _polygon_tables(vertices, triangles)
+    return np.split(vert, np.cumsum(num)[:-1]) if len(num) else [], normals
+
+
+def _polygon_tables(vertices, triangles):
+    """The polygons of `hull_polygons` as flat tables: (vertices, vertex counts, normals).
+
+    Adjacency, the coplanarity tests and the single triangles (most faces of a curved mesh)
+    are vectorized, so meshes of 100k triangles take well under a second; only triangles
+    that actually merge go through the union-find and the boundary walk. Polygons are
+    ordered by their smallest triangle; a single triangle's loop starts at its smallest
+    vertex index, and every normal is the area-weighted normal, normalized.
+    """
     v = np.asarray(vertices, dtype=np.float64)
     t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
     nt = len(t)
     cr = np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]])
     area2 = np.linalg.norm(cr, axis=1)
     n = cr / area2[:, None]
-    scale = max(float(np.max(np.abs(v))), 1e-300)
+    scale = max(float(np.max(np.abs(v))), 1e-300) if len(v) else 1.0
     # directed edges (a -> b) of each triangle; the neighbour across an edge owns (b -> a)
     a = t.reshape(-1)
     b = t[:, [1, 2, 0]].reshape(-1)
@@ -45,8 +57,8 @@ def hull_polygons(vertices, triangles):
     rkey = b * nv + a
     order = np.argsort(key)
     pos = np.searchsorted(key[order], rkey)
-    pos = np.minimum(pos, len(key) - 1)
-    found = key[order[pos]] == rkey
+    pos = np.minimum(pos, max(len(key) - 1, 0))
+    found = key[order[pos]] == rkey if nt else np.zeros(0, dtype=bool)
     f = face[found]
     g = face[order[pos[found]]]
     keep = (f < g)  # each adjacent pair once
@@ -60,40 +72,34 @@ def hull_polygons(vertices, triangles):
     off2 = np.abs(np.einsum("ikj,ij->ik", v[t[f]] - v[t[g, 0]][:, None, :], n[g]))
     ok2 = np.all(off2 < _PLANE_TOL * scale, axis=1)
     merge = ok | ok2  # the plane test from either side suffices
-    parent = list(range(nt))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for x, y in zip(f[merge].tolist(), g[merge].tolist()):
-        parent[root(x)] = root(y)
-    roots = np.array([root(i) for i in range(nt)], dtype=np.int64)
-    # groups in order of their first face, each listing its faces in increasing order
-    order = np.argsort(roots, kind="stable")
-    bounds = np.flatnonzero(np.diff(roots[order])) + 1
-    groups = np.split(order, bounds) if nt else []
-    groups.sort(key=lambda faces: faces[0])
-    # single triangles (most faces of a curved mesh), in bulk: loop starts at its smallest
-    # vertex index, normal = area-weighted normal normalized (as for merged groups)
+    # merged groups: connected components of the merge graph; each group's faces in
+    # increasing order, the groups keyed by their smallest face
+    graph = coo_matrix((np.ones(int(merge.sum())), (f[merge], g[merge])), shape=(nt, nt))
+    labels = connected_components(graph, directed=False)[1]
+    size = np.bincount(labels, minlength=nt)[labels] if nt else np.zeros(0, dtype=np.int64)
+    grouped = np.flatnonzero(size > 1)
+    grouped = grouped[np.lexsort((grouped, labels[grouped]))]
+    starts = np.flatnonzero(np.r_[True, labels[grouped[1:]] != labels[grouped[:-1]]]) \
+        if len(grouped) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(grouped)].astype(np.int64)
+    group_first = grouped[starts]
+    first = np.sort(np.concatenate([np.flatnonzero(size <= 1), group_first]))
     w = n * (0.5 * area2)[:, None]
-    single_normal = w / np.linalg.norm(w, axis=1, keepdims=True)
-    k = np.argmin(t, axis=1)
-    single_loop = t[np.arange(nt)[:, None], (k[:, None] + np.arange(3)) % 3].astype(np.int32)
-    loops, normals = [], []
-    for faces in groups:
-        if len(faces) == 1:
-            fc = int(faces[0])
-            normals.append(single_normal[fc])
-            loops.append(single_loop[fc])
+    normals = w[first]
+    num = np.full(len(first), 3, dtype=np.int64)
+    k = np.argmin(t[first], axis=1)
+    single = t[first[:, None], (k[:, None] + np.arange(3)) % 3]
+    group_pos = np.searchsorted(first, group_first)
+    two = ends - starts == 2
+    loops = _quads(v, t, w, group_pos[two], grouped[starts[two]], grouped[starts[two] + 1],
+                   normals)
+    for p, a, b in zip(group_pos.tolist(), starts.tolist(), ends.tolist()):
+        if p in loops:
             continue
+        faces = grouped[a:b]
         inner = set()
-        for fc in faces:
-            tri = t[fc]
-            for p0, p1 in ((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])):
-                inner.add((int(p0), int(p1)))
+        for tri in t[faces].tolist():
+            inner.update(((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])))
         edges = {p0: p1 for p0, p1 in inner if (p1, p0) not in inner}
         start = min(edges)
         loop = [start]
@@ -101,10 +107,62 @@ def hull_polygons(vertices, triangles):
         while nxt != start and len(loop) <= len(edges):
             loop.append(nxt)
             nxt = edges[nxt]
-        normal = np.sum(n[faces] * (0.5 * area2[faces])[:, None], axis=0)
-        normals.append(normal / np.linalg.norm(normal))
-        loops.append(np.asarray(_drop_collinear(v, loop, normals[-1]), dtype=np.int32))
-    return loops, np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+        normal = np.sum(w[faces], axis=0)
+        normals[p] = normal
+        loops[p] = _drop_collinear(v, loop, normal / np.linalg.norm(normal))
+    normals = normals / np.linalg.norm(normals, axis=1, keepdims=True) if len(first) else \
+        np.zeros((0, 3))
+    for p, loop in loops.items():
+        num[p] = len(loop)
+    adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
+    vert = np.empty(int(num.sum()), dtype=np.int32)
+    is_multi = np.zeros(len(first), dtype=bool)
+    is_multi[list(loops)] = True
+    singles = np.flatnonzero(~is_multi)
+    vert[(adr[singles, None] + np.arange(3)).ravel()] = single[singles].ravel()
+    for p, loop in loops.items():
+        vert[adr[p]:adr[p] + num[p]] = loop
+    return vert, num.astype(np.int32), normals
+
+
+def _quads(v, t, w, p_idx, fa, fb, normals):
+    """The polygons of the two-triangle groups, in bulk: {polygon index: loop}.
+
+    Polygon p_idx[k] is the group of triangles fa[k] < fb[k]. Triangle A = (a0, a1, a2) and
+    its neighbour B across A's edge a_i → a_(i+1), with o the
+    vertex of B off that edge, bound the quad a_i → o → a_(i+1) → a_(i+2), started at its
+    smallest vertex as the boundary walk does. A quad with a vertex on the straight edge
+    between its neighbours is left out (the general path drops that vertex). Sets the
+    quads' normals (unnormalized: A's and B's area-weighted normals summed).
+    """
+    if not len(p_idx):
+        return {}
+    A, B = t[fa], t[fb]
+    # i: A's edge a_i -> a_(i+1) whose reverse is an edge of B
+    i = np.full(len(A), -1)
+    for k in range(3):
+        x, y = A[:, k], A[:, (k + 1) % 3]
+        shared = np.zeros(len(A), dtype=bool)
+        for m in range(3):
+            shared |= (B[:, m] == y) & (B[:, (m + 1) % 3] == x)
+        i = np.where((i < 0) & shared, k, i)
+    rows = np.arange(len(A))
+    ai, ai1, ai2 = A[rows, i % 3], A[rows, (i + 1) % 3], A[rows, (i + 2) % 3]
+    o = B.sum(axis=1) - ai - ai1
+    quad = np.stack([ai, o, ai1, ai2], axis=1)
+    start = np.argmin(quad, axis=1)
+    quad = quad[rows[:, None], (start[:, None] + np.arange(4)) % 4]
+    normal = w[fa] + w[fb]
+    unit = normal / np.linalg.norm(normal, axis=1, keepdims=True)
+    # the collinearity test of _drop_collinear on every corner
+    pts = v[quad]
+    e1 = pts - np.roll(pts, 1, axis=1)
+    e2 = np.roll(pts, -1, axis=1) - pts
+    turn = np.einsum("gkj,gj->gk", np.cross(e1, e2), unit)
+    big = np.maximum(np.einsum("gkj,gkj->gk", e1, e1), np.einsum("gkj,gkj->gk", e2, e2))
+    ok = (i >= 0) & np.all(turn > 1e-12 * big, axis=1)
+    normals[p_idx[ok]] = normal[ok]
+    return dict(zip(p_idx[ok].tolist(), quad[ok].astype(np.int32)))
 
 
 def _drop_collinear(v, loop, normal):
@@ -127,34 +185,32 @@ def hull_arrays(meshes):
         dict with mesh_hullvertadr/num, mesh_hullpolyadr/num, hull_vert, hullpoly_vertadr,
         hullpoly_vertnum, hullpoly_normal and hullpoly_vert.
     """
-    vert_adr, vert_num, poly_adr, poly_num = [], [], [], []
-    verts, p_adr, p_num, p_normal, p_vert = [], [], [], [], []
-    nvert = npoly = npv = 0
+    vert_num, poly_num, verts, p_num, p_normal, p_vert = [], [], [], [], [], []
     for pm in meshes:
         hv = np.asarray(pm.hull_vertices, dtype=np.float64).reshape(-1, 3)
-        loops, normals = hull_polygons(hv, pm.hull_faces) if len(hv) else ([], [])
-        vert_adr.append(nvert)
+        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces) if len(hv) else (
+            np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3)))
         vert_num.append(len(hv))
-        poly_adr.append(npoly)
-        poly_num.append(len(loops))
+        poly_num.append(len(pn))
         verts.append(hv)
-        for loop, nrm in zip(loops, normals):
-            p_adr.append(npv)
-            p_num.append(len(loop))
-            p_normal.append(nrm)
-            p_vert.append(loop)
-            npv += len(loop)
-        nvert += len(hv)
-        npoly += len(loops)
+        p_num.append(pn)
+        p_normal.append(nrm)
+        p_vert.append(pv)
+
+    def adr(num):
+        return np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int32) if len(num) else \
+            np.zeros(0, dtype=np.int32)
+
+    p_num = np.concatenate(p_num).astype(np.int32) if p_num else np.zeros(0, dtype=np.int32)
     return {
-        "mesh_hullvertadr": np.asarray(vert_adr, dtype=np.int32),
+        "mesh_hullvertadr": adr(vert_num),
         "mesh_hullvertnum": np.asarray(vert_num, dtype=np.int32),
-        "mesh_hullpolyadr": np.asarray(poly_adr, dtype=np.int32),
+        "mesh_hullpolyadr": adr(poly_num),
         "mesh_hullpolynum": np.asarray(poly_num, dtype=np.int32),
         "hull_vert": np.concatenate(verts) if verts else np.zeros((0, 3)),
-        "hullpoly_vertadr": np.asarray(p_adr, dtype=np.int32),
-        "hullpoly_vertnum": np.asarray(p_num, dtype=np.int32),
-        "hullpoly_normal": np.asarray(p_normal, dtype=np.float64).reshape(-1, 3),
+        "hullpoly_vertadr": adr(p_num),
+        "hullpoly_vertnum": p_num,
+        "hullpoly_normal": (np.concatenate(p_normal) if p_normal else np.zeros((0, 3))),
         "hullpoly_vert": (np.concatenate(p_vert).astype(np.int32) if p_vert
                           else np.zeros(0, dtype=np.int32)),
     }

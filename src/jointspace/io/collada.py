@@ -33,7 +33,7 @@ from xml.parsers import expat
 import numpy as np
 
 from jointspace.errors import ModelError
-from jointspace.io.mesh import apply_scale
+from jointspace.io.mesh import apply_scale, equal_rows32
 
 __all__ = ["load_collada"]
 
@@ -355,10 +355,9 @@ def _weld(points, tris):
     Vertices are numbered by their first appearance among the triangles' corners (as the STL
     reader numbers them); -0.0 and 0.0 are equal.
     """
-    points = np.ascontiguousarray(points, dtype=np.float32) + np.float32(0.0)
-    keys = points.view(np.dtype((np.void, 12))).ravel()
-    _, first_point, key = np.unique(keys, return_index=True, return_inverse=True)
-    corners = key.ravel()[tris.ravel()]
+    points = np.ascontiguousarray(points, dtype=np.float32).reshape(-1, 3) + np.float32(0.0)
+    first_point, key = equal_rows32(points)
+    corners = key[tris.ravel()]
     used, first_corner = np.unique(corners, return_index=True)
     order = used[np.argsort(first_corner, kind="stable")]
     rank = np.empty(len(first_point), dtype=np.int64)

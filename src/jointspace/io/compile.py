@@ -346,7 +346,8 @@ class _Compiler:
             self.meshes[ms.name] = (len(self.meshes), mesh_mod.process_mesh(
                 np.asarray(ms.vertices, dtype=np.float64), np.asarray(ms.faces), name=ms.name,
                 source=ms.source, scale=None if scale == (1.0, 1.0, 1.0) else scale,
-                inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings))
+                inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings,
+                maxhullvert=getattr(ms, "maxhullvert", -1)))
         if findings:
             self.warn(f"{len(findings)} mesh{'es' if len(findings) > 1 else ''} whose "
                       "surface is not closed or not consistently oriented (MuJoCo loads them "
@@ -498,10 +499,15 @@ class _Compiler:
                              f"{g.density}{_where(g)}")
         return g.density * vol
 
+    def option(self, b, key):
+        """The mass option `key` for body b: its own (an attached model's) or the model's."""
+        own = getattr(b, "compiler", None)
+        return own[key] if own and key in own else getattr(self.spec, key)
+
     def body_inertia(self, b, geoms):
         """Mass, ipos, iquat, principal inertia of body b."""
-        use_geoms = (self.spec.inertiafromgeom == "true"
-                     or (self.spec.inertiafromgeom == "auto" and b.inertial is None))
+        ifg = self.option(b, "inertiafromgeom")
+        use_geoms = ifg == "true" or (ifg == "auto" and b.inertial is None)
         if not use_geoms:
             if b.inertial is None:
                 return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
@@ -524,7 +530,7 @@ class _Compiler:
                 raise ModelError(f"body {b.name!r}: inertia must be non-negative, got "
                                  f"{I.tolist()}{_where(it) or _where(b)}")
             return float(it.mass), ipos, iquat, I
-        lo, hi = self.spec.inertiagrouprange
+        lo, hi = self.option(b, "inertiagrouprange")
         sel = [(m, size, pos, quat, mesh, g) for (g, size, pos, quat, mesh, m) in geoms
                if m > 1e-14 and lo <= g.group <= hi]
         if not sel:
@@ -580,7 +586,7 @@ class _Compiler:
         if len(b.joints) != 1 or b.joints[0].type != "free" or b.children:
             return False
         align = b.joints[0].align
-        return align == "true" or (align == "auto" and self.spec.alignfree)
+        return align == "true" or (align == "auto" and self.option(b, "alignfree"))
 
     @staticmethod
     def align_frame(pos, quat, ipos, iquat, geom_rows, site_rows, cam_rows):
@@ -595,6 +601,89 @@ class _Compiler:
             r["pos"] = frames.rotate(inv, r["pos"] - ipos)
             r["quat"] = frames.quat_normalize(frames.quat_mul(inv, r["quat"]))
         return new_pos, new_quat, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+
+    def fused_bodies(self, site_rows, names):
+        """Whether each body is fused into its parent (MuJoCo's FuseStatic).
+
+        A body other than the world fuses when it has no joint, is not a mocap body, carries
+        no site of a force or torque sensor, and its name (if any) is named by no equality,
+        exclude, sensor, actuator, camera target or element in `spec.body_refs`.
+        """
+        spec = self.spec
+        refs = set(spec.body_refs)
+        for e in spec.equalities:
+            if e.objtype == "body":
+                refs |= {e.obj1, e.obj2}
+        for x in spec.excludes:
+            refs |= {x.body1, x.body2}
+        for sens in spec.sensors:
+            if sens.objtype in ("body", "xbody", "subtree"):
+                refs.add(sens.objname)
+            if sens.reftype in ("body", "xbody", "subtree"):
+                refs.add(sens.refname)
+        refs |= {a.body for a in spec.actuators if getattr(a, "body", "")}
+        refs |= {c.target for c in self.cam_specs if c.target}
+        ft_sites = {sens.objname for sens in spec.sensors if sens.kind in ("force", "torque")}
+        ft_bodies = {r["bodyid"] for r, name in zip(site_rows, names["site"]) if name in ft_sites}
+        return [i > 0 and not b.joints and not b.mocap and i not in ft_bodies
+                and not (b.name and b.name in refs) for i, b in enumerate(self.bodies)]
+
+    def fuse_static(self, body_rows, jnt_rows, dof_rows, geom_rows, site_rows, cam_rows, names):
+        """<compiler fusestatic>: bodies without joints merged into their parents, in place.
+
+        Mirrors MuJoCo's FuseStatic (user_model.cc), parents before children: the fused
+        body's mass and inertia join its parent's (not the world's), its geoms, sites and
+        cameras and its child bodies are re-expressed in the parent's frame (pos ← pos_b +
+        R_b pos, quat ← quat_b quat), its elements follow the parent's own in the tables, and
+        the bodies are renumbered in the same depth-first order.
+        """
+        fuse = self.fused_bodies(site_rows, names)
+        parent = list(self.parents)
+        children = [[] for _ in self.bodies]
+        for i in range(1, len(self.bodies)):
+            children[parent[i]].append(i)
+        rows_of = [[] for _ in self.bodies]
+        for rows in (geom_rows, site_rows, cam_rows):
+            for r in rows:
+                rows_of[r["bodyid"]].append(r)
+        for i in range(1, len(self.bodies)):
+            if not fuse[i]:
+                continue
+            p, b = parent[i], body_rows[i]
+            if p and b["mass"] >= MINVAL:
+                _accumulate_inertia(body_rows[p], b)
+            for c in children[i]:
+                body_rows[c]["pos"], body_rows[c]["quat"] = _change_frame(
+                    b, body_rows[c]["pos"], body_rows[c]["quat"])
+                parent[c] = p
+            children[p] += children[i]
+            for r in rows_of[i]:
+                r["pos"], r["quat"] = _change_frame(b, r["pos"], r["quat"])
+                r["bodyid"] = p
+            rows_of[p] += rows_of[i]
+        keep = [i for i in range(len(self.bodies)) if not fuse[i]]
+        new = {old: k for k, old in enumerate(keep)}
+        for rows in (jnt_rows, dof_rows):
+            for r in rows:
+                r["bodyid"] = new[r["bodyid"]]
+        # elements sorted by their new body, stably: a body's own first, then the fused ones
+        for rows, kind, specs in ((geom_rows, "geom", None), (site_rows, "site", None),
+                                  (cam_rows, "camera", self.cam_specs)):
+            order = sorted(range(len(rows)), key=lambda k: new[rows[k]["bodyid"]])
+            rows[:] = [rows[k] for k in order]
+            names[kind][:] = [names[kind][k] for k in order]
+            if specs is not None:
+                specs[:] = [specs[k] for k in order]
+            for r in rows:
+                r["bodyid"] = new[r["bodyid"]]
+        body_rows[:] = [body_rows[i] for i in keep]
+        names["body"][:] = [names["body"][i] for i in keep]
+        self.bodies = [self.bodies[i] for i in keep]
+        self.parents = [new[parent[i]] if i else 0 for i in keep]
+        for k, r in enumerate(body_rows):
+            r["parentid"] = self.parents[k]
+            adr = [g for g, row in enumerate(geom_rows) if row["bodyid"] == k]
+            r["geomnum"], r["geomadr"] = len(adr), (adr[0] if adr else -1)
 
     # -- everything ----------------------------------------------------------------------------
     def run(self):
@@ -744,12 +833,13 @@ class _Compiler:
             else:
                 mass, ipos, iquat, inertia = self.body_inertia(b, geoms)
                 _check_inertia_finite(b, geoms, mass, ipos, inertia)
-            if spec.boundmass > 0 and i > 0:
-                mass = max(mass, spec.boundmass)
-            if spec.boundinertia > 0 and i > 0:
-                inertia = np.maximum(inertia, spec.boundinertia)
+            boundmass, boundinertia = self.option(b, "boundmass"), self.option(b, "boundinertia")
+            if boundmass > 0 and i > 0:
+                mass = max(mass, boundmass)
+            if boundinertia > 0 and i > 0:
+                inertia = np.maximum(inertia, boundinertia)
             if i > 0 and _triangle_violation(inertia):
-                if spec.balanceinertia:
+                if self.option(b, "balanceinertia"):
                     inertia = _balance(inertia)
                 else:
                     raise ModelError(
@@ -769,6 +859,10 @@ class _Compiler:
                                   geomadr=geomadr, pos=pos, quat=quat, ipos=ipos, iquat=iquat,
                                   mass=mass, inertia=inertia, mocap=b.mocap,
                                   gravcomp=float(b.gravcomp)))
+        self.cam_specs = [c for b in self.bodies for c in b.cameras]
+        if spec.fusestatic:
+            self.fuse_static(body_rows, jnt_rows, dof_rows, geom_rows, site_rows, cam_rows, names)
+            nbody = len(self.bodies)
         if spec.discardvisual:
             self.discard_visual_meshes(geom_rows)
         if spec.settotalmass > 0:
@@ -819,7 +913,7 @@ class _Compiler:
                    friction=(3,), rgba=(4,), fluid=(12,)))
         table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
               dict(size=(3,), pos=(3,), quat=(4,)))
-        for r, c in zip(cam_rows, [c for b in self.bodies for c in b.cameras]):
+        for r, c in zip(cam_rows, self.cam_specs):
             r["targetbodyid"] = self.body_id(names["body"], c.target, c) if c.target else -1
         table("cam_", cam_rows, ("mode", "bodyid", "targetbodyid", "pos", "quat", "projection",
                                  "fovy", "ipd", "resolution", "sensorsize", "intrinsic"),
@@ -1525,6 +1619,37 @@ def camera_row(c, bodyid, znear):
                 projection=int(c.projection == "orthographic"), fovy=fovy, ipd=float(c.ipd),
                 resolution=res, sensorsize=[float(v) for v in ss],
                 intrinsic=[float(v) for v in intr])
+
+
+def _change_frame(body, pos, quat):
+    """(pos, quat) in `body`'s frame re-expressed in its parent's (MuJoCo's changeframe)."""
+    return (body["pos"] + frames.rotate(body["quat"], pos),
+            frames.quat_normalize(frames.quat_mul(body["quat"], quat)))
+
+
+def _accumulate_inertia(parent, body):
+    """Add `body`'s mass and inertia to its parent's row (MuJoCo's AccumulateInertia).
+
+    m = m_p + m_b; c = (m_p c_p + m_b c_b) / m with c_b = pos_b + R_b ipos_b; the inertias
+    about c summed by the parallel-axis rule, then diagonalized into (inertia, iquat).
+    """
+    ipos_b = body["pos"] + frames.rotate(body["quat"], body["ipos"])
+    iquat_b = frames.quat_normalize(frames.quat_mul(body["quat"], body["iquat"]))
+    parts = ((parent["mass"], parent["ipos"], parent["iquat"], parent["inertia"]),
+             (body["mass"], ipos_b, iquat_b, body["inertia"]))
+    mass = parts[0][0] + parts[1][0]
+    if mass < MINVAL:
+        parent.update(mass=0.0, ipos=np.zeros(3), iquat=np.array([1.0, 0, 0, 0]),
+                      inertia=np.zeros(3))
+        return
+    com = (parts[0][0] * parts[0][1] + parts[1][0] * parts[1][1]) / mass
+    full = np.zeros((3, 3))
+    for m, c, q, inertia in parts:
+        R = frames.quat_to_mat(q)
+        d = c - com
+        full += R @ np.diag(inertia) @ R.T + m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+    inertia, iquat = principal_inertia(full)
+    parent.update(mass=mass, ipos=com, iquat=iquat, inertia=inertia)
 
 
 def _normalized(q):

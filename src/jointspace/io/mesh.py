@@ -256,17 +256,38 @@ def _merge_corners(corners):
 
     -0.0 and 0.0 are equal. Returns float64 vertices and (len(corners) / 3, 3) int32 faces.
     """
-    corners = np.ascontiguousarray(corners, dtype=np.float32) + np.float32(0.0)
-    if len(corners) == 0:
+    corners = np.ascontiguousarray(corners, dtype=np.float32).reshape(-1, 3) + np.float32(0.0)
+    n = len(corners)
+    if n == 0:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)
-    keys = corners.view(np.dtype((np.void, 12))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    vertices = corners[first[order]].astype(np.float64)
-    faces = rank[inverse.ravel()].reshape(-1, 3).astype(np.int32)
-    return vertices, faces
+    # equal corners have equal bits: sort by (x, y) packed in one word, then z (stable, so
+    # each run of equal corners starts with its first appearance)
+    first, group = equal_rows32(corners)
+    # number the distinct corners by their first appearance
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(len(by_first))
+    vertices = corners[first[by_first]].astype(np.float64)
+    return vertices, rank[group].reshape(-1, 3).astype(np.int32)
+
+
+def equal_rows32(points):
+    """Groups of bit-equal rows of an (n, 3) float32 array: (first, group).
+
+    first[g] is the index of group g's first row, group[i] the group of row i (the groups
+    in no particular order). Rows are compared by their bits, so normalize -0.0 first. One
+    sort by (x, y) packed in one 64-bit word, then z; stable, so that each run of equal rows
+    starts with the first of them.
+    """
+    bits = np.ascontiguousarray(points, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    xy, z = (bits[:, 0] << np.uint64(32)) | bits[:, 1], bits[:, 2]
+    order = np.lexsort((z, xy))
+    xy, z = xy[order], z[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (xy[1:] != xy[:-1]) | (z[1:] != z[:-1])
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    return order[new], group
 
 
 def _read_obj(path, data):
@@ -355,7 +376,7 @@ INERTIA_MODES = ("legacy", "exact", "convex", "shell")
 
 
 def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="legacy",
-                 refpos=None, refquat=None, findings=None):
+                 refpos=None, refquat=None, findings=None, maxhullvert=-1):
     """Put a mesh into its principal inertial frame as MuJoCo's compiler does.
 
     See the module docstring for the steps; they mirror `mjCMesh::Process` (user_mesh.cc).
@@ -377,6 +398,10 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         refquat: None or the rotation (MJCF `refquat`, w x y z) whose inverse turns them next.
         findings: None, or a list that receives the text of a finding MuJoCo accepts
             silently (an open or inconsistently oriented surface) instead of a warning.
+        maxhullvert: -1, or the most vertices (at least 4) of the convex hull (MJCF mesh
+            `maxhullvert`): the hull is then that of the points qhull adds first, chosen as
+            MuJoCo's compiler chooses them (`_capped_hull`); it serves collision, the faces
+            of a mesh given without faces and inertia="convex", as in MuJoCo.
 
     Returns:
         A ProcessedMesh.
@@ -398,6 +423,8 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     f = _check_faces(faces, len(v), where)
     # MuJoCo stores vertices as float32 and processes them in double precision
     v = v.astype(np.float32).astype(np.float64)
+    # the hull's vertices: all of them, or those of the capped hull of the file's points
+    keep = _capped_hull(v, maxhullvert, where) if maxhullvert != -1 else None
     if refpos is not None and np.any(np.asarray(refpos) != 0):
         v = v - np.asarray(refpos, dtype=np.float64)
     if refquat is not None and tuple(refquat) != (1.0, 0.0, 0.0, 0.0):
@@ -412,12 +439,12 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
 
     given_faces = len(f) > 0
     if not given_faces:
-        f = _hull(v, where)[1]
+        f = _hull(v, where, keep)[1]
     if inertia == "exact" and given_faces:
         _check_orientation(f, v, where)
 
     vc, com, volume, inertia_matrix = _mesh_inertia(
-        v, f, _hull(v, where)[1] if inertia == "convex" else f, inertia, where)
+        v, f, _hull(v, where, keep)[1] if inertia == "convex" else f, inertia, where)
     if given_faces:
         problem = _open_surface(f, v)
         if problem and findings is not None:
@@ -441,7 +468,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         # and the compiler refuses a colliding geom on a mesh without one
         used, hull_faces = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
     else:
-        used, hull_faces = _hull(local, where)
+        used, hull_faces = _hull(local, where, keep)
     remap = np.full(len(local), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     return ProcessedMesh(
@@ -513,13 +540,16 @@ def _open_surface(f, v):
     nvert = len(v)
     directed = edges[:, 0] * nvert + edges[:, 1]
     reverse = edges[:, 1] * nvert + edges[:, 0]
-    uniq, counts = np.unique(directed, return_counts=True)
-    if np.any(counts > 1):
-        a, b = divmod(int(uniq[np.argmax(counts > 1)]), nvert)
+    key = np.sort(directed)
+    twice = np.flatnonzero(key[1:] == key[:-1])
+    if twice.size:
+        a, b = divmod(int(key[twice[0]]), nvert)
         return (f"faces are not consistently oriented (edge from vertex {a} to {b} is used "
                 "twice in the same direction)")
-    if not np.all(np.isin(reverse, directed)):
-        a, b = edges[np.argmax(~np.isin(reverse, directed))]
+    at = np.minimum(np.searchsorted(key, reverse), len(key) - 1)
+    lone = key[at] != reverse
+    if np.any(lone):
+        a, b = edges[np.argmax(lone)]
         return f"the surface is not closed (edge from vertex {a} to {b} has no twin)"
     return None
 
@@ -593,7 +623,8 @@ def _mesh_inertia(v, f, fi, mode, where):
         vertices relative to com (n, 3), com (3,), volume (the area for "shell"), inertia
         matrix (3, 3).
     """
-    area, normals, centers = _triangles(v, f)
+    tri = _triangles(v, f)
+    area, normals, centers = tri
     total_area = _running_sum(area)
     if total_area < MINVAL:
         raise ModelError(
@@ -603,7 +634,7 @@ def _mesh_inertia(v, f, fi, mode, where):
     facecen = _running_sum(area[:, None] * centers) / total_area
 
     if mode != "shell":
-        area, normals, centers = _triangles(v, fi)
+        area, normals, centers = tri if fi is f else _triangles(v, fi)
         vol = _dot3(centers - facecen, normals) * area / 3
         if mode == "legacy":
             vol = np.abs(vol)
@@ -630,14 +661,16 @@ def _mesh_inertia(v, f, fi, mode, where):
         vol = _dot3(centers, normals) * area / 3
         if mode == "legacy":
             vol = np.abs(vol)
-    d, e, g = vc[fi[:, 0]], vc[fi[:, 1]], vc[fi[:, 2]]
+    # corners as contiguous coordinate rows: d[j] is coordinate j of every face's first corner
+    vt = np.ascontiguousarray(vc.T)
+    d, e, g = vt[:, fi[:, 0]], vt[:, fi[:, 1]], vt[:, fi[:, 2]]
     weight = vol / (12 if mode == "shell" else 20)
     P = {}
     for j, k in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
-        term = (2 * (d[:, j] * d[:, k] + e[:, j] * e[:, k] + g[:, j] * g[:, k])
-                + d[:, j] * e[:, k] + d[:, k] * e[:, j]
-                + d[:, j] * g[:, k] + d[:, k] * g[:, j]
-                + e[:, j] * g[:, k] + e[:, k] * g[:, j])
+        term = (2 * (d[j] * d[k] + e[j] * e[k] + g[j] * g[k])
+                + d[j] * e[k] + d[k] * e[j]
+                + d[j] * g[k] + d[k] * g[j]
+                + e[j] * g[k] + e[k] * g[j])
         P[j, k] = _running_sum(weight * term)
     inertia = np.array([
         [P[1, 1] + P[2, 2], -P[0, 1], -P[0, 2]],
@@ -784,17 +817,39 @@ def _flat(v):
     return bool(sv[-1] <= 1e-12 * max(sv[0], MINVAL))
 
 
-def _hull(v, where):
-    """Convex hull of points: indices (k,) of its vertices and (h, 3) outward triangles."""
+def _qhull(v, where, options=""):
     from scipy.spatial import ConvexHull, QhullError
 
     try:
-        hull = ConvexHull(v)
+        return ConvexHull(v, qhull_options=options or None)
     except QhullError:
         raise ModelError(
             f"{where}: cannot compute the convex hull; the vertices are coincident, collinear "
             "or coplanar. Use a mesh that encloses a volume."
         ) from None
+
+
+def _capped_hull(v, maxhullvert, where):
+    """Indices of the vertices of MuJoCo's hull capped at `maxhullvert` vertices.
+
+    MuJoCo's compiler runs qhull with "Qt Q9 TA<maxhullvert - 4>" on the mesh's points as
+    read (before refpos, refquat and scale): qhull builds the hull from an initial simplex,
+    adding at each step the point furthest outside any facet (Q9), and stops after
+    maxhullvert - 4 more. SciPy's ConvexHull is the same qhull with "Qt", so the same
+    points are chosen (compared with MuJoCo's mesh_graph in tests/test_mjcf_complete.py).
+    """
+    return np.sort(_qhull(v, where, f"Q9 TA{int(maxhullvert) - 4}").vertices)
+
+
+def _hull(v, where, keep=None):
+    """Convex hull of points: indices (k,) of its vertices and (h, 3) outward triangles.
+
+    With `keep` (indices), the hull of those points only, indexed into `v`.
+    """
+    if keep is not None:
+        used, faces = _hull(v[keep], where)
+        return keep[used], keep[faces].astype(np.int32)
+    hull = _qhull(v, where)
     simplices = hull.simplices.astype(np.int64)
     a, b, c = v[simplices[:, 0]], v[simplices[:, 1]], v[simplices[:, 2]]
     inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0

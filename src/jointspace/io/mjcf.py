@@ -1,9 +1,11 @@
 """MJCF loader: an MJCF document (MuJoCo's XML format) to a `ModelSpec`.
 
 The loader follows MuJoCo's compiler for the subset of MJCF that real models use: compiler
-options (angle units, Euler sequence, autolimits, inertia from geoms), default classes with
-inheritance and `childclass`, `<include>`, `<frame>`, `<replicate>`, `<attach>` of other
-files' `<model>` assets, bodies, joints, geoms (primitives fitted to meshes too), sites, meshes,
+options (angle units, Euler sequence, autolimits, inertia from geoms, fusestatic), default
+classes with inheritance and `childclass`, `<include>`, `<frame>`, `<replicate>`, `<attach>`
+of a body, a named frame or the worldbody of other files' `<model>` assets (or of this
+file's own bodies and frames), bodies, joints, geoms (primitives fitted to meshes too), sites,
+meshes (with maxhullvert),
 actuators (motor, position, velocity, general), equality constraints, contact pairs and
 exclusions, sensors, keyframes and `<size nuserdata nkey>`, cameras, materials (their
 color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are resolved here
@@ -11,8 +13,9 @@ color), lights and `<visual>` (read; only `<map znear>` is kept). Frames are res
 to the parent body, in radians. The XML may deviate from XML 1.0 where MuJoCo's reader
 (tinyxml2) lets it (see `_tinyxml_tolerant`).
 
-Elements that jointspace does not model and whose absence leaves the physics unchanged
-(texture, statistic, custom, ...) are skipped and listed in
+Elements that only render or hold user data (textures, skins, `<statistic>`, `<custom>`,
+lights, `<visual>`) are read in silence, as MuJoCo reads them; other elements that jointspace
+does not model and whose absence leaves the physics unchanged (`<extension>`) are listed in
 one `JointspaceWarning` per document; elements and attributes whose absence would change
 the physics silently (actuated tendons, composites, plugins, gravity compensation, ...) raise
 `ModelError`. Every message names the file, the line and the element
@@ -355,7 +358,15 @@ _BASE = {
 }
 
 # Elements that jointspace skips with a warning: they do not change the dynamics.
-_SKIP_TOP = {"statistic", "custom", "extension"}
+_SKIP_TOP = {"extension"}
+# Elements read in silence, as MuJoCo's compiler reads them: they change no result jointspace
+# computes (<statistic> sets the viewer's scale; MuJoCo 4 scales its solvers by trace(M), not
+# by stat.meaninertia; <custom> holds user data for the application)
+_SILENT_TOP = {"statistic": {"meaninertia", "meanmass", "meansize", "extent", "center"},
+               "custom": set()}
+_CUSTOM_CHILDREN = {"numeric": {"name", "size", "data"}, "text": {"name", "data"},
+                    "tuple": {"name"}}
+_TUPLE_ELEMENT = {"objtype", "objname", "prm"}
 # <visual> children: rendering settings, read without a warning (map znear sets the focal
 # length of cameras without intrinsics, as MuJoCo's compiler takes it)
 _VISUAL_CHILDREN = {"global", "quality", "headlight", "map", "scale", "rgba"}
@@ -403,7 +414,14 @@ _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0)
 _SIZE_CAPACITY = {"memory", "njmax", "nconmax", "nstack", "nuser_body", "nuser_jnt",
                   "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                   "nuser_sensor"}
-_SKIP_ASSET = {"texture", "skin"}
+# textures and skins: pictures and skinned meshes for rendering, read in silence
+_SILENT_ASSET = {"texture": {"name", "type", "colorspace", "content_type", "file", "gridsize",
+                             "gridlayout", "fileright", "fileleft", "fileup", "filedown",
+                             "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark",
+                             "markrgb", "random", "width", "height", "hflip", "vflip",
+                             "nchannel"},
+                 "skin": {"name", "file", "material", "rgba", "inflate", "vertex",
+                          "texcoord", "face", "group"}}
 _HFIELD_ATTRS = {"name", "file", "content_type", "size", "nrow", "ncol", "elevation"}
 _ERROR_BODY = {
     "composite": "a composite object generates bodies, joints and tendons",
@@ -438,6 +456,11 @@ _REFUSED_FLAGS = {
     ("ipc", "enable"): "an alternative contact model",
     ("speculative", "enable"): "speculative contacts",
 }
+# compiler options MuJoCo applies body by body (an attached body keeps its file's)
+_BODY_COMPILER = ("inertiafromgeom", "boundmass", "boundinertia", "balanceinertia",
+                  "inertiagrouprange", "alignfree")
+# the element lists of a BodySpec that a named <frame> fills (attach frame=)
+_FRAME_LISTS = ("children", "joints", "geoms", "sites", "cameras")
 _BODY_ATTRS = {"name", "childclass", "pos", "mocap", "gravcomp", "user", "sleep",
                *_ORIENT_KEYS}
 _FRAME_ATTRS = {"name", "childclass", "pos", *_ORIENT_KEYS}
@@ -548,6 +571,12 @@ class _Loader:
         self.base_dir = "."
         self.spec = ModelSpec()
         self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
+        self.model_frames = {}  # <asset><model>: name -> that file's named frames
+        self.self_attached = []  # <attach> without model: (names in the copy, prefix, where)
+        # named <frame>s: name -> the body holding their elements, the pose of their parent
+        # context relative to it, and the slices of its element lists they filled
+        self.frames = {}
+        self._open_frames = {}  # id(frame node) -> its record, until its children are read
         # non-tree elements of attached models: they follow this model's own, as in MuJoCo
         self.attached = {k: [] for k in ("tendons", "actuators", "sensors", "equalities",
                                           "pairs", "excludes", "keys")}
@@ -574,7 +603,7 @@ class _Loader:
             sections.setdefault(child.tag, []).append(child)
         known = {"compiler", "option", "default", "asset", "worldbody", "contact",
                  "equality", "actuator", "tendon", "deformable", "keyframe",
-                 "size", "sensor", "visual"} | _SKIP_TOP
+                 "size", "sensor", "visual"} | _SKIP_TOP | set(_SILENT_TOP)
         for child in root.children:
             if child.tag not in known:
                 raise ModelError(f"{child.where()}: unknown MJCF element <{child.tag}> in "
@@ -611,6 +640,12 @@ class _Loader:
             self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
+        for inside, prefix, where in self.self_attached:
+            # this model's elements and the copies made so far (a copy of a copy: MuJoCo's)
+            view = copy.copy(spec)
+            for kind in ("tendons", "actuators", "sensors", "equalities", "pairs", "excludes"):
+                setattr(view, kind, getattr(spec, kind) + self.attached[kind])
+            self._attach_elements(view, inside, prefix, where, keys=False)
         for kind, items in self.attached.items():
             getattr(spec, kind).extend(items)
         spec.keys += [KeySpec(source=spec.source)
@@ -618,6 +653,8 @@ class _Loader:
         for node in root.children:
             if node.tag in _SKIP_TOP:
                 self._skip(node)
+            elif node.tag in _SILENT_TOP:
+                self._silent(node)
         self._check_references()
         self._emit_warnings()
         return spec
@@ -810,6 +847,34 @@ class _Loader:
     def _skip(self, node):
         self.skipped.setdefault(node.tag, node.where())
 
+    def _silent_asset(self, node):
+        """Read a <texture> or <skin> in silence; a skin's bones name bodies (fusestatic)."""
+        self._check_attrs(node, _SILENT_ASSET[node.tag])
+        for bone in node.children:
+            if node.tag == "skin" and bone.tag == "bone" and bone.attrib.get("body"):
+                self.spec.body_refs.add(bone.attrib["body"])
+
+    def _silent(self, node):
+        """Read <statistic> or <custom> in silence: their attributes and children checked."""
+        self._check_attrs(node, _SILENT_TOP[node.tag])
+        if node.tag == "statistic":
+            for child in node.children:
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
+                                 f"<statistic>; remove it")
+            return
+        for child in node.children:
+            if child.tag not in _CUSTOM_CHILDREN:
+                raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <custom>;"
+                                 f" use <numeric>, <text> or <tuple>")
+            self._check_attrs(child, _CUSTOM_CHILDREN[child.tag])
+            for element in child.children:
+                if child.tag != "tuple" or element.tag != "element":
+                    raise ModelError(f"{element.where()}: unknown element <{element.tag}> in "
+                                     f"<{child.tag}>; remove it")
+                self._check_attrs(element, _TUPLE_ELEMENT)
+                if element.attrib.get("objtype") in ("body", "xbody"):
+                    self.spec.body_refs.add(element.attrib.get("objname", ""))
+
     def _ignore_if(self, node, key, condition, why):
         """ModelError when an attribute that jointspace cannot honor is set."""
         if condition:
@@ -862,8 +927,7 @@ class _Loader:
         if igr is not None:
             spec.inertiagrouprange = tuple(igr)
         spec.discardvisual = self._get(node, "discardvisual", _B, spec.discardvisual)
-        if self._get(node, "fusestatic", _B):
-            self.ignored.setdefault("<compiler> fusestatic", node.where())
+        spec.fusestatic = self._get(node, "fusestatic", _B, spec.fusestatic)
         for child in node.children:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
@@ -995,8 +1059,8 @@ class _Loader:
                 self._model_asset(child)
             elif child.tag == "hfield":
                 self._hfield(child)
-            elif child.tag in _SKIP_ASSET:
-                self._skip(child)
+            elif child.tag in _SILENT_ASSET:
+                self._silent_asset(child)
             else:
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in <asset>;"
                                  f" check the spelling")
@@ -1009,9 +1073,7 @@ class _Loader:
             if child.tag != "layer":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<material>; only <layer> is allowed")
-            self._skip(child)
-        if "texture" in node.attrib:
-            self.skipped.setdefault("texture", node.where())
+            self._check_attrs(child, {"role", "texture"})  # texture layers: read in silence
         name = vals.get("name", "")
         if not name:
             raise ModelError(f"{node.where()}: a material needs a name")
@@ -1053,15 +1115,18 @@ class _Loader:
         name = vals.get("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
         if not name:
             raise ModelError(f"{node.where()}: a mesh needs a name or a file")
-        self._ignore_if(node, "maxhullvert", vals.get("maxhullvert", -1) != -1,
-                        "a vertex limit on the convex hull used for collisions")
+        maxhullvert = vals.get("maxhullvert", -1)
+        if maxhullvert != -1 and not 4 <= maxhullvert < 2**31:
+            raise ModelError(f"{node.where()}: maxhullvert={maxhullvert} must be -1 (no limit) "
+                             f"or at least 4 (and a 32-bit integer), as in MuJoCo")
         if np.linalg.norm(vals["refquat"]) < 1e-14:
             raise ModelError(f"{node.where()}: refquat has zero length; give a unit "
                              f"quaternion (w x y z)")
         scale = np.asarray(vals["scale"], dtype=np.float64)
         mesh = MeshSpec(name=name, scale=tuple(float(x) for x in scale),
                         refpos=tuple(vals["refpos"]), refquat=tuple(vals["refquat"]),
-                        inertia=vals["inertia"], source=node.where())
+                        inertia=vals["inertia"], maxhullvert=maxhullvert,
+                        source=node.where())
         if "vertex" in vals:
             v = np.asarray(vals["vertex"], dtype=np.float64)
             if v.size == 0 or v.size % 3:
@@ -1222,6 +1287,9 @@ class _Loader:
             child = next(children, None)
             if child is None:
                 stack.pop()
+                record = self._open_frames.pop(id(node), None)
+                if record is not None:
+                    record["end"] = {k: len(getattr(record["body"], k)) for k in _FRAME_LISTS}
                 continue
             tag = child.tag
             if tag == "body":
@@ -1232,6 +1300,11 @@ class _Loader:
                               suffix))
             elif tag == "frame":
                 cc, fxf = self._frame(child, childclass, xf)
+                name = child.attrib.get("name", "")
+                if name and name + suffix not in self.frames:
+                    record = {"body": body, "parent_xf": xf, "where": child.where(),
+                              "start": {k: len(getattr(body, k)) for k in _FRAME_LISTS}}
+                    self.frames[name + suffix] = self._open_frames[id(child)] = record
                 stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
                               suffix))
             elif tag == "attach":
@@ -1264,6 +1337,8 @@ class _Loader:
                 body.cameras.append(_add_suffix(self._camera(child, childclass, xf), suffix))
             elif tag == "light":
                 self._check_attrs(child, _LIGHT_ATTRS)  # lighting: read, nothing to keep
+                if child.attrib.get("target"):  # a named body stays (fusestatic)
+                    self.spec.body_refs.add(child.attrib["target"])
             elif tag in _ERROR_BODY:
                 raise ModelError(f"{child.where()}: <{tag}> is not supported by jointspace "
                                  f"({_ERROR_BODY[tag]}); expand it into plain bodies or use "
@@ -1307,11 +1382,13 @@ class _Loader:
             raise ModelError(f"{node.where()}: <model> needs a file attribute naming an MJCF "
                              f"file")
         data, path = self._read_include(node, rel)
-        child = _Loader(self.assets).load(data, path)
+        loader = _Loader(self.assets)
+        child = loader.load(data, path)
         name = node.attrib.get("name") or child.name
         if name in self.models:
             raise ModelError(f"{node.where()}: model {name!r} is defined twice; rename one")
         self.models[name] = (child, node)
+        self.model_frames[name] = loader.frames
 
     def _attach(self, node, body, xf):
         """<attach model body prefix>: a copy of a body subtree of another model, inserted here.
@@ -1322,36 +1399,44 @@ class _Loader:
         pairs and exclusions that refer only to elements of the copy come with it, renamed;
         its keyframes become keyframes of this model that set the copy's joints and
         actuators (the rest at qpos0), named prefix + name (an unnamed one gets the prefix).
-        Without `body` the contents of the model's worldbody are inserted. The attached
-        elements follow this model's own in their lists, as in MuJoCo.
+        Without `body` the contents of the model's worldbody are inserted; with `frame` the
+        contents of one of its named frames, posed by the frame's own pos and orientation
+        (the frames around it do not count, as in MuJoCo). The attached elements follow
+        this model's own in their lists, as in MuJoCo.
         """
         self._check_attrs(node, {"model", "body", "frame", "prefix"})
         where = node.where()
-        if "frame" in node.attrib:
-            raise ModelError(f"{where}: attaching a <frame> is not supported by jointspace; "
-                             f"attach a body (body=) or the whole worldbody (no body=)")
-        if "model" not in node.attrib:
-            raise ModelError(f"{where}: <attach> without model= (attaching part of this "
-                             f"model to itself) is not supported by jointspace; declare "
-                             f"<model> in <asset> and attach from it")
+        if "frame" in node.attrib and "body" in node.attrib:
+            raise ModelError(f"{where}: <attach> takes body= or frame=, not both")
         if "prefix" not in node.attrib:
             raise ModelError(f"{where}: <attach> needs a prefix attribute (it may be empty)")
-        name, prefix = node.attrib["model"], node.attrib["prefix"]
-        if name not in self.models:
-            known = ", ".join(sorted(self.models)) or "none"
-            raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); add "
-                             f"<model name='{name}' file='...'/> to <asset>")
-        child = self.models[name][0]
-        self._check_attach_compiler(node, child)
+        prefix = node.attrib["prefix"]
+        itself = "model" not in node.attrib
+        if itself:  # self-attach: a copy of a body or frame of this model as read so far
+            if "body" not in node.attrib and "frame" not in node.attrib:
+                raise ModelError(f"{where}: <attach> without model= copies a body or frame of "
+                                 f"this model: give body= or frame=")
+            name, child, own_options = None, self.spec, None
+        else:
+            name = node.attrib["model"]
+            if name not in self.models:
+                known = ", ".join(sorted(self.models)) or "none"
+                raise ModelError(f"{where}: model {name!r} is not declared (models: {known}); "
+                                 f"add <model name='{name}' file='...'/> to <asset>")
+            child = self.models[name][0]
+            own_options = self._check_attach_compiler(node, child)
+        what = "this model" if itself else f"model {name!r}"
         bname = node.attrib.get("body")
         if bname is not None:
             found = next((b for b in _walk(child.world) if b is not child.world
                           and b.name == bname), None)
             if found is None:
-                raise ModelError(f"{where}: model {name!r} has no body {bname!r}; name one of "
-                                 f"its bodies")
+                raise ModelError(f"{where}: {what} has no body {bname!r}" + (
+                    " above this <attach>" if itself else "") + "; name one of its bodies")
             top = copy.deepcopy(found)
             roots, extras = [top], None
+        elif "frame" in node.attrib:
+            roots, extras = self._frame_contents(node, name)
         else:
             world = copy.deepcopy(child.world)
             roots, extras = world.children, world
@@ -1376,7 +1461,7 @@ class _Loader:
 
         def reelement(e):
             rename(e)
-            for g in getattr(e, "geoms", ()):
+            for g in getattr(e, "geoms", ()) if not itself else ():  # copied assets renamed
                 for key in ("mesh", "material"):
                     if getattr(g, key):
                         setattr(g, key, prefix + getattr(g, key))
@@ -1390,6 +1475,8 @@ class _Loader:
         for root in roots:
             for b in _walk(root):
                 reelement(b)
+                if own_options and b.compiler is None:
+                    b.compiler = dict(own_options)
             root.pos, root.quat = _compose(xf, np.asarray(root.pos, dtype=np.float64),
                                            np.asarray(root.quat, dtype=np.float64))
             body.children.append(root)
@@ -1402,26 +1489,67 @@ class _Loader:
                     x.pos, x.quat = _compose(xf, np.asarray(x.pos, dtype=np.float64),
                                              np.asarray(x.quat, dtype=np.float64))
                     dest.append(x)
+        if itself:  # the elements naming the copy are read below: copied at the end
+            self.self_attached.append((inside, prefix, where))
+            return
         spec = self.spec
+        spec.body_refs |= {prefix + b for b in child.body_refs}
         for m in child.meshes:
             spec.meshes.append(rename(copy.deepcopy(m)))
         for m in child.materials:
             spec.materials.append(rename(copy.deepcopy(m)))
         self._attach_elements(child, inside, prefix, where)
 
-    def _check_attach_compiler(self, node, child):
-        """The attached model's mass and inertia options must be this model's."""
-        for key in ("inertiafromgeom", "balanceinertia", "boundmass", "boundinertia",
-                    "settotalmass", "inertiagrouprange", "alignfree", "fitaabb",
-                    "discardvisual"):
-            mine, theirs = getattr(self.spec, key), getattr(child, key)
-            if mine != theirs:
-                raise ModelError(f"{node.where()}: the attached model sets <compiler "
-                                 f"{key}={theirs!r}> and this model {mine!r}; jointspace "
-                                 f"compiles one model with one setting: make them equal")
+    def _frame_contents(self, node, model):
+        """Copies of the bodies and of the geoms, sites, cameras (in a BodySpec) of a frame.
 
-    def _attach_elements(self, child, inside, prefix, where):
-        """Copy the attached model's non-tree elements that refer only to the copy."""
+        Their poses become relative to the frame's parent context (pose ← xf⁻¹ pose, xf that
+        context relative to the holding body), so that the frame's own pose stays on them.
+        """
+        fname = node.attrib["frame"]
+        record = (self.frames if model is None else self.model_frames[model]).get(fname)
+        if record is None or "end" not in record:
+            what = "this model" if model is None else f"model {model!r}"
+            raise ModelError(f"{node.where()}: {what} has no frame {fname!r}" + (
+                " above this <attach>" if model is None else "") + "; name one of its "
+                "<frame name=...> elements")
+        body, (start, end) = record["body"], (record["start"], record["end"])
+        if end["joints"] > start["joints"]:
+            raise ModelError(f"{node.where()}: frame {fname!r} ({record['where']}) holds a "
+                             f"joint of its body; jointspace attaches frames of bodies, "
+                             f"geoms, sites and cameras: attach the body instead")
+        xf = record["parent_xf"]
+        inv = None
+        if xf is not None:
+            q = np.asarray(xf[1], dtype=np.float64) * [1.0, -1.0, -1.0, -1.0]
+            inv = (-frames.rotate(q, np.asarray(xf[0], dtype=np.float64)), q)
+        out = {k: copy.deepcopy(getattr(body, k)[start[k]:end[k]]) for k in _FRAME_LISTS}
+        for k in ("children", "geoms", "sites", "cameras"):
+            for e in out[k]:
+                e.pos, e.quat = _compose(inv, np.asarray(e.pos, dtype=np.float64),
+                                         np.asarray(e.quat, dtype=np.float64))
+        extras = BodySpec(name="")
+        extras.geoms, extras.sites, extras.cameras = out["geoms"], out["sites"], out["cameras"]
+        return out["children"], extras
+
+    def _check_attach_compiler(self, node, child):
+        """The attached model's per-body mass options where they differ from this model's.
+
+        MuJoCo compiles each body with the options of the model it came from (inertia from
+        geoms, bounds, balancing, the inertia group range, free-body alignment); the options
+        of the whole model (settotalmass, discardvisual, fitaabb) are this model's, the
+        attached model's are ignored. Returns None when every per-body option is this
+        model's.
+        """
+        own = {key: getattr(child, key) for key in _BODY_COMPILER
+               if getattr(child, key) != getattr(self.spec, key)}
+        return own or None
+
+    def _attach_elements(self, child, inside, prefix, where, keys=True):
+        """Copy the attached model's non-tree elements that refer only to the copy.
+
+        A self-attach (`keys` False) copies no keyframe, as MuJoCo's.
+        """
         spec = self.attached
         tendons = set()
         for t in child.tendons:
@@ -1478,7 +1606,8 @@ class _Loader:
                 x = copy.deepcopy(x)
                 x.body1, x.body2 = prefix + x.body1, prefix + x.body2
                 spec["excludes"].append(x)
-        self._attach_keys(child, inside, prefix, where)
+        if keys:
+            self._attach_keys(child, inside, prefix, where)
 
     def _attach_keys(self, child, inside, prefix, where):
         """Keyframes of the attached model, as values of the copy's joints and actuators."""
@@ -2150,7 +2279,7 @@ class _Loader:
             if child.tag != "skin":
                 raise ModelError(f"{child.where()}: deformable <{child.tag}> is not supported "
                                  f"by jointspace; remove it or use MuJoCo for this model")
-        self._skip(node)
+            self._silent_asset(child)  # a skinned mesh to render
 
     # ---- cross references and warnings ------------------------------------------------
 

@@ -209,7 +209,10 @@ class BodySpec:
     """A rigid body, its pose relative to its parent, and what is attached to it.
 
     `gravcomp` is the fraction of the body's weight cancelled by an upward force at its
-    center of mass (MJCF `gravcomp`; qfrc_gravcomp).
+    center of mass (MJCF `gravcomp`; qfrc_gravcomp). `compiler`, when set, holds the body's
+    own values of the ModelSpec's per-body mass options (inertiafromgeom, boundmass,
+    boundinertia, balanceinertia, inertiagrouprange, alignfree): those of the file an MJCF
+    `<attach>` copied it from, as MuJoCo compiles each body with its own model's options.
     """
 
     name: str = ""
@@ -223,6 +226,7 @@ class BodySpec:
     children: list = field(default_factory=list)
     mocap: bool = False
     gravcomp: float = 0.0
+    compiler: dict | None = None
     source: str = ""
 
     def add_body(self, **kw) -> BodySpec:
@@ -256,7 +260,8 @@ class MeshSpec:
 
     As MJCF's <mesh>: the vertices are rounded to single precision, then moved by `refpos`,
     rotated by the inverse of `refquat` and multiplied by `scale`; `inertia` is MuJoCo's mesh
-    inertia mode ("legacy", "exact", "convex" or "shell").
+    inertia mode ("legacy", "exact", "convex" or "shell"); `maxhullvert` caps the convex
+    hull's vertices as MuJoCo's qhull call does (-1: no cap).
     """
 
     name: str = ""
@@ -267,6 +272,7 @@ class MeshSpec:
     refpos: tuple = (0.0, 0.0, 0.0)
     refquat: tuple = (1.0, 0.0, 0.0, 0.0)
     inertia: str = "legacy"
+    maxhullvert: int = -1  # -1, or the most vertices of the convex hull (at least 4)
     source: str = ""
 
 
@@ -471,7 +477,12 @@ class ModelSpec:
     `align` overrides it). `fitaabb`: a primitive geom that names a mesh is fitted to the
     mesh's bounding box instead of its equivalent inertia box. `discardvisual`: geoms that
     neither collide nor are named by a pair, tendon or sensor are removed after they gave
-    their body mass, with the meshes only they used, and every material.
+    their body mass, with the meshes only they used, and every material. `fusestatic`:
+    bodies without joints merge into their parents as MuJoCo's compiler fuses them, unless
+    they are mocap bodies, carry a force or torque sensor's site, or are named by an element
+    (equality, exclude, sensor, actuator, camera target, or a name in `body_refs`: the bodies
+    that elements read but not kept name, such as light targets, skin bones and custom
+    tuples).
     """
 
     name: str = "model"
@@ -498,5 +509,7 @@ class ModelSpec:
     alignfree: bool = False
     fitaabb: bool = False
     discardvisual: bool = False
+    fusestatic: bool = False
+    body_refs: set = field(default_factory=set)
     source: str = ""
     warnings: list = field(default_factory=list)
