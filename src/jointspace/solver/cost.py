@@ -461,14 +461,15 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
     _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad)
     g1 = dot(v, Ma, nv) - dot(d.qfrc_smooth, v, nv)
     g2 = 0.5 * dot(v, Mv, nv)
-    # points are (α, cost, d1, d2)
-    p0 = np.zeros(4)
-    p1 = np.empty(4)
-    p2 = np.empty(4)
-    n1 = np.empty(4)
-    n2 = np.empty(4)
-    pm = np.empty(4)
-    ev = np.empty(3)
+    # points are (α, cost, d1, d2), rows of one block
+    pts = np.zeros((7, 4))
+    p0 = pts[0]
+    p1 = pts[1]
+    p2 = pts[2]
+    n1 = pts[3]
+    n2 = pts[4]
+    pm = pts[5]
+    ev = pts[6]  # (cost, d1, d2) of one evaluation
     neval = 0
 
     _ls_eval(d, 0.0, jar, Jv, cdim, cmu, quad, g1, g2, ev)

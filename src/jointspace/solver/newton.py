@@ -184,7 +184,7 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
 def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint."""
     nv = m.nv
-    nefc = d.nefc[0]
+    nefc = np.int64(d.nefc[0])
     tol = m.opt_tolerance[0]
     elliptic = False
     for i in range(nefc):
@@ -194,27 +194,37 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     qacc = d.qacc
     force = d.efc_force
     state = d.efc_state
-    Ma = np.empty(nv)
-    Mv = np.empty(nv)
-    grad = np.empty(nv)
-    Mgrad = np.empty(nv)
-    search = np.empty(nv)
-    jar = np.empty(nefc)
-    Jv = np.empty(nefc)
-    quad = np.empty((nefc, 9))
-    hcone = np.empty((nefc, 36))
-    oldstate = np.empty(nefc, dtype=np.int32)
-    H = np.empty((nv, nv))
-    Hc = np.empty((nv, nv))
-    U = np.empty((6, 6))
-    x = np.empty(nv)
-    res = np.empty(3)
-    gstart = np.empty(nefc + 1, dtype=np.int32)
-    gnnz = np.empty(nefc, dtype=np.int32)
-    gind = np.empty((nefc, nv), dtype=np.int32)
+    # scratch: one float and one int block cut into views (an allocation costs about as
+    # much as a small product here); cone Hessians only for elliptic contacts
+    nh = nefc if elliptic else 1
+    fb = np.empty(8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 39)
+    ib = np.empty(nefc * (nv + 3) + 1, dtype=np.int32)
+    Ma = fb[0:nv]
+    Mv = fb[nv:2 * nv]
+    grad = fb[2 * nv:3 * nv]
+    Mgrad = fb[3 * nv:4 * nv]
+    search = fb[4 * nv:5 * nv]
+    x = fb[5 * nv:6 * nv]
+    vals = fb[6 * nv:7 * nv]
+    o = 8 * nv
+    jar = fb[o:o + nefc]
+    Jv = fb[o + nefc:o + 2 * nefc]
+    o += 2 * nefc
+    quad = fb[o:o + 9 * nefc].reshape((nefc, 9))
+    o += 9 * nefc
+    hcone = fb[o:o + 36 * nh].reshape((nh, 36))
+    o += 36 * nh
+    H = fb[o:o + nv * nv].reshape((nv, nv))
+    Hc = fb[o + nv * nv:o + 2 * nv * nv].reshape((nv, nv))
+    G = fb[o + 2 * nv * nv:o + 3 * nv * nv].reshape((nv, nv))
+    o += 3 * nv * nv
+    U = fb[o:o + 36].reshape((6, 6))
+    res = fb[o + 36:o + 39]
+    oldstate = ib[0:nefc]
+    gnnz = ib[nefc:2 * nefc]
+    gstart = ib[2 * nefc:3 * nefc + 1]
+    gind = ib[3 * nefc + 1:3 * nefc + 1 + nefc * nv].reshape((nefc, nv))
     ng = _row_pattern(d, gstart, gnnz, gind)
-    G = np.empty((nv, nv))
-    vals = np.empty(nv)
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
     mul_m(m, d.qM, qacc, Ma)
