@@ -205,3 +205,79 @@ def test_real_model_with_contacts_matches(dist, path):
         err = np.max(np.abs(d.qacc - md.qacc), initial=0.0) / max(
             1.0, np.max(np.abs(md.qacc), initial=0.0))
         assert err <= tol, f"{path}: qacc differs by {err:.3g} with {md.ncon} contacts"
+
+
+# compiled Model fields compared one to one with MuJoCo's (same names and layouts); frames
+# whose sign is free (quaternions) up to sign, inertias as the full tensor in the body frame
+# (principal axes may come out in another order or sign), relative to max(1, |x|)
+COMPILED_FIELDS = (
+    "body_parentid", "body_rootid", "body_jntnum", "body_jntadr", "body_dofnum", "body_dofadr",
+    "body_geomnum", "body_geomadr", "body_pos", "body_ipos", "body_mass", "body_gravcomp",
+    "jnt_type", "jnt_bodyid", "jnt_qposadr", "jnt_dofadr", "jnt_pos", "jnt_axis",
+    "jnt_stiffness", "jnt_range", "jnt_limited", "jnt_margin", "jnt_solref", "jnt_solimp",
+    "dof_bodyid", "dof_jntid", "dof_parentid", "dof_armature", "dof_damping",
+    "dof_frictionloss", "qpos0", "qpos_spring",
+    "geom_type", "geom_bodyid", "geom_contype", "geom_conaffinity", "geom_condim",
+    "geom_priority", "geom_size", "geom_rbound", "geom_pos", "geom_friction", "geom_solmix",
+    "geom_solref", "geom_solimp", "geom_margin", "geom_gap", "geom_group",
+    "site_bodyid", "site_type", "site_size", "site_pos",
+    "actuator_trntype", "actuator_dyntype", "actuator_gaintype", "actuator_biastype",
+    "actuator_trnid", "actuator_gear", "actuator_ctrllimited", "actuator_forcelimited",
+    "actuator_ctrlrange", "actuator_forcerange", "actuator_gainprm", "actuator_biasprm",
+    "actuator_dynprm", "actuator_lengthrange",
+    "tendon_stiffness", "tendon_damping", "tendon_range", "tendon_lengthspring",
+    "eq_type", "eq_obj1id", "eq_obj2id", "eq_data",
+    "opt_timestep", "opt_gravity",
+)
+QUAT_FIELDS = ("body_quat", "geom_quat", "site_quat")
+
+
+def _quat_rot(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _mj_field(mj, name):
+    if name.startswith("opt_"):
+        return np.asarray(getattr(mj.opt, name[4:]))
+    return np.asarray(getattr(mj, name))
+
+
+@pytest.mark.parametrize("dist, path", [f for f in FILES if f[1] not in REFUSED],
+                         ids=[pathlib.Path(p).stem + "-" + d for d, p in FILES
+                              if p not in REFUSED])
+def test_real_model_compiled_fields_equal_mujocos(dist, path):
+    """Masses, inertias, frames, sizes, joint, actuator and tendon parameters, as compiled."""
+    f, mj, m, err = _load_both(dist, path)
+    assert err is None, err
+    bad = []
+    for name in COMPILED_FIELDS:
+        want = _mj_field(mj, name)
+        got = np.asarray(m.opt_timestep[0] if name == "opt_timestep" else getattr(m, name))
+        got = got.reshape(want.shape) if got.size == want.size else got
+        if got.shape != want.shape:
+            bad.append(f"{name}: shape {got.shape} vs {want.shape}")
+            continue
+        e = float(np.max(np.abs(got - want), initial=0.0)) / max(
+            1.0, float(np.max(np.abs(want), initial=0.0)))
+        if e > SMOOTH_TOL:
+            bad.append(f"{name}: {e:.3g}")
+    for name in QUAT_FIELDS:
+        got, want = getattr(m, name), np.asarray(getattr(mj, name))
+        e = max((min(np.abs(g - w).max(), np.abs(g + w).max()) for g, w in zip(got, want)),
+                default=0.0)
+        if e > SMOOTH_TOL:
+            bad.append(f"{name}: {e:.3g} (up to sign)")
+    for b in range(mj.nbody):
+        tensors = []
+        for inertia, iquat in ((m.body_inertia[b], m.body_iquat[b]),
+                               (mj.body_inertia[b], mj.body_iquat[b])):
+            R = _quat_rot(iquat)
+            tensors.append(R @ np.diag(inertia) @ R.T)
+        e = np.abs(tensors[0] - tensors[1]).max() / max(1.0, np.abs(tensors[1]).max())
+        if e > SMOOTH_TOL:
+            bad.append(f"body {b} inertia tensor: {e:.3g}")
+            break
+    assert not bad, f"{path}: " + "; ".join(bad)

@@ -309,7 +309,7 @@ MODEL_FIELDS = (
     ("eq_active0", "b", ("neq",), "initial activation"),
     ("eq_solref", "f", ("neq", 2), "constraint solref"),
     ("eq_solimp", "f", ("neq", 5), "constraint solimp"),
-    ("eq_data", "f", ("neq", 11), "type-specific data (anchors, relpose, polycoef)"),
+    ("eq_data", "f", ("neq", 12), "type-specific data (anchors, relpose, polycoef; mjNEQDATA)"),
     # explicit contact pairs and exclusions
     ("pair_dim", "i", ("npair",), "contact dimensionality"),
     ("pair_geom1", "i", ("npair",), "id of geom 1"),

@@ -1335,13 +1335,14 @@ class _Compiler:
             if e.type not in EQUALITY_TYPES:
                 raise ModelError(f"unknown equality type {e.type!r}{_where(e)}")
             self.names["equality"].append(e.name)
-            data = np.zeros(11)
+            data = np.zeros(12)
             # MuJoCo leaves the object type of joint and tendon couplings unset (0)
             objtype = 0 if e.type in ("joint", "tendon") else T.OBJ_BODY
             if e.type in ("joint", "tendon"):
                 o1 = self.lookup(e.type, e.obj1, e, f"equality {e.type}1")
                 o2 = self.lookup(e.type, e.obj2, e, f"equality {e.type}2") if e.obj2 else -1
                 data[:5] = np.resize(np.asarray(e.polycoef, dtype=np.float64), 5)
+                data[10] = 1.0  # MuJoCo 4.0 keeps its spec's default torquescale here
             elif e.objtype == "site":
                 objtype = T.OBJ_SITE
                 o1 = self.lookup("site", e.obj1, e, "equality site1")
@@ -1358,15 +1359,18 @@ class _Compiler:
                 o1 = self.lookup("body", e.obj1, e, "equality body1")
                 o2 = self.lookup("body", e.obj2, e, "equality body2") if e.obj2 else 0
                 data[:3] = e.anchor
+                data[10] = 1.0
                 if e.type == "weld":
                     if e.relpose is not None:
                         data[3:10] = e.relpose
+                    else:
+                        data[11] = 1.0  # MuJoCo 4.0's flag: relpose from the pose at qpos0
                     data[10] = e.torquescale
             rows.append(dict(type=_EQ[e.type], obj1id=o1, obj2id=o2, objtype=objtype,
                              active0=int(e.active), solref=e.solref, solimp=e.solimp,
                              data=data))
         n = len(rows)
-        shapes = dict(solref=(2,), solimp=(5,), data=(11,))
+        shapes = dict(solref=(2,), solimp=(5,), data=(12,))
         for k in ("type", "obj1id", "obj2id", "objtype", "active0", "solref", "solimp",
                   "data"):
             A["eq_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(

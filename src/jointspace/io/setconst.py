@@ -203,9 +203,9 @@ def set_constants(m, d, stat=True):
             # data[3:6] = the anchor (given in body1's frame) in body2's frame at qpos0
             p = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ data[0:3]
             data[3:6] = d.xmat[b2].reshape(3, 3).T @ (p - d.xpos[b2])
-        elif m.eq_type[i] == EQ_WELD and not np.any(data[6:10]):
-            # data[3:6] = the anchor (given in body2's frame) in body1's frame;
-            # data[6:10] = q1⁻¹ ⊗ q2 at qpos0
+        elif m.eq_type[i] == EQ_WELD and data[11] == 1.0:
+            # no relpose given (data[11] = 1, MuJoCo 4.0's flag): data[3:6] = the anchor
+            # (given in body2's frame) in body1's frame; data[6:10] = q1⁻¹ ⊗ q2 at qpos0
             p = d.xpos[b2] + d.xmat[b2].reshape(3, 3) @ data[0:3]
             data[3:6] = d.xmat[b1].reshape(3, 3).T @ (p - d.xpos[b1])
             q1 = d.xquat[b1] * np.array([1.0, -1.0, -1.0, -1.0])
