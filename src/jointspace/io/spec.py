@@ -375,6 +375,8 @@ class TendonSpec:
     armature: float = 0.0
     frictionloss: float = 0.0
     springlength: tuple = (-1.0, -1.0)
+    actfrclimited: bool = False
+    actfrcrange: tuple = (0.0, 0.0)
     solref_limit: tuple = DEFAULT_SOLREF
     solimp_limit: tuple = DEFAULT_SOLIMP
     solref_friction: tuple = DEFAULT_SOLREF
