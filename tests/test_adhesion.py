@@ -20,15 +20,15 @@ CONSTRAINED_TOL = 1e-6
 TRAJECTORY_TOL = 1e-6
 
 ADHESION = """<mujoco><option integrator="{integrator}" cone="{cone}"/>
+<default><geom condim="{condim}"/></default>
 <worldbody>
 <geom name="wall" type="plane" pos="0.3 0 0" zaxis="-1 0 0" size="1 1 .1"/>
 <geom name="floor" type="plane" size="1 1 .1"/>
 <body name="arm" pos="0 0 .5"><joint name="sh" type="hinge" axis="0 1 0" damping=".5"/>
 <geom type="capsule" fromto="0 0 0 .15 0 0" size=".03"/>
 <body name="pad" pos=".15 0 0"><joint name="sl" type="slide" axis="1 0 0" damping="1"/>
-<geom name="p1" type="box" size=".05 .05 .05" pos=".05 0 .02" margin=".02" gap=".01"
-      condim="{condim}"/>
-<geom name="p2" type="sphere" size=".04" pos=".06 0 -.04" condim="{condim}"/></body></body>
+<geom name="p1" type="box" size=".05 .05 .05" pos=".05 0 .02" margin=".02" gap=".01"/>
+<geom name="p2" type="sphere" size=".04" pos=".06 0 -.04"/></body></body>
 <body name="box" pos="-.3 0 .1"><freejoint/><geom type="box" size=".1 .1 .1" margin=".01"/>
 </body>
 </worldbody>

@@ -545,10 +545,6 @@ def actuation(m, d):
         ctrl[:] = 0.0
     h = m.opt_timestep[0]
     for i in range(nu):
-        gp = m.actuator_gainprm[i]
-        bp = m.actuator_biasprm[i]
-        length = d.actuator_length[i]
-        vel = d.actuator_velocity[i]
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
         x = ctrl[i]
@@ -564,23 +560,7 @@ def actuation(m, d):
                 rate = 0.0
             d.act_dot[adr] = rate
             x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
-        # force = gain · (ctrl or act) + bias
-        gt = m.actuator_gaintype[i]
-        if gt == GAIN_MUSCLE:
-            gain = muscle_gain(length, vel, m.actuator_lengthrange[i, 0],
-                               m.actuator_lengthrange[i, 1], m.actuator_acc0[i], gp)
-        else:
-            gain = gp[0]
-            if gt == GAIN_AFFINE:
-                gain += gp[1] * length + gp[2] * vel
-        f = gain * x
-        bt = m.actuator_biastype[i]
-        if bt == BIAS_AFFINE:
-            f += bp[0] + bp[1] * length + bp[2] * vel
-        elif bt == BIAS_MUSCLE:
-            f += muscle_bias(length, m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
-                             m.actuator_acc0[i], bp)
-        d.actuator_force[i] = f
+        d.actuator_force[i] = _force(m, d, i, x)
     if m.ntendon:
         _tendon_level(m, d)
     for i in range(nu):
@@ -593,6 +573,75 @@ def actuation(m, d):
         for c in range(lo, hi):
             d.qfrc_actuator[c] += mom[c] * f
     _joint_level(m, d)
+
+
+@njit(cache=True)
+def _force(m, d, i, x):
+    """Actuator i's force before any clamp: gain · x + bias, x its control or activation."""
+    gp = m.actuator_gainprm[i]
+    bp = m.actuator_biasprm[i]
+    length = d.actuator_length[i]
+    vel = d.actuator_velocity[i]
+    gt = m.actuator_gaintype[i]
+    if gt == GAIN_MUSCLE:
+        gain = muscle_gain(length, vel, m.actuator_lengthrange[i, 0],
+                           m.actuator_lengthrange[i, 1], m.actuator_acc0[i], gp)
+    else:
+        gain = gp[0]
+        if gt == GAIN_AFFINE:
+            gain += gp[1] * length + gp[2] * vel
+    f = gain * x
+    bt = m.actuator_biastype[i]
+    if bt == BIAS_AFFINE:
+        f += bp[0] + bp[1] * length + bp[2] * vel
+    elif bt == BIAS_MUSCLE:
+        f += muscle_bias(length, m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
+                         m.actuator_acc0[i], bp)
+    return f
+
+
+@njit(cache=True)
+def _input(m, d, i):
+    """The control or activation actuator i's force is computed from (as in `actuation`).
+
+    With dynamics its activation (the next step's with actearly, from d.act_dot); else its
+    clamped control, 0 when some control is bad.
+    """
+    adr = m.actuator_actadr[i]
+    if m.actuator_dyntype[i] != DYN_NONE:
+        if m.actuator_actearly[i]:
+            return next_activation(m, i, d.act[adr], d.act_dot[adr], m.opt_timestep[0])
+        return d.act[adr]
+    clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
+    x = 0.0
+    for k in range(m.nu):
+        u = d.ctrl[k]
+        if clamp and m.actuator_ctrllimited[k]:
+            u = min(max(u, m.actuator_ctrlrange[k, 0]), m.actuator_ctrlrange[k, 1])
+        if not (abs(u) <= MAXVAL):
+            return 0.0
+        if k == i:
+            x = u
+    return x
+
+
+@njit(cache=True)
+def tendon_clamped(m, d, i):
+    """True when actuator i acts on a tendon whose total actuator force was scaled.
+
+    The total of the unclamped forces lies outside tendon_actfrcrange (`_tendon_level`).
+    """
+    if m.actuator_trntype[i] != TRN_TENDON:
+        return False
+    t = m.actuator_trnid[i, 0]
+    if not m.tendon_actfrclimited[t]:
+        return False
+    total = 0.0
+    for k in range(m.nu):
+        if m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t:
+            total += _force(m, d, k, _input(m, d, k))
+    return total != 0.0 and (total < m.tendon_actfrcrange[t, 0]
+                             or total > m.tendon_actfrcrange[t, 1])
 
 
 @njit(cache=True)
@@ -651,6 +700,9 @@ def _joint_level(m, d):
 def actuator_damping(m, d, i):
     """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
 
+    Clamped: at or beyond forcerange, or on a tendon whose total actuator force is scaled
+    into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured).
+
     The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
     velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
     mjd_actuator_vel's approximation), or with activation dynamics times act (the next
@@ -662,6 +714,8 @@ def actuator_damping(m, d, i):
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
             return 0.0
+    if m.ntendon and tendon_clamped(m, d, i):
+        return 0.0
     dfdv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         dfdv = m.actuator_biasprm[i, 2]
