@@ -106,6 +106,16 @@ def _compare_forward(m, mj, seed, ctrl_scale):
     return err
 
 
+@pytest.mark.parametrize("xml", [ACTFRC, ARMATURE], ids=["actfrc", "armature"])
+def test_compiled_constants_match_mujoco(xml):
+    """The qpos0 constants, with the tendon armature in M (set_const)."""
+    m, mj = _pair(xml)
+    for name in ("tendon_armature", "tendon_length0", "tendon_invweight0", "actuator_acc0",
+                 "dof_invweight0", "body_invweight0"):
+        a = getattr(m, name)
+        assert _rel(a, np.asarray(getattr(mj, name)).reshape(a.shape)) <= SMOOTH_TOL, name
+
+
 def test_actuatorfrcrange_matches_mujoco():
     """The tendon clamp scales each actuator's force, then forcerange clamps it."""
     m, mj = _pair(ACTFRC)
