@@ -44,6 +44,10 @@ def _models():
         "gymnasium", "gymnasium/envs/mujoco/assets/swimmer.xml"), "RK4"
     yield "dm_control swimmer (fluid)", real_model(
         "dm-control", "dm_control/suite/swimmer.xml"), "RK4"
+    yield "gymnasium swimmer (fluid), implicit", real_model(
+        "gymnasium", "gymnasium/envs/mujoco/assets/swimmer.xml"), "implicit"
+    yield "dm_control swimmer (fluid), implicitfast", real_model(
+        "dm-control", "dm_control/suite/swimmer.xml"), "implicitfast"
     yield "humanoid", _humanoid(False), "Euler"
     yield "humanoid + gravcomp, actuatorfrcrange", _humanoid(True), "Euler"
 

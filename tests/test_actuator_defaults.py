@@ -167,7 +167,14 @@ CASES += [
 
 # MuJoCo loads these; jointspace refuses them with a ModelError naming the cause
 REFUSED = [
-    ('', '<adhesion body="b" gain="2" ctrlrange="0 1"/>', "body transmissions"),
+    ('', f'<motor {J} armature="0.1"/>', "actuator armature"),
+]
+
+# the body transmission of adhesion actuators: their parameters and acc0 (0: no contacts
+# at qpos0), directly and through a default class
+CASES += [
+    ('', '<adhesion body="b" gain="2" ctrlrange="0 1"/>'),
+    ('<adhesion gain="3" ctrlrange="0 2" forcerange="0 4"/>', '<adhesion body="b"/>'),
 ]
 
 _DYN = ("none", "integrator", "filter", "filterexact", "muscle")

@@ -13,12 +13,15 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
                 site with refsite:   length = the site's position and rotation vector in the
                                      refsite frame · gear, moment from the Jacobian differences
                 slidercrank:         length = a·v − sqrt((a·v)² + r² − v·v) (`_slidercrank_moment`)
+                body (adhesion):     length = 0, moment = −mean of the normal Jacobians of
+                                     the body's contacts (`body_transmission`, after the
+                                     constraint rows)
   velocity      actuator_velocity = moment · qvel
   force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed) or
                 gainprm₀ + gainprm₁ length + gainprm₂ velocity (affine),
                 bias = biasprm₀ + biasprm₁ length + biasprm₂ velocity (affine)
                 ctrl is clamped to ctrlrange when ctrllimited (d.ctrl itself is untouched),
-                f to forcerange when forcelimited
+                f to forcerange when forcelimited (after the tendon clamp below)
   activation    act_dot (actuators with dynamics; act is their last activation):
                 integrator  u;  filter, filterexact  (u − act) / max(MINVAL, τ), τ = dynprm₀;
                 muscle  (ū − act) / τ(ū − act), ū = clamp(u, 0, 1), τ from dynprm (τ_act,
@@ -27,6 +30,9 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
                 actearly; the next act (`next_activation`) is act + h act_dot, or with
                 filterexact act + act_dot τ (1 − exp(−h/τ)), then clamped to actrange when
                 actlimited. Muscle gain and bias: `muscle_gain`, `muscle_bias`.
+  tendon clamp  the forces of the actuators on a tendon with actuatorfrclimited are scaled
+                so that their sum lies in tendon_actfrcrange (`_tendon_level`), before the
+                forcerange clamp
   joint space   qfrc_actuator = momentᵀ f, plus qfrc_gravcomp on the dofs of joints with
                 actuatorgravcomp; then each joint with actuatorfrclimited has its (first)
                 dof's qfrc_actuator clamped to jnt_actfrcrange (MuJoCo's per-joint clamp)
@@ -43,6 +49,9 @@ from jointspace.rotation import quat_mul, rot_vec_quat
 from jointspace.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CONE_ELLIPTIC,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DSBL_GRAVITY,
@@ -58,6 +67,7 @@ from jointspace.types import (
     MAXVAL,
     MINVAL,
     SMALL_TRANSMISSION,
+    TRN_BODY,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_SITE,
@@ -131,6 +141,79 @@ def transmission(m, d):
                 _refsite_moment(m, d, i, tid, m.actuator_trnid[i, 1], gear, wrench, mom)
         elif trn == TRN_SLIDERCRANK:
             _slidercrank_moment(m, d, i, tid, m.actuator_trnid[i, 1], gear[0], mom)
+        elif trn == TRN_BODY:
+            # set by body_transmission once the contacts and their rows are known
+            d.actuator_length[i] = 0.0
+
+
+@njit(cache=True)
+def body_transmission(m, d):
+    """actuator_moment of body transmissions (adhesion) from the contacts of their body.
+
+    Runs after the constraint rows, as mj_transmission runs after mj_makeConstraint. Over
+    the n contacts of a geom of body b (either side), each contact's normal Jacobian row
+    (efc_J: the normal row for condim 1 and elliptic cones, the mean of the 2(dim − 1)
+    pyramid edges otherwise; for a contact in the margin's gap, with no rows,
+    n · (jacp(b2, p) − jacp(b1, p))) is summed, and
+
+        actuator_moment = −(Σ normal Jacobians) / n,   actuator_length = 0,
+
+    zero without contacts: a positive force pulls the body onto what it touches.
+    """
+    if m.nu == 0:
+        return
+    jacp = np.empty((3, m.nv))
+    jacr = np.empty((3, m.nv))
+    jac2 = np.empty((3, m.nv))
+    elliptic = m.opt_cone[0] == CONE_ELLIPTIC
+    for i in range(m.nu):
+        if m.actuator_trntype[i] != TRN_BODY:
+            continue
+        b = m.actuator_trnid[i, 0]
+        mom = d.actuator_moment[i]
+        mom[:] = 0.0
+        d.actuator_length[i] = 0.0
+        counter = 0
+        for c in range(d.ncon[0]):
+            b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+            b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+            if b1 != b and b2 != b:
+                continue
+            counter += 1
+            if d.contact_exclude[c] == 0:
+                continue
+            # in the gap: the normal component of the relative Jacobian at the contact point
+            jac_point(m, d, b1, d.contact_pos[c], jacp, jacr)
+            jac_point(m, d, b2, d.contact_pos[c], jac2, jacr)
+            n = d.contact_frame[c]
+            for k in range(m.nv):
+                mom[k] += (n[0] * (jac2[0, k] - jacp[0, k]) + n[1] * (jac2[1, k] - jacp[1, k])
+                           + n[2] * (jac2[2, k] - jacp[2, k]))
+        if counter == 0:
+            continue
+        # active contacts: efc_Jᵀ w, w selecting (or averaging) each contact's normal rows
+        prev = -1
+        for r in range(d.nefc[0]):
+            ct = d.efc_type[r]
+            if ct < CNSTR_CONTACT_FRICTIONLESS or ct > CNSTR_CONTACT_ELLIPTIC:
+                continue
+            c = d.efc_id[r]
+            first = c != prev
+            prev = c
+            b1 = m.geom_bodyid[d.contact_geom[c, 0]]
+            b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+            if b1 != b and b2 != b:
+                continue
+            dim = d.contact_dim[c]
+            if dim == 1 or elliptic:
+                wr = 1.0 if first else 0.0
+            else:
+                wr = 0.5 / (dim - 1)
+            if wr != 0.0:
+                for k in range(m.nv):
+                    mom[k] += wr * d.efc_J[r, k]
+        for k in range(m.nv):
+            mom[k] *= -1.0 / counter
 
 
 @njit(cache=True)
@@ -462,10 +545,6 @@ def actuation(m, d):
         ctrl[:] = 0.0
     h = m.opt_timestep[0]
     for i in range(nu):
-        gp = m.actuator_gainprm[i]
-        bp = m.actuator_biasprm[i]
-        length = d.actuator_length[i]
-        vel = d.actuator_velocity[i]
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
         x = ctrl[i]
@@ -481,30 +560,122 @@ def actuation(m, d):
                 rate = 0.0
             d.act_dot[adr] = rate
             x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
-        # force = gain · (ctrl or act) + bias
-        gt = m.actuator_gaintype[i]
-        if gt == GAIN_MUSCLE:
-            gain = muscle_gain(length, vel, m.actuator_lengthrange[i, 0],
-                               m.actuator_lengthrange[i, 1], m.actuator_acc0[i], gp)
-        else:
-            gain = gp[0]
-            if gt == GAIN_AFFINE:
-                gain += gp[1] * length + gp[2] * vel
-        f = gain * x
-        bt = m.actuator_biastype[i]
-        if bt == BIAS_AFFINE:
-            f += bp[0] + bp[1] * length + bp[2] * vel
-        elif bt == BIAS_MUSCLE:
-            f += muscle_bias(length, m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
-                             m.actuator_acc0[i], bp)
+        d.actuator_force[i] = _force(m, d, i, x)
+    if m.ntendon:
+        _tendon_level(m, d)
+    for i in range(nu):
+        f = d.actuator_force[i]
         if m.actuator_forcelimited[i]:
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
-        d.actuator_force[i] = f
+            d.actuator_force[i] = f
         mom = d.actuator_moment[i]
         lo, hi = _moment_range(m, i)
         for c in range(lo, hi):
             d.qfrc_actuator[c] += mom[c] * f
     _joint_level(m, d)
+
+
+@njit(cache=True)
+def _force(m, d, i, x):
+    """Actuator i's force before any clamp: gain · x + bias, x its control or activation."""
+    gp = m.actuator_gainprm[i]
+    bp = m.actuator_biasprm[i]
+    length = d.actuator_length[i]
+    vel = d.actuator_velocity[i]
+    gt = m.actuator_gaintype[i]
+    if gt == GAIN_MUSCLE:
+        gain = muscle_gain(length, vel, m.actuator_lengthrange[i, 0],
+                           m.actuator_lengthrange[i, 1], m.actuator_acc0[i], gp)
+    else:
+        gain = gp[0]
+        if gt == GAIN_AFFINE:
+            gain += gp[1] * length + gp[2] * vel
+    f = gain * x
+    bt = m.actuator_biastype[i]
+    if bt == BIAS_AFFINE:
+        f += bp[0] + bp[1] * length + bp[2] * vel
+    elif bt == BIAS_MUSCLE:
+        f += muscle_bias(length, m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
+                         m.actuator_acc0[i], bp)
+    return f
+
+
+@njit(cache=True)
+def _input(m, d, i):
+    """The control or activation actuator i's force is computed from (as in `actuation`).
+
+    With dynamics its activation (the next step's with actearly, from d.act_dot); else its
+    clamped control, 0 when some control is bad.
+    """
+    adr = m.actuator_actadr[i]
+    if m.actuator_dyntype[i] != DYN_NONE:
+        if m.actuator_actearly[i]:
+            return next_activation(m, i, d.act[adr], d.act_dot[adr], m.opt_timestep[0])
+        return d.act[adr]
+    clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
+    x = 0.0
+    for k in range(m.nu):
+        u = d.ctrl[k]
+        if clamp and m.actuator_ctrllimited[k]:
+            u = min(max(u, m.actuator_ctrlrange[k, 0]), m.actuator_ctrlrange[k, 1])
+        if not (abs(u) <= MAXVAL):
+            return 0.0
+        if k == i:
+            x = u
+    return x
+
+
+@njit(cache=True)
+def tendon_clamped(m, d, i):
+    """True when actuator i acts on a tendon whose total actuator force was scaled.
+
+    The total of the unclamped forces lies outside tendon_actfrcrange (`_tendon_level`).
+    """
+    if m.actuator_trntype[i] != TRN_TENDON:
+        return False
+    t = m.actuator_trnid[i, 0]
+    if not m.tendon_actfrclimited[t]:
+        return False
+    total = 0.0
+    for k in range(m.nu):
+        if m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t:
+            total += _force(m, d, k, _input(m, d, k))
+    return total != 0.0 and (total < m.tendon_actfrcrange[t, 0]
+                             or total > m.tendon_actfrcrange[t, 1])
+
+
+@njit(cache=True)
+def _tendon_level(m, d):
+    """Scale the forces of a tendon's actuators so that their sum lies in tendon_actfrcrange.
+
+    F_t = Σ_{i on t} actuator_force_i; outside [lo, hi] each is multiplied by lo / F_t or
+    hi / F_t (MuJoCo's clamp of the total tendon actuator force). As in MuJoCo 4.0 this
+    comes before each actuator's own forcerange clamp, and the sum is of the forces, not
+    of gear · force.
+    """
+    any_limited = False
+    for i in range(m.nu):
+        if (m.actuator_trntype[i] == TRN_TENDON
+                and m.tendon_actfrclimited[m.actuator_trnid[i, 0]]):
+            any_limited = True
+            break
+    if not any_limited:
+        return
+    total = np.zeros(m.ntendon)
+    for i in range(m.nu):
+        if m.actuator_trntype[i] == TRN_TENDON:
+            total[m.actuator_trnid[i, 0]] += d.actuator_force[i]
+    for i in range(m.nu):
+        if m.actuator_trntype[i] != TRN_TENDON:
+            continue
+        t = m.actuator_trnid[i, 0]
+        ft = total[t]
+        if not m.tendon_actfrclimited[t] or ft == 0.0:
+            continue
+        if ft < m.tendon_actfrcrange[t, 0]:
+            d.actuator_force[i] *= m.tendon_actfrcrange[t, 0] / ft
+        elif ft > m.tendon_actfrcrange[t, 1]:
+            d.actuator_force[i] *= m.tendon_actfrcrange[t, 1] / ft
 
 
 @njit(cache=True)
@@ -529,6 +700,9 @@ def _joint_level(m, d):
 def actuator_damping(m, d, i):
     """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
 
+    Clamped: at or beyond forcerange, or on a tendon whose total actuator force is scaled
+    into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured).
+
     The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
     velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
     mjd_actuator_vel's approximation), or with activation dynamics times act (the next
@@ -540,6 +714,8 @@ def actuator_damping(m, d, i):
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
             return 0.0
+    if m.ntendon and tendon_clamped(m, d, i):
+        return 0.0
     dfdv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         dfdv = m.actuator_biasprm[i, 2]

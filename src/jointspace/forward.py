@@ -5,7 +5,9 @@ forward(m, d), one compiled call:
                 → transmission                                                    `fwd_position`
                 → energy_pos
   rows          collision → make_constraint (efc_J, efc_pos, efc_R, …)            `fwd_rows`
+                → body_transmission (adhesion moments from the contact rows)
   velocity      ten_velocity → actuator_velocity → com_vel → passive → rne        `fwd_velocity`
+                → tendon_bias (tendon armature)
                 → energy_vel
   actuation     actuator_force, qfrc_actuator                                     `actuation`
   acceleration  qfrc_smooth = qfrc_passive − qfrc_bias + qfrc_applied + qfrc_actuator
@@ -26,7 +28,12 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace.actuation import actuation, actuator_velocity, transmission
+from jointspace.actuation import (
+    actuation,
+    actuator_velocity,
+    body_transmission,
+    transmission,
+)
 from jointspace.collision.driver import collision_stage
 from jointspace.constraint import make_constraint_stage, reference
 from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
@@ -35,7 +42,13 @@ from jointspace.dynamics.energy import energy_pos, energy_vel
 from jointspace.dynamics.factor import factor_m_stage, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.errors import JointspaceWarning
-from jointspace.kinematics import camlight, com_pos, com_vel_stage, kinematics_stage
+from jointspace.kinematics import (
+    camlight,
+    com_pos,
+    com_vel_stage,
+    kinematics_stage,
+    tendon_bias,
+)
 from jointspace.passive import passive
 from jointspace.sensor import sensor_stage
 from jointspace.solver import solve_stage
@@ -66,7 +79,10 @@ def fwd_position(m, d, mass):
 
 @njit(cache=True, inline="always")
 def fwd_rows(m, d):
-    """Contacts and constraint rows at the current poses (mj_collision, mj_makeConstraint).
+    """Contacts, constraint rows and the moments of body transmissions at the current poses.
+
+    mj_collision, mj_makeConstraint, then the adhesion actuators' moments, which need both
+    (`body_transmission`; mj_transmission runs after mj_makeConstraint).
 
     Collision is skipped, with ncon = 0, when the "constraint" or "contact" flag is
     disabled. Returns the rows requested (negative when some did not fit into njmax).
@@ -75,12 +91,19 @@ def fwd_rows(m, d):
         d.ncon[0] = 0
     else:
         collision_stage(m, d)
-    return make_constraint_stage(m, d)
+    nrows = make_constraint_stage(m, d)
+    if m.nu:
+        body_transmission(m, d)
+    return nrows
 
 
 @njit(cache=True)
 def fwd_velocity(m, d):
-    """Velocity stage: tendon and actuator velocities, cvel, passive forces, bias c(q, v)."""
+    """Velocity stage: tendon and actuator velocities, cvel, passive forces, bias c(q, v).
+
+    qfrc_bias is RNE's c(q, v) plus the tendon armature's bias (`tendon_bias`), as MuJoCo's
+    mj_fwdVelocity.
+    """
     if m.ntendon:
         tendon_velocity(m, d)
     actuator_velocity(m, d)
@@ -88,6 +111,8 @@ def fwd_velocity(m, d):
     passive(m, d)
     gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
     rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
+    if m.ntendon:
+        tendon_bias(m, d, d.qfrc_bias)
 
 
 @njit(cache=True)

@@ -79,6 +79,7 @@ from jointspace.integrate import (
     integrate_pos_kernel,
     is_free_body,
 )
+from jointspace.kinematics import tendon_bias
 from jointspace.sensor import contact_frame_forces, sensor_stage
 from jointspace.solver.cost import mul_j, mul_jt, mul_m, solve_m
 from jointspace.types import (
@@ -352,9 +353,11 @@ def _inv_acceleration(m, d, discrete):
             jar[i] -= d.efc_aref[i]
         _constraint_forces(d, jar, d.efc_force, d.efc_state)
         mul_jt(d, d.efc_force, d.qfrc_constraint)
-    # qfrc_inverse = M qacc + c(q, v) − qfrc_passive − qfrc_constraint
+    # qfrc_inverse = M qacc + c(q, v) (+ tendon armature bias) − qfrc_passive − qfrc_constraint
     gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
     rne(m, d, RNE_VEL | RNE_ACC | gravity, d.cfrc_ext, d.qfrc_inverse)
+    if m.ntendon:
+        tendon_bias(m, d, d.qfrc_inverse)
     for k in range(nv):
         d.qfrc_inverse[k] -= d.qfrc_passive[k] + d.qfrc_constraint[k]
     if discrete:

@@ -39,6 +39,8 @@ from jointspace.types import (
     JNT_FREE,
     JNT_SLIDE,
     MINVAL,
+    WRAP_JOINT,
+    WRAP_PULLEY,
 )
 
 
@@ -567,6 +569,88 @@ def jac_dot_qvel(m, d, body, point, out):
     out[3] = s[0]
     out[4] = s[1]
     out[5] = s[2]
+
+
+@njit(cache=True)
+def _point_velocity(m, d, body, point, out):
+    """World linear velocity of a point fixed to a body: v_lin + ω × r (cvel at subtree_com)."""
+    root = m.body_rootid[body]
+    v = d.cvel[m.body_weldid[body]]
+    r0 = point[0] - d.subtree_com[root, 0]
+    r1 = point[1] - d.subtree_com[root, 1]
+    r2 = point[2] - d.subtree_com[root, 2]
+    out[0] = v[3] + v[1] * r2 - v[2] * r1
+    out[1] = v[4] + v[2] * r0 - v[0] * r2
+    out[2] = v[5] + v[0] * r1 - v[1] * r0
+
+
+@njit(cache=True)
+def tendon_bias(m, d, qfrc):
+    """qfrc += Σ_t armature_t (ten_J̇_t q̇) ten_J_t: the tendon armature's bias (mj_tendonBias).
+
+    With M carrying armature ten_Jᵀ ten_J, the tendon's inertial force armature · d/dt(ten_J
+    q̇) = armature (ten_J q̈ + ten_J̇ q̇) has this velocity term. Fixed tendons have a
+    constant ten_J. For a spatial tendon (sites and pulleys; the compiler refuses armature
+    with wrap geoms, as MuJoCo does), each straight segment between sites p0, p1 on
+    different bodies, with Δ = p1 − p0, u = Δ/|Δ|, w = ṗ1 − ṗ0 and the points' bias
+    accelerations a_k = J̇_k q̇ (`jac_dot_qvel`), adds (mj_tendonDot)
+
+        ten_J̇ q̇ += (u · (a1 − a0) + (w · w − (u · w)²) / |Δ|) / divisor.
+
+    Needs cvel and cdof_dot (com_vel).
+    """
+    acc0 = np.empty(6)
+    acc1 = np.empty(6)
+    vel0 = np.empty(3)
+    vel1 = np.empty(3)
+    for t in range(m.ntendon):
+        arm = m.tendon_armature[t]
+        adr = m.tendon_adr[t]
+        if arm == 0.0 or m.wrap_type[adr] == WRAP_JOINT:
+            continue
+        num = m.tendon_num[t]
+        divisor = 1.0
+        dot = 0.0
+        for j in range(num - 1):
+            t0 = m.wrap_type[adr + j]
+            t1 = m.wrap_type[adr + j + 1]
+            if t0 == WRAP_PULLEY or t1 == WRAP_PULLEY:
+                if t0 == WRAP_PULLEY:
+                    divisor = m.wrap_prm[adr + j]
+                continue
+            s0 = m.wrap_objid[adr + j]
+            s1 = m.wrap_objid[adr + j + 1]
+            b0 = m.site_bodyid[s0]
+            b1 = m.site_bodyid[s1]
+            if b0 == b1:
+                continue
+            p0 = d.site_xpos[s0]
+            p1 = d.site_xpos[s1]
+            u0 = p1[0] - p0[0]
+            u1 = p1[1] - p0[1]
+            u2 = p1[2] - p0[2]
+            nrm = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+            inv = 1.0 / nrm if nrm > MINVAL else 0.0
+            u0 *= inv
+            u1 *= inv
+            u2 *= inv
+            jac_dot_qvel(m, d, b0, p0, acc0)
+            jac_dot_qvel(m, d, b1, p1, acc1)
+            _point_velocity(m, d, b0, p0, vel0)
+            _point_velocity(m, d, b1, p1, vel1)
+            w0 = vel1[0] - vel0[0]
+            w1 = vel1[1] - vel0[1]
+            w2 = vel1[2] - vel0[2]
+            uw = u0 * w0 + u1 * w1 + u2 * w2
+            # d/dt(jac1 − jac0)ᵀ u q̇  +  (jac1 − jac0)ᵀ u̇ q̇,  u̇ = (w − (u·w) u) / |Δ|
+            first = u0 * (acc1[0] - acc0[0]) + u1 * (acc1[1] - acc0[1]) + u2 * (acc1[2] - acc0[2])
+            second = (w0 * w0 + w1 * w1 + w2 * w2 - uw * uw) * inv
+            dot += (first + second) / divisor
+        coef = arm * dot
+        if coef != 0.0:
+            J = d.ten_J[t]
+            for c in range(m.nv):
+                qfrc[c] += coef * J[c]
 
 
 @njit(cache=True)

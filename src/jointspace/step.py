@@ -252,13 +252,6 @@ step_entry = _step_entry
 _NSTEP_MAX = 2**63 - 1  # nstep crosses into compiled code as an int64
 
 
-def _refuse_implicit_fluid(m):
-    raise ValueError(f"step: the {m.opt.integrator} integrator needs the velocity derivative "
-                     f"of the fluid forces (m.opt.density={m.opt.density}, "
-                     f"m.opt.viscosity={m.opt.viscosity}), which jointspace does not compute; "
-                     f"use integrator 'Euler' or 'RK4' for this model")
-
-
 def step(m, d, nstep=1):
     """Advance the simulation by `nstep` time steps of m.opt.timestep, in one compiled call.
 
@@ -278,9 +271,7 @@ def step(m, d, nstep=1):
 
     Raises:
         SingularMassError: m has dofs that move no mass or inertia (and no armature).
-        ValueError: nstep is not a positive integer that fits in 64 bits, or the
-            integrator is implicit or implicitfast with fluid forces (m.opt.density or
-            m.opt.viscosity nonzero), whose velocity derivative jointspace does not compute.
+        ValueError: nstep is not a positive integer that fits in 64 bits.
     """
     entry.check_pair(m, d, "step")
     if (isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer))
@@ -289,8 +280,6 @@ def step(m, d, nstep=1):
                          f"(a 64-bit count), got {nstep!r}")
     if m.singular_dofs:
         check_not_singular(m, "step")
-    if m.opt_integrator[0] >= INT_IMPLICIT and (m.opt_density[0] or m.opt_viscosity[0]):
-        _refuse_implicit_fluid(m)
     ep = _k_step.ep
     try:
         mask = ep(d._s, int(nstep), True)

@@ -432,8 +432,10 @@ def tendon_velocity(m, d):
 def tendon_armature(m, d):
     """qM += Σ_t armature_t ten_J_tᵀ ten_J_t on M's sparsity (mj_tendonArmature).
 
-    The compiler allows armature only on tendons whose dofs lie on one branch of the tree,
-    so every product ten_J[i] ten_J[j] has its (i, ancestor j) entry in qM.
+    Only the entries on M's sparsity are added, (i, j) for j = i and its ancestors, as
+    MuJoCo does: a tendon whose dofs lie on several branches of the tree (a fixed tendon
+    coupling two legs, a spatial tendon between two limbs) loses its cross-branch products,
+    in MuJoCo's qM and in ours alike.
     """
     for t in range(m.ntendon):
         a = m.tendon_armature[t]
@@ -454,14 +456,24 @@ def tendon_armature(m, d):
 
 @njit(cache=True)
 def tendon_armature_force(m, d, qacc, tau):
-    """tau += Σ_t armature_t ten_J_tᵀ (ten_J_t qacc): the tendon armature's share of M qacc."""
+    """tau += the tendon armature's share of M qacc, on M's sparsity as `tendon_armature`.
+
+    tau_i += a J_i J_j qacc_j and tau_j += a J_i J_j qacc_i for each j an ancestor of i
+    (the second only for j ≠ i); with all of a tendon's dofs on one branch this is
+    a ten_Jᵀ (ten_J qacc).
+    """
     for t in range(m.ntendon):
         a = m.tendon_armature[t]
         if a == 0.0:
             continue
         J = d.ten_J[t]
-        s = 0.0
-        for c in range(m.nv):
-            s += J[c] * qacc[c]
-        for c in range(m.nv):
-            tau[c] += a * s * J[c]
+        for i in range(m.nv):
+            if J[i] == 0.0:
+                continue
+            tau[i] += a * J[i] * J[i] * qacc[i]
+            j = m.dof_parentid[i]
+            while j >= 0:
+                aij = a * J[i] * J[j]
+                tau[i] += aij * qacc[j]
+                tau[j] += aij * qacc[i]
+                j = m.dof_parentid[j]

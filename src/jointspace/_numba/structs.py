@@ -401,6 +401,8 @@ _MODEL_FIELDS = [
     ("tendon_damping", types.float64[::1]),
     ("tendon_armature", types.float64[::1]),
     ("tendon_frictionloss", types.float64[::1]),
+    ("tendon_actfrclimited", types.uint8[::1]),
+    ("tendon_actfrcrange", types.float64[:, ::1]),
     ("tendon_lengthspring", types.float64[:, ::1]),
     ("tendon_length0", types.float64[::1]),
     ("tendon_invweight0", types.float64[::1]),
@@ -786,7 +788,7 @@ def _fill_model_5(s, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator
 
 
 @njit(cache=True)
-def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid):
+def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage):
     s.pair_geom2 = _borrow(pair_geom2)
     s.pair_solref = _borrow(pair_solref)
     s.pair_solreffriction = _borrow(pair_solreffriction)
@@ -808,6 +810,8 @@ def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, 
     s.tendon_damping = _borrow(tendon_damping)
     s.tendon_armature = _borrow(tendon_armature)
     s.tendon_frictionloss = _borrow(tendon_frictionloss)
+    s.tendon_actfrclimited = _borrow(tendon_actfrclimited)
+    s.tendon_actfrcrange = _borrow(tendon_actfrcrange)
     s.tendon_lengthspring = _borrow(tendon_lengthspring)
     s.tendon_length0 = _borrow(tendon_length0)
     s.tendon_invweight0 = _borrow(tendon_invweight0)
@@ -817,12 +821,12 @@ def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, 
     s.sensor_type = _borrow(sensor_type)
     s.sensor_datatype = _borrow(sensor_datatype)
     s.sensor_needstage = _borrow(sensor_needstage)
-    s.sensor_objtype = _borrow(sensor_objtype)
-    s.sensor_objid = _borrow(sensor_objid)
 
 
 @njit(cache=True)
-def _fill_model_7(s, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+def _fill_model_7(s, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+    s.sensor_objtype = _borrow(sensor_objtype)
+    s.sensor_objid = _borrow(sensor_objid)
     s.sensor_reftype = _borrow(sensor_reftype)
     s.sensor_refid = _borrow(sensor_refid)
     s.sensor_dim = _borrow(sensor_dim)
@@ -997,8 +1001,8 @@ def make_model_struct(m):
     _fill_model_3(owner, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid)
     _fill_model_4(owner, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal)
     _fill_model_5(owner, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1)
-    _fill_model_6(owner, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid)
-    _fill_model_7(owner, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_6(owner, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage)
+    _fill_model_7(owner, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

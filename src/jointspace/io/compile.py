@@ -1022,10 +1022,10 @@ class _Compiler:
         """tendon_* and wrap_* of the tendons; returns (ntendon, nwrap).
 
         Spatial tendons: their sites and pulleys in path order. Fixed tendons: joints must be
-        scalar (hinge or slide), each at most once per tendon. A tendon with
-        armature must keep its dofs on one branch of the tree (M's sparsity holds its
-        ten_Jᵀ ten_J). tendon_length0, tendon_invweight0 and the default spring length
-        (the length at qpos0) are set by set_const.
+        scalar (hinge or slide), each at most once per tendon. Armature is refused on a
+        spatial tendon that wraps around geoms (MuJoCo refuses it too). tendon_length0,
+        tendon_invweight0 and the default spring length (the length at qpos0) are set by
+        set_const.
         """
         rows, wraps = [], []
         for t in self.spec.tendons:
@@ -1063,30 +1063,23 @@ class _Compiler:
                 if not np.isfinite(coef):
                     raise ModelError(f"{jsrc}: coef must be finite, got {coef}")
                 wraps.append((T.WRAP_JOINT, j, coef))
-            if t.armature > 0 and t.kind == "spatial":
-                raise ModelError(f"armature on a spatial tendon (its bias force) is not "
-                                 f"supported by jointspace{_where(t)}")
-            if t.armature > 0:
-                dofs = sorted(jnt_rows[j]["dofadr"] for j in seen)
-                for a, b in zip(dofs, dofs[1:]):
-                    k = b
-                    while k >= 0 and k != a:
-                        k = dof_rows[k]["parentid"]
-                    if k != a:
-                        raise ModelError(f"tendon armature needs the tendon's joints on one "
-                                         f"branch of the kinematic tree (M's sparsity){_where(t)}")
+            if t.armature > 0 and any(kind == "geom" for kind, *_ in t.path):
+                raise ModelError(f"tendon armature with geom wrapping is not supported (as in "
+                                 f"MuJoCo: its bias force needs the wrap's derivative); remove "
+                                 f"the armature or the wrap geoms{_where(t)}")
             rows.append(dict(adr=adr, num=len(wraps) - adr, limited=int(t.limited),
                              solref_lim=t.solref_limit, solimp_lim=t.solimp_limit,
                              solref_fri=t.solref_friction, solimp_fri=t.solimp_friction,
                              range=t.range, margin=t.margin, stiffness=t.stiffness,
                              damping=t.damping, armature=t.armature,
-                             frictionloss=t.frictionloss, lengthspring=t.springlength))
+                             frictionloss=t.frictionloss, lengthspring=t.springlength,
+                             actfrclimited=int(t.actfrclimited), actfrcrange=t.actfrcrange))
         n = len(rows)
         shapes = dict(solref_lim=(2,), solimp_lim=(5,), solref_fri=(2,), solimp_fri=(5,),
-                      range=(2,), lengthspring=(2,))
+                      range=(2,), lengthspring=(2,), actfrcrange=(2,))
         for k in ("adr", "num", "limited", "solref_lim", "solimp_lim", "solref_fri",
                   "solimp_fri", "range", "margin", "stiffness", "damping", "armature",
-                  "frictionloss", "lengthspring"):
+                  "frictionloss", "lengthspring", "actfrclimited", "actfrcrange"):
             A["tendon_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
                 (n,) + shapes.get(k, ()))
         A["tendon_length0"] = np.zeros(n)
@@ -1134,9 +1127,6 @@ class _Compiler:
                 if getattr(a, what) not in table:
                     raise ModelError(f"actuator {what}={getattr(a, what)!r} is not supported "
                                      f"(one of {', '.join(table)}){_where(a)}")
-            if trn == T.TRN_BODY:
-                raise ModelError(f"actuator on body {a.body!r}: body transmissions (adhesion) "
-                                 f"are not supported by jointspace{_where(a)}")
             for what, lim, rng in (("ctrlrange", a.ctrllimited, a.ctrlrange),
                                    ("forcerange", a.forcelimited, a.forcerange)):
                 if lim and rng[0] > rng[1]:

@@ -2052,10 +2052,6 @@ class _Loader:
         if crank and not v["cranklength"] > 0:
             raise ModelError(f"{where}: cranklength={v['cranklength']} must be positive")
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
-        if targets[0] == "body":
-            raise ModelError(f"{origin}: body transmissions (adhesion) are not "
-                             f"supported by jointspace; the actuator's force acts through "
-                             f"contacts")
         self._ignore_if(node, "delay", v.get("delay", 0.0) != 0.0, "actuator delays")
         self._ignore_if(node, "armature", v["armature"] != 0.0, "actuator armature")
         self._ignore_if(node, "damping", v["damping"] != 0.0, "actuator damping")
@@ -2203,8 +2199,10 @@ class _Loader:
                     raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
             frc = self._limited(child, v["actuatorfrclimited"], v["actuatorfrcrange"],
                                 "actuatorfrc", "tendon")
-            self._ignore_if(child, "actuatorfrclimited", frc,
-                            "clamping a tendon's total actuator force")
+            if frc and v["actuatorfrcrange"][0] >= v["actuatorfrcrange"][1]:
+                raise ModelError(f"{where}: actuatorfrcrange={v['actuatorfrcrange']}: "
+                                 f"actuatorfrcrange[0] must be smaller than "
+                                 f"actuatorfrcrange[1]")
             sl = tuple(v["springlength"])
             if "springlength" in child.attrib and len(child.attrib["springlength"].split()) == 1:
                 sl = (sl[0], sl[0])
@@ -2237,8 +2235,6 @@ class _Loader:
                                      f"use site, geom or pulley")
             if child.tag == "spatial":
                 self._spatial_path(child, path)
-                self._ignore_if(child, "armature", v["armature"] != 0.0,
-                                "armature on spatial tendons (its bias force)")
             for j in child.children if child.tag == "fixed" else ():
                 if j.tag != "joint":
                     raise ModelError(f"{j.where()}: unknown element <{j.tag}> in a fixed "
@@ -2254,7 +2250,8 @@ class _Loader:
                 limited=limited,
                 range=tuple(v["range"]), margin=v["margin"], stiffness=v["stiffness"],
                 damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
-                springlength=sl, solref_limit=tuple(v["solreflimit"]),
+                springlength=sl, actfrclimited=frc,
+                actfrcrange=tuple(v["actuatorfrcrange"]), solref_limit=tuple(v["solreflimit"]),
                 solimp_limit=tuple(v["solimplimit"]),
                 solref_friction=tuple(v["solreffriction"]),
                 solimp_friction=tuple(v["solimpfriction"]), source=where))

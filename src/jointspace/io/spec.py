@@ -27,7 +27,7 @@ CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint", "tendon")
 ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general", "intvelocity",
-                  "cylinder", "muscle")
+                  "cylinder", "muscle", "adhesion")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -381,6 +381,8 @@ class TendonSpec:
     armature: float = 0.0
     frictionloss: float = 0.0
     springlength: tuple = (-1.0, -1.0)
+    actfrclimited: bool = False
+    actfrcrange: tuple = (0.0, 0.0)
     solref_limit: tuple = DEFAULT_SOLREF
     solimp_limit: tuple = DEFAULT_SOLIMP
     solref_friction: tuple = DEFAULT_SOLREF
