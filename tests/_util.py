@@ -47,3 +47,10 @@ def erd_robots_dir():
         if s.endswith("package.xml") and "example-robot-data" in s:
             return pathlib.Path(dist.locate_file(f)).parent / "robots"
     raise FileNotFoundError("example-robot-data is installed but its robots folder is missing")
+
+
+def rel_err(a, b):
+    """max |a − b| relative to max(1, max |b|): the scale of the parity tolerances."""
+    b = np.asarray(b)
+    return float(np.max(np.abs(np.asarray(a) - b), initial=0.0)
+                 / max(1.0, np.max(np.abs(b), initial=0.0)))

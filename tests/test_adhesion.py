@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
+from tests._util import rel_err
 
 # mj_forward's smooth quantities: rounding, relative to max(1, |x|)
 SMOOTH_TOL = 1e-9
@@ -39,12 +40,6 @@ ADHESION = """<mujoco><option integrator="{integrator}" cone="{cone}"/>
 def _pair(integrator="Euler", cone="pyramidal", condim=3):
     xml = ADHESION.format(integrator=integrator, cone=cone, condim=condim)
     return js.load_string(xml), mujoco.MjModel.from_xml_string(xml)
-
-
-def _rel(a, b):
-    b = np.asarray(b)
-    return float(np.max(np.abs(np.asarray(a) - b), initial=0.0)
-                 / max(1.0, np.max(np.abs(b), initial=0.0)))
 
 
 def _states(m, mj, n, seed):
@@ -87,11 +82,11 @@ def test_adhesion_matches_mujoco(cone, condim):
         touching += int(np.any(md.actuator_moment != 0))
         mujoco.mju_sparse2dense(moment, md.actuator_moment, md.moment_rownnz,
                                 md.moment_rowadr, md.moment_colind)
-        assert _rel(d.actuator_moment, moment) <= SMOOTH_TOL
+        assert rel_err(d.actuator_moment, moment) <= SMOOTH_TOL
         for name in ("actuator_length", "actuator_velocity", "actuator_force",
                      "qfrc_actuator"):
-            assert _rel(getattr(d, name), getattr(md, name)) <= SMOOTH_TOL, name
-        assert _rel(d.qacc, md.qacc) <= CONSTRAINED_TOL
+            assert rel_err(getattr(d, name), getattr(md, name)) <= SMOOTH_TOL, name
+        assert rel_err(d.qacc, md.qacc) <= CONSTRAINED_TOL
     assert gap > 0 and touching > 0
 
 
@@ -104,8 +99,8 @@ def test_1000_steps_match_mj_step(integrator):
     for _ in range(1000):
         js.step(m, d)
         mujoco.mj_step(mj, md)
-    assert _rel(d.qpos, md.qpos) <= TRAJECTORY_TOL
-    assert _rel(d.qvel, md.qvel) <= TRAJECTORY_TOL
+    assert rel_err(d.qpos, md.qpos) <= TRAJECTORY_TOL
+    assert rel_err(d.qvel, md.qvel) <= TRAJECTORY_TOL
     assert md.ncon > 0 and np.any(md.actuator_moment != 0)
 
 

@@ -13,6 +13,7 @@ import pytest
 import jointspace as js
 from jointspace.errors import ModelError
 from jointspace.sensor import STAGE_ACC
+from tests._util import rel_err
 
 # smooth quantities (no constraint solve): float64 rounding, relative to max(1, |x|)
 SMOOTH_TOL = 1e-9
@@ -178,12 +179,6 @@ def _pair(xml, **fmt):
     return js.load_string(xml), mujoco.MjModel.from_xml_string(xml), xml
 
 
-def _rel(a, b):
-    b = np.asarray(b)
-    return float(np.max(np.abs(np.asarray(a) - b), initial=0.0)
-                 / max(1.0, np.max(np.abs(b), initial=0.0)))
-
-
 def _dense_ten_J(mj, md):
     J = np.zeros((mj.ntendon, mj.nv))
     mujoco.mju_sparse2dense(J, md.ten_J, mj.ten_J_rownnz, mj.ten_J_rowadr, mj.ten_J_colind)
@@ -218,8 +213,8 @@ def test_model_fields_equal_mujoco():
                  "wrap_prm", "actuator_trntype", "actuator_trnid", "actuator_gainprm",
                  "actuator_biasprm", "eq_type", "eq_obj1id", "eq_obj2id"):
         a, b = getattr(m, name), getattr(mj, name)
-        assert _rel(a, np.asarray(b).reshape(a.shape)) <= SMOOTH_TOL, name
-    assert _rel(m.eq_data[:, :5], mj.eq_data[:, :5]) <= SMOOTH_TOL  # the polynomial
+        assert rel_err(a, np.asarray(b).reshape(a.shape)) <= SMOOTH_TOL, name
+    assert rel_err(m.eq_data[:, :5], mj.eq_data[:, :5]) <= SMOOTH_TOL  # the polynomial
 
 
 @pytest.mark.parametrize("xml, solver", [(TENDONS, "Newton"), (TENDONS, "CG"), (TENDONS, "PGS"),
@@ -240,14 +235,14 @@ def test_forward_matches_mujoco(xml, solver):
                      "actuator_force", "qfrc_spring", "qfrc_damper",
                      "qfrc_passive", "qfrc_actuator", "qfrc_bias", "qacc_smooth"):
             a = getattr(d, name)
-            assert _rel(a, np.asarray(getattr(md, name)).reshape(a.shape)) <= SMOOTH_TOL, name
-        assert _rel(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
+            assert rel_err(a, np.asarray(getattr(md, name)).reshape(a.shape)) <= SMOOTH_TOL, name
+        assert rel_err(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
         moment = np.zeros((mj.nu, mj.nv))
         mujoco.mju_sparse2dense(moment, md.actuator_moment, md.moment_rownnz, md.moment_rowadr,
                                 md.moment_colind)
-        assert _rel(d.actuator_moment, moment) <= SMOOTH_TOL
+        assert rel_err(d.actuator_moment, moment) <= SMOOTH_TOL
         mujoco.mj_fullM(mj, md, M)
-        assert _rel(js.crba(m, d, q), M) <= SMOOTH_TOL
+        assert rel_err(js.crba(m, d, q), M) <= SMOOTH_TOL
         n = d.nefc[0]
         assert n == md.nefc
         assert list(d.efc_type[:n]) == list(md.efc_type)
@@ -259,24 +254,24 @@ def test_forward_matches_mujoco(xml, solver):
                                     md.efc_J_colind)
         else:
             efc_J[:] = md.efc_J[:md.nefc * mj.nv].reshape(md.nefc, mj.nv)
-        assert _rel(d.efc_J[:n], efc_J) <= SMOOTH_TOL
+        assert rel_err(d.efc_J[:n], efc_J) <= SMOOTH_TOL
         for name in ("efc_pos", "efc_margin", "efc_frictionloss", "efc_R", "efc_D",
                      "efc_aref", "efc_vel"):
-            assert _rel(getattr(d, name)[:n], getattr(md, name)) <= SMOOTH_TOL, name
-        assert _rel(d.qacc, md.qacc) <= CONSTRAINED_TOL
+            assert rel_err(getattr(d, name)[:n], getattr(md, name)) <= SMOOTH_TOL, name
+        assert rel_err(d.qacc, md.qacc) <= CONSTRAINED_TOL
         # position and velocity sensors are smooth; the force sensors follow the solve
         acc = np.zeros(m.nsensordata, dtype=bool)
         for i in range(m.nsensor):
             if m.sensor_needstage[i] == STAGE_ACC:
                 acc[m.sensor_adr[i]:m.sensor_adr[i] + m.sensor_dim[i]] = True
         assert acc.any() and not acc.all()
-        assert _rel(d.sensordata[~acc], md.sensordata[~acc]) <= SMOOTH_TOL
-        assert _rel(d.sensordata[acc], md.sensordata[acc]) <= CONSTRAINED_TOL
+        assert rel_err(d.sensordata[~acc], md.sensordata[~acc]) <= SMOOTH_TOL
+        assert rel_err(d.sensordata[acc], md.sensordata[acc]) <= CONSTRAINED_TOL
         nw = md.ten_wrapadr[-1] + md.ten_wrapnum[-1]
         assert list(d.ten_wrapadr) == list(md.ten_wrapadr)
         assert list(d.ten_wrapnum) == list(md.ten_wrapnum)
         assert list(d.wrap_obj[:nw]) == list(md.wrap_obj.reshape(-1)[:nw])
-        assert _rel(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= SMOOTH_TOL
+        assert rel_err(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= SMOOTH_TOL
     # the states exercise the tendon rows: friction, limits (and the fixed tendons' equality)
     assert {mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON,
             mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON} <= rows_seen
@@ -295,8 +290,8 @@ def test_1000_steps_match_mj_step(xml, integrator):
     for _ in range(1000):
         js.step(m, d)
         mujoco.mj_step(mj, md)
-    assert _rel(d.qpos, md.qpos) <= TRAJECTORY_TOL
-    assert _rel(d.qvel, md.qvel) <= TRAJECTORY_TOL
+    assert rel_err(d.qpos, md.qpos) <= TRAJECTORY_TOL
+    assert rel_err(d.qvel, md.qvel) <= TRAJECTORY_TOL
 
 
 @pytest.mark.parametrize("xml", [TENDONS, SPATIAL], ids=["fixed", "spatial"])
@@ -312,8 +307,8 @@ def test_inverse_matches_mj_inverse(xml):
         md.qacc[:] = a
         js.inverse(m, d)
         mujoco.mj_inverse(mj, md)
-        assert _rel(d.qfrc_inverse, md.qfrc_inverse) <= INVERSE_TOL
-        assert _rel(d.qfrc_constraint, md.qfrc_constraint) <= INVERSE_TOL
+        assert rel_err(d.qfrc_inverse, md.qfrc_inverse) <= INVERSE_TOL
+        assert rel_err(d.qfrc_constraint, md.qfrc_constraint) <= INVERSE_TOL
 
 
 def test_spatial_tendon_spring_conserves_energy():
@@ -357,13 +352,13 @@ def test_wrapping_matches_mujoco():
         _set(m, d, mj, md, q, v, np.zeros(0))
         js.forward(m, d)
         mujoco.mj_forward(mj, md)
-        assert _rel(d.ten_length, md.ten_length) <= SMOOTH_TOL
-        assert _rel(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
+        assert rel_err(d.ten_length, md.ten_length) <= SMOOTH_TOL
+        assert rel_err(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
         assert list(d.ten_wrapnum) == list(md.ten_wrapnum)
         nw = md.ten_wrapadr[-1] + md.ten_wrapnum[-1]
         assert list(d.wrap_obj[:nw]) == list(md.wrap_obj.reshape(-1)[:nw])
-        assert _rel(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= SMOOTH_TOL
-        assert _rel(d.qacc, md.qacc) <= SMOOTH_TOL
+        assert rel_err(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= SMOOTH_TOL
+        assert rel_err(d.qacc, md.qacc) <= SMOOTH_TOL
         wrapped += np.array(md.ten_wrapnum) > 2
     assert np.all(wrapped > 0) and np.all(wrapped < 40), wrapped
 

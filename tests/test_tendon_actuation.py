@@ -15,6 +15,7 @@ import pytest
 
 import jointspace as js
 from jointspace.errors import ModelError
+from tests._util import rel_err
 
 # smooth quantities of mj_forward (no constraint rows): rounding, relative to max(1, |x|)
 SMOOTH_TOL = 1e-9
@@ -69,12 +70,6 @@ def _pair(xml, integrator="Euler"):
     return js.load_string(xml), mujoco.MjModel.from_xml_string(xml)
 
 
-def _rel(a, b):
-    b = np.asarray(b)
-    return float(np.max(np.abs(np.asarray(a) - b), initial=0.0)
-                 / max(1.0, np.max(np.abs(b), initial=0.0)))
-
-
 def _states(m, n, seed, ctrl_scale):
     rng = np.random.default_rng(seed)
     for _ in range(n):
@@ -95,14 +90,14 @@ def _compare_forward(m, mj, seed, ctrl_scale):
         mujoco.mj_forward(mj, md)
         for name in ("actuator_length", "actuator_force", "qfrc_actuator", "qfrc_passive",
                      "qfrc_bias", "qacc"):
-            e = _rel(getattr(d, name), getattr(md, name))
+            e = rel_err(getattr(d, name), getattr(md, name))
             err[name] = max(err.get(name, 0.0), e)
         mujoco.mju_sparse2dense(moment, md.actuator_moment, md.moment_rownnz,
                                 md.moment_rowadr, md.moment_colind)
         err["actuator_moment"] = max(err.get("actuator_moment", 0.0),
-                                     _rel(d.actuator_moment, moment))
+                                     rel_err(d.actuator_moment, moment))
         mujoco.mj_fullM(mj, md, M)
-        err["qM"] = max(err.get("qM", 0.0), _rel(js.crba(m, d, q), M))
+        err["qM"] = max(err.get("qM", 0.0), rel_err(js.crba(m, d, q), M))
     return err
 
 
@@ -113,7 +108,7 @@ def test_compiled_constants_match_mujoco(xml):
     for name in ("tendon_armature", "tendon_length0", "tendon_invweight0", "actuator_acc0",
                  "dof_invweight0", "body_invweight0"):
         a = getattr(m, name)
-        assert _rel(a, np.asarray(getattr(mj, name)).reshape(a.shape)) <= SMOOTH_TOL, name
+        assert rel_err(a, np.asarray(getattr(mj, name)).reshape(a.shape)) <= SMOOTH_TOL, name
 
 
 def test_actuatorfrcrange_matches_mujoco():
@@ -168,7 +163,7 @@ def test_tendon_bias_is_the_derivative_of_ten_J():
     js.forward(m, d)
     rne = js.bias_forces(m, js.make_data(m), q, v)
     expected = rne + (m.tendon_armature * (Jdot @ v)) @ d.ten_J
-    assert _rel(d.qfrc_bias, expected) <= FD_TOL
+    assert rel_err(d.qfrc_bias, expected) <= FD_TOL
 
 
 @pytest.mark.parametrize("xml", [ACTFRC, ARMATURE], ids=["actfrc", "armature"])
@@ -182,8 +177,8 @@ def test_1000_steps_match_mj_step(xml, integrator):
     for _ in range(1000):
         js.step(m, d)
         mujoco.mj_step(mj, md)
-    assert _rel(d.qpos, md.qpos) <= TRAJECTORY_TOL
-    assert _rel(d.qvel, md.qvel) <= TRAJECTORY_TOL
+    assert rel_err(d.qpos, md.qpos) <= TRAJECTORY_TOL
+    assert rel_err(d.qvel, md.qvel) <= TRAJECTORY_TOL
 
 
 def test_inverse_with_tendon_armature_matches_mj_inverse():
@@ -197,7 +192,7 @@ def test_inverse_with_tendon_armature_matches_mj_inverse():
         md.qpos[:], md.qvel[:], md.ctrl[:], md.qacc[:] = q, v, u, a
         js.inverse(m, d)
         mujoco.mj_inverse(mj, md)
-        assert _rel(d.qfrc_inverse, md.qfrc_inverse) <= INVERSE_TOL
+        assert rel_err(d.qfrc_inverse, md.qfrc_inverse) <= INVERSE_TOL
 
 
 WRAP_ARMATURE = """<mujoco><worldbody><site name="a"/><geom name="g" size=".1" pos=".5 0 0"/>

@@ -187,7 +187,7 @@ def forward_dynamics(m, d):
     Returns -1 or the dof of a singular pivot. A singular M makes qacc[dof] NaN there, as
     MuJoCo's division by the zero pivot would, so that the checks of `step` reset the state.
     """
-    bad_pivot = fwd_position(m, d, True)
+    bad_pivot = fwd_position(m, d, np.bool_(True))
     energy_pos(m, d)
     fwd_rows(m, d)
     fwd_velocity(m, d)

@@ -445,7 +445,7 @@ def compare_fwd_inv_stage(m, d):
     save_qfrc = d.qfrc_constraint.copy()
     save_force = d.efc_force[:nefc].copy()
     save_state = d.efc_state[:nefc].copy()
-    _inv_acceleration(m, d, False)
+    _inv_acceleration(m, d, np.bool_(False))
     s0 = 0.0
     s1 = 0.0
     for k in range(nv):

@@ -108,6 +108,16 @@ def _reset_inputs(m, d):
 
 
 @njit(cache=True)
+def _rows_from(dst, u, a):
+    """dst (n × w) = u[a : a + n w] row by row; returns a + n w."""
+    n, w = dst.shape
+    for i in range(n):
+        for k in range(w):
+            dst[i, k] = u[a + w * i + k]
+    return a + n * w
+
+
+@njit(cache=True)
 def _set_controls(m, d, u, spec):
     """The user inputs that spec selects from u, packed in MuJoCo's order (mj_setState).
 
@@ -124,24 +134,15 @@ def _set_controls(m, d, u, spec):
             d.qfrc_applied[i] = u[a + i]
         a += m.nv
     if spec & STATE_XFRC_APPLIED:
-        for b in range(m.nbody):
-            for k in range(6):
-                d.xfrc_applied[b, k] = u[a + 6 * b + k]
-        a += 6 * m.nbody
+        a = _rows_from(d.xfrc_applied, u, a)
     if spec & STATE_EQ_ACTIVE:
         for i in range(m.neq):
             d.eq_active[i] = 1 if u[a + i] != 0.0 else 0
         a += m.neq
     if spec & STATE_MOCAP_POS:
-        for i in range(m.nmocap):
-            for k in range(3):
-                d.mocap_pos[i, k] = u[a + 3 * i + k]
-        a += 3 * m.nmocap
+        a = _rows_from(d.mocap_pos, u, a)
     if spec & STATE_MOCAP_QUAT:
-        for i in range(m.nmocap):
-            for k in range(4):
-                d.mocap_quat[i, k] = u[a + 4 * i + k]
-        a += 4 * m.nmocap
+        a = _rows_from(d.mocap_quat, u, a)
     if spec & STATE_USERDATA:
         for i in range(m.nuserdata):
             d.userdata[i] = u[a + i]
@@ -178,7 +179,7 @@ def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, contr
             if use_control:
                 _set_controls(m, d, control[rc, t if control.shape[1] > 1 else 0],
                               control_spec)
-            bad = step_entry(d, 1, True)
+            bad = step_entry(d, np.int64(1), np.bool_(True))  # not literals: see _step_entry
             _get_fullphysics(m, d, state[r, t])
             sensordata[r, t] = d.sensordata
             if bad:

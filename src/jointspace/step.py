@@ -242,7 +242,12 @@ def _step(m, d, nstep, sensors):
 
 @njit(cache=True, nogil=True)
 def _step_entry(d, nstep, sensors):
-    """_step with the model carried by d."""
+    """_step with the model carried by d.
+
+    Compiled callers pass np.int64 / np.bool_ values, never literals: Numba compiles a
+    separate copy of the whole pipeline for each literal argument (`step_entry(d, 1, True)`
+    typed as (Literal[int](1), Literal[bool](True))), one more minute of cold compile each.
+    """
     return _step(d.model, d, nstep, sensors)
 
 
@@ -335,7 +340,7 @@ def _step_from_velocity(m, d, warmstart, sensors):
     start put back). Not for RK4.
     """
     if bad_element(d.qvel) >= 0:
-        return _step_entry(d, 1, sensors)
+        return _step_entry(d, np.int64(1), sensors)
     fwd_velocity(m, d)
     energy_vel(m, d)
     actuation(m, d)
@@ -343,7 +348,7 @@ def _step_from_velocity(m, d, warmstart, sensors):
     fwd_constraint(m, d)
     if bad_element(d.qacc) >= 0:
         d.qacc_warmstart[:] = warmstart
-        return _step_entry(d, 1, sensors)
+        return _step_entry(d, np.int64(1), sensors)
     if sensors:
         sensor_stage(m, d)
     if m.opt_enableflags[0] & ENBL_FWDINV:
@@ -437,12 +442,12 @@ def _transition_entry(d, eps, centered, skip, sensors, c0, c1, A, B, C, D):
                 elif stage == 4:
                     d.act[i] += sign * eps
                 if stage == 0:
-                    bad |= _step_entry(d, 1, sensors)
+                    bad |= _step_entry(d, np.int64(1), sensors)
                     skip = skip and bad == 0
                 elif stage != 3 and skip:
                     bad |= _step_from_velocity(m, d, w0, sensors)
                 else:
-                    bad |= _step_entry(d, 1, sensors)
+                    bad |= _step_entry(d, np.int64(1), sensors)
                 if ns and (stage == 1 or stage == 4):
                     _keep_sensors(m, d.sensordata, sn, STAGE_VEL)
                 elif ns and stage == 2:

@@ -398,7 +398,7 @@ def tendon_stage(m, d):
     if m.ntendon == 0:
         return
     J = d.ten_J
-    wrapcount = 0
+    wrapcount = np.int64(0)
     for i in range(m.ntendon):
         for c in range(m.nv):
             J[i, c] = 0.0

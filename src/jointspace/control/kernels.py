@@ -57,7 +57,7 @@ OUT_NONE, OUT_QFRC, OUT_CTRL = 0, 1, 2
 @njit(cache=True)
 def _state(m, d):
     """Position and velocity stages of forward at d's (qpos, qvel); returns -1 or a bad pivot."""
-    bad = fwd_position(m, d, True)
+    bad = fwd_position(m, d, np.bool_(True))
     fwd_velocity(m, d)
     return bad
 
@@ -540,7 +540,7 @@ def task_inertia_kernel(m, d, q, jac, eps, use_minv, lam, diag):
                     s += jac[r, i] * Minv[i, c]
                 X[r, c] = s
     else:
-        bad = fwd_position(m, d, True)
+        bad = fwd_position(m, d, np.bool_(True))
         if bad >= 0:
             return bad
         for r in range(k):

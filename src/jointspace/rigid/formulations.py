@@ -710,7 +710,7 @@ def rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, ou
 
     Returns (contacts, entries of out_keys).
     """
-    fwd_position(m, d, True)
+    fwd_position(m, d, np.bool_(True))
     fwd_velocity(m, d)
     collision_stage(m, d)
     nv = m.nv
