@@ -59,6 +59,20 @@ def _quat_close(a, b, what):
     assert np.max(err) <= TOL, (what, err)
 
 
+def _forward_matches(m, ref, seed, ctrl=False):
+    """forward at a seeded state (and controls) equals mj_forward: qacc and sensordata."""
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(seed)
+    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
+    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
+    if ctrl:
+        d.ctrl[:] = md.ctrl[:] = rng.normal(size=ref.nu)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+
+
 def _names(ref, kind, n):
     return [mujoco.mj_id2name(ref, kind, i) or "" for i in range(n)]
 
@@ -685,14 +699,7 @@ def test_attach_of_a_frame_matches_mujoco(tmp_path):
     assert m.nsensor == ref.nsensor == 4
     _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
     np.testing.assert_allclose(m.cam_pos, ref.cam_pos, atol=TOL)
-    d, md = js.make_data(m), mujoco.MjData(ref)
-    rng = np.random.default_rng(5)
-    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
-    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
-    js.forward(m, d)
-    mujoco.mj_forward(ref, md)
-    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
-    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+    _forward_matches(m, ref, 5)
 
 
 def test_attach_of_a_frame_holding_a_joint_is_refused(tmp_path):
@@ -726,15 +733,7 @@ def test_self_attach_matches_mujoco():
     m, ref = assert_same_model(SELF_ATTACH, m=m)
     assert m.names["actuator"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
     assert (m.nsensor, m.nkey) == (ref.nsensor, ref.nkey) == (4, 1)
-    d, md = js.make_data(m), mujoco.MjData(ref)
-    rng = np.random.default_rng(6)
-    d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
-    d.qvel[:] = md.qvel[:] = rng.normal(size=ref.nv)
-    d.ctrl[:] = md.ctrl[:] = rng.normal(size=ref.nu)
-    js.forward(m, d)
-    mujoco.mj_forward(ref, md)
-    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
-    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+    _forward_matches(m, ref, 6, ctrl=True)
 
 
 def test_self_attach_into_the_body_itself_copies_it_as_read_so_far():
