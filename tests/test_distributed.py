@@ -20,6 +20,9 @@ import jointspace as js
 ray = pytest.importorskip("ray")
 from jointspace.distributed import RayRollout  # noqa: E402 (after the skip without Ray)
 
+# one Ray cluster per run: every test of this file goes to the same pytest-xdist worker
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory):

@@ -6,12 +6,15 @@ browser runs, a thread steps the model and publishes poses, and the page must fe
 The `chromium` fixture installs the browser with apt-get when it is missing and we are root.
 """
 
+import fcntl
 import json
 import math
 import os
+import pathlib
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 import urllib.request
 from importlib import resources
@@ -49,8 +52,14 @@ def chromium():
         pytest.fail("the viewer test needs Debian's chromium, which is not on PATH, and can "
                     f"install it only as root with apt-get. Install it, then run again:\n"
                     f"    {CHROMIUM_INSTALL}", pytrace=False)
-    r = subprocess.run(CHROMIUM_INSTALL, shell=True, capture_output=True, text=True,
-                       timeout=1800)
+    # one installer at a time: pytest-xdist's workers may all reach this fixture
+    with open(pathlib.Path(tempfile.gettempdir()) / "jointspace-chromium.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _which_chromium()
+        if found:
+            return found
+        r = subprocess.run(CHROMIUM_INSTALL, shell=True, capture_output=True, text=True,
+                           timeout=1800)
     found = _which_chromium()
     if r.returncode != 0 or not found:
         pytest.fail(f"installing chromium failed (exit {r.returncode}):\n"
