@@ -792,6 +792,8 @@ def test_attached_bodies_keep_their_files_mass_options(tmp_path, options, inerti
 
 # Forces of the solution are compared to the Newton solver's tolerance (1e-8) with margin.
 SOLVE_TOL = 1e-6
+# one forward with contacts solved to convergence (Newton): agreement is to rounding
+MOCAP_TOL = 1e-9
 
 
 def test_site_equalities_compile_and_move_as_in_mujoco():
@@ -960,10 +962,7 @@ def test_fusestatic_matches_mujoco(attrs):
     for f in ("body_geomadr", "body_geomnum", "site_bodyid", "cam_bodyid",
               "cam_targetbodyid", "jnt_bodyid", "dof_bodyid"):
         np.testing.assert_array_equal(getattr(m, f), getattr(ref, f), err_msg=f)
-    # MuJoCo 4 makes a mocap body its own weld root, jointspace welds it to the world (with
-    # or without fusestatic): the other bodies' weld roots are compared
-    free = np.asarray(ref.body_mocapid) < 0
-    np.testing.assert_array_equal(m.body_weldid[free], ref.body_weldid[free])
+    np.testing.assert_array_equal(m.body_weldid, ref.body_weldid)
     _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
     d, md = js.make_data(m), mujoco.MjData(ref)
     rng = np.random.default_rng(3)
@@ -977,3 +976,77 @@ def test_fusestatic_matches_mujoco(attrs):
 def test_fusestatic_false_keeps_every_body():
     m, ref = assert_same_model(FUSE.replace('fusestatic="true"', 'fusestatic="false"'))
     assert m.nbody == ref.nbody == 22
+
+
+MOCAP = """<mujoco>
+<worldbody>
+  <geom name="floor" type="plane" size="2 2 .1"/>
+  <geom name="post" type="box" pos="0.3 0 0.1" size=".05 .05 .1"/>
+  <body name="moc" mocap="true" pos="0.2 0 0.08"><geom name="mg" size=".1"/></body>
+  <body name="ball" pos="0.2 0 0.25"><freejoint/><geom name="bg" size=".08"/></body>
+  <body name="hand" mocap="true" pos="-0.5 0 0.5" euler="0 20 0"><geom name="hg" size=".06"/>
+    <body name="palm" pos="0 0 -0.05"><geom name="pg" type="box" size=".05 .05 .02"/>
+      <body name="finger" pos="0 0 -0.04"><joint name="fj" axis="1 0 0" damping=".1"/>
+        <geom name="fg" type="capsule" size=".02 .05"/></body></body></body>
+  <body name="held" pos="-0.5 0.4 0.5"><freejoint/><geom size=".05"/></body>
+  <body name="arm" pos="0.8 0 0.5"><joint name="a1" axis="0 1 0"/>
+    <geom name="ag" type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/>
+    <body name="tip" pos="0 0 -.3"><joint name="a2" axis="0 1 0"/><geom name="tg" size=".04"/>
+    </body></body>
+</worldbody>
+<equality><weld body1="held" body2="hand" relpose="0 0.4 0 1 0 0 0"/>
+  <connect body1="tip" body2="moc" anchor="0 0 0"/></equality>
+</mujoco>"""
+
+
+def test_mocap_bodies_are_weld_roots_as_in_mujoco():
+    """A mocap body roots its own weld group (MuJoCo 4.0's body_weldid), and physics follows.
+
+    Regression: jointspace welded mocap bodies to the world, so the hinged finger under the
+    mocap hand collided with the hand and palm (MuJoCo filters a body against its parent's
+    weld group): 4 contacts where MuJoCo has 2, qacc off by 1e2. The mocap sphere touches
+    the floor and a post (both dof-less: no contact) and a free ball (a contact); a weld and
+    a connect hold bodies to the mocap bodies.
+    """
+    m, ref = assert_same_model(MOCAP)
+    np.testing.assert_array_equal(m.body_weldid, ref.body_weldid)
+    assert [m.body_weldid[ref.body(n).id] for n in ("moc", "hand", "palm", "finger")] == [
+        ref.body(n).id for n in ("moc", "hand", "hand", "finger")]
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(7)
+    mocap = np.argsort(ref.body_mocapid)[-ref.nmocap:]
+    seen = 0
+    for k in range(3):
+        d.qpos[:] = md.qpos[:] = ref.qpos0 + 0.05 * k * rng.normal(size=ref.nq)
+        d.qvel[:] = md.qvel[:] = 0.3 * k * rng.normal(size=ref.nv)
+        d.mocap_pos[:] = md.mocap_pos[:] = ref.body_pos[mocap] + 0.01 * k
+        js.forward(m, d)
+        mujoco.mj_forward(ref, md)
+        ours = sorted(tuple(g) for g in d.contact_geom[:d.ncon[0]].tolist())
+        assert ours == sorted(tuple(c.geom) for c in md.contact)
+        assert (d.nefc[0], d.ncon[0]) == (md.nefc, md.ncon)
+        seen += md.ncon
+        np.testing.assert_allclose(d.qacc, md.qacc, rtol=0,
+                                   atol=MOCAP_TOL * max(1.0, np.abs(md.qacc).max()))
+        for b in range(1, ref.nbody):
+            jacp, jacr = js.jacobian(m, d, b, d.xipos[b])
+            mjp, mjr = np.zeros((3, ref.nv)), np.zeros((3, ref.nv))
+            mujoco.mj_jac(ref, md, mjp, mjr, md.xipos[b], b)
+            np.testing.assert_allclose(np.vstack((jacp, jacr)), np.vstack((mjp, mjr)),
+                                       atol=MOCAP_TOL)
+        # rays that skip static geoms see the mocap sphere (it is not welded to the world)
+        for include_static in (True, False):
+            geomid = np.zeros(1, dtype=np.int32)
+            x = mujoco.mj_ray(ref, md, np.array([0.2, -1.0, 0.08]), np.array([0.0, 1.0, 0.0]),
+                              None, int(include_static), -1, geomid)
+            dist, g = js.ray(m, d, [0.2, -1.0, 0.08], [0.0, 1.0, 0.0],
+                             include_static=include_static)
+            assert g == geomid[0] == ref.geom("mg").id
+            assert abs(dist - x) <= MOCAP_TOL
+    assert seen >= 2
+    # M⁻¹ with a hinged body under a mocap body (its parent's weld root has no dofs)
+    M = np.zeros((ref.nv, ref.nv))
+    mujoco.mj_fullM(ref, md, M)
+    for _ in range(2):
+        np.testing.assert_allclose(js.minv(m, d, md.qpos), np.linalg.inv(M), rtol=0,
+                                   atol=MOCAP_TOL * np.abs(np.linalg.inv(M)).max())

@@ -879,7 +879,8 @@ class _Compiler:
         for i in range(1, nb):
             p = body_rows[i]["parentid"]
             rootid[i] = i if p == 0 else rootid[p]
-            weldid[i] = i if body_rows[i]["jntnum"] else weldid[p]
+            # a body with joints, or a mocap body, is the root of its weld group (MuJoCo 4.0)
+            weldid[i] = i if body_rows[i]["jntnum"] or body_rows[i]["mocap"] else weldid[p]
             if body_rows[i]["mocap"]:
                 if p != 0 or body_rows[i]["jntnum"]:
                     raise ModelError(f"mocap body {self.bodies[i].name!r} must be a child of the "
