@@ -748,6 +748,81 @@ def test_self_attach_into_the_body_itself_copies_it_as_read_so_far():
     assert m.nsensor == ref.nsensor
 
 
+REPLICATED_SCENE = """<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>
+<worldbody>
+  <body name="h" pos="0 0 1"><freejoint/><geom size=".1"/>
+    <replicate count="3" offset="0.5 0 0" euler="0 0 30" sep="_">
+      <body name="sib" pos="0 .2 0"><joint/><geom size=".02"/></body>
+      <attach model="arm" body="base" prefix="a-"/>
+      <geom name="rg" size=".01"/>
+    </replicate>
+  </body>
+  <replicate count="2" offset="0 1 0"><replicate count="2" offset="0 0 1" sep="x">
+    <frame pos=".1 0 0" euler="0 0 10"><attach model="arm" body="base" prefix="b-"/></frame>
+  </replicate></replicate>
+  <replicate count="2" offset="0 0 2"><attach model="arm" prefix="w-"/></replicate>
+</worldbody>
+<keyframe><key name="mine" qpos="1 2 3 1 0 0 0"/></keyframe>
+</mujoco>"""
+
+
+def test_attach_inside_replicate_matches_mujoco(tmp_path):
+    """Each copy attached, named prefix + name + the copy's suffix; assets and keys once.
+
+    The copies' tendons, actuators, sensors, equalities, pairs and exclusions follow copy by
+    copy; the file's meshes and materials come once per <attach> (prefix + name), and its
+    keyframes once, setting the first copy's joints and actuators, as MuJoCo 4.0 does.
+    """
+    path = _composed(tmp_path, REPLICATED_SCENE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    O = mujoco.mjtObj
+    for kind, n, label in ((O.mjOBJ_MESH, ref.nmesh, "mesh"), (O.mjOBJ_MATERIAL, ref.nmat,
+                           "material"), (O.mjOBJ_ACTUATOR, ref.nu, "actuator"),
+                           (O.mjOBJ_SENSOR, ref.nsensor, "sensor"),
+                           (O.mjOBJ_TENDON, ref.ntendon, "tendon"),
+                           (O.mjOBJ_KEY, ref.nkey, "key")):
+        assert m.names[label] == _names(ref, kind, n), label
+    assert m.names["body"][2:8] == ["sib_0", "a-base_0", "a-l1_0", "sib_1", "a-base_1", "a-l1_1"]
+    assert m.names["body"][-4:] == ["w-base0", "w-l10", "w-base1", "w-l11"]
+    assert m.names["mesh"] == ["a-tet", "b-tet", "w-tet"]
+    assert m.names["key"] == ["mine", "a-home", "a-", "b-home", "b-", "w-home", "w-"]
+    for f in ("actuator_trnid", "sensor_objid", "sensor_type", "tendon_num", "wrap_objid",
+              "geom_matid", "geom_dataid", "actuator_gainprm", "tendon_length0", "jnt_range",
+              "key_qpos", "key_qvel", "key_ctrl", "exclude_signature"):
+        np.testing.assert_allclose(np.asarray(getattr(m, f), dtype=np.float64),
+                                   getattr(ref, f), atol=TOL, err_msg=f)
+    assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+
+
+def test_self_attach_inside_replicate_matches_mujoco():
+    xml = SELF_ATTACH.replace('<attach body="arm" prefix="c-"/><attach frame="fr" prefix="f-"/>',
+                              '<replicate count="2" sep="-" offset="0 0 .5"><attach body="arm" '
+                              'prefix="c-"/><attach frame="fr" prefix="f-"/></replicate>')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(xml, filename="model.xml")
+    m, ref = assert_same_model(xml, m=m)
+    assert m.names["body"][-6:] == ["c-arm-0", "c-fore-0", "f-fb-0", "c-arm-1", "c-fore-1",
+                                    "f-fb-1"]
+    assert m.names["actuator"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    assert (m.nsensor, m.nkey) == (ref.nsensor, ref.nkey)
+    _forward_matches(m, ref, 6, ctrl=True)
+
+
+def test_attach_inside_replicate_keeps_names_unique(tmp_path):
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>\n<worldbody>'
+             '<replicate count="2" sep="x"><attach model="arm" body="l1" prefix="a-"/>'
+             '</replicate>\n<attach model="arm" body="l1" prefix="a-"/></worldbody></mujoco>')
+    path = _composed(tmp_path, scene)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(ModelError, match="duplicate mesh name 'a-tet'"):
+        load_mjcf(str(path))
+
+
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
     path = tmp_path / "scene.xml"
     path.write_text('<mujoco><asset>\n<model name="arm" file="gone.xml"/></asset>'

@@ -572,7 +572,9 @@ class _Loader:
         self.spec = ModelSpec()
         self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
         self.model_frames = {}  # <asset><model>: name -> that file's named frames
-        self.self_attached = []  # <attach> without model: (names in the copy, prefix, where)
+        # <attach> without model: (names in the copy, prefix, where, replicate suffix)
+        self.self_attached = []
+        self._attach_seen = set()  # ids of the <attach> nodes read (a <replicate> rereads)
         # named <frame>s: name -> the body holding their elements, the pose of their parent
         # context relative to it, and the slices of its element lists they filled
         self.frames = {}
@@ -640,12 +642,12 @@ class _Loader:
             self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
-        for inside, prefix, where in self.self_attached:
+        for inside, prefix, where, suffix in self.self_attached:
             # this model's elements and the copies made so far (a copy of a copy: MuJoCo's)
             view = copy.copy(spec)
             for kind in ("tendons", "actuators", "sensors", "equalities", "pairs", "excludes"):
                 setattr(view, kind, getattr(spec, kind) + self.attached[kind])
-            self._attach_elements(view, inside, prefix, where, keys=False)
+            self._attach_elements(view, inside, prefix, where, keys=False, suffix=suffix)
         for kind, items in self.attached.items():
             getattr(spec, kind).extend(items)
         spec.keys += [KeySpec(source=spec.source)
@@ -1308,10 +1310,7 @@ class _Loader:
                 stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
                               suffix))
             elif tag == "attach":
-                if suffix:
-                    raise ModelError(f"{child.where()}: <attach> inside <replicate> is not "
-                                     f"supported by jointspace; attach each copy by itself")
-                self._attach(child, body, xf)
+                self._attach(child, body, xf, suffix)
             elif tag == "replicate":
                 # copies pushed last first: the stack reads copy 0 first, as MuJoCo attaches
                 for cc, rxf, rsuffix in reversed(self._replicate(child, childclass, xf)):
@@ -1390,7 +1389,7 @@ class _Loader:
         self.models[name] = (child, node)
         self.model_frames[name] = loader.frames
 
-    def _attach(self, node, body, xf):
+    def _attach(self, node, body, xf, suffix=""):
         """<attach model body prefix>: a copy of a body subtree of another model, inserted here.
 
         As MuJoCo's attach (mjs_attach, MuJoCo >= 3.2): every name in the copy gets `prefix`
@@ -1402,7 +1401,10 @@ class _Loader:
         Without `body` the contents of the model's worldbody are inserted; with `frame` the
         contents of one of its named frames, posed by the frame's own pos and orientation
         (the frames around it do not count, as in MuJoCo). The attached elements follow
-        this model's own in their lists, as in MuJoCo.
+        this model's own in their lists, as in MuJoCo. Inside a <replicate>, each copy's names
+        end with the copy's `suffix` (prefix + name + suffix); the meshes, materials and
+        keyframes come once, with the first copy, and the keyframes set that copy (MuJoCo
+        4.0's).
         """
         self._check_attrs(node, {"model", "body", "frame", "prefix"})
         where = node.where()
@@ -1454,9 +1456,12 @@ class _Loader:
         for v in inside.values():
             v.discard("")
 
-        def rename(e):
+        first = id(node) not in self._attach_seen
+        self._attach_seen.add(id(node))
+
+        def rename(e, suffix=suffix):
             if e.name:
-                e.name = prefix + e.name
+                e.name = prefix + e.name + suffix
             return e
 
         def reelement(e):
@@ -1470,7 +1475,7 @@ class _Loader:
                 for x in items:
                     rename(x)
                     if getattr(x, "target", ""):
-                        x.target = prefix + x.target
+                        x.target = prefix + x.target + suffix
 
         for root in roots:
             for b in _walk(root):
@@ -1490,15 +1495,16 @@ class _Loader:
                                              np.asarray(x.quat, dtype=np.float64))
                     dest.append(x)
         if itself:  # the elements naming the copy are read below: copied at the end
-            self.self_attached.append((inside, prefix, where))
+            self.self_attached.append((inside, prefix, where, suffix))
             return
         spec = self.spec
-        spec.body_refs |= {prefix + b for b in child.body_refs}
-        for m in child.meshes:
-            spec.meshes.append(rename(copy.deepcopy(m)))
-        for m in child.materials:
-            spec.materials.append(rename(copy.deepcopy(m)))
-        self._attach_elements(child, inside, prefix, where)
+        spec.body_refs |= {prefix + b + suffix for b in child.body_refs}
+        if first:
+            for m in child.meshes:
+                spec.meshes.append(rename(copy.deepcopy(m), ""))
+            for m in child.materials:
+                spec.materials.append(rename(copy.deepcopy(m), ""))
+        self._attach_elements(child, inside, prefix, where, keys=first, suffix=suffix)
 
     def _frame_contents(self, node, model):
         """Copies of the bodies and of the geoms, sites, cameras (in a BodySpec) of a frame.
@@ -1545,10 +1551,11 @@ class _Loader:
                if getattr(child, key) != getattr(self.spec, key)}
         return own or None
 
-    def _attach_elements(self, child, inside, prefix, where, keys=True):
+    def _attach_elements(self, child, inside, prefix, where, keys=True, suffix=""):
         """Copy the attached model's non-tree elements that refer only to the copy.
 
-        A self-attach (`keys` False) copies no keyframe, as MuJoCo's.
+        A self-attach (`keys` False) copies no keyframe, as MuJoCo's. Names are prefix + name
+        + suffix, the suffix of the <replicate> copy holding the <attach> (empty outside one).
         """
         spec = self.attached
         tendons = set()
@@ -1558,10 +1565,10 @@ class _Loader:
                 if p[0] in ("site", "geom")]
             if all(n in inside[k] for k, n in refs):
                 t = copy.deepcopy(t)
-                t.joints = [(prefix + j[0], *j[1:]) for j in t.joints]
-                t.path = [(p[0], prefix + p[1] if p[1] else p[1], *p[2:]) for p in t.path]
+                t.joints = [(prefix + j[0] + suffix, *j[1:]) for j in t.joints]
+                t.path = [(p[0], prefix + p[1] + suffix if p[1] else p[1], *p[2:]) for p in t.path]
                 tendons.add(t.name)
-                spec["tendons"].append(_prefixed(t, prefix))
+                spec["tendons"].append(_prefixed(t, prefix, suffix))
         inside = dict(inside, tendon=tendons)
         actuators = set()
         for a in child.actuators:
@@ -1574,9 +1581,9 @@ class _Loader:
                 a = copy.deepcopy(a)
                 for k, n in refs.items():
                     if n:
-                        setattr(a, k, prefix + n)
+                        setattr(a, k, prefix + n + suffix)
                 actuators.add(a.name)
-                spec["actuators"].append(_prefixed(a, prefix))
+                spec["actuators"].append(_prefixed(a, prefix, suffix))
         inside = dict(inside, actuator=actuators)
         kinds = {"xbody": "body", "body": "body", "subtree": "body", "joint": "joint",
                  "geom": "geom",
@@ -1586,30 +1593,30 @@ class _Loader:
             refs = [(sen.objtype, sen.objname), (sen.reftype, sen.refname)]
             if all(not n or n in inside.get(kinds.get(t, ""), ()) for t, n in refs):
                 sen = copy.deepcopy(sen)
-                sen.objname = prefix + sen.objname if sen.objname else ""
-                sen.refname = prefix + sen.refname if sen.refname else ""
-                spec["sensors"].append(_prefixed(sen, prefix))
+                sen.objname = prefix + sen.objname + suffix if sen.objname else ""
+                sen.refname = prefix + sen.refname + suffix if sen.refname else ""
+                spec["sensors"].append(_prefixed(sen, prefix, suffix))
         for e in child.equalities:
             kind = {"joint": "joint", "tendon": "tendon"}.get(e.type, e.objtype)
             if all(not n or n in inside[kind] for n in (e.obj1, e.obj2)):
                 e = copy.deepcopy(e)
-                e.obj1 = prefix + e.obj1
-                e.obj2 = prefix + e.obj2 if e.obj2 else ""
-                spec["equalities"].append(_prefixed(e, prefix))
+                e.obj1 = prefix + e.obj1 + suffix
+                e.obj2 = prefix + e.obj2 + suffix if e.obj2 else ""
+                spec["equalities"].append(_prefixed(e, prefix, suffix))
         for p in child.pairs:
             if p.geom1 in inside["geom"] and p.geom2 in inside["geom"]:
                 p = copy.deepcopy(p)
-                p.geom1, p.geom2 = prefix + p.geom1, prefix + p.geom2
-                spec["pairs"].append(_prefixed(p, prefix))
+                p.geom1, p.geom2 = prefix + p.geom1 + suffix, prefix + p.geom2 + suffix
+                spec["pairs"].append(_prefixed(p, prefix, suffix))
         for x in child.excludes:
             if x.body1 in inside["body"] and x.body2 in inside["body"]:
                 x = copy.deepcopy(x)
-                x.body1, x.body2 = prefix + x.body1, prefix + x.body2
+                x.body1, x.body2 = prefix + x.body1 + suffix, prefix + x.body2 + suffix
                 spec["excludes"].append(x)
         if keys:
-            self._attach_keys(child, inside, prefix, where)
+            self._attach_keys(child, inside, prefix, where, suffix)
 
-    def _attach_keys(self, child, inside, prefix, where):
+    def _attach_keys(self, child, inside, prefix, where, suffix=""):
         """Keyframes of the attached model, as values of the copy's joints and actuators."""
         if not child.keys:
             return
@@ -1630,12 +1637,12 @@ class _Loader:
                 for row in joints:
                     n = row[col]
                     if v is not None and adr + n <= len(v) and row[0] in inside["joint"]:
-                        by_name[field][prefix + row[0]] = v[adr:adr + n]
+                        by_name[field][prefix + row[0] + suffix] = v[adr:adr + n]
                     adr += n
             if key.ctrl is not None:
                 for a, c in zip(child.actuators, key.ctrl):
                     if a.name and a.name in inside["actuator"]:
-                        by_name["ctrl"][prefix + a.name] = c
+                        by_name["ctrl"][prefix + a.name + suffix] = c
             self.attached["keys"].append(KeySpec(name=prefix + key.name,
                                           time=key.time, by_name=by_name, source=key.source))
 
@@ -2559,10 +2566,10 @@ def _walk(body):
         stack.extend(reversed(b.children))
 
 
-def _prefixed(element, prefix):
-    """An attached element with its own name prefixed; returns the element."""
+def _prefixed(element, prefix, suffix=""):
+    """An attached element named prefix + its name + suffix; returns the element."""
     if element.name:
-        element.name = prefix + element.name
+        element.name = prefix + element.name + suffix
     return element
 
 
