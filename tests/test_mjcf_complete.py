@@ -702,10 +702,68 @@ def test_attach_of_a_frame_matches_mujoco(tmp_path):
     _forward_matches(m, ref, 5)
 
 
-def test_attach_of_a_frame_holding_a_joint_is_refused(tmp_path):
+JOINTED = ('<frame name="jointed" pos=".1 0 0" euler="0 0 90"><joint name="jf" axis="1 0 0" '
+           'pos="0 .1 0" damping=".3"/><geom name="gj" size=".01"/><frame pos="0 0 1">'
+           '<joint name="jf2" type="slide"/></frame></frame>')
+
+
+def test_attach_of_a_frame_holding_joints_matches_mujoco(tmp_path):
+    """A frame's joints join the holding body, posed by the frame and the attach context.
+
+    As MuJoCo 4.0 attaches them: after the body's joints read so far, with the actuators and
+    sensors that name them.
+    """
+    arm = FRAMED_ARM.replace('<frame name="jointed"><joint name="jf"/></frame>', JOINTED)
+    arm = arm.replace('<motor name="mo" joint="jo"/>', '<motor name="mo" joint="jo"/>'
+                      '<motor name="mf" joint="jf2"/>')
+    arm = arm.replace("</sensor>", '<jointvel joint="jf"/></sensor>')
     scene = FRAMED_SCENE.replace('frame="tool" prefix="t/"', 'frame="jointed" prefix="t/"')
+    scene = scene.replace('<attach model="arm" frame="grip" prefix="a/"/>',
+                          '<attach model="arm" frame="grip" prefix="a/"/>'
+                          '<joint name="late" type="slide" axis="1 0 0"/>')
+    path = _composed(tmp_path, scene, arm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    m, ref = assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+    assert m.names["joint"][:5] == ["h", "late", "t/jf", "t/jf2", "a/j1"]
+    assert m.names["actuator"] == ["a/m1", "t/mf", "w/m1"] == _names(
+        ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    np.testing.assert_array_equal(m.actuator_trnid, ref.actuator_trnid)
+    np.testing.assert_allclose(m.dof_damping, ref.dof_damping, atol=TOL)
+    assert m.nsensor == ref.nsensor == 5
+    _forward_matches(m, ref, 5, ctrl=True)
+
+
+def test_self_attach_of_a_frame_holding_joints_matches_mujoco():
+    xml = """<mujoco><worldbody>
+  <body name="base" pos="1 0 0" euler="0 0 20"><joint name="jb"/><geom size=".1"/>
+    <frame name="jfr" pos=".1 0 0" euler="30 0 0"><joint name="jj" axis="1 0 0"/>
+      <geom name="gj" size=".05" pos="0 .1 0"/></frame></body>
+  <body name="holder" pos="0 1 0" euler="0 20 0"><joint name="h"/><geom size=".1"/>
+    <replicate count="2" offset="0 0 .3" sep="-"><attach frame="jfr" prefix="f-"/></replicate>
+  </body>
+</worldbody>
+<actuator><motor joint="jj"/></actuator><sensor><jointpos joint="jj"/></sensor>
+</mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(xml, filename="model.xml")
+    m, ref = assert_same_model(xml, m=m)
+    assert m.names["joint"] == ["jb", "jj", "h", "f-jj-0", "f-jj-1"]
+    assert (m.nu, m.nsensor) == (ref.nu, ref.nsensor) == (3, 3)
+    _forward_matches(m, ref, 6, ctrl=True)
+
+
+def test_attach_of_a_frame_holding_a_joint_into_the_world_is_an_error(tmp_path):
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>\n<worldbody>'
+             '<frame><attach model="arm" frame="jointed" prefix="t/"/></frame></worldbody>'
+             '</mujoco>')
     path = _composed(tmp_path, scene, FRAMED_ARM)
-    with pytest.raises(ModelError, match=r"scene.xml:5 <attach>: frame 'jointed' .*joint"):
+    with pytest.raises(ValueError, match="joint found in world body"):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(ModelError, match=r"scene.xml:2 <attach>: frame 'jointed' holds joint "
+                                         r"'jf', and the world body cannot have joints"):
         load_mjcf(str(path))
 
 

@@ -1400,7 +1400,8 @@ class _Loader:
         actuators (the rest at qpos0), named prefix + name (an unnamed one gets the prefix).
         Without `body` the contents of the model's worldbody are inserted; with `frame` the
         contents of one of its named frames, posed by the frame's own pos and orientation
-        (the frames around it do not count, as in MuJoCo). The attached elements follow
+        (the frames around it do not count, as in MuJoCo); the frame's joints join the body
+        holding the <attach>, after its joints read so far. The attached elements follow
         this model's own in their lists, as in MuJoCo. Inside a <replicate>, each copy's names
         end with the copy's `suffix` (prefix + name + suffix); the meshes, materials and
         keyframes come once, with the first copy, and the keyframes set that copy (MuJoCo
@@ -1450,8 +1451,8 @@ class _Loader:
                                     ("site", b.sites), ("camera", b.cameras)):
                     inside[kind].update(e.name for e in items)
         if extras is not None:
-            for kind, items in (("geom", extras.geoms), ("site", extras.sites),
-                                ("camera", extras.cameras)):
+            for kind, items in (("joint", extras.joints), ("geom", extras.geoms),
+                                ("site", extras.sites), ("camera", extras.cameras)):
                 inside[kind].update(e.name for e in items)
         for v in inside.values():
             v.discard("")
@@ -1486,8 +1487,17 @@ class _Loader:
                                            np.asarray(root.quat, dtype=np.float64))
             body.children.append(root)
         if extras is not None:
-            extras.joints, extras.children, extras.name = [], [], ""
+            if "frame" not in node.attrib:  # the worldbody's contents: it has no joints
+                extras.joints = []
+            elif extras.joints and body is self.spec.world:
+                raise ModelError(f"{where}: frame {node.attrib['frame']!r} holds joint "
+                                 f"{extras.joints[0].name or '(unnamed)'!r}, and the world "
+                                 f"body cannot have joints; attach it inside a <body>")
+            extras.children, extras.name = [], ""
             reelement(extras)
+            for j in extras.joints:
+                _compose_joint(xf, j)
+                body.joints.append(j)
             for items, dest in ((extras.geoms, body.geoms), (extras.sites, body.sites),
                                 (extras.cameras, body.cameras)):
                 for x in items:
@@ -1507,7 +1517,7 @@ class _Loader:
         self._attach_elements(child, inside, prefix, where, keys=first, suffix=suffix)
 
     def _frame_contents(self, node, model):
-        """Copies of the bodies and of the geoms, sites, cameras (in a BodySpec) of a frame.
+        """Copies of the bodies and of the joints, geoms, sites, cameras (in a BodySpec) of a frame.
 
         Their poses become relative to the frame's parent context (pose ← xf⁻¹ pose, xf that
         context relative to the holding body), so that the frame's own pose stays on them.
@@ -1520,10 +1530,6 @@ class _Loader:
                 " above this <attach>" if model is None else "") + "; name one of its "
                 "<frame name=...> elements")
         body, (start, end) = record["body"], (record["start"], record["end"])
-        if end["joints"] > start["joints"]:
-            raise ModelError(f"{node.where()}: frame {fname!r} ({record['where']}) holds a "
-                             f"joint of its body; jointspace attaches frames of bodies, "
-                             f"geoms, sites and cameras: attach the body instead")
         xf = record["parent_xf"]
         inv = None
         if xf is not None:
@@ -1534,8 +1540,11 @@ class _Loader:
             for e in out[k]:
                 e.pos, e.quat = _compose(inv, np.asarray(e.pos, dtype=np.float64),
                                          np.asarray(e.quat, dtype=np.float64))
+        for j in out["joints"]:
+            _compose_joint(inv, j)
         extras = BodySpec(name="")
         extras.geoms, extras.sites, extras.cameras = out["geoms"], out["sites"], out["cameras"]
+        extras.joints = out["joints"]
         return out["children"], extras
 
     def _check_attach_compiler(self, node, child):
@@ -2578,6 +2587,14 @@ def _add_suffix(element, suffix):
     if suffix and element.name:
         element.name += suffix
     return element
+
+
+def _compose_joint(xf, joint):
+    """Apply an enclosing frame transform (pos, quat) to a joint's position and axis."""
+    if xf is not None and joint.type != "free":
+        joint.pos = xf[0] + frames.rotate(xf[1], np.asarray(joint.pos, dtype=np.float64))
+        if joint.type != "ball":
+            joint.axis = frames.rotate(xf[1], np.asarray(joint.axis, dtype=np.float64))
 
 
 def _compose(xf, pos, quat):
