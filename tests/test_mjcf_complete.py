@@ -881,6 +881,68 @@ def test_attach_inside_replicate_keeps_names_unique(tmp_path):
         load_mjcf(str(path))
 
 
+KEYED_ARM = """<mujoco model="keyed">
+  <worldbody>
+    <body name="target" mocap="true" pos="1 2 3"><geom size=".05" contype="0" conaffinity="0"/>
+    </body>
+    <body name="base" pos="0 0 0.1"><joint name="j0" axis="0 0 1" range="-1 1"/>
+      <geom name="bg" type="capsule" fromto="0 0 0 0 0 0.3" size=".03"/>
+      <body name="l1" pos="0 0 0.3"><joint name="j1" axis="0 1 0"/><geom size="0.02"/></body>
+    </body>
+    <body name="target2" mocap="true" pos="4 5 6" euler="0 0 30"/>
+  </worldbody>
+  <actuator><motor name="m0" joint="j0"/><general name="ia" joint="j1" dyntype="integrator"/>
+    <general name="fa" joint="j0" dyntype="filter" dynprm=".1"/></actuator>
+  <keyframe>
+    <key name="home" qpos="0.1 0.2" act="0.5 0.6" ctrl="1 2 3" mpos="1 1 1 2 2 2"
+      mquat="0 1 0 0 0 0 2 0"/>
+    <key name="short" act="0.7" mpos="3 3 3 9" mquat="0 0 0 1"/>
+  </keyframe>
+</mujoco>"""
+
+KEYED_SCENE = """<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>
+<worldbody>
+  <body name="mine" mocap="true" pos="0 0 9"/>
+  <body name="h" pos="0 0 1"><freejoint/><geom size=".1"/>
+    <attach model="arm" body="base" prefix="b-"/>
+  </body>
+  <attach model="arm" prefix="w-"/>
+  <replicate count="2" offset="1 0 0"><attach model="arm" prefix="r-"/></replicate>
+</worldbody>
+<actuator><general name="own" joint="b-j0" dyntype="integrator"/></actuator>
+<keyframe><key name="s" qpos="0 0 1 1 0 0 0" act="0.9" mpos="7 7 7"/></keyframe>
+</mujoco>"""
+
+
+def test_attached_keyframes_with_act_and_mocap_poses_match_mujoco(tmp_path):
+    """An attached file's key sets the copy's activations and mocap poses too.
+
+    act by the file's actuators with activations, mpos and mquat by its mocap bodies (a
+    short vector completed body by body, quaternions normalized), as MuJoCo 4.0 merges them.
+    Rows 1, 2 are the keys of a copy of body `base` (no mocap body): MuJoCo 4.0.0 writes
+    their mpos and mquat into the model's next mocap bodies (w-target, w-target2), we leave
+    those at the bodies' poses, as for joints and actuators outside a copy.
+    """
+    path = _composed(tmp_path, KEYED_SCENE, KEYED_ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    assert m.names["key"] == _names(ref, mujoco.mjtObj.mjOBJ_KEY, ref.nkey) == [
+        "s", "b-home", "b-short", "w-home", "w-short", "r-home", "r-short"]
+    assert (m.na, m.nmocap) == (ref.na, ref.nmocap) == (9, 7)
+    for f in ("key_qpos", "key_qvel", "key_act", "key_ctrl", "key_time"):
+        np.testing.assert_allclose(getattr(m, f), getattr(ref, f), atol=TOL, err_msg=f)
+    mocap = np.argsort(ref.body_mocapid)[-ref.nmocap:]
+    for f, poses in (("key_mpos", ref.body_pos[mocap]), ("key_mquat", ref.body_quat[mocap])):
+        rows = [0, 3, 4, 5, 6]
+        np.testing.assert_allclose(getattr(m, f)[rows], getattr(ref, f)[rows], atol=TOL,
+                                   err_msg=f)
+        np.testing.assert_allclose(getattr(m, f)[1:3], [poses.ravel()] * 2, atol=TOL)
+    # the first replicated copy's mocap bodies, set by r-home
+    np.testing.assert_allclose(m.key_mquat[5, 4 * 3:4 * 5], [0, 1, 0, 0, 0, 0, 1, 0])
+
+
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
     path = tmp_path / "scene.xml"
     path.write_text('<mujoco><asset>\n<model name="arm" file="gone.xml"/></asset>'

@@ -1300,11 +1300,16 @@ class _Compiler:
                 m = v.size - v.size % unit
                 out[field][k, :m] = v[:m]
             for field, values in (key.by_name or {}).items():
-                kind = "actuator" if field == "ctrl" else "joint"
+                kind = {"ctrl": "actuator", "act": "actuator", "mpos": "body",
+                        "mquat": "body"}.get(field, "joint")
                 for name, val in values.items():
                     i = self.lookup(kind, name, key, f"{label}: {field} of")
-                    adr = (i if kind == "actuator" else
-                           int(A["jnt_qposadr" if field == "qpos" else "jnt_dofadr"][i]))
+                    if field in ("mpos", "mquat"):
+                        adr = (3 if field == "mpos" else 4) * int(mocapid[i])
+                    else:
+                        table = {"ctrl": None, "act": "actuator_actadr", "qpos": "jnt_qposadr",
+                                 "qvel": "jnt_dofadr"}[field]
+                        adr = i if table is None else int(A[table][i])
                     val = np.atleast_1d(np.asarray(val, dtype=np.float64))
                     out[field][k, adr:adr + val.size] = val
             for a in quat_adr:

@@ -1626,20 +1626,23 @@ class _Loader:
             self._attach_keys(child, inside, prefix, where, suffix)
 
     def _attach_keys(self, child, inside, prefix, where, suffix=""):
-        """Keyframes of the attached model, as values of the copy's joints and actuators."""
+        """Keyframes of the attached model, as values of the copy's elements, set by name.
+
+        qpos and qvel by joint, ctrl and act by actuator (act over the file's actuators with
+        activations), mpos and mquat by mocap body; a short vector sets what it covers.
+        """
         if not child.keys:
             return
         joints = []  # (name, nq, nv) in the attached model's qpos order
+        mocap = []  # the attached model's mocap bodies, in its order
         for b in _walk(child.world):
             for j in b.joints:
                 joints.append((j.name, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
+            if b.mocap:
+                mocap.append(b.name)
+        active = [a for a in child.actuators if a.dyntype != "none"]  # in act's order
         for key in child.keys:
-            for field in ("act", "mpos", "mquat"):
-                if getattr(key, field) is not None:
-                    raise ModelError(f"{where}: keyframe {key.name!r} of the attached model "
-                                     f"sets {field}, which jointspace cannot carry into this "
-                                     f"model; remove it from the key")
-            by_name = {"qpos": {}, "qvel": {}, "ctrl": {}}
+            by_name = {"qpos": {}, "qvel": {}, "ctrl": {}, "act": {}, "mpos": {}, "mquat": {}}
             for field, col in (("qpos", 1), ("qvel", 2)):
                 v = getattr(key, field)
                 adr = 0
@@ -1648,10 +1651,16 @@ class _Loader:
                     if v is not None and adr + n <= len(v) and row[0] in inside["joint"]:
                         by_name[field][prefix + row[0] + suffix] = v[adr:adr + n]
                     adr += n
-            if key.ctrl is not None:
-                for a, c in zip(child.actuators, key.ctrl):
+            for field, actuators in (("ctrl", child.actuators), ("act", active)):
+                v = getattr(key, field)
+                for a, c in zip(actuators, () if v is None else v):
                     if a.name and a.name in inside["actuator"]:
-                        by_name["ctrl"][prefix + a.name + suffix] = c
+                        by_name[field][prefix + a.name + suffix] = c
+            for field, n in (("mpos", 3), ("mquat", 4)):  # body by body, as MuJoCo completes
+                v = getattr(key, field)
+                for i, name in enumerate(mocap if v is not None else ()):
+                    if n * i + n <= len(v) and name in inside["body"]:
+                        by_name[field][prefix + name + suffix] = v[n * i:n * i + n]
             self.attached["keys"].append(KeySpec(name=prefix + key.name,
                                           time=key.time, by_name=by_name, source=key.source))
 
