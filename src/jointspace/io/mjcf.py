@@ -1831,8 +1831,6 @@ class _Loader:
                              f"mesh, or sphere, capsule, cylinder, ellipsoid or box to fit one")
         if mesh and v["fromto"] is not None:
             raise ModelError(f"{where}: fromto cannot be used with a mesh; remove one")
-        self._ignore_if(node, "shellinertia", v["shellinertia"] and not mesh,
-                        "the inertia of primitive geoms as thin shells")
         if mesh and gtype == "mesh" and v["shellinertia"]:
             raise ModelError(f"{where}: for a mesh geom, shell inertia is set on the mesh "
                              f"asset: write inertia='shell' on <mesh name='{mesh}'>")
