@@ -543,6 +543,57 @@ def test_bad_fitting_is_an_error(geom, what):
     _error(xml, "model.xml:2 <geom>", what)
 
 
+MESH_MATERIAL = """<mujoco>
+<asset><material name="clear" rgba="1 0 0 0"/><material name="green" rgba="0 1 0 1"/>
+  <mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1" material="clear"/></asset>
+<worldbody><geom type="mesh" mesh="m" pos="0 0 1"/><geom type="sphere" mesh="m" pos="0 0 2"/>
+  <geom type="mesh" mesh="m" material="green" pos="0 0 3"/><geom size=".1" pos="0 0 4"/>
+</worldbody></mujoco>"""
+
+
+def test_mesh_material_applies_to_its_geoms_as_in_mujoco():
+    """A geom naming no material takes its mesh's (fitted primitives too): rays skip clear ones.
+
+    Regression: <mesh material> was ignored with a warning, so these geoms had no material
+    and a ray hit the transparent mesh that MuJoCo's rays pass through.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(MESH_MATERIAL, filename="model.xml")
+    ref = mujoco.MjModel.from_xml_string(MESH_MATERIAL)
+    np.testing.assert_array_equal(m.geom_matid, ref.geom_matid)
+    assert list(ref.geom_matid) == [0, 0, 1, -1]
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    geomid = np.zeros(1, dtype=np.int32)
+    x = mujoco.mj_ray(ref, md, np.array([0.1, 0.1, 0.0]), np.array([0.0, 0.0, 1.0]), None, 1,
+                      -1, geomid)
+    dist, g = js.ray(m, d, [0.1, 0.1, 0.0], [0.0, 0.0, 1.0])
+    assert g == geomid[0] == 2
+    assert abs(dist - x) <= TOL
+
+
+@pytest.mark.parametrize("xml, what", [
+    ('<mujoco><worldbody><geom name="a" size=".1"/><body><freejoint/><geom name="b" '
+     'size=".1"/></body></worldbody><contact>\n<pair geom1="a" geom2="b" adhesion="1"/>'
+     '</contact></mujoco>', "model.xml:2 <pair>: adhesion=1.0"),
+    ('<mujoco><default><pair adhesion="2"/></default><worldbody><geom name="a" size=".1"/>'
+     '<body><freejoint/><geom name="b" size=".1"/></body></worldbody><contact>\n'
+     '<pair geom1="a" geom2="b"/></contact></mujoco>', "model.xml:2 <pair>: adhesion=2.0"),
+    ('<mujoco><asset>\n<mesh name="m" builtin="sphere" params="2"/></asset><worldbody>'
+     '<geom type="mesh" mesh="m"/></worldbody></mujoco>', "builtin='sphere'"),
+    ('<mujoco><worldbody><body>\n<joint damping="0.1 0.2"/><geom size=".1"/></body>'
+     '</worldbody></mujoco>', "damping polynomial"),
+    ('<mujoco><worldbody><body><joint name="j"/><geom size=".1"/></body></worldbody><tendon>'
+     '\n<fixed damping="0.1 0.3"><joint joint="j" coef="1"/></fixed></tendon></mujoco>',
+     "damping polynomial"),
+])
+def test_mjcf_that_mujoco_computes_and_jointspace_does_not_is_refused(xml, what):
+    mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 loads it
+    _error(xml, "model.xml:2 <", what)
+
+
 FLAT = ('<mujoco><asset><mesh name="flat" inertia="shell" vertex="0 0 0 1 0 0 0 1 0 1 1 0" '
         'face="0 1 2 1 3 2"/></asset><worldbody><body><freejoint/>\n'
         '<geom type="mesh" mesh="flat" {attrs}/></body></worldbody></mujoco>')
@@ -567,7 +618,8 @@ ARM = """<mujoco model="arm">
   <compiler angle="radian" meshdir="parts"/>
   <default><default class="link"><geom type="capsule" size="0.03" rgba="0 1 0 1"/></default>
   </default>
-  <asset><mesh name="tet" file="tet.msh"/><material name="red" rgba="1 0 0 1"/></asset>
+  <asset><mesh name="tet" file="tet.msh" material="red"/><material name="red" rgba="1 0 0 1"/>
+  </asset>
   <worldbody>
     <geom name="floor" type="plane" size="1 1 0.1"/>
     <site name="origin"/>

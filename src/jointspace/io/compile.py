@@ -1073,14 +1073,20 @@ class _Compiler:
         return model
 
     def material_id(self, g):
-        """geom_matid: the index of the geom's material, -1 when it has none."""
-        if not g.material or self.spec.discardvisual:
+        """geom_matid: the index of the geom's material, -1 when it has none.
+
+        A geom that names no material takes its mesh's, if any (mjCGeom::get_material).
+        """
+        name = g.material
+        if not name and g.mesh:
+            name = next((ms.material for ms in self.spec.meshes if ms.name == g.mesh), "")
+        if not name or self.spec.discardvisual:
             return -1
         for k, mat in enumerate(self.materials):
-            if mat.name == g.material:
+            if mat.name == name:
                 return k
-        raise ModelError(f"geom refers to unknown material {g.material!r}{_where(g)}; add "
-                         f"<material name='{g.material}'> to <asset> or fix the name")
+        raise ModelError(f"geom refers to unknown material {name!r}{_where(g)}; add "
+                         f"<material name='{name}'> to <asset> or fix the name")
 
     @staticmethod
     def body_id(body_names, name, c):

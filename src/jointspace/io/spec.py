@@ -273,6 +273,7 @@ class MeshSpec:
     refquat: tuple = (1.0, 0.0, 0.0, 0.0)
     inertia: str = "legacy"
     maxhullvert: int = -1  # -1, or the most vertices of the convex hull (at least 4)
+    material: str = ""  # the material of the geoms using the mesh that name none
     source: str = ""
 
 
