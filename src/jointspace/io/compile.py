@@ -1578,7 +1578,7 @@ class _Compiler:
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
         self.spring_damper(m)
         # after the constants, as MuJoCo's compiler
-        muscle_lengthrange(m, [a.source for a in self.spec.actuators])
+        muscle_lengthrange(m, [a.source for a in self.spec.actuators], self.spec.lengthrange)
 
     def spring_damper(self, m):
         """Joint stiffness and damping from springdamper = (timeconst, dampratio).

@@ -458,6 +458,10 @@ _REFUSED_FLAGS = {
     ("ipc", "enable"): "an alternative contact model",
     ("speculative", "enable"): "speculative contacts",
 }
+# <compiler><lengthrange>: the options of MuJoCo's actuator length-range simulation
+_LENGTHRANGE = {"mode": _k("none", "muscle", "muscleuser", "all"), "useexisting": _B,
+                "uselimit": _B, "accel": _f(), "maxforce": _f(), "timeconst": _f(),
+                "timestep": _f(), "inttotal": _f(), "interval": _f(), "tolrange": _f()}
 # compiler options MuJoCo applies body by body (an attached body keeps its file's)
 _BODY_COMPILER = ("inertiafromgeom", "boundmass", "boundinertia", "balanceinertia",
                   "inertiagrouprange", "alignfree")
@@ -940,12 +944,11 @@ class _Loader:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<compiler>; remove it")
-            if child.attrib:
-                raise ModelError(f"{child.where()}: <lengthrange> options "
-                                 f"({', '.join(sorted(child.attrib))}) are not supported by "
-                                 f"jointspace, which finds muscles' length ranges with "
-                                 f"MuJoCo's defaults; remove them or give lengthrange on the "
-                                 f"actuators")
+            self._check_attrs(child, set(_LENGTHRANGE))
+            for key, fmt in _LENGTHRANGE.items():
+                v = self._get(child, key, fmt)
+                if v is not None:
+                    spec.lengthrange[key] = v
 
     def _option(self, node):
         self._check_attrs(node, _OPTION_ATTRS)

@@ -487,7 +487,9 @@ class ModelSpec:
     they are mocap bodies, carry a force or torque sensor's site, or are named by an element
     (equality, exclude, sensor, actuator, camera target, or a name in `body_refs`: the bodies
     that elements read but not kept name, such as light targets, skin bones and custom
-    tuples).
+    tuples). `lengthrange`: the <compiler><lengthrange> options given (mode, useexisting,
+    uselimit, accel, maxforce, timeconst, timestep, inttotal, interval, tolrange), MuJoCo's
+    defaults for the rest.
     """
 
     name: str = "model"
@@ -515,6 +517,7 @@ class ModelSpec:
     fitaabb: bool = False
     discardvisual: bool = False
     fusestatic: bool = False
+    lengthrange: dict = field(default_factory=dict)  # <compiler><lengthrange> options given
     body_refs: set = field(default_factory=set)
     source: str = ""
     warnings: list = field(default_factory=list)
