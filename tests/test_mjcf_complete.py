@@ -1026,6 +1026,33 @@ def test_attached_keyframes_with_act_and_mocap_poses_match_mujoco(tmp_path):
     np.testing.assert_allclose(m.key_mquat[5, 4 * 3:4 * 5], [0, 1, 0, 0, 0, 0, 1, 0])
 
 
+UNNAMED_ARM = """<mujoco model="unnamed">
+  <worldbody>
+    <body mocap="true" pos="1 2 3"/>
+    <body name="base"><joint axis="0 0 1"/><geom size=".1"/>
+      <body name="l1" pos="0 0 .3"><joint name="j1"/><geom size=".05"/></body></body>
+  </worldbody>
+  <actuator><motor joint="j1"/><general joint="j1" dyntype="integrator"/></actuator>
+  <keyframe><key name="home" qpos="0.1 0.2" ctrl="3 4" act="5" mpos="7 8 9"/></keyframe>
+</mujoco>"""
+
+
+def test_attached_keyframes_set_unnamed_elements_as_in_mujoco(tmp_path):
+    """An attached key sets the copy's unnamed joints, actuators and mocap bodies too.
+
+    Regression: it set only named ones (found by name), so the values of unnamed ones stayed
+    at qpos0 and zero where MuJoCo sets them.
+    """
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset><worldbody>'
+             '<attach model="arm" prefix="w-"/></worldbody></mujoco>')
+    path = _composed(tmp_path, scene, UNNAMED_ARM)
+    m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    for f in ("key_qpos", "key_ctrl", "key_act", "key_mpos", "key_mquat"):
+        np.testing.assert_array_equal(getattr(m, f), getattr(ref, f), err_msg=f)
+    np.testing.assert_array_equal(m.key_qpos, [[0.1, 0.2]])
+
+
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
     path = tmp_path / "scene.xml"
     path.write_text('<mujoco><asset>\n<model name="arm" file="gone.xml"/></asset>'

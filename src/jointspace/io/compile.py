@@ -1362,6 +1362,11 @@ class _Compiler:
                "mquat": np.tile(mquat0, (nkey, 1))}
         out["mpos"] = out["mpos"].reshape(nkey, 3 * nmocap)
         out["mquat"] = out["mquat"].reshape(nkey, 4 * nmocap)
+        # an attached keyframe's elements (spec objects) -> their ids in the model
+        index = {"joint": {id(j): i for i, j in enumerate(
+                     j for b in self.bodies for j in b.joints)},
+                 "actuator": {id(a): i for i, a in enumerate(self.spec.actuators)},
+                 "body": {id(b): i for i, b in enumerate(self.bodies)}}
         quat_adr = [int(a) + (3 if t == T.JNT_FREE else 0)
                     for t, a in zip(A["jnt_type"], A["jnt_qposadr"])
                     if t in (T.JNT_BALL, T.JNT_FREE)]
@@ -1383,11 +1388,14 @@ class _Compiler:
                                      f"{n} ({self._key_size_help(field)}){_where(key)}")
                 m = v.size - v.size % unit
                 out[field][k, :m] = v[:m]
-            for field, values in (key.by_name or {}).items():
+            for field, values in (key.by_element or {}).items():
                 kind = {"ctrl": "actuator", "act": "actuator", "mpos": "body",
                         "mquat": "body"}.get(field, "joint")
-                for name, val in values.items():
-                    i = self.lookup(kind, name, key, f"{label}: {field} of")
+                for elem, val in values:
+                    i = index[kind].get(id(elem))
+                    if i is None:
+                        raise ModelError(f"{label}: {field} of a {kind} not in the model"
+                                         f"{_where(key)}")
                     if field in ("mpos", "mquat"):
                         adr = (3 if field == "mpos" else 4) * int(mocapid[i])
                     else:

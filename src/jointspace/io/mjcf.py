@@ -1442,6 +1442,7 @@ class _Loader:
             child = self.models[name][0]
             own_options = self._check_attach_compiler(node, child)
         what = "this model" if itself else f"model {name!r}"
+        copies = {}  # deepcopy memo: id of an element of `child` -> its copy here
         bname = node.attrib.get("body")
         if bname is not None:
             found = next((b for b in _walk(child.world) if b is not child.world
@@ -1449,12 +1450,12 @@ class _Loader:
             if found is None:
                 raise ModelError(f"{where}: {what} has no body {bname!r}" + (
                     " above this <attach>" if itself else "") + "; name one of its bodies")
-            top = copy.deepcopy(found)
+            top = copy.deepcopy(found, copies)
             roots, extras = [top], None
         elif "frame" in node.attrib:
-            roots, extras = self._frame_contents(node, name)
+            roots, extras = self._frame_contents(node, name, copies)
         else:
-            world = copy.deepcopy(child.world)
+            world = copy.deepcopy(child.world, copies)
             roots, extras = world.children, world
         inside = {k: set() for k in ("body", "joint", "geom", "site", "camera")}
         for root in roots:
@@ -1530,9 +1531,10 @@ class _Loader:
                 spec.meshes.append(m)
             for m in child.materials:
                 spec.materials.append(rename(copy.deepcopy(m), ""))
-        self._attach_elements(child, inside, prefix, where, keys=first, suffix=suffix)
+        self._attach_elements(child, inside, prefix, where, keys=first, suffix=suffix,
+                              copies=copies)
 
-    def _frame_contents(self, node, model):
+    def _frame_contents(self, node, model, copies):
         """Copies of the bodies and of the joints, geoms, sites, cameras (in a BodySpec) of a frame.
 
         Their poses become relative to the frame's parent context (pose ← xf⁻¹ pose, xf that
@@ -1551,7 +1553,8 @@ class _Loader:
         if xf is not None:
             q = np.asarray(xf[1], dtype=np.float64) * [1.0, -1.0, -1.0, -1.0]
             inv = (-frames.rotate(q, np.asarray(xf[0], dtype=np.float64)), q)
-        out = {k: copy.deepcopy(getattr(body, k)[start[k]:end[k]]) for k in _FRAME_LISTS}
+        out = {k: copy.deepcopy(getattr(body, k)[start[k]:end[k]], copies)
+               for k in _FRAME_LISTS}
         for k in ("children", "geoms", "sites", "cameras"):
             for e in out[k]:
                 e.pos, e.quat = _compose(inv, np.asarray(e.pos, dtype=np.float64),
@@ -1576,11 +1579,13 @@ class _Loader:
                if getattr(child, key) != getattr(self.spec, key)}
         return own or None
 
-    def _attach_elements(self, child, inside, prefix, where, keys=True, suffix=""):
+    def _attach_elements(self, child, inside, prefix, where, keys=True, suffix="",
+                         copies=None):
         """Copy the attached model's non-tree elements that refer only to the copy.
 
         A self-attach (`keys` False) copies no keyframe, as MuJoCo's. Names are prefix + name
         + suffix, the suffix of the <replicate> copy holding the <attach> (empty outside one).
+        `copies` is the deepcopy memo of the copy (id of an original element: its copy).
         """
         spec = self.attached
         tendons = set()
@@ -1603,7 +1608,7 @@ class _Loader:
             kinds = {"jointinparent": "joint", "refsite": "site", "cranksite": "site",
                      "slidersite": "site"}
             if all(n in inside[kinds.get(k, k)] for k, n in refs.items() if n):
-                a = copy.deepcopy(a)
+                a = copy.deepcopy(a, copies)
                 for k, n in refs.items():
                     if n:
                         setattr(a, k, prefix + n + suffix)
@@ -1639,46 +1644,43 @@ class _Loader:
                 x.body1, x.body2 = prefix + x.body1 + suffix, prefix + x.body2 + suffix
                 spec["excludes"].append(x)
         if keys:
-            self._attach_keys(child, inside, prefix, where, suffix)
+            self._attach_keys(child, prefix, copies)
 
-    def _attach_keys(self, child, inside, prefix, where, suffix=""):
-        """Keyframes of the attached model, as values of the copy's elements, set by name.
+    def _attach_keys(self, child, prefix, copies):
+        """Keyframes of the attached model, as values of the copy's elements.
 
         qpos and qvel by joint, ctrl and act by actuator (act over the file's actuators with
-        activations), mpos and mquat by mocap body; a short vector sets what it covers.
+        activations), mpos and mquat by mocap body, each set on the element's copy (found in
+        `copies`, the copy's deepcopy memo, named or not); a short vector sets what it covers.
         """
         if not child.keys:
             return
-        joints = []  # (name, nq, nv) in the attached model's qpos order
+        joints = []  # (joint, nq, nv) in the attached model's qpos order
         mocap = []  # the attached model's mocap bodies, in its order
         for b in _walk(child.world):
             for j in b.joints:
-                joints.append((j.name, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
+                joints.append((j, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
             if b.mocap:
-                mocap.append(b.name)
+                mocap.append(b)
         active = [a for a in child.actuators if a.dyntype != "none"]  # in act's order
         for key in child.keys:
-            by_name = {"qpos": {}, "qvel": {}, "ctrl": {}, "act": {}, "mpos": {}, "mquat": {}}
+            by_element = {k: [] for k in ("qpos", "qvel", "ctrl", "act", "mpos", "mquat")}
             for field, col in (("qpos", 1), ("qvel", 2)):
                 v = getattr(key, field)
                 adr = 0
                 for row in joints:
                     n = row[col]
-                    if v is not None and adr + n <= len(v) and row[0] in inside["joint"]:
-                        by_name[field][prefix + row[0] + suffix] = v[adr:adr + n]
+                    if v is not None and adr + n <= len(v) and id(row[0]) in copies:
+                        by_element[field].append((copies[id(row[0])], v[adr:adr + n]))
                     adr += n
-            for field, actuators in (("ctrl", child.actuators), ("act", active)):
+            for field, elements, n in (("ctrl", child.actuators, 1), ("act", active, 1),
+                                       ("mpos", mocap, 3), ("mquat", mocap, 4)):
                 v = getattr(key, field)
-                for a, c in zip(actuators, () if v is None else v):
-                    if a.name and a.name in inside["actuator"]:
-                        by_name[field][prefix + a.name + suffix] = c
-            for field, n in (("mpos", 3), ("mquat", 4)):  # body by body, as MuJoCo completes
-                v = getattr(key, field)
-                for i, name in enumerate(mocap if v is not None else ()):
-                    if n * i + n <= len(v) and name in inside["body"]:
-                        by_name[field][prefix + name + suffix] = v[n * i:n * i + n]
-            self.attached["keys"].append(KeySpec(name=prefix + key.name,
-                                          time=key.time, by_name=by_name, source=key.source))
+                for i, e in enumerate(elements if v is not None else ()):
+                    if n * i + n <= len(v) and id(e) in copies:
+                        by_element[field].append((copies[id(e)], v[n * i:n * i + n]))
+            self.attached["keys"].append(KeySpec(name=prefix + key.name, time=key.time,
+                                                 by_element=by_element, source=key.source))
 
     def _replicate(self, node, childclass, xf):
         """The copies of a <replicate>: (childclass, frame, name suffix) of each, in order.

@@ -452,8 +452,8 @@ class KeySpec:
     Unset (None) values come from the model: qpos from qpos0, mpos and mquat from the mocap
     bodies' poses, the rest zero. A vector shorter than its field is completed from those
     defaults (qpos, qvel, act, ctrl value by value; mpos, mquat body by body), as MuJoCo
-    does; a longer one is an error. `by_name` sets values of named joints, actuators and
-    mocap bodies over those (a keyframe of a model inserted by MJCF <attach>).
+    does; a longer one is an error. `by_element` sets values of joints, actuators and mocap
+    bodies (their spec objects) over those (a keyframe of a model inserted by MJCF <attach>).
     """
 
     name: str = ""
@@ -464,9 +464,9 @@ class KeySpec:
     ctrl: np.ndarray | None = None
     mpos: np.ndarray | None = None
     mquat: np.ndarray | None = None
-    # {"qpos"|"qvel": {joint: values}, "ctrl"|"act": {actuator: value},
-    #  "mpos"|"mquat": {mocap body: values}}
-    by_name: dict | None = None
+    # {"qpos"|"qvel": [(JointSpec, values)], "ctrl"|"act": [(ActuatorSpec, values)],
+    #  "mpos"|"mquat": [(mocap BodySpec, values)]}
+    by_element: dict | None = None
     source: str = ""
 
 
