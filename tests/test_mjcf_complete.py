@@ -1287,8 +1287,10 @@ MOCAP = """<mujoco>
 <worldbody>
   <geom name="floor" type="plane" size="2 2 .1"/>
   <geom name="post" type="box" pos="0.3 0 0.1" size=".05 .05 .1"/>
-  <body name="moc" mocap="true" pos="0.2 0 0.08"><geom name="mg" size=".1"/></body>
-  <body name="ball" pos="0.2 0 0.25"><freejoint/><geom name="bg" size=".08"/></body>
+  <body name="moc" mocap="true" pos="0.2 0 0.08"><geom name="mg" size=".1"/>
+    <site name="ms" pos="0 0 .1"/></body>
+  <body name="ball" pos="0.2 0 0.25"><freejoint/><geom name="bg" size=".08"/>
+    <site name="bs"/></body>
   <body name="hand" mocap="true" pos="-0.5 0 0.5" euler="0 20 0"><geom name="hg" size=".06"/>
     <body name="palm" pos="0 0 -0.05"><geom name="pg" type="box" size=".05 .05 .02"/>
       <body name="finger" pos="0 0 -0.04"><joint name="fj" axis="1 0 0" damping=".1"/>
@@ -1301,6 +1303,8 @@ MOCAP = """<mujoco>
 </worldbody>
 <equality><weld body1="held" body2="hand" relpose="0 0.4 0 1 0 0 0"/>
   <connect body1="tip" body2="moc" anchor="0 0 0"/></equality>
+<tendon><spatial stiffness="30" damping=".5" springlength=".05"><site site="ms"/>
+  <site site="bs"/></spatial></tendon>
 </mujoco>"""
 
 
@@ -1311,10 +1315,14 @@ def test_mocap_bodies_are_weld_roots_as_in_mujoco():
     mocap hand collided with the hand and palm (MuJoCo filters a body against its parent's
     weld group): 4 contacts where MuJoCo has 2, qacc off by 1e2. The mocap sphere touches
     the floor and a post (both dof-less: no contact) and a free ball (a contact); a weld and
-    a connect hold bodies to the mocap bodies.
+    a connect hold bodies to the mocap bodies, a spring tendon ties the ball to a mocap site,
+    and forces are applied to every body (those on the mocap bodies and the palm, which have
+    no dofs, move nothing).
     """
     m, ref = assert_same_model(MOCAP)
     np.testing.assert_array_equal(m.body_weldid, ref.body_weldid)
+    np.testing.assert_allclose(m.body_invweight0, ref.body_invweight0, rtol=MOCAP_TOL,
+                               atol=MOCAP_TOL)
     assert [m.body_weldid[ref.body(n).id] for n in ("moc", "hand", "palm", "finger")] == [
         ref.body(n).id for n in ("moc", "hand", "hand", "finger")]
     d, md = js.make_data(m), mujoco.MjData(ref)
@@ -1325,6 +1333,7 @@ def test_mocap_bodies_are_weld_roots_as_in_mujoco():
         d.qpos[:] = md.qpos[:] = ref.qpos0 + 0.05 * k * rng.normal(size=ref.nq)
         d.qvel[:] = md.qvel[:] = 0.3 * k * rng.normal(size=ref.nv)
         d.mocap_pos[:] = md.mocap_pos[:] = ref.body_pos[mocap] + 0.01 * k
+        d.xfrc_applied[:] = md.xfrc_applied[:] = rng.normal(size=(ref.nbody, 6))
         js.forward(m, d)
         mujoco.mj_forward(ref, md)
         ours = sorted(tuple(g) for g in d.contact_geom[:d.ncon[0]].tolist())
@@ -1333,6 +1342,10 @@ def test_mocap_bodies_are_weld_roots_as_in_mujoco():
         seen += md.ncon
         np.testing.assert_allclose(d.qacc, md.qacc, rtol=0,
                                    atol=MOCAP_TOL * max(1.0, np.abs(md.qacc).max()))
+        for f in ("ten_length", "ten_velocity", "qfrc_passive", "qfrc_constraint"):
+            want = getattr(md, f)
+            np.testing.assert_allclose(getattr(d, f), want, rtol=0, err_msg=f,
+                                       atol=MOCAP_TOL * max(1.0, np.abs(want).max()))
         for b in range(1, ref.nbody):
             jacp, jacr = js.jacobian(m, d, b, d.xipos[b])
             mjp, mjr = np.zeros((3, ref.nv)), np.zeros((3, ref.nv))
