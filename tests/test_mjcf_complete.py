@@ -18,6 +18,8 @@ mujoco = pytest.importorskip("mujoco")
 
 # Compiling is a handful of float64 operations per element: agreement is to rounding.
 TOL = 1e-9
+# one forward, contacts solved to convergence (Newton): agreement is to rounding as well
+FORWARD_TOL = 1e-9
 
 
 def _load(xml, **kw):
@@ -59,8 +61,9 @@ def _quat_close(a, b, what):
     assert np.max(err) <= TOL, (what, err)
 
 
-def _forward_matches(m, ref, seed, ctrl=False):
+def _forward_matches(m, ref, seed, ctrl=False, tol=None):
     """forward at a seeded state (and controls) equals mj_forward: qacc and sensordata."""
+    tol = SOLVE_TOL if tol is None else tol
     d, md = js.make_data(m), mujoco.MjData(ref)
     rng = np.random.default_rng(seed)
     d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
@@ -69,8 +72,8 @@ def _forward_matches(m, ref, seed, ctrl=False):
         d.ctrl[:] = md.ctrl[:] = rng.normal(size=ref.nu)
     js.forward(m, d)
     mujoco.mj_forward(ref, md)
-    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
-    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=tol, rtol=tol)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=tol)
 
 
 def _names(ref, kind, n):
@@ -815,7 +818,7 @@ def test_attach_of_a_frame_holding_joints_matches_mujoco(tmp_path):
     np.testing.assert_array_equal(m.actuator_trnid, ref.actuator_trnid)
     np.testing.assert_allclose(m.dof_damping, ref.dof_damping, atol=TOL)
     assert m.nsensor == ref.nsensor == 5
-    _forward_matches(m, ref, 5, ctrl=True)
+    _forward_matches(m, ref, 5, ctrl=True, tol=FORWARD_TOL)
 
 
 def test_self_attach_of_a_frame_holding_joints_matches_mujoco():
@@ -835,7 +838,7 @@ def test_self_attach_of_a_frame_holding_joints_matches_mujoco():
     m, ref = assert_same_model(xml, m=m)
     assert m.names["joint"] == ["jb", "jj", "h", "f-jj-0", "f-jj-1"]
     assert (m.nu, m.nsensor) == (ref.nu, ref.nsensor) == (3, 3)
-    _forward_matches(m, ref, 6, ctrl=True)
+    _forward_matches(m, ref, 6, ctrl=True, tol=FORWARD_TOL)
 
 
 def test_attach_of_a_frame_holding_a_joint_into_the_world_is_an_error(tmp_path):
@@ -950,7 +953,7 @@ def test_self_attach_inside_replicate_matches_mujoco():
                                     "f-fb-1"]
     assert m.names["actuator"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
     assert (m.nsensor, m.nkey) == (ref.nsensor, ref.nkey)
-    _forward_matches(m, ref, 6, ctrl=True)
+    _forward_matches(m, ref, 6, ctrl=True, tol=FORWARD_TOL)
 
 
 def test_attach_inside_replicate_keeps_names_unique(tmp_path):
@@ -1097,8 +1100,6 @@ def test_attached_bodies_keep_their_files_mass_options(tmp_path, options, inerti
 
 # Forces of the solution are compared to the Newton solver's tolerance (1e-8) with margin.
 SOLVE_TOL = 1e-6
-# one forward with contacts solved to convergence (Newton): agreement is to rounding
-MOCAP_TOL = 1e-9
 
 
 def test_site_equalities_compile_and_move_as_in_mujoco():
@@ -1321,8 +1322,8 @@ def test_mocap_bodies_are_weld_roots_as_in_mujoco():
     """
     m, ref = assert_same_model(MOCAP)
     np.testing.assert_array_equal(m.body_weldid, ref.body_weldid)
-    np.testing.assert_allclose(m.body_invweight0, ref.body_invweight0, rtol=MOCAP_TOL,
-                               atol=MOCAP_TOL)
+    np.testing.assert_allclose(m.body_invweight0, ref.body_invweight0, rtol=FORWARD_TOL,
+                               atol=FORWARD_TOL)
     assert [m.body_weldid[ref.body(n).id] for n in ("moc", "hand", "palm", "finger")] == [
         ref.body(n).id for n in ("moc", "hand", "hand", "finger")]
     d, md = js.make_data(m), mujoco.MjData(ref)
@@ -1341,17 +1342,17 @@ def test_mocap_bodies_are_weld_roots_as_in_mujoco():
         assert (d.nefc[0], d.ncon[0]) == (md.nefc, md.ncon)
         seen += md.ncon
         np.testing.assert_allclose(d.qacc, md.qacc, rtol=0,
-                                   atol=MOCAP_TOL * max(1.0, np.abs(md.qacc).max()))
+                                   atol=FORWARD_TOL * max(1.0, np.abs(md.qacc).max()))
         for f in ("ten_length", "ten_velocity", "qfrc_passive", "qfrc_constraint"):
             want = getattr(md, f)
             np.testing.assert_allclose(getattr(d, f), want, rtol=0, err_msg=f,
-                                       atol=MOCAP_TOL * max(1.0, np.abs(want).max()))
+                                       atol=FORWARD_TOL * max(1.0, np.abs(want).max()))
         for b in range(1, ref.nbody):
             jacp, jacr = js.jacobian(m, d, b, d.xipos[b])
             mjp, mjr = np.zeros((3, ref.nv)), np.zeros((3, ref.nv))
             mujoco.mj_jac(ref, md, mjp, mjr, md.xipos[b], b)
             np.testing.assert_allclose(np.vstack((jacp, jacr)), np.vstack((mjp, mjr)),
-                                       atol=MOCAP_TOL)
+                                       atol=FORWARD_TOL)
         # rays that skip static geoms see the mocap sphere (it is not welded to the world)
         for include_static in (True, False):
             geomid = np.zeros(1, dtype=np.int32)
@@ -1360,11 +1361,11 @@ def test_mocap_bodies_are_weld_roots_as_in_mujoco():
             dist, g = js.ray(m, d, [0.2, -1.0, 0.08], [0.0, 1.0, 0.0],
                              include_static=include_static)
             assert g == geomid[0] == ref.geom("mg").id
-            assert abs(dist - x) <= MOCAP_TOL
+            assert abs(dist - x) <= FORWARD_TOL
     assert seen >= 2
     # M⁻¹ with a hinged body under a mocap body (its parent's weld root has no dofs)
     M = np.zeros((ref.nv, ref.nv))
     mujoco.mj_fullM(ref, md, M)
     for _ in range(2):
         np.testing.assert_allclose(js.minv(m, d, md.qpos), np.linalg.inv(M), rtol=0,
-                                   atol=MOCAP_TOL * np.abs(np.linalg.inv(M)).max())
+                                   atol=FORWARD_TOL * np.abs(np.linalg.inv(M)).max())
