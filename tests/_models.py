@@ -322,7 +322,7 @@ class PinAdapter:
         out = [pin.Force.Zero() for _ in range(pm.njoints)]
         for b in range(1, m.nbody):
             w = int(m.body_weldid[b])
-            if w == 0:
+            if m.body_jntnum[w] == 0:  # welded to the world or to a mocap body
                 continue
             name = m.names["joint"][m.body_jntadr[w] + m.body_jntnum[w] - 1]
             jid = pm.getJointId(name)

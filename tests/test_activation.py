@@ -310,11 +310,39 @@ def test_keyframe_act_matches_mujoco():
     np.testing.assert_allclose(d.act_dot, md.act_dot, rtol=0, atol=FWD_TOL)
 
 
-def test_lengthrange_compiler_options_are_refused():
+@pytest.mark.parametrize("options", [
+    'mode="all"',
+    'mode="all" useexisting="false" uselimit="true"',
+    'mode="muscle" useexisting="false" accel="35" timeconst="0.5" timestep="0.005" '
+    'inttotal="8" interval="1.5" tolrange="0.1"',
+    'mode="muscleuser" maxforce="3"',
+    'mode="none"',
+])
+def test_lengthrange_compiler_options_match_mujoco(options):
+    """<compiler><lengthrange> options as mj_setLengthRange's mjLROpt.
+
+    Which actuators are simulated (mode, useexisting), limits taken instead (uselimit) and
+    the simulation's parameters.
+    """
+    xml = _limited_xml("Euler", """<muscle joint="h1"/><muscle joint="s" gear="2"/>
+        <motor joint="h2" gear="3"/><muscle jointinparent="h3" lengthrange="-1 1"/>
+        <position joint="h3" kp="5"/>""").replace(
+        "<worldbody>", f"<compiler><lengthrange {options}/></compiler><worldbody>", 1)
+    mj, m = _pair(xml)
+    np.testing.assert_allclose(m.actuator_lengthrange, mj.actuator_lengthrange, rtol=0,
+                               atol=TRAJ_TOL)
+
+
+@pytest.mark.parametrize("options, what", [
+    ('mode="some"', "'mode'"),
+    ('accel="x"', "'x' is not a finite number"),
+])
+def test_bad_lengthrange_options_are_errors(options, what):
     xml = _xml(actuators='<muscle joint="h1" lengthrange="-1 1"/>').replace(
-        "<worldbody>", '<compiler><lengthrange mode="all"/></compiler><worldbody>', 1)
-    mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match="<lengthrange> options"):
+        "<worldbody>", f"<compiler>\n<lengthrange {options}/></compiler><worldbody>", 1)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=rf"<string>:\d+ <lengthrange>.*{what}"):
         js.load_string(xml)
 
 

@@ -18,6 +18,8 @@ mujoco = pytest.importorskip("mujoco")
 
 # Compiling is a handful of float64 operations per element: agreement is to rounding.
 TOL = 1e-9
+# one forward, contacts solved to convergence (Newton): agreement is to rounding as well
+FORWARD_TOL = 1e-9
 
 
 def _load(xml, **kw):
@@ -59,8 +61,9 @@ def _quat_close(a, b, what):
     assert np.max(err) <= TOL, (what, err)
 
 
-def _forward_matches(m, ref, seed, ctrl=False):
+def _forward_matches(m, ref, seed, ctrl=False, tol=None):
     """forward at a seeded state (and controls) equals mj_forward: qacc and sensordata."""
+    tol = SOLVE_TOL if tol is None else tol
     d, md = js.make_data(m), mujoco.MjData(ref)
     rng = np.random.default_rng(seed)
     d.qpos[:] = md.qpos[:] = rng.normal(size=ref.nq)
@@ -69,8 +72,8 @@ def _forward_matches(m, ref, seed, ctrl=False):
         d.ctrl[:] = md.ctrl[:] = rng.normal(size=ref.nu)
     js.forward(m, d)
     mujoco.mj_forward(ref, md)
-    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
-    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=SOLVE_TOL)
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=tol, rtol=tol)
+    np.testing.assert_allclose(d.sensordata, md.sensordata, atol=tol)
 
 
 def _names(ref, kind, n):
@@ -492,6 +495,38 @@ def test_primitives_fitted_to_meshes_match_mujoco(compiler, mattrs):
     assert m.nmesh == 3
 
 
+SHELLS = """<mujoco>
+<default><default class="thin"><geom shellinertia="true" density="300"/></default></default>
+<asset><mesh name="tet" vertex="0 0 0 0.3 0 0 0 0.2 0 0 0 0.4"/></asset>
+<worldbody>
+  <body name="sphere" pos="0 0 1"><freejoint/><geom size=".1" shellinertia="true"/></body>
+  <body name="capsule" pos="1 0 1"><freejoint/><geom type="capsule" size=".05 .2"
+    shellinertia="true"/></body>
+  <body name="cylinder" pos="2 0 1"><freejoint/><geom type="cylinder" size=".1 .3"
+    class="thin" euler="0 40 10"/></body>
+  <body name="ellipsoid" pos="3 0 1"><freejoint/><geom type="ellipsoid" size=".1 .2 .3"
+    class="thin"/></body>
+  <body name="box" pos="4 0 1"><freejoint/><geom type="box" size=".1 .2 .05" class="thin"
+    mass="2"/></body>
+  <body name="mixed" pos="5 0 1"><freejoint/><geom type="box" size=".1 .2 .05" class="thin"/>
+    <geom size=".1" pos=".2 0 0"/><geom type="capsule" fromto="0 0 0 0 .3 .1" size=".02"
+    shellinertia="true"/><geom type="ellipsoid" mesh="tet" class="thin"/></body>
+</worldbody></mujoco>"""
+
+
+def test_shell_inertia_of_primitives_matches_mujoco():
+    """geom shellinertia on primitives: mass from the surface area, thin-shell moments.
+
+    Every primitive alone, through a default class, with a given mass, mixed with solids in
+    one body, and on a primitive fitted to a mesh, as mjCGeom::GetVolume and SetInertia.
+    """
+    m, ref = assert_same_model(SHELLS)
+    np.testing.assert_allclose(m.body_mass, ref.body_mass, rtol=TOL)
+    np.testing.assert_allclose(m.body_inertia, ref.body_inertia, rtol=TOL, atol=TOL)
+    solid = _load(SHELLS.replace('shellinertia="true"', ""))
+    assert np.all(solid.body_mass[1:5] != m.body_mass[1:5])
+
+
 def test_fitting_to_a_mesh_without_volume_is_an_error():
     """A flat mesh (allowed with shell inertia) leaves a fitted box without thickness."""
     xml = ('<mujoco><asset><mesh name="flat" inertia="shell" '
@@ -503,13 +538,63 @@ def test_fitting_to_a_mesh_without_volume_is_an_error():
 @pytest.mark.parametrize("geom, what", [
     ('type="plane" mesh="tet"', "cannot be fitted"),
     ('type="box" mesh="tet" fromto="0 0 0 1 0 0"', "fromto"),
-    ('type="box" size="1 1 1" shellinertia="true"', "shellinertia"),
     ('type="mesh" mesh="tet" shellinertia="true"', "inertia='shell'"),
 ])
 def test_bad_fitting_is_an_error(geom, what):
     xml = ('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
            f'<worldbody><body>\n<geom {geom}/></body></worldbody></mujoco>')
     _error(xml, "model.xml:2 <geom>", what)
+
+
+MESH_MATERIAL = """<mujoco>
+<asset><material name="clear" rgba="1 0 0 0"/><material name="green" rgba="0 1 0 1"/>
+  <mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1" material="clear"/></asset>
+<worldbody><geom type="mesh" mesh="m" pos="0 0 1"/><geom type="sphere" mesh="m" pos="0 0 2"/>
+  <geom type="mesh" mesh="m" material="green" pos="0 0 3"/><geom size=".1" pos="0 0 4"/>
+</worldbody></mujoco>"""
+
+
+def test_mesh_material_applies_to_its_geoms_as_in_mujoco():
+    """A geom naming no material takes its mesh's (fitted primitives too): rays skip clear ones.
+
+    Regression: <mesh material> was ignored with a warning, so these geoms had no material
+    and a ray hit the transparent mesh that MuJoCo's rays pass through.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(MESH_MATERIAL, filename="model.xml")
+    ref = mujoco.MjModel.from_xml_string(MESH_MATERIAL)
+    np.testing.assert_array_equal(m.geom_matid, ref.geom_matid)
+    assert list(ref.geom_matid) == [0, 0, 1, -1]
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    geomid = np.zeros(1, dtype=np.int32)
+    x = mujoco.mj_ray(ref, md, np.array([0.1, 0.1, 0.0]), np.array([0.0, 0.0, 1.0]), None, 1,
+                      -1, geomid)
+    dist, g = js.ray(m, d, [0.1, 0.1, 0.0], [0.0, 0.0, 1.0])
+    assert g == geomid[0] == 2
+    assert abs(dist - x) <= TOL
+
+
+@pytest.mark.parametrize("xml, what", [
+    ('<mujoco><worldbody><geom name="a" size=".1"/><body><freejoint/><geom name="b" '
+     'size=".1"/></body></worldbody><contact>\n<pair geom1="a" geom2="b" adhesion="1"/>'
+     '</contact></mujoco>', "model.xml:2 <pair>: adhesion=1.0"),
+    ('<mujoco><default><pair adhesion="2"/></default><worldbody><geom name="a" size=".1"/>'
+     '<body><freejoint/><geom name="b" size=".1"/></body></worldbody><contact>\n'
+     '<pair geom1="a" geom2="b"/></contact></mujoco>', "model.xml:2 <pair>: adhesion=2.0"),
+    ('<mujoco><asset>\n<mesh name="m" builtin="sphere" params="2"/></asset><worldbody>'
+     '<geom type="mesh" mesh="m"/></worldbody></mujoco>', "builtin='sphere'"),
+    ('<mujoco><worldbody><body>\n<joint damping="0.1 0.2"/><geom size=".1"/></body>'
+     '</worldbody></mujoco>', "damping polynomial"),
+    ('<mujoco><worldbody><body><joint name="j"/><geom size=".1"/></body></worldbody><tendon>'
+     '\n<fixed damping="0.1 0.3"><joint joint="j" coef="1"/></fixed></tendon></mujoco>',
+     "damping polynomial"),
+])
+def test_mjcf_that_mujoco_computes_and_jointspace_does_not_is_refused(xml, what):
+    mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 loads it
+    _error(xml, "model.xml:2 <", what)
 
 
 FLAT = ('<mujoco><asset><mesh name="flat" inertia="shell" vertex="0 0 0 1 0 0 0 1 0 1 1 0" '
@@ -536,7 +621,8 @@ ARM = """<mujoco model="arm">
   <compiler angle="radian" meshdir="parts"/>
   <default><default class="link"><geom type="capsule" size="0.03" rgba="0 1 0 1"/></default>
   </default>
-  <asset><mesh name="tet" file="tet.msh"/><material name="red" rgba="1 0 0 1"/></asset>
+  <asset><mesh name="tet" file="tet.msh" material="red"/><material name="red" rgba="1 0 0 1"/>
+  </asset>
   <worldbody>
     <geom name="floor" type="plane" size="1 1 0.1"/>
     <site name="origin"/>
@@ -702,10 +788,68 @@ def test_attach_of_a_frame_matches_mujoco(tmp_path):
     _forward_matches(m, ref, 5)
 
 
-def test_attach_of_a_frame_holding_a_joint_is_refused(tmp_path):
+JOINTED = ('<frame name="jointed" pos=".1 0 0" euler="0 0 90"><joint name="jf" axis="1 0 0" '
+           'pos="0 .1 0" damping=".3"/><geom name="gj" size=".01"/><frame pos="0 0 1">'
+           '<joint name="jf2" type="slide"/></frame></frame>')
+
+
+def test_attach_of_a_frame_holding_joints_matches_mujoco(tmp_path):
+    """A frame's joints join the holding body, posed by the frame and the attach context.
+
+    As MuJoCo 4.0 attaches them: after the body's joints read so far, with the actuators and
+    sensors that name them.
+    """
+    arm = FRAMED_ARM.replace('<frame name="jointed"><joint name="jf"/></frame>', JOINTED)
+    arm = arm.replace('<motor name="mo" joint="jo"/>', '<motor name="mo" joint="jo"/>'
+                      '<motor name="mf" joint="jf2"/>')
+    arm = arm.replace("</sensor>", '<jointvel joint="jf"/></sensor>')
     scene = FRAMED_SCENE.replace('frame="tool" prefix="t/"', 'frame="jointed" prefix="t/"')
+    scene = scene.replace('<attach model="arm" frame="grip" prefix="a/"/>',
+                          '<attach model="arm" frame="grip" prefix="a/"/>'
+                          '<joint name="late" type="slide" axis="1 0 0"/>')
+    path = _composed(tmp_path, scene, arm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    m, ref = assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+    assert m.names["joint"][:5] == ["h", "late", "t/jf", "t/jf2", "a/j1"]
+    assert m.names["actuator"] == ["a/m1", "t/mf", "w/m1"] == _names(
+        ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    np.testing.assert_array_equal(m.actuator_trnid, ref.actuator_trnid)
+    np.testing.assert_allclose(m.dof_damping, ref.dof_damping, atol=TOL)
+    assert m.nsensor == ref.nsensor == 5
+    _forward_matches(m, ref, 5, ctrl=True, tol=FORWARD_TOL)
+
+
+def test_self_attach_of_a_frame_holding_joints_matches_mujoco():
+    xml = """<mujoco><worldbody>
+  <body name="base" pos="1 0 0" euler="0 0 20"><joint name="jb"/><geom size=".1"/>
+    <frame name="jfr" pos=".1 0 0" euler="30 0 0"><joint name="jj" axis="1 0 0"/>
+      <geom name="gj" size=".05" pos="0 .1 0"/></frame></body>
+  <body name="holder" pos="0 1 0" euler="0 20 0"><joint name="h"/><geom size=".1"/>
+    <replicate count="2" offset="0 0 .3" sep="-"><attach frame="jfr" prefix="f-"/></replicate>
+  </body>
+</worldbody>
+<actuator><motor joint="jj"/></actuator><sensor><jointpos joint="jj"/></sensor>
+</mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(xml, filename="model.xml")
+    m, ref = assert_same_model(xml, m=m)
+    assert m.names["joint"] == ["jb", "jj", "h", "f-jj-0", "f-jj-1"]
+    assert (m.nu, m.nsensor) == (ref.nu, ref.nsensor) == (3, 3)
+    _forward_matches(m, ref, 6, ctrl=True, tol=FORWARD_TOL)
+
+
+def test_attach_of_a_frame_holding_a_joint_into_the_world_is_an_error(tmp_path):
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>\n<worldbody>'
+             '<frame><attach model="arm" frame="jointed" prefix="t/"/></frame></worldbody>'
+             '</mujoco>')
     path = _composed(tmp_path, scene, FRAMED_ARM)
-    with pytest.raises(ModelError, match=r"scene.xml:5 <attach>: frame 'jointed' .*joint"):
+    with pytest.raises(ValueError, match="joint found in world body"):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(ModelError, match=r"scene.xml:2 <attach>: frame 'jointed' holds joint "
+                                         r"'jf', and the world body cannot have joints"):
         load_mjcf(str(path))
 
 
@@ -746,6 +890,170 @@ def test_self_attach_into_the_body_itself_copies_it_as_read_so_far():
         ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
     np.testing.assert_array_equal(m.actuator_trnid, ref.actuator_trnid)
     assert m.nsensor == ref.nsensor
+
+
+REPLICATED_SCENE = """<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>
+<worldbody>
+  <body name="h" pos="0 0 1"><freejoint/><geom size=".1"/>
+    <replicate count="3" offset="0.5 0 0" euler="0 0 30" sep="_">
+      <body name="sib" pos="0 .2 0"><joint/><geom size=".02"/></body>
+      <attach model="arm" body="base" prefix="a-"/>
+      <geom name="rg" size=".01"/>
+    </replicate>
+  </body>
+  <replicate count="2" offset="0 1 0"><replicate count="2" offset="0 0 1" sep="x">
+    <frame pos=".1 0 0" euler="0 0 10"><attach model="arm" body="base" prefix="b-"/></frame>
+  </replicate></replicate>
+  <replicate count="2" offset="0 0 2"><attach model="arm" prefix="w-"/></replicate>
+</worldbody>
+<keyframe><key name="mine" qpos="1 2 3 1 0 0 0"/></keyframe>
+</mujoco>"""
+
+
+def test_attach_inside_replicate_matches_mujoco(tmp_path):
+    """Each copy attached, named prefix + name + the copy's suffix; assets and keys once.
+
+    The copies' tendons, actuators, sensors, equalities, pairs and exclusions follow copy by
+    copy; the file's meshes and materials come once per <attach> (prefix + name), and its
+    keyframes once, setting the first copy's joints and actuators, as MuJoCo 4.0 does.
+    """
+    path = _composed(tmp_path, REPLICATED_SCENE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    O = mujoco.mjtObj
+    for kind, n, label in ((O.mjOBJ_MESH, ref.nmesh, "mesh"), (O.mjOBJ_MATERIAL, ref.nmat,
+                           "material"), (O.mjOBJ_ACTUATOR, ref.nu, "actuator"),
+                           (O.mjOBJ_SENSOR, ref.nsensor, "sensor"),
+                           (O.mjOBJ_TENDON, ref.ntendon, "tendon"),
+                           (O.mjOBJ_KEY, ref.nkey, "key")):
+        assert m.names[label] == _names(ref, kind, n), label
+    assert m.names["body"][2:8] == ["sib_0", "a-base_0", "a-l1_0", "sib_1", "a-base_1", "a-l1_1"]
+    assert m.names["body"][-4:] == ["w-base0", "w-l10", "w-base1", "w-l11"]
+    assert m.names["mesh"] == ["a-tet", "b-tet", "w-tet"]
+    assert m.names["key"] == ["mine", "a-home", "a-", "b-home", "b-", "w-home", "w-"]
+    for f in ("actuator_trnid", "sensor_objid", "sensor_type", "tendon_num", "wrap_objid",
+              "geom_matid", "geom_dataid", "actuator_gainprm", "tendon_length0", "jnt_range",
+              "key_qpos", "key_qvel", "key_ctrl", "exclude_signature"):
+        np.testing.assert_allclose(np.asarray(getattr(m, f), dtype=np.float64),
+                                   getattr(ref, f), atol=TOL, err_msg=f)
+    assert_same_model(path.read_text(), m=m, assets=_vfs(tmp_path))
+
+
+def test_self_attach_inside_replicate_matches_mujoco():
+    xml = SELF_ATTACH.replace('<attach body="arm" prefix="c-"/><attach frame="fr" prefix="f-"/>',
+                              '<replicate count="2" sep="-" offset="0 0 .5"><attach body="arm" '
+                              'prefix="c-"/><attach frame="fr" prefix="f-"/></replicate>')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf_string(xml, filename="model.xml")
+    m, ref = assert_same_model(xml, m=m)
+    assert m.names["body"][-6:] == ["c-arm-0", "c-fore-0", "f-fb-0", "c-arm-1", "c-fore-1",
+                                    "f-fb-1"]
+    assert m.names["actuator"] == _names(ref, mujoco.mjtObj.mjOBJ_ACTUATOR, ref.nu)
+    assert (m.nsensor, m.nkey) == (ref.nsensor, ref.nkey)
+    _forward_matches(m, ref, 6, ctrl=True, tol=FORWARD_TOL)
+
+
+def test_attach_inside_replicate_keeps_names_unique(tmp_path):
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>\n<worldbody>'
+             '<replicate count="2" sep="x"><attach model="arm" body="l1" prefix="a-"/>'
+             '</replicate>\n<attach model="arm" body="l1" prefix="a-"/></worldbody></mujoco>')
+    path = _composed(tmp_path, scene)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(ModelError, match="duplicate mesh name 'a-tet'"):
+        load_mjcf(str(path))
+
+
+KEYED_ARM = """<mujoco model="keyed">
+  <worldbody>
+    <body name="target" mocap="true" pos="1 2 3"><geom size=".05" contype="0" conaffinity="0"/>
+    </body>
+    <body name="base" pos="0 0 0.1"><joint name="j0" axis="0 0 1" range="-1 1"/>
+      <geom name="bg" type="capsule" fromto="0 0 0 0 0 0.3" size=".03"/>
+      <body name="l1" pos="0 0 0.3"><joint name="j1" axis="0 1 0"/><geom size="0.02"/></body>
+    </body>
+    <body name="target2" mocap="true" pos="4 5 6" euler="0 0 30"/>
+  </worldbody>
+  <actuator><motor name="m0" joint="j0"/><general name="ia" joint="j1" dyntype="integrator"/>
+    <general name="fa" joint="j0" dyntype="filter" dynprm=".1"/></actuator>
+  <keyframe>
+    <key name="home" qpos="0.1 0.2" act="0.5 0.6" ctrl="1 2 3" mpos="1 1 1 2 2 2"
+      mquat="0 1 0 0 0 0 2 0"/>
+    <key name="short" act="0.7" mpos="3 3 3 9" mquat="0 0 0 1"/>
+  </keyframe>
+</mujoco>"""
+
+KEYED_SCENE = """<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset>
+<worldbody>
+  <body name="mine" mocap="true" pos="0 0 9"/>
+  <body name="h" pos="0 0 1"><freejoint/><geom size=".1"/>
+    <attach model="arm" body="base" prefix="b-"/>
+  </body>
+  <attach model="arm" prefix="w-"/>
+  <replicate count="2" offset="1 0 0"><attach model="arm" prefix="r-"/></replicate>
+</worldbody>
+<actuator><general name="own" joint="b-j0" dyntype="integrator"/></actuator>
+<keyframe><key name="s" qpos="0 0 1 1 0 0 0" act="0.9" mpos="7 7 7"/></keyframe>
+</mujoco>"""
+
+
+def test_attached_keyframes_with_act_and_mocap_poses_match_mujoco(tmp_path):
+    """An attached file's key sets the copy's activations and mocap poses too.
+
+    act by the file's actuators with activations, mpos and mquat by its mocap bodies (a
+    short vector completed body by body, quaternions normalized), as MuJoCo 4.0 merges them.
+    Rows 1, 2 are the keys of a copy of body `base` (no mocap body): MuJoCo 4.0.0 writes
+    their mpos and mquat into the model's next mocap bodies (w-target, w-target2), we leave
+    those at the bodies' poses, as for joints and actuators outside a copy.
+    """
+    path = _composed(tmp_path, KEYED_SCENE, KEYED_ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    assert m.names["key"] == _names(ref, mujoco.mjtObj.mjOBJ_KEY, ref.nkey) == [
+        "s", "b-home", "b-short", "w-home", "w-short", "r-home", "r-short"]
+    assert (m.na, m.nmocap) == (ref.na, ref.nmocap) == (9, 7)
+    for f in ("key_qpos", "key_qvel", "key_act", "key_ctrl", "key_time"):
+        np.testing.assert_allclose(getattr(m, f), getattr(ref, f), atol=TOL, err_msg=f)
+    mocap = np.argsort(ref.body_mocapid)[-ref.nmocap:]
+    for f, poses in (("key_mpos", ref.body_pos[mocap]), ("key_mquat", ref.body_quat[mocap])):
+        rows = [0, 3, 4, 5, 6]
+        np.testing.assert_allclose(getattr(m, f)[rows], getattr(ref, f)[rows], atol=TOL,
+                                   err_msg=f)
+        np.testing.assert_allclose(getattr(m, f)[1:3], [poses.ravel()] * 2, atol=TOL)
+    # the first replicated copy's mocap bodies, set by r-home
+    np.testing.assert_allclose(m.key_mquat[5, 4 * 3:4 * 5], [0, 1, 0, 0, 0, 0, 1, 0])
+
+
+UNNAMED_ARM = """<mujoco model="unnamed">
+  <worldbody>
+    <body mocap="true" pos="1 2 3"/>
+    <body name="base"><joint axis="0 0 1"/><geom size=".1"/>
+      <body name="l1" pos="0 0 .3"><joint name="j1"/><geom size=".05"/></body></body>
+  </worldbody>
+  <actuator><motor joint="j1"/><general joint="j1" dyntype="integrator"/></actuator>
+  <keyframe><key name="home" qpos="0.1 0.2" ctrl="3 4" act="5" mpos="7 8 9"/></keyframe>
+</mujoco>"""
+
+
+def test_attached_keyframes_set_unnamed_elements_as_in_mujoco(tmp_path):
+    """An attached key sets the copy's unnamed joints, actuators and mocap bodies too.
+
+    Regression: it set only named ones (found by name), so the values of unnamed ones stayed
+    at qpos0 and zero where MuJoCo sets them.
+    """
+    scene = ('<mujoco><asset><model name="arm" file="robots/arm.xml"/></asset><worldbody>'
+             '<attach model="arm" prefix="w-"/></worldbody></mujoco>')
+    path = _composed(tmp_path, scene, UNNAMED_ARM)
+    m = load_mjcf(str(path))
+    ref = mujoco.MjModel.from_xml_path(str(path))
+    for f in ("key_qpos", "key_ctrl", "key_act", "key_mpos", "key_mquat"):
+        np.testing.assert_array_equal(getattr(m, f), getattr(ref, f), err_msg=f)
+    np.testing.assert_array_equal(m.key_qpos, [[0.1, 0.2]])
 
 
 def test_attach_of_a_missing_model_file_is_an_error(tmp_path):
@@ -960,10 +1268,7 @@ def test_fusestatic_matches_mujoco(attrs):
     for f in ("body_geomadr", "body_geomnum", "site_bodyid", "cam_bodyid",
               "cam_targetbodyid", "jnt_bodyid", "dof_bodyid"):
         np.testing.assert_array_equal(getattr(m, f), getattr(ref, f), err_msg=f)
-    # MuJoCo 4 makes a mocap body its own weld root, jointspace welds it to the world (with
-    # or without fusestatic): the other bodies' weld roots are compared
-    free = np.asarray(ref.body_mocapid) < 0
-    np.testing.assert_array_equal(m.body_weldid[free], ref.body_weldid[free])
+    np.testing.assert_array_equal(m.body_weldid, ref.body_weldid)
     _quat_close(m.cam_quat, ref.cam_quat, "cam_quat")
     d, md = js.make_data(m), mujoco.MjData(ref)
     rng = np.random.default_rng(3)
@@ -977,3 +1282,90 @@ def test_fusestatic_matches_mujoco(attrs):
 def test_fusestatic_false_keeps_every_body():
     m, ref = assert_same_model(FUSE.replace('fusestatic="true"', 'fusestatic="false"'))
     assert m.nbody == ref.nbody == 22
+
+
+MOCAP = """<mujoco>
+<worldbody>
+  <geom name="floor" type="plane" size="2 2 .1"/>
+  <geom name="post" type="box" pos="0.3 0 0.1" size=".05 .05 .1"/>
+  <body name="moc" mocap="true" pos="0.2 0 0.08"><geom name="mg" size=".1"/>
+    <site name="ms" pos="0 0 .1"/></body>
+  <body name="ball" pos="0.2 0 0.25"><freejoint/><geom name="bg" size=".08"/>
+    <site name="bs"/></body>
+  <body name="hand" mocap="true" pos="-0.5 0 0.5" euler="0 20 0"><geom name="hg" size=".06"/>
+    <body name="palm" pos="0 0 -0.05"><geom name="pg" type="box" size=".05 .05 .02"/>
+      <body name="finger" pos="0 0 -0.04"><joint name="fj" axis="1 0 0" damping=".1"/>
+        <geom name="fg" type="capsule" size=".02 .05"/></body></body></body>
+  <body name="held" pos="-0.5 0.4 0.5"><freejoint/><geom size=".05"/></body>
+  <body name="arm" pos="0.8 0 0.5"><joint name="a1" axis="0 1 0"/>
+    <geom name="ag" type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/>
+    <body name="tip" pos="0 0 -.3"><joint name="a2" axis="0 1 0"/><geom name="tg" size=".04"/>
+    </body></body>
+</worldbody>
+<equality><weld body1="held" body2="hand" relpose="0 0.4 0 1 0 0 0"/>
+  <connect body1="tip" body2="moc" anchor="0 0 0"/></equality>
+<tendon><spatial stiffness="30" damping=".5" springlength=".05"><site site="ms"/>
+  <site site="bs"/></spatial></tendon>
+</mujoco>"""
+
+
+def test_mocap_bodies_are_weld_roots_as_in_mujoco():
+    """A mocap body roots its own weld group (MuJoCo 4.0's body_weldid), and physics follows.
+
+    Regression: jointspace welded mocap bodies to the world, so the hinged finger under the
+    mocap hand collided with the hand and palm (MuJoCo filters a body against its parent's
+    weld group): 4 contacts where MuJoCo has 2, qacc off by 1e2. The mocap sphere touches
+    the floor and a post (both dof-less: no contact) and a free ball (a contact); a weld and
+    a connect hold bodies to the mocap bodies, a spring tendon ties the ball to a mocap site,
+    and forces are applied to every body (those on the mocap bodies and the palm, which have
+    no dofs, move nothing).
+    """
+    m, ref = assert_same_model(MOCAP)
+    np.testing.assert_array_equal(m.body_weldid, ref.body_weldid)
+    np.testing.assert_allclose(m.body_invweight0, ref.body_invweight0, rtol=FORWARD_TOL,
+                               atol=FORWARD_TOL)
+    assert [m.body_weldid[ref.body(n).id] for n in ("moc", "hand", "palm", "finger")] == [
+        ref.body(n).id for n in ("moc", "hand", "hand", "finger")]
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    rng = np.random.default_rng(7)
+    mocap = np.argsort(ref.body_mocapid)[-ref.nmocap:]
+    seen = 0
+    for k in range(3):
+        d.qpos[:] = md.qpos[:] = ref.qpos0 + 0.05 * k * rng.normal(size=ref.nq)
+        d.qvel[:] = md.qvel[:] = 0.3 * k * rng.normal(size=ref.nv)
+        d.mocap_pos[:] = md.mocap_pos[:] = ref.body_pos[mocap] + 0.01 * k
+        d.xfrc_applied[:] = md.xfrc_applied[:] = rng.normal(size=(ref.nbody, 6))
+        js.forward(m, d)
+        mujoco.mj_forward(ref, md)
+        ours = sorted(tuple(g) for g in d.contact_geom[:d.ncon[0]].tolist())
+        assert ours == sorted(tuple(c.geom) for c in md.contact)
+        assert (d.nefc[0], d.ncon[0]) == (md.nefc, md.ncon)
+        seen += md.ncon
+        np.testing.assert_allclose(d.qacc, md.qacc, rtol=0,
+                                   atol=FORWARD_TOL * max(1.0, np.abs(md.qacc).max()))
+        for f in ("ten_length", "ten_velocity", "qfrc_passive", "qfrc_constraint"):
+            want = getattr(md, f)
+            np.testing.assert_allclose(getattr(d, f), want, rtol=0, err_msg=f,
+                                       atol=FORWARD_TOL * max(1.0, np.abs(want).max()))
+        for b in range(1, ref.nbody):
+            jacp, jacr = js.jacobian(m, d, b, d.xipos[b])
+            mjp, mjr = np.zeros((3, ref.nv)), np.zeros((3, ref.nv))
+            mujoco.mj_jac(ref, md, mjp, mjr, md.xipos[b], b)
+            np.testing.assert_allclose(np.vstack((jacp, jacr)), np.vstack((mjp, mjr)),
+                                       atol=FORWARD_TOL)
+        # rays that skip static geoms see the mocap sphere (it is not welded to the world)
+        for include_static in (True, False):
+            geomid = np.zeros(1, dtype=np.int32)
+            x = mujoco.mj_ray(ref, md, np.array([0.2, -1.0, 0.08]), np.array([0.0, 1.0, 0.0]),
+                              None, int(include_static), -1, geomid)
+            dist, g = js.ray(m, d, [0.2, -1.0, 0.08], [0.0, 1.0, 0.0],
+                             include_static=include_static)
+            assert g == geomid[0] == ref.geom("mg").id
+            assert abs(dist - x) <= FORWARD_TOL
+    assert seen >= 2
+    # M⁻¹ with a hinged body under a mocap body (its parent's weld root has no dofs)
+    M = np.zeros((ref.nv, ref.nv))
+    mujoco.mj_fullM(ref, md, M)
+    for _ in range(2):
+        np.testing.assert_allclose(js.minv(m, d, md.qpos), np.linalg.inv(M), rtol=0,
+                                   atol=FORWARD_TOL * np.abs(np.linalg.inv(M)).max())

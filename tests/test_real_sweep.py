@@ -211,8 +211,9 @@ def test_real_model_with_contacts_matches(dist, path):
 # whose sign is free (quaternions) up to sign, inertias as the full tensor in the body frame
 # (principal axes may come out in another order or sign), relative to max(1, |x|)
 COMPILED_FIELDS = (
-    "body_parentid", "body_rootid", "body_jntnum", "body_jntadr", "body_dofnum", "body_dofadr",
-    "body_geomnum", "body_geomadr", "body_pos", "body_ipos", "body_mass", "body_gravcomp",
+    "body_parentid", "body_rootid", "body_weldid", "body_mocapid", "body_jntnum", "body_jntadr",
+    "body_dofnum", "body_dofadr", "body_geomnum", "body_geomadr", "body_pos", "body_ipos",
+    "body_mass", "body_gravcomp",
     "jnt_type", "jnt_bodyid", "jnt_qposadr", "jnt_dofadr", "jnt_pos", "jnt_axis",
     "jnt_stiffness", "jnt_range", "jnt_limited", "jnt_margin", "jnt_solref", "jnt_solimp",
     "dof_bodyid", "dof_jntid", "dof_parentid", "dof_armature", "dof_damping",

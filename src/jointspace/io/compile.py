@@ -97,7 +97,8 @@ def _check_inertia_finite(b, geoms, mass, ipos, inertia):
             raise ModelError(f"body {b.name!r}: the mass of a geom overflows ({got}): its "
                              f"size {size.tolist()} times density {g.density} is not finite"
                              f"{_where(g)}; use smaller sizes or densities")
-        if m > 1e-14 and not np.all(np.isfinite(geom_inertia(g.type, size, m, mesh))):
+        if m > 1e-14 and not np.all(np.isfinite(geom_inertia(g.type, size, m, mesh,
+                                                             g.shellinertia))):
             raise ModelError(f"body {b.name!r}: the inertia of a geom overflows ({got}): its "
                              f"size {size.tolist()} with mass {m} is too large{_where(g)}; "
                              "use smaller sizes or masses")
@@ -113,9 +114,28 @@ def _check_inertia_finite(b, geoms, mass, ipos, inertia):
 # geometry: volume and inertia per unit mass (MuJoCo user_objects.cc, mjCGeom)
 
 
-def geom_volume(gtype, size, mesh=None):
-    """Volume of a primitive geom (0 for planes), or of a processed mesh."""
+def geom_volume(gtype, size, mesh=None, shell=False):
+    """Volume of a primitive geom (0 for planes), or of a processed mesh.
+
+    With `shell` (geom shellinertia, primitives only), the surface area instead: the mass of
+    a thin shell is density times area, as mjCGeom::GetVolume (an ellipsoid's area by
+    Thomsen's approximation, p = 1.6075).
+    """
     r = size[0]
+    if shell:
+        if gtype == "sphere":
+            return 4.0 * np.pi * r * r
+        if gtype == "capsule":
+            return 4.0 * np.pi * r * r + 2.0 * np.pi * r * 2.0 * size[1]
+        if gtype == "cylinder":
+            return 2.0 * np.pi * r * r + 2.0 * np.pi * r * 2.0 * size[1]
+        if gtype == "ellipsoid":
+            p = 1.6075
+            t = ((size[0] * size[1]) ** p + (size[1] * size[2]) ** p
+                 + (size[2] * size[0]) ** p)
+            return 4.0 * np.pi * (t / 3.0) ** (1.0 / p)
+        if gtype in ("box", "hfield"):
+            return 8.0 * (size[0] * size[1] + size[1] * size[2] + size[2] * size[0])
     if gtype == "sphere":
         return 4.0 * np.pi * r**3 / 3.0
     if gtype == "capsule":
@@ -133,8 +153,65 @@ def geom_volume(gtype, size, mesh=None):
     return 0.0
 
 
-def geom_inertia(gtype, size, mass, mesh=None):
-    """Principal moments of inertia of a solid geom of `mass` about its center, geom frame."""
+def _shell_inertia(gtype, size, mass):
+    """Principal moments of a thin shell of `mass` shaped as a primitive (mjCGeom::SetInertia).
+
+    Sphere 2/3 m r²; capsule and cylinder: the side (m_c (6r² + h²)/12, m_c r²) plus the
+    hemispheres (2/3 m_s r², moved by the parallel-axis term) or the two disks; ellipsoid:
+    the solid ellipsoid grown by 1e-6 less the solid one, at the shell's density; box: its
+    six faces as plates.
+    """
+    r = size[0]
+    if gtype == "sphere":
+        return np.full(3, 2.0 * mass * r * r / 3.0)
+    if gtype == "capsule":
+        hh, h = size[1], 2.0 * size[1]
+        a_sphere, a_side = 4.0 * np.pi * r * r, 2.0 * np.pi * r * h
+        ms = mass * a_sphere / (a_sphere + a_side)
+        mc = mass - ms
+        com = r / 2.0  # a hemisphere's center of mass, at hh + com from the center
+        ixx = (mc * (6 * r * r + h * h) / 12.0 + 2.0 * ms * r * r / 3.0
+               + ms * ((hh + com) ** 2 - com * com))
+        return np.array([ixx, ixx, mc * r * r + 2.0 * ms * r * r / 3.0])
+    if gtype == "cylinder":
+        hh, h = size[1], 2.0 * size[1]
+        a_disk, a_side = np.pi * r * r, 2.0 * np.pi * r * h
+        md = mass * a_disk / (2.0 * a_disk + a_side)
+        mc = mass - 2.0 * md
+        ixx = mc * (6 * r * r + h * h) / 12.0 + 2.0 * (md * r * r / 4.0 + md * hh * hh)
+        return np.array([ixx, ixx, mc * r * r + 2.0 * md * r * r / 2.0])
+    if gtype == "ellipsoid":
+        eps = 1e-6
+        a, b, c = size
+        ae, be, ce = a + eps, b + eps, c + eps
+        va = 4.0 * np.pi * a * b * c / 3.0
+        vb = 4.0 * np.pi * ae * be * ce / 3.0
+        rho = mass / (vb - va)
+        inner = va * rho / 5.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+        outer = vb * rho / 5.0 * np.array([be * be + ce * ce, ae * ae + ce * ce,
+                                            ae * ae + be * be])
+        return outer - inner
+    if gtype in ("box", "hfield"):
+        lx, ly, lz = 2.0 * np.asarray(size[:3], dtype=np.float64)
+        s00, s11, s22 = size[0] ** 2, size[1] ** 2, size[2] ** 2
+        a0, a1, a2 = lx * ly, ly * lz, lz * lx
+        total = 2.0 * (a0 + a1 + a2)
+        m0, m1, m2 = mass * a0 / total, mass * a1 / total, mass * a2 / total
+        ix = m0 * ly * ly / 12 + m1 * (ly * ly + lz * lz) / 12 + m2 * lz * lz / 12
+        iy = m0 * lx * lx / 12 + m1 * lz * lz / 12 + m2 * (lx * lx + lz * lz) / 12
+        iz = m0 * (lx * lx + ly * ly) / 12 + m1 * ly * ly / 12 + m2 * lx * lx / 12
+        return 2.0 * np.array([m0 * s22 + m2 * s11 + ix, m0 * s22 + m1 * s00 + iy,
+                               m1 * s00 + m2 * s11 + iz])
+    return np.zeros(3)
+
+
+def geom_inertia(gtype, size, mass, mesh=None, shell=False):
+    """Principal moments of inertia of a geom of `mass` about its center, geom frame.
+
+    Solid, or with `shell` (geom shellinertia on a primitive) a thin shell.
+    """
+    if shell and gtype != "mesh":
+        return _shell_inertia(gtype, size, mass)
     if gtype == "sphere":
         return np.full(3, 0.4 * mass * size[0] ** 2)
     if gtype == "capsule":
@@ -488,7 +565,7 @@ class _Compiler:
         return size, pos, quat, None, -1
 
     def geom_mass(self, g, size, mesh):
-        vol = geom_volume(g.type, size, mesh)
+        vol = geom_volume(g.type, size, mesh, g.shellinertia and g.type != "mesh")
         if g.mass is not None:
             if not (np.isfinite(g.mass) and g.mass >= 0):
                 raise ModelError(f"geom mass must be non-negative and finite, got "
@@ -537,14 +614,15 @@ class _Compiler:
             return 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
         if len(sel) == 1:
             m, size, pos, quat, mesh, g = sel[0]
-            return m, pos.copy(), quat.copy(), geom_inertia(g.type, size, m, mesh)
+            return m, pos.copy(), quat.copy(), geom_inertia(g.type, size, m, mesh,
+                                                            g.shellinertia)
         mass = sum(s[0] for s in sel)
         com = sum(s[0] * s[2] for s in sel) / mass
         full = np.zeros((3, 3))
         for m, size, pos, quat, mesh, g in sel:
             R = frames.quat_to_mat(quat)
             d = pos - com
-            full += R @ np.diag(geom_inertia(g.type, size, m, mesh)) @ R.T
+            full += R @ np.diag(geom_inertia(g.type, size, m, mesh, g.shellinertia)) @ R.T
             full += m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
         I, q = principal_inertia(full)
         return mass, com, q, I
@@ -879,7 +957,8 @@ class _Compiler:
         for i in range(1, nb):
             p = body_rows[i]["parentid"]
             rootid[i] = i if p == 0 else rootid[p]
-            weldid[i] = i if body_rows[i]["jntnum"] else weldid[p]
+            # a body with joints, or a mocap body, is the root of its weld group (MuJoCo 4.0)
+            weldid[i] = i if body_rows[i]["jntnum"] or body_rows[i]["mocap"] else weldid[p]
             if body_rows[i]["mocap"]:
                 if p != 0 or body_rows[i]["jntnum"]:
                     raise ModelError(f"mocap body {self.bodies[i].name!r} must be a child of the "
@@ -994,14 +1073,20 @@ class _Compiler:
         return model
 
     def material_id(self, g):
-        """geom_matid: the index of the geom's material, -1 when it has none."""
-        if not g.material or self.spec.discardvisual:
+        """geom_matid: the index of the geom's material, -1 when it has none.
+
+        A geom that names no material takes its mesh's, if any (mjCGeom::get_material).
+        """
+        name = g.material
+        if not name and g.mesh:
+            name = next((ms.material for ms in self.spec.meshes if ms.name == g.mesh), "")
+        if not name or self.spec.discardvisual:
             return -1
         for k, mat in enumerate(self.materials):
-            if mat.name == g.material:
+            if mat.name == name:
                 return k
-        raise ModelError(f"geom refers to unknown material {g.material!r}{_where(g)}; add "
-                         f"<material name='{g.material}'> to <asset> or fix the name")
+        raise ModelError(f"geom refers to unknown material {name!r}{_where(g)}; add "
+                         f"<material name='{name}'> to <asset> or fix the name")
 
     @staticmethod
     def body_id(body_names, name, c):
@@ -1277,6 +1362,11 @@ class _Compiler:
                "mquat": np.tile(mquat0, (nkey, 1))}
         out["mpos"] = out["mpos"].reshape(nkey, 3 * nmocap)
         out["mquat"] = out["mquat"].reshape(nkey, 4 * nmocap)
+        # an attached keyframe's elements (spec objects) -> their ids in the model
+        index = {"joint": {id(j): i for i, j in enumerate(
+                     j for b in self.bodies for j in b.joints)},
+                 "actuator": {id(a): i for i, a in enumerate(self.spec.actuators)},
+                 "body": {id(b): i for i, b in enumerate(self.bodies)}}
         quat_adr = [int(a) + (3 if t == T.JNT_FREE else 0)
                     for t, a in zip(A["jnt_type"], A["jnt_qposadr"])
                     if t in (T.JNT_BALL, T.JNT_FREE)]
@@ -1298,12 +1388,20 @@ class _Compiler:
                                      f"{n} ({self._key_size_help(field)}){_where(key)}")
                 m = v.size - v.size % unit
                 out[field][k, :m] = v[:m]
-            for field, values in (key.by_name or {}).items():
-                kind = "actuator" if field == "ctrl" else "joint"
-                for name, val in values.items():
-                    i = self.lookup(kind, name, key, f"{label}: {field} of")
-                    adr = (i if kind == "actuator" else
-                           int(A["jnt_qposadr" if field == "qpos" else "jnt_dofadr"][i]))
+            for field, values in (key.by_element or {}).items():
+                kind = {"ctrl": "actuator", "act": "actuator", "mpos": "body",
+                        "mquat": "body"}.get(field, "joint")
+                for elem, val in values:
+                    i = index[kind].get(id(elem))
+                    if i is None:
+                        raise ModelError(f"{label}: {field} of a {kind} not in the model"
+                                         f"{_where(key)}")
+                    if field in ("mpos", "mquat"):
+                        adr = (3 if field == "mpos" else 4) * int(mocapid[i])
+                    else:
+                        table = {"ctrl": None, "act": "actuator_actadr", "qpos": "jnt_qposadr",
+                                 "qvel": "jnt_dofadr"}[field]
+                        adr = i if table is None else int(A[table][i])
                     val = np.atleast_1d(np.asarray(val, dtype=np.float64))
                     out[field][k, adr:adr + val.size] = val
             for a in quat_adr:
@@ -1488,7 +1586,7 @@ class _Compiler:
         inertia_constants(m, d, True)  # singular dofs, inverse weights, mean inertia, anchors
         self.spring_damper(m)
         # after the constants, as MuJoCo's compiler
-        muscle_lengthrange(m, [a.source for a in self.spec.actuators])
+        muscle_lengthrange(m, [a.source for a in self.spec.actuators], self.spec.lengthrange)
 
     def spring_damper(self, m):
         """Joint stiffness and damping from springdamper = (timeconst, dampratio).

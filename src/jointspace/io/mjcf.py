@@ -221,7 +221,8 @@ _TABLES = {
         "name": _S, "class": _S, "file": _S, "vertex": ("f", 0, None), "face": ("i", 0, None),
         "scale": _f(3), "refpos": _f(3), "refquat": _f(4), "normal": _S, "texcoord": _S,
         "smoothnormal": _B, "maxhullvert": _I, "content_type": _S,
-        "inertia": _k("legacy", "convex", "exact", "shell"),
+        "inertia": _k("legacy", "convex", "exact", "shell"), "material": _S, "builtin": _S,
+        "params": ("f", 0, None),
     },
     "equality": {
         "name": _S, "class": _S, "active": _B, "solref": _SOLREF, "solimp": _SOLIMP,
@@ -232,7 +233,7 @@ _TABLES = {
     "pair": {
         "name": _S, "class": _S, "geom1": _S, "geom2": _S, "condim": _I,
         "friction": _f(5, 1), "solref": _SOLREF, "solreffriction": _SOLREF,
-        "solimp": _SOLIMP, "margin": _f(), "gap": _f(),
+        "solimp": _SOLIMP, "margin": _f(), "gap": _f(), "adhesion": _f(),
     },
     "camera": {
         "name": _S, "class": _S, "mode": _k(*_CAM_MODES), "target": _S,
@@ -333,6 +334,7 @@ _BASE = {
     "pair": {
         "condim": 3, "friction": (1.0, 1.0, 0.005, 0.0001, 0.0001), "solref": DEFAULT_SOLREF,
         "solreffriction": (0.0, 0.0), "solimp": DEFAULT_SOLIMP, "margin": 0.0, "gap": 0.0,
+        "adhesion": 0.0,
     },
     "actuator": {
         "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
@@ -456,6 +458,10 @@ _REFUSED_FLAGS = {
     ("ipc", "enable"): "an alternative contact model",
     ("speculative", "enable"): "speculative contacts",
 }
+# <compiler><lengthrange>: the options of MuJoCo's actuator length-range simulation
+_LENGTHRANGE = {"mode": _k("none", "muscle", "muscleuser", "all"), "useexisting": _B,
+                "uselimit": _B, "accel": _f(), "maxforce": _f(), "timeconst": _f(),
+                "timestep": _f(), "inttotal": _f(), "interval": _f(), "tolrange": _f()}
 # compiler options MuJoCo applies body by body (an attached body keeps its file's)
 _BODY_COMPILER = ("inertiafromgeom", "boundmass", "boundinertia", "balanceinertia",
                   "inertiagrouprange", "alignfree")
@@ -572,7 +578,9 @@ class _Loader:
         self.spec = ModelSpec()
         self.models = {}  # <asset><model>: name -> (ModelSpec of the file, its node)
         self.model_frames = {}  # <asset><model>: name -> that file's named frames
-        self.self_attached = []  # <attach> without model: (names in the copy, prefix, where)
+        # <attach> without model: (names in the copy, prefix, where, replicate suffix)
+        self.self_attached = []
+        self._attach_seen = set()  # ids of the <attach> nodes read (a <replicate> rereads)
         # named <frame>s: name -> the body holding their elements, the pose of their parent
         # context relative to it, and the slices of its element lists they filled
         self.frames = {}
@@ -640,12 +648,12 @@ class _Loader:
             self._sensor_section(node)
         for node in sections.get("keyframe", []):
             self._keyframe(node)
-        for inside, prefix, where in self.self_attached:
+        for inside, prefix, where, suffix in self.self_attached:
             # this model's elements and the copies made so far (a copy of a copy: MuJoCo's)
             view = copy.copy(spec)
             for kind in ("tendons", "actuators", "sensors", "equalities", "pairs", "excludes"):
                 setattr(view, kind, getattr(spec, kind) + self.attached[kind])
-            self._attach_elements(view, inside, prefix, where, keys=False)
+            self._attach_elements(view, inside, prefix, where, keys=False, suffix=suffix)
         for kind, items in self.attached.items():
             getattr(spec, kind).extend(items)
         spec.keys += [KeySpec(source=spec.source)
@@ -736,6 +744,10 @@ class _Loader:
             return value
         parts = text.split()
         n = len(parts)
+        if key == "damping" and nmax == 1 and n > 1:
+            raise ModelError(f"{node.where()}: attribute damping={text!r} has {n} values: a "
+                             f"damping polynomial (MuJoCo 4's nonlinear damping) is not "
+                             f"supported by jointspace; give one number")
         if n < nmin or (nmax is not None and n > nmax):
             if nmin == nmax:
                 want = f"{nmin} number" + ("s" if nmin > 1 else "")
@@ -932,12 +944,11 @@ class _Loader:
             if child.tag != "lengthrange":
                 raise ModelError(f"{child.where()}: unknown element <{child.tag}> in "
                                  f"<compiler>; remove it")
-            if child.attrib:
-                raise ModelError(f"{child.where()}: <lengthrange> options "
-                                 f"({', '.join(sorted(child.attrib))}) are not supported by "
-                                 f"jointspace, which finds muscles' length ranges with "
-                                 f"MuJoCo's defaults; remove them or give lengthrange on the "
-                                 f"actuators")
+            self._check_attrs(child, set(_LENGTHRANGE))
+            for key, fmt in _LENGTHRANGE.items():
+                v = self._get(child, key, fmt)
+                if v is not None:
+                    spec.lengthrange[key] = v
 
     def _option(self, node):
         self._check_attrs(node, _OPTION_ATTRS)
@@ -1115,6 +1126,10 @@ class _Loader:
         name = vals.get("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
         if not name:
             raise ModelError(f"{node.where()}: a mesh needs a name or a file")
+        if "builtin" in vals:
+            raise ModelError(f"{node.where()}: builtin={vals['builtin']!r}: MuJoCo's "
+                             f"procedural meshes are not generated by jointspace; give the "
+                             f"mesh's file or vertex data")
         maxhullvert = vals.get("maxhullvert", -1)
         if maxhullvert != -1 and not 4 <= maxhullvert < 2**31:
             raise ModelError(f"{node.where()}: maxhullvert={maxhullvert} must be -1 (no limit) "
@@ -1126,7 +1141,7 @@ class _Loader:
         mesh = MeshSpec(name=name, scale=tuple(float(x) for x in scale),
                         refpos=tuple(vals["refpos"]), refquat=tuple(vals["refquat"]),
                         inertia=vals["inertia"], maxhullvert=maxhullvert,
-                        source=node.where())
+                        material=vals.get("material", ""), source=node.where())
         if "vertex" in vals:
             v = np.asarray(vals["vertex"], dtype=np.float64)
             if v.size == 0 or v.size % 3:
@@ -1308,10 +1323,7 @@ class _Loader:
                 stack.append((child, iter(child.children), body, cc, fxf, is_world, [False],
                               suffix))
             elif tag == "attach":
-                if suffix:
-                    raise ModelError(f"{child.where()}: <attach> inside <replicate> is not "
-                                     f"supported by jointspace; attach each copy by itself")
-                self._attach(child, body, xf)
+                self._attach(child, body, xf, suffix)
             elif tag == "replicate":
                 # copies pushed last first: the stack reads copy 0 first, as MuJoCo attaches
                 for cc, rxf, rsuffix in reversed(self._replicate(child, childclass, xf)):
@@ -1390,7 +1402,7 @@ class _Loader:
         self.models[name] = (child, node)
         self.model_frames[name] = loader.frames
 
-    def _attach(self, node, body, xf):
+    def _attach(self, node, body, xf, suffix=""):
         """<attach model body prefix>: a copy of a body subtree of another model, inserted here.
 
         As MuJoCo's attach (mjs_attach, MuJoCo >= 3.2): every name in the copy gets `prefix`
@@ -1401,8 +1413,12 @@ class _Loader:
         actuators (the rest at qpos0), named prefix + name (an unnamed one gets the prefix).
         Without `body` the contents of the model's worldbody are inserted; with `frame` the
         contents of one of its named frames, posed by the frame's own pos and orientation
-        (the frames around it do not count, as in MuJoCo). The attached elements follow
-        this model's own in their lists, as in MuJoCo.
+        (the frames around it do not count, as in MuJoCo); the frame's joints join the body
+        holding the <attach>, after its joints read so far. The attached elements follow
+        this model's own in their lists, as in MuJoCo. Inside a <replicate>, each copy's names
+        end with the copy's `suffix` (prefix + name + suffix); the meshes, materials and
+        keyframes come once, with the first copy, and the keyframes set that copy (MuJoCo
+        4.0's).
         """
         self._check_attrs(node, {"model", "body", "frame", "prefix"})
         where = node.where()
@@ -1426,6 +1442,7 @@ class _Loader:
             child = self.models[name][0]
             own_options = self._check_attach_compiler(node, child)
         what = "this model" if itself else f"model {name!r}"
+        copies = {}  # deepcopy memo: id of an element of `child` -> its copy here
         bname = node.attrib.get("body")
         if bname is not None:
             found = next((b for b in _walk(child.world) if b is not child.world
@@ -1433,12 +1450,12 @@ class _Loader:
             if found is None:
                 raise ModelError(f"{where}: {what} has no body {bname!r}" + (
                     " above this <attach>" if itself else "") + "; name one of its bodies")
-            top = copy.deepcopy(found)
+            top = copy.deepcopy(found, copies)
             roots, extras = [top], None
         elif "frame" in node.attrib:
-            roots, extras = self._frame_contents(node, name)
+            roots, extras = self._frame_contents(node, name, copies)
         else:
-            world = copy.deepcopy(child.world)
+            world = copy.deepcopy(child.world, copies)
             roots, extras = world.children, world
         inside = {k: set() for k in ("body", "joint", "geom", "site", "camera")}
         for root in roots:
@@ -1448,15 +1465,18 @@ class _Loader:
                                     ("site", b.sites), ("camera", b.cameras)):
                     inside[kind].update(e.name for e in items)
         if extras is not None:
-            for kind, items in (("geom", extras.geoms), ("site", extras.sites),
-                                ("camera", extras.cameras)):
+            for kind, items in (("joint", extras.joints), ("geom", extras.geoms),
+                                ("site", extras.sites), ("camera", extras.cameras)):
                 inside[kind].update(e.name for e in items)
         for v in inside.values():
             v.discard("")
 
-        def rename(e):
+        first = id(node) not in self._attach_seen
+        self._attach_seen.add(id(node))
+
+        def rename(e, suffix=suffix):
             if e.name:
-                e.name = prefix + e.name
+                e.name = prefix + e.name + suffix
             return e
 
         def reelement(e):
@@ -1470,7 +1490,7 @@ class _Loader:
                 for x in items:
                     rename(x)
                     if getattr(x, "target", ""):
-                        x.target = prefix + x.target
+                        x.target = prefix + x.target + suffix
 
         for root in roots:
             for b in _walk(root):
@@ -1481,8 +1501,17 @@ class _Loader:
                                            np.asarray(root.quat, dtype=np.float64))
             body.children.append(root)
         if extras is not None:
-            extras.joints, extras.children, extras.name = [], [], ""
+            if "frame" not in node.attrib:  # the worldbody's contents: it has no joints
+                extras.joints = []
+            elif extras.joints and body is self.spec.world:
+                raise ModelError(f"{where}: frame {node.attrib['frame']!r} holds joint "
+                                 f"{extras.joints[0].name or '(unnamed)'!r}, and the world "
+                                 f"body cannot have joints; attach it inside a <body>")
+            extras.children, extras.name = [], ""
             reelement(extras)
+            for j in extras.joints:
+                _compose_joint(xf, j)
+                body.joints.append(j)
             for items, dest in ((extras.geoms, body.geoms), (extras.sites, body.sites),
                                 (extras.cameras, body.cameras)):
                 for x in items:
@@ -1490,18 +1519,23 @@ class _Loader:
                                              np.asarray(x.quat, dtype=np.float64))
                     dest.append(x)
         if itself:  # the elements naming the copy are read below: copied at the end
-            self.self_attached.append((inside, prefix, where))
+            self.self_attached.append((inside, prefix, where, suffix))
             return
         spec = self.spec
-        spec.body_refs |= {prefix + b for b in child.body_refs}
-        for m in child.meshes:
-            spec.meshes.append(rename(copy.deepcopy(m)))
-        for m in child.materials:
-            spec.materials.append(rename(copy.deepcopy(m)))
-        self._attach_elements(child, inside, prefix, where)
+        spec.body_refs |= {prefix + b + suffix for b in child.body_refs}
+        if first:
+            for m in child.meshes:
+                m = rename(copy.deepcopy(m), "")
+                if m.material:
+                    m.material = prefix + m.material
+                spec.meshes.append(m)
+            for m in child.materials:
+                spec.materials.append(rename(copy.deepcopy(m), ""))
+        self._attach_elements(child, inside, prefix, where, keys=first, suffix=suffix,
+                              copies=copies)
 
-    def _frame_contents(self, node, model):
-        """Copies of the bodies and of the geoms, sites, cameras (in a BodySpec) of a frame.
+    def _frame_contents(self, node, model, copies):
+        """Copies of the bodies and of the joints, geoms, sites, cameras (in a BodySpec) of a frame.
 
         Their poses become relative to the frame's parent context (pose ← xf⁻¹ pose, xf that
         context relative to the holding body), so that the frame's own pose stays on them.
@@ -1514,22 +1548,22 @@ class _Loader:
                 " above this <attach>" if model is None else "") + "; name one of its "
                 "<frame name=...> elements")
         body, (start, end) = record["body"], (record["start"], record["end"])
-        if end["joints"] > start["joints"]:
-            raise ModelError(f"{node.where()}: frame {fname!r} ({record['where']}) holds a "
-                             f"joint of its body; jointspace attaches frames of bodies, "
-                             f"geoms, sites and cameras: attach the body instead")
         xf = record["parent_xf"]
         inv = None
         if xf is not None:
             q = np.asarray(xf[1], dtype=np.float64) * [1.0, -1.0, -1.0, -1.0]
             inv = (-frames.rotate(q, np.asarray(xf[0], dtype=np.float64)), q)
-        out = {k: copy.deepcopy(getattr(body, k)[start[k]:end[k]]) for k in _FRAME_LISTS}
+        out = {k: copy.deepcopy(getattr(body, k)[start[k]:end[k]], copies)
+               for k in _FRAME_LISTS}
         for k in ("children", "geoms", "sites", "cameras"):
             for e in out[k]:
                 e.pos, e.quat = _compose(inv, np.asarray(e.pos, dtype=np.float64),
                                          np.asarray(e.quat, dtype=np.float64))
+        for j in out["joints"]:
+            _compose_joint(inv, j)
         extras = BodySpec(name="")
         extras.geoms, extras.sites, extras.cameras = out["geoms"], out["sites"], out["cameras"]
+        extras.joints = out["joints"]
         return out["children"], extras
 
     def _check_attach_compiler(self, node, child):
@@ -1545,10 +1579,13 @@ class _Loader:
                if getattr(child, key) != getattr(self.spec, key)}
         return own or None
 
-    def _attach_elements(self, child, inside, prefix, where, keys=True):
+    def _attach_elements(self, child, inside, prefix, where, keys=True, suffix="",
+                         copies=None):
         """Copy the attached model's non-tree elements that refer only to the copy.
 
-        A self-attach (`keys` False) copies no keyframe, as MuJoCo's.
+        A self-attach (`keys` False) copies no keyframe, as MuJoCo's. Names are prefix + name
+        + suffix, the suffix of the <replicate> copy holding the <attach> (empty outside one).
+        `copies` is the deepcopy memo of the copy (id of an original element: its copy).
         """
         spec = self.attached
         tendons = set()
@@ -1558,10 +1595,10 @@ class _Loader:
                 if p[0] in ("site", "geom")]
             if all(n in inside[k] for k, n in refs):
                 t = copy.deepcopy(t)
-                t.joints = [(prefix + j[0], *j[1:]) for j in t.joints]
-                t.path = [(p[0], prefix + p[1] if p[1] else p[1], *p[2:]) for p in t.path]
+                t.joints = [(prefix + j[0] + suffix, *j[1:]) for j in t.joints]
+                t.path = [(p[0], prefix + p[1] + suffix if p[1] else p[1], *p[2:]) for p in t.path]
                 tendons.add(t.name)
-                spec["tendons"].append(_prefixed(t, prefix))
+                spec["tendons"].append(_prefixed(t, prefix, suffix))
         inside = dict(inside, tendon=tendons)
         actuators = set()
         for a in child.actuators:
@@ -1571,12 +1608,12 @@ class _Loader:
             kinds = {"jointinparent": "joint", "refsite": "site", "cranksite": "site",
                      "slidersite": "site"}
             if all(n in inside[kinds.get(k, k)] for k, n in refs.items() if n):
-                a = copy.deepcopy(a)
+                a = copy.deepcopy(a, copies)
                 for k, n in refs.items():
                     if n:
-                        setattr(a, k, prefix + n)
+                        setattr(a, k, prefix + n + suffix)
                 actuators.add(a.name)
-                spec["actuators"].append(_prefixed(a, prefix))
+                spec["actuators"].append(_prefixed(a, prefix, suffix))
         inside = dict(inside, actuator=actuators)
         kinds = {"xbody": "body", "body": "body", "subtree": "body", "joint": "joint",
                  "geom": "geom",
@@ -1586,58 +1623,64 @@ class _Loader:
             refs = [(sen.objtype, sen.objname), (sen.reftype, sen.refname)]
             if all(not n or n in inside.get(kinds.get(t, ""), ()) for t, n in refs):
                 sen = copy.deepcopy(sen)
-                sen.objname = prefix + sen.objname if sen.objname else ""
-                sen.refname = prefix + sen.refname if sen.refname else ""
-                spec["sensors"].append(_prefixed(sen, prefix))
+                sen.objname = prefix + sen.objname + suffix if sen.objname else ""
+                sen.refname = prefix + sen.refname + suffix if sen.refname else ""
+                spec["sensors"].append(_prefixed(sen, prefix, suffix))
         for e in child.equalities:
             kind = {"joint": "joint", "tendon": "tendon"}.get(e.type, e.objtype)
             if all(not n or n in inside[kind] for n in (e.obj1, e.obj2)):
                 e = copy.deepcopy(e)
-                e.obj1 = prefix + e.obj1
-                e.obj2 = prefix + e.obj2 if e.obj2 else ""
-                spec["equalities"].append(_prefixed(e, prefix))
+                e.obj1 = prefix + e.obj1 + suffix
+                e.obj2 = prefix + e.obj2 + suffix if e.obj2 else ""
+                spec["equalities"].append(_prefixed(e, prefix, suffix))
         for p in child.pairs:
             if p.geom1 in inside["geom"] and p.geom2 in inside["geom"]:
                 p = copy.deepcopy(p)
-                p.geom1, p.geom2 = prefix + p.geom1, prefix + p.geom2
-                spec["pairs"].append(_prefixed(p, prefix))
+                p.geom1, p.geom2 = prefix + p.geom1 + suffix, prefix + p.geom2 + suffix
+                spec["pairs"].append(_prefixed(p, prefix, suffix))
         for x in child.excludes:
             if x.body1 in inside["body"] and x.body2 in inside["body"]:
                 x = copy.deepcopy(x)
-                x.body1, x.body2 = prefix + x.body1, prefix + x.body2
+                x.body1, x.body2 = prefix + x.body1 + suffix, prefix + x.body2 + suffix
                 spec["excludes"].append(x)
         if keys:
-            self._attach_keys(child, inside, prefix, where)
+            self._attach_keys(child, prefix, copies)
 
-    def _attach_keys(self, child, inside, prefix, where):
-        """Keyframes of the attached model, as values of the copy's joints and actuators."""
+    def _attach_keys(self, child, prefix, copies):
+        """Keyframes of the attached model, as values of the copy's elements.
+
+        qpos and qvel by joint, ctrl and act by actuator (act over the file's actuators with
+        activations), mpos and mquat by mocap body, each set on the element's copy (found in
+        `copies`, the copy's deepcopy memo, named or not); a short vector sets what it covers.
+        """
         if not child.keys:
             return
-        joints = []  # (name, nq, nv) in the attached model's qpos order
+        joints = []  # (joint, nq, nv) in the attached model's qpos order
+        mocap = []  # the attached model's mocap bodies, in its order
         for b in _walk(child.world):
             for j in b.joints:
-                joints.append((j.name, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
+                joints.append((j, *{"free": (7, 6), "ball": (4, 3)}.get(j.type, (1, 1))))
+            if b.mocap:
+                mocap.append(b)
+        active = [a for a in child.actuators if a.dyntype != "none"]  # in act's order
         for key in child.keys:
-            for field in ("act", "mpos", "mquat"):
-                if getattr(key, field) is not None:
-                    raise ModelError(f"{where}: keyframe {key.name!r} of the attached model "
-                                     f"sets {field}, which jointspace cannot carry into this "
-                                     f"model; remove it from the key")
-            by_name = {"qpos": {}, "qvel": {}, "ctrl": {}}
+            by_element = {k: [] for k in ("qpos", "qvel", "ctrl", "act", "mpos", "mquat")}
             for field, col in (("qpos", 1), ("qvel", 2)):
                 v = getattr(key, field)
                 adr = 0
                 for row in joints:
                     n = row[col]
-                    if v is not None and adr + n <= len(v) and row[0] in inside["joint"]:
-                        by_name[field][prefix + row[0]] = v[adr:adr + n]
+                    if v is not None and adr + n <= len(v) and id(row[0]) in copies:
+                        by_element[field].append((copies[id(row[0])], v[adr:adr + n]))
                     adr += n
-            if key.ctrl is not None:
-                for a, c in zip(child.actuators, key.ctrl):
-                    if a.name and a.name in inside["actuator"]:
-                        by_name["ctrl"][prefix + a.name] = c
-            self.attached["keys"].append(KeySpec(name=prefix + key.name,
-                                          time=key.time, by_name=by_name, source=key.source))
+            for field, elements, n in (("ctrl", child.actuators, 1), ("act", active, 1),
+                                       ("mpos", mocap, 3), ("mquat", mocap, 4)):
+                v = getattr(key, field)
+                for i, e in enumerate(elements if v is not None else ()):
+                    if n * i + n <= len(v) and id(e) in copies:
+                        by_element[field].append((copies[id(e)], v[n * i:n * i + n]))
+            self.attached["keys"].append(KeySpec(name=prefix + key.name, time=key.time,
+                                                 by_element=by_element, source=key.source))
 
     def _replicate(self, node, childclass, xf):
         """The copies of a <replicate>: (childclass, frame, name suffix) of each, in order.
@@ -1806,8 +1849,6 @@ class _Loader:
                              f"mesh, or sphere, capsule, cylinder, ellipsoid or box to fit one")
         if mesh and v["fromto"] is not None:
             raise ModelError(f"{where}: fromto cannot be used with a mesh; remove one")
-        self._ignore_if(node, "shellinertia", v["shellinertia"] and not mesh,
-                        "the inertia of primitive geoms as thin shells")
         if mesh and gtype == "mesh" and v["shellinertia"]:
             raise ModelError(f"{where}: for a mesh geom, shell inertia is set on the mesh "
                              f"asset: write inertia='shell' on <mesh name='{mesh}'>")
@@ -2169,6 +2210,11 @@ class _Loader:
                 if v["condim"] not in (1, 3, 4, 6):
                     raise ModelError(f"{where}: condim={v['condim']} is invalid; use 1, 3, 4 "
                                      f"or 6")
+                if v["adhesion"] != 0.0:
+                    raise ModelError(f"{where}: adhesion={v['adhesion']} (of the pair or its "
+                                     f"default class) is not supported by jointspace "
+                                     f"(contact adhesion); remove it or use MuJoCo for this "
+                                     f"model")
                 self.spec.pairs.append(PairSpec(
                     geom1=v["geom1"], geom2=v["geom2"], name=v.get("name", ""),
                     condim=v["condim"], friction=tuple(v["friction"]),
@@ -2559,10 +2605,10 @@ def _walk(body):
         stack.extend(reversed(b.children))
 
 
-def _prefixed(element, prefix):
-    """An attached element with its own name prefixed; returns the element."""
+def _prefixed(element, prefix, suffix=""):
+    """An attached element named prefix + its name + suffix; returns the element."""
     if element.name:
-        element.name = prefix + element.name
+        element.name = prefix + element.name + suffix
     return element
 
 
@@ -2571,6 +2617,14 @@ def _add_suffix(element, suffix):
     if suffix and element.name:
         element.name += suffix
     return element
+
+
+def _compose_joint(xf, joint):
+    """Apply an enclosing frame transform (pos, quat) to a joint's position and axis."""
+    if xf is not None and joint.type != "free":
+        joint.pos = xf[0] + frames.rotate(xf[1], np.asarray(joint.pos, dtype=np.float64))
+        if joint.type != "ball":
+            joint.axis = frames.rotate(xf[1], np.asarray(joint.axis, dtype=np.float64))
 
 
 def _compose(xf, pos, quat):

@@ -296,23 +296,29 @@ def default_njmax(arrays, nconmax):
     return max(rows, 1)
 
 
-# MuJoCo's default <compiler><lengthrange>: accel, timeconst, timestep, inttotal, interval,
-# tolrange (mode "muscle", useexisting, no uselimit, no maxforce)
-_LR_ACCEL, _LR_TIMECONST, _LR_TIMESTEP = 20.0, 1.0, 0.01
-_LR_INTTOTAL, _LR_INTERVAL, _LR_TOLRANGE = 10.0, 2.0, 0.05
+# MuJoCo's default <compiler><lengthrange> options (mjLROpt)
+LENGTHRANGE_DEFAULTS = {"mode": "muscle", "useexisting": True, "uselimit": False,
+                        "accel": 20.0, "maxforce": 0.0, "timeconst": 1.0, "timestep": 0.01,
+                        "inttotal": 10.0, "interval": 2.0, "tolrange": 0.05}
 
 
-def muscle_lengthrange(m, sources=None):
-    """actuator_lengthrange of muscles that have none, by MuJoCo's simulation (mj_setLengthRange).
+def muscle_lengthrange(m, sources=None, options=None):
+    """actuator_lengthrange by MuJoCo's simulation (mj_setLengthRange), with its options.
 
-    For each side, from qpos0 at rest with contacts, gravity, springs, dampers, friction loss
-    and actuation disabled and a 0.01 s step (RK4 steps as Euler): each step damps qvel by
-    exp(−h / timeconst) and pushes along the actuator's moment r with the force that gives
-    an acceleration of ±20 (qfrc_applied = ±20 r / ‖M⁻¹ r‖); the side's end is the least
-    (greatest) length over the last 2 of 10 simulated seconds. Raises ModelError as MuJoCo's
-    compiler does when a simulation resets, the range is empty or a side did not converge
-    (its lengths over that window spread more than 5% of the range); `sources` (one per
-    actuator, e.g. "model.xml:12 <muscle>") prefix the messages.
+    `options` overrides LENGTHRANGE_DEFAULTS (MJCF <compiler><lengthrange>). The actuators
+    computed: with mode "muscle" (and "muscleuser": user gains are refused at load) those
+    with a muscle gain or bias, with "all" every one, with "none" none; with `useexisting`
+    not those whose range is already nonempty. With `uselimit`, one on a limited joint or
+    tendon takes its range. Otherwise for each side, from qpos0 at rest with contacts,
+    gravity, springs, dampers, friction loss and actuation disabled and a `timestep` step
+    (RK4 steps as Euler): each step damps qvel by exp(−h / timeconst) and pushes along the
+    actuator's moment r with the force that gives an acceleration of ±accel (qfrc_applied =
+    ±accel r / ‖M⁻¹ r‖, scaled down to norm `maxforce` when that is positive and exceeded);
+    the side's end is the least (greatest) length over the last `interval` of `inttotal`
+    simulated seconds. Raises ModelError as MuJoCo's compiler does when a simulation resets,
+    the range is empty or a side did not converge (its lengths over that window spread more
+    than `tolrange` of the range); `sources` (one per actuator, e.g. "model.xml:12
+    <muscle>") prefix the messages.
     """
     from jointspace.errors import ModelError
     from jointspace.state import reset
@@ -326,22 +332,38 @@ def muscle_lengthrange(m, sources=None):
         DSBL_GRAVITY,
         DSBL_SPRING,
         GAIN_MUSCLE,
+        TRN_JOINT,
+        TRN_JOINTINPARENT,
+        TRN_TENDON,
     )
 
-    todo = [i for i in range(m.nu)
-            if (m.actuator_gaintype[i] == GAIN_MUSCLE or m.actuator_biastype[i] == BIAS_MUSCLE)
-            and not m.actuator_lengthrange[i, 0] < m.actuator_lengthrange[i, 1]]
+    opt = {**LENGTHRANGE_DEFAULTS, **(options or {})}
+    todo = []
+    for i in range(m.nu):
+        muscle = m.actuator_gaintype[i] == GAIN_MUSCLE or m.actuator_biastype[i] == BIAS_MUSCLE
+        if opt["mode"] == "none" or (opt["mode"] != "all" and not muscle):
+            continue
+        if opt["useexisting"] and m.actuator_lengthrange[i, 0] < m.actuator_lengthrange[i, 1]:
+            continue
+        trn, obj = m.actuator_trntype[i], m.actuator_trnid[i, 0]
+        if opt["uselimit"] and trn in (TRN_JOINT, TRN_JOINTINPARENT) and m.jnt_limited[obj]:
+            m.actuator_lengthrange[i] = m.jnt_range[obj]
+        elif opt["uselimit"] and trn == TRN_TENDON and m.tendon_limited[obj]:
+            m.actuator_lengthrange[i] = m.tendon_range[obj]
+        else:
+            todo.append(i)
     if not todo:
         return
+    h = opt["timestep"] if opt["timestep"] > 0 else m.opt_timestep[0]
     saved = (m.opt_disableflags[0], m.opt_timestep[0], m.opt.integrator)
     m.opt_disableflags[0] = (DSBL_FRICTIONLOSS | DSBL_CONTACT | DSBL_SPRING | DSBL_DAMPER
                              | DSBL_GRAVITY | DSBL_ACTUATION)
-    m.opt_timestep[0] = _LR_TIMESTEP
+    m.opt_timestep[0] = h
     if saved[2] == "RK4":
         m.opt.integrator = "Euler"
     try:
         d = Data(m)
-        decay = np.exp(-_LR_TIMESTEP / max(0.01, _LR_TIMECONST))
+        decay = np.exp(-h / max(0.01, opt["timeconst"]))
         M = np.empty((m.nv, m.nv))
         for i in todo:
             where = f"{sources[i]}: " if sources and sources[i] else ""
@@ -349,7 +371,7 @@ def muscle_lengthrange(m, sources=None):
             for side in (0, 1):
                 reset(m, d)
                 updated = False
-                while d.time < _LR_INTTOTAL:
+                while d.time < opt["inttotal"]:
                     d.qvel[:] *= decay
                     kinematics_com_pos(m._s, d._s)
                     crb_stage(m._s, d._s)
@@ -357,12 +379,16 @@ def muscle_lengthrange(m, sources=None):
                     dense_from_sparse(m._s, d.qM, M)
                     r = d.actuator_moment[i].copy()
                     nrm = float(np.linalg.norm(np.linalg.solve(M, r)))
-                    d.qfrc_applied[:] = r * ((2 * side - 1) * _LR_ACCEL / max(MINVAL, nrm))
+                    f = r * ((2 * side - 1) * opt["accel"] / max(MINVAL, nrm))
+                    nrm = float(np.linalg.norm(f))
+                    if opt["maxforce"] > 0 and nrm > opt["maxforce"]:
+                        f *= opt["maxforce"] / max(MINVAL, nrm)
+                    d.qfrc_applied[:] = f
                     step(m, d)
                     length = float(d.actuator_length[i])
                     if d.time == 0.0:
                         raise ModelError(f"{where}Unstable lengthrange simulation in actuator {i}")
-                    if d.time > _LR_INTTOTAL - _LR_INTERVAL:
+                    if d.time > opt["inttotal"] - opt["interval"]:
                         if length < lo[side] or not updated:
                             lo[side] = length
                         if length > hi[side] or not updated:
@@ -374,7 +400,7 @@ def muscle_lengthrange(m, sources=None):
                 raise ModelError(f"{where}Invalid lengthrange ({rng[0]:g}, {rng[1]:g}) in "
                                  f"actuator {i}")
             for side in (0, 1):
-                if hi[side] - lo[side] > _LR_TOLRANGE * dif:
+                if hi[side] - lo[side] > opt["tolrange"] * dif:
                     raise ModelError(
                         f"{where}Lengthrange computation did not converge in actuator {i} "
                         f"({m.names['actuator'][i] or 'unnamed'}): eval ({lo[side]:g}, "

@@ -273,6 +273,7 @@ class MeshSpec:
     refquat: tuple = (1.0, 0.0, 0.0, 0.0)
     inertia: str = "legacy"
     maxhullvert: int = -1  # -1, or the most vertices of the convex hull (at least 4)
+    material: str = ""  # the material of the geoms using the mesh that name none
     source: str = ""
 
 
@@ -451,8 +452,8 @@ class KeySpec:
     Unset (None) values come from the model: qpos from qpos0, mpos and mquat from the mocap
     bodies' poses, the rest zero. A vector shorter than its field is completed from those
     defaults (qpos, qvel, act, ctrl value by value; mpos, mquat body by body), as MuJoCo
-    does; a longer one is an error. `by_name` sets values of named joints and actuators
-    over those (a keyframe of a model inserted by MJCF <attach>).
+    does; a longer one is an error. `by_element` sets values of joints, actuators and mocap
+    bodies (their spec objects) over those (a keyframe of a model inserted by MJCF <attach>).
     """
 
     name: str = ""
@@ -463,7 +464,9 @@ class KeySpec:
     ctrl: np.ndarray | None = None
     mpos: np.ndarray | None = None
     mquat: np.ndarray | None = None
-    by_name: dict | None = None  # {"qpos"|"qvel": {joint: values}, "ctrl": {actuator: value}}
+    # {"qpos"|"qvel": [(JointSpec, values)], "ctrl"|"act": [(ActuatorSpec, values)],
+    #  "mpos"|"mquat": [(mocap BodySpec, values)]}
+    by_element: dict | None = None
     source: str = ""
 
 
@@ -484,7 +487,9 @@ class ModelSpec:
     they are mocap bodies, carry a force or torque sensor's site, or are named by an element
     (equality, exclude, sensor, actuator, camera target, or a name in `body_refs`: the bodies
     that elements read but not kept name, such as light targets, skin bones and custom
-    tuples).
+    tuples). `lengthrange`: the <compiler><lengthrange> options given (mode, useexisting,
+    uselimit, accel, maxforce, timeconst, timestep, inttotal, interval, tolrange), MuJoCo's
+    defaults for the rest.
     """
 
     name: str = "model"
@@ -512,6 +517,7 @@ class ModelSpec:
     fitaabb: bool = False
     discardvisual: bool = False
     fusestatic: bool = False
+    lengthrange: dict = field(default_factory=dict)  # <compiler><lengthrange> options given
     body_refs: set = field(default_factory=set)
     source: str = ""
     warnings: list = field(default_factory=list)
