@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.errors import JointspaceError, JointspaceWarning, SingularMassError
-from jointspace.types import MAXVAL
+from jointspace.types import DISABLE_FLAGS, MAXVAL
 
 WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2  # rows of d.warning
 WARN_FIELDS = ("qpos", "qvel", "qacc")
@@ -75,13 +75,19 @@ def element_name(m, kind, i):
 
 
 def warn_bad_state(m, d, mask, fname):
-    """Warn once per bad kind in mask (bit k: qpos, qvel, qacc) that step reset the state."""
+    """Warn once per bad kind in mask (bit k: qpos, qvel, qacc) that step reset the state.
+
+    With the "autoreset" flag disabled the state was kept, and the warning says so.
+    """
+    kept = int(m.opt_disableflags[0]) & (1 << DISABLE_FLAGS.index("autoreset"))
     for kind in range(3):
         if mask & (1 << kind):
             what = element_name(m, kind, int(d.warning[kind, 1]))
+            done = ("it was kept (the autoreset flag is disabled)" if kept else
+                    "the state was reset to qpos0")
             warnings.warn(
-                f"{fname}: {what} became NaN, inf or larger than 1e10; the state was reset "
-                f"to qpos0 (d.warning[{kind}, 0] = {int(d.warning[kind, 0])} such resets so "
+                f"{fname}: {what} became NaN, inf or larger than 1e10; {done} "
+                f"(d.warning[{kind}, 0] = {int(d.warning[kind, 0])} such events so "
                 f"far). Reduce the time step, add damping, or check qpos, qvel, ctrl, "
                 f"qfrc_applied and xfrc_applied (a singular M also gives a NaN qacc).",
                 JointspaceWarning, stacklevel=3)

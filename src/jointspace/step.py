@@ -51,6 +51,7 @@ from jointspace.integrate import (
 from jointspace.inverse import compare_fwd_inv_stage
 from jointspace.sensor import STAGE_POS, STAGE_VEL, sensor_stage
 from jointspace.types import (
+    DSBL_AUTORESET,
     ENBL_FWDINV,
     INT_EULER,
     INT_IMPLICIT,
@@ -86,11 +87,15 @@ def _reset(m, d):
 
 @njit(cache=True)
 def _check(m, d, x, kind):
-    """If x has a bad element: count it in d.warning[kind], reset, return 1 << kind; else 0."""
+    """If x has a bad element: count it in d.warning[kind], reset, return 1 << kind; else 0.
+
+    With the "autoreset" flag disabled the bad state is counted and kept (mj_checkPos etc.).
+    """
     i = bad_element(x)
     if i < 0:
         return 0
-    _reset(m, d)
+    if (m.opt_disableflags[0] & DSBL_AUTORESET) == 0:
+        _reset(m, d)
     d.warning[kind, 0] += 1
     d.warning[kind, 1] = i
     return 1 << kind
@@ -231,7 +236,8 @@ def _step(m, d, nstep, sensors):
         _forward(m, d, sensors)
         if _check(m, d, d.qacc, WARN_BADQACC):
             bad |= 1 << WARN_BADQACC
-            _forward(m, d, sensors)
+            if (m.opt_disableflags[0] & DSBL_AUTORESET) == 0:
+                _forward(m, d, sensors)
         if m.opt_enableflags[0] & ENBL_FWDINV:
             compare_fwd_inv_stage(m, d)
         _integrate(m, d)

@@ -45,10 +45,11 @@ DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "
  DSBL_DAMPER, DSBL_GRAVITY, DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION,
  DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP) = (1 << k for k in range(16))
 DSBL_ISLAND = 1 << DISABLE_FLAGS.index("island")
+DSBL_AUTORESET = 1 << DISABLE_FLAGS.index("autoreset")
 # option enable flags: bit k is set when ENABLE_FLAGS[k] is enabled (MuJoCo's mjtEnableBit)
 ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
                 "speculative")
-ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 2, 1 << 3
+ENBL_OVERRIDE, ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 0, 1 << 2, 1 << 3
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
@@ -142,6 +143,10 @@ MODEL_FIELDS = (
     ("opt_wind", "f", (3,), "wind velocity (m/s), for the fluid forces"),
     ("opt_density", "f", (1,), "density of the medium (kg/m³), for the fluid forces"),
     ("opt_viscosity", "f", (1,), "viscosity of the medium (Pa·s), for the fluid forces"),
+    ("opt_o_margin", "f", (1,), "contact margin of every geom pair with the override flag"),
+    ("opt_o_solref", "f", (2,), "contact solref (and solreffriction) with the override flag"),
+    ("opt_o_solimp", "f", (5,), "contact solimp with the override flag"),
+    ("opt_o_friction", "f", (5,), "contact friction (5 coefficients) with the override flag"),
     ("stat_meaninertia", "f", (1,), "mean diagonal of M at qpos0 (solver scaling)"),
     # bodies
     ("body_parentid", "i", ("nbody",), "id of the parent body (world: 0)"),
@@ -378,6 +383,8 @@ SMALL_CONE = 0  # the inverse's cone projection: y (6), x (6), mu (5)
 SMALL_TRANSMISSION = 17  # actuator transmission: quat (4), axis (3), wrench (6)
 SMALL_SPRING = 30  # ball and free joint springs: the displacement (6)
 SMALL_WRAP = 36  # tendon wrapping: the two tangent points (6)
+SMALL_ENERGY = 42  # the potential energy's ball and free joint displacement (6)
+SMALL_SOLVE = 48  # the solve's empty cone-Hessian placeholder (1)
 
 DATA_FIELDS = (
     # state and inputs
@@ -517,10 +524,14 @@ DATA_FIELDS = (
     ("scratch_body", "f", ("nbody", 36), "per-body scratch (6x6 matrices)"),
     ("scratch_vv", "f", ("nv", "nv"), "dense nv×nv scratch"),
     ("scratch_body_nv", "f", ("nbody", 6, "nv"), "per-body 6×nv scratch (minv's F and P)"),
-    ("scratch_efc", "f", ("njmax",), "per-row scratch (the inverse's J qacc − aref)"),
+    ("scratch_efc", "f", ("njmax",),
+     "per-row scratch (the inverse's and the solve's J qacc − aref)"),
+    ("scratch_v", "f", (4, "nv"),
+     "per-stage nv vectors: [0] energy_vel's M qvel, [1] the solve's M qacc_warmstart, "
+     "[2] Euler's qacc"),
     ("scratch_small", "f", (64,),
      "fixed-size scratch of the stages, in the regions SMALL_CONE, SMALL_TRANSMISSION, "
-     "SMALL_SPRING, SMALL_WRAP"),
+     "SMALL_SPRING, SMALL_WRAP, SMALL_ENERGY, SMALL_SOLVE"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
     ("scratch_collision_f", "f", (("ngeom", 13, 660),),

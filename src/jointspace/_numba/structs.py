@@ -237,6 +237,10 @@ _MODEL_FIELDS = [
     ("opt_wind", types.float64[::1]),
     ("opt_density", types.float64[::1]),
     ("opt_viscosity", types.float64[::1]),
+    ("opt_o_margin", types.float64[::1]),
+    ("opt_o_solref", types.float64[::1]),
+    ("opt_o_solimp", types.float64[::1]),
+    ("opt_o_friction", types.float64[::1]),
     ("stat_meaninertia", types.float64[::1]),
     ("body_parentid", types.int32[::1]),
     ("body_rootid", types.int32[::1]),
@@ -554,6 +558,7 @@ _DATA_FIELDS = [
     ("scratch_vv", types.float64[:, ::1]),
     ("scratch_body_nv", types.float64[:, :, ::1]),
     ("scratch_efc", types.float64[::1]),
+    ("scratch_v", types.float64[:, ::1]),
     ("scratch_small", types.float64[::1]),
     ("scratch_small_l", types.int64[::1]),
     ("scratch_collision_f", types.float64[::1]),
@@ -608,7 +613,7 @@ def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert
 
 
 @njit(cache=True)
-def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat):
+def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr):
     s.opt_gravity = _borrow(opt_gravity)
     s.opt_magnetic = _borrow(opt_magnetic)
     s.opt_integrator = _borrow(opt_integrator)
@@ -626,6 +631,10 @@ def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_so
     s.opt_wind = _borrow(opt_wind)
     s.opt_density = _borrow(opt_density)
     s.opt_viscosity = _borrow(opt_viscosity)
+    s.opt_o_margin = _borrow(opt_o_margin)
+    s.opt_o_solref = _borrow(opt_o_solref)
+    s.opt_o_solimp = _borrow(opt_o_solimp)
+    s.opt_o_friction = _borrow(opt_o_friction)
     s.stat_meaninertia = _borrow(stat_meaninertia)
     s.body_parentid = _borrow(body_parentid)
     s.body_rootid = _borrow(body_rootid)
@@ -637,14 +646,14 @@ def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_so
     s.body_dofadr = _borrow(body_dofadr)
     s.body_geomnum = _borrow(body_geomnum)
     s.body_geomadr = _borrow(body_geomadr)
+
+
+@njit(cache=True)
+def _fill_model_2(s, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp):
     s.body_pos = _borrow(body_pos)
     s.body_quat = _borrow(body_quat)
     s.body_ipos = _borrow(body_ipos)
     s.body_iquat = _borrow(body_iquat)
-
-
-@njit(cache=True)
-def _fill_model_2(s, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_invweight0):
     s.body_mass = _borrow(body_mass)
     s.body_subtreemass = _borrow(body_subtreemass)
     s.body_inertia = _borrow(body_inertia)
@@ -673,14 +682,14 @@ def _fill_model_2(s, body_mass, body_subtreemass, body_inertia, body_gravcomp, b
     s.M_col = _borrow(M_col)
     s.dof_solref = _borrow(dof_solref)
     s.dof_solimp = _borrow(dof_solimp)
+
+
+@njit(cache=True)
+def _fill_model_3(s, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size):
     s.dof_frictionloss = _borrow(dof_frictionloss)
     s.dof_armature = _borrow(dof_armature)
     s.dof_damping = _borrow(dof_damping)
     s.dof_invweight0 = _borrow(dof_invweight0)
-
-
-@njit(cache=True)
-def _fill_model_3(s, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid):
     s.dof_M0 = _borrow(dof_M0)
     s.qpos0 = _borrow(qpos0)
     s.qpos_spring = _borrow(qpos_spring)
@@ -709,14 +718,14 @@ def _fill_model_3(s, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_c
     s.site_type = _borrow(site_type)
     s.site_bodyid = _borrow(site_bodyid)
     s.site_size = _borrow(site_size)
+
+
+@njit(cache=True)
+def _fill_model_4(s, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum):
     s.site_pos = _borrow(site_pos)
     s.site_quat = _borrow(site_quat)
     s.cam_mode = _borrow(cam_mode)
     s.cam_bodyid = _borrow(cam_bodyid)
-
-
-@njit(cache=True)
-def _fill_model_4(s, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal):
     s.cam_targetbodyid = _borrow(cam_targetbodyid)
     s.cam_pos = _borrow(cam_pos)
     s.cam_quat = _borrow(cam_quat)
@@ -745,14 +754,14 @@ def _fill_model_4(s, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0,
     s.mesh_hullvertnum = _borrow(mesh_hullvertnum)
     s.mesh_hullpolyadr = _borrow(mesh_hullpolyadr)
     s.mesh_hullpolynum = _borrow(mesh_hullpolynum)
+
+
+@njit(cache=True)
+def _fill_model_5(s, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref):
     s.hull_vert = _borrow(hull_vert)
     s.hullpoly_vertadr = _borrow(hullpoly_vertadr)
     s.hullpoly_vertnum = _borrow(hullpoly_vertnum)
     s.hullpoly_normal = _borrow(hullpoly_normal)
-
-
-@njit(cache=True)
-def _fill_model_5(s, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1):
     s.hullpoly_vert = _borrow(hullpoly_vert)
     s.actuator_trntype = _borrow(actuator_trntype)
     s.actuator_dyntype = _borrow(actuator_dyntype)
@@ -781,14 +790,14 @@ def _fill_model_5(s, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator
     s.eq_objtype = _borrow(eq_objtype)
     s.eq_active0 = _borrow(eq_active0)
     s.eq_solref = _borrow(eq_solref)
+
+
+@njit(cache=True)
+def _fill_model_6(s, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid):
     s.eq_solimp = _borrow(eq_solimp)
     s.eq_data = _borrow(eq_data)
     s.pair_dim = _borrow(pair_dim)
     s.pair_geom1 = _borrow(pair_geom1)
-
-
-@njit(cache=True)
-def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage):
     s.pair_geom2 = _borrow(pair_geom2)
     s.pair_solref = _borrow(pair_solref)
     s.pair_solreffriction = _borrow(pair_solreffriction)
@@ -817,14 +826,14 @@ def _fill_model_6(s, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, 
     s.tendon_invweight0 = _borrow(tendon_invweight0)
     s.wrap_type = _borrow(wrap_type)
     s.wrap_objid = _borrow(wrap_objid)
+
+
+@njit(cache=True)
+def _fill_model_7(s, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.wrap_prm = _borrow(wrap_prm)
     s.sensor_type = _borrow(sensor_type)
     s.sensor_datatype = _borrow(sensor_datatype)
     s.sensor_needstage = _borrow(sensor_needstage)
-
-
-@njit(cache=True)
-def _fill_model_7(s, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.sensor_objtype = _borrow(sensor_objtype)
     s.sensor_objid = _borrow(sensor_objid)
     s.sensor_reftype = _borrow(sensor_reftype)
@@ -957,7 +966,7 @@ def _fill_data_2(s, actuator_length, actuator_velocity, actuator_force, actuator
 
 
 @njit(cache=True)
-def _fill_data_3(s, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
+def _fill_data_3(s, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_v, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
     s.qacc_warmstart = _borrow(qacc_warmstart)
     s.solver_niter = _borrow(solver_niter)
     s.solver_improvement = _borrow(solver_improvement)
@@ -983,6 +992,7 @@ def _fill_data_3(s, qacc_warmstart, solver_niter, solver_improvement, solver_gra
     s.scratch_vv = _borrow(scratch_vv)
     s.scratch_body_nv = _borrow(scratch_body_nv)
     s.scratch_efc = _borrow(scratch_efc)
+    s.scratch_v = _borrow(scratch_v)
     s.scratch_small = _borrow(scratch_small)
     s.scratch_small_l = _borrow(scratch_small_l)
     s.scratch_collision_f = _borrow(scratch_collision_f)
@@ -996,13 +1006,13 @@ def make_model_struct(m):
     o = m._own
     owner = _new_model()
     _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep)
-    _fill_model_1(owner, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat)
-    _fill_model_2(owner, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0)
-    _fill_model_3(owner, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid)
-    _fill_model_4(owner, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal)
-    _fill_model_5(owner, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1)
-    _fill_model_6(owner, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage)
-    _fill_model_7(owner, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_1(owner, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr)
+    _fill_model_2(owner, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp)
+    _fill_model_3(owner, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size)
+    _fill_model_4(owner, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum)
+    _fill_model_5(owner, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref)
+    _fill_model_6(owner, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid)
+    _fill_model_7(owner, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)
@@ -1016,5 +1026,5 @@ def make_data_struct(d, model_struct):
     _fill_data_0(owner, o._time, o.qpos, o.qvel, o.qacc, o.ctrl, o.qfrc_applied, o.xfrc_applied, o.act, o.mocap_pos, o.mocap_quat, o.userdata, o.eq_active, o.xpos, o.xquat, o.xmat, o.xipos, o.ximat, o.xanchor, o.xaxis, o.geom_xpos, o.geom_xmat, o.site_xpos, o.site_xmat, o.cam_xpos, o.cam_xmat, o.ten_length, o.ten_J, o.ten_wrapadr, o.ten_wrapnum, o.wrap_obj, o.wrap_xpos, o.subtree_com)
     _fill_data_1(owner, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper, o.qfrc_gravcomp, o.qfrc_fluid, o.act_dot)
     _fill_data_2(owner, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel, o.efc_aref, o.efc_b, o.efc_force, o.efc_state)
-    _fill_data_3(owner, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
+    _fill_data_3(owner, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_v, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
     return DataStruct._numba_box_(data_type, owner._meminfo)

@@ -83,6 +83,8 @@ from jointspace.collision._vec import dot, m9, normalize, sub, v3
 from jointspace.errors import JointspaceWarning
 from jointspace.kinematics import kinematics_stage
 from jointspace.types import (
+    DSBL_FILTERPARENT,
+    ENBL_OVERRIDE,
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -384,6 +386,11 @@ def _world_aabb(m, d, box):
     ggap = m.geom_gap
     gxpos = d.geom_xpos
     gxmat = d.geom_xmat
+    # the override flag grows every box by half of o_margin (no gap), as MuJoCo's makeAAMM;
+    # an o_margin of 0 leaves the geoms' own margin + gap (its test is the value's truth)
+    omargin = 0.0
+    if m.opt_enableflags[0] & ENBL_OVERRIDE:
+        omargin = 0.5 * m.opt_o_margin[0]
     # per axis: sum and sum of squares of the box centres (scalars: no scratch array)
     m0 = m1 = m2 = 0.0
     s0 = s1 = s2 = 0.0
@@ -395,7 +402,7 @@ def _world_aabb(m, d, box):
         xm = gxmat[g]
         a = gaabb[g]
         rb = rbound[g]
-        grow = gmargin[g] + ggap[g]
+        grow = omargin if omargin != 0.0 else gmargin[g] + ggap[g]
         for i in range(3):
             c = xp[i] + xm[3 * i] * a[0] + xm[3 * i + 1] * a[1] + xm[3 * i + 2] * a[2]
             h = (abs(xm[3 * i]) * a[3] + abs(xm[3 * i + 1]) * a[4]
@@ -456,6 +463,9 @@ def _broadphase(m, d, box, fs, iscr):
     rbound = m.geom_rbound
     gxpos = d.geom_xpos
     gxmat = d.geom_xmat
+    override = (m.opt_enableflags[0] & ENBL_OVERRIDE) != 0
+    omargin = m.opt_o_margin[0]
+    filterparent = (m.opt_disableflags[0] & DSBL_FILTERPARENT) == 0
     # 1. candidates: box overlaps along the sweep axis, every plane with every other geom
     ncmax = max(64, 4 * ngeom)
     cand = iscr[:2 * ncmax].reshape((ncmax, 2))
@@ -533,8 +543,8 @@ def _broadphase(m, d, box, fs, iscr):
         g2 = pg2[i]
         if bodyid[g1] > bodyid[g2]:  # geom 1 on the lower body
             g1, g2 = g2, g1
-        if _sphere_filter(g1, g2, m.pair_margin[i] + m.pair_gap[i], gtype, rbound, gxpos,
-                          gxmat):
+        pmargin = omargin if override else m.pair_margin[i]
+        if _sphere_filter(g1, g2, pmargin + m.pair_gap[i], gtype, rbound, gxpos, gxmat):
             continue
         bucket[n] = min(bodyid[g1], bodyid[g2])
         sub[n] = (np.int64(max(bodyid[g1], bodyid[g2])) << 40) | np.int64(i)
@@ -553,7 +563,8 @@ def _broadphase(m, d, box, fs, iscr):
         w2 = weldid[b2]
         if w1 == w2 or (dofnum[w1] == 0 and dofnum[w2] == 0):
             continue
-        if w1 != 0 and w2 != 0 and (w1 == weldid[parent[w2]] or w2 == weldid[parent[w1]]):
+        if (filterparent and w1 != 0 and w2 != 0
+                and (w1 == weldid[parent[w2]] or w2 == weldid[parent[w1]])):
             continue
         sig = np.int64((min(b1, b2) << 16) + max(b1, b2))
         skip = False
@@ -566,7 +577,8 @@ def _broadphase(m, d, box, fs, iscr):
         if skip:
             continue
         # bounding spheres grown by margin + gap (planes: the other sphere vs the plane)
-        bound = gmargin[g1] + gmargin[g2] + ggap[g1] + ggap[g2]
+        bound = ((omargin if override else gmargin[g1] + gmargin[g2])
+                 + ggap[g1] + ggap[g2])
         rb1 = rbound[g1]
         rb2 = rbound[g2]
         dx = gxpos[g2, 0] - gxpos[g1, 0]
@@ -678,6 +690,9 @@ def collision_stage(m, d):
     nconmax = m.nconmax
     ncon = 0
     dropped = 0
+    # the override flag: o_margin for every pair's margin (not its gap), and o_solref,
+    # o_solimp, o_friction for every contact's parameters (MuJoCo's mj_assign*)
+    override = (m.opt_enableflags[0] & ENBL_OVERRIDE) != 0
     for i in range(npair):
         ip = pg[i, 2]
         g1, g2 = _order(gtype, pg[i, 0], pg[i, 1])
@@ -687,6 +702,8 @@ def collision_stage(m, d):
         else:
             margin = gmargin[g1] + gmargin[g2]
             gap = ggap[g1] + ggap[g2]
+        if override:
+            margin = m.opt_o_margin[0]
         if gtype[g1] == GEOM_HFIELD:
             if ws[0].shape[0] == 1:
                 ws = C.make_workspace(True)
@@ -712,6 +729,12 @@ def collision_stage(m, d):
             condim = _mix(m, g1, g2, ref, imp, fric)
             rf0 = 0.0
             rf1 = 0.0
+        if override:
+            for q in range(5):
+                imp[q] = m.opt_o_solimp[q]
+                fric[q] = m.opt_o_friction[q]
+            ref[0] = rf0 = m.opt_o_solref[0]
+            ref[1] = rf1 = m.opt_o_solref[1]
         for j in range(n):
             if ncon >= nconmax:
                 dropped += 1

@@ -1527,6 +1527,10 @@ class _Compiler:
                                  f"{_where(self.spec)}")
         A["opt_density"] = [o.density]
         A["opt_viscosity"] = [o.viscosity]
+        A["opt_o_margin"] = [o.o_margin]
+        A["opt_o_solref"] = o.o_solref
+        A["opt_o_solimp"] = o.o_solimp
+        A["opt_o_friction"] = o.o_friction
         A["opt_integrator"] = [INTEGRATORS.index(o.integrator)]
         A["opt_cone"] = [CONES.index(o.cone)]
         A["opt_solver"] = [SOLVERS.index(o.solver)]

@@ -450,9 +450,6 @@ _OPTION_ATTRS = {
 }
 # option flags whose setting changes what MuJoCo computes in ways jointspace does not follow
 _REFUSED_FLAGS = {
-    ("filterparent", "disable"): "contacts between parent and child bodies are always filtered",
-    ("autoreset", "disable"): "step always resets a diverged state",
-    ("override", "enable"): "the contact parameter override (o_margin, o_solref, ...)",
     ("sleep", "enable"): "sleeping islands",
     ("diagexact", "enable"): "the exact constraint diagonal",
     ("ipc", "enable"): "an alternative contact model",
@@ -960,8 +957,9 @@ class _Loader:
             v = self._get(node, key, fmt)
             if v is not None:
                 setattr(opt, key, v)
-        for key in ("gravity", "wind", "magnetic"):
-            v = self._get(node, key, _f(3))
+        for key, n in (("gravity", 3), ("wind", 3), ("magnetic", 3), ("o_solref", 2),
+                       ("o_solimp", 5), ("o_friction", 5)):
+            v = self._get(node, key, _f(n))
             if v is not None:
                 setattr(opt, key, tuple(v))
         for key in ("iterations", "ls_iterations", "noslip_iterations"):

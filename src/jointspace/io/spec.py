@@ -59,6 +59,9 @@ class OptionSpec:
     noslip_iterations: int = 0
     noslip_tolerance: float = 1e-6
     o_margin: float = 0.0
+    o_solref: tuple = (0.02, 1.0)
+    o_solimp: tuple = (0.9, 0.95, 0.001, 0.5, 2.0)
+    o_friction: tuple = (1.0, 1.0, 0.005, 0.0001, 0.0001)
     disable_flags: tuple = ()
     enable_flags: tuple = ()
 
