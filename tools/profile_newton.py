@@ -151,6 +151,21 @@ def L_ls(m, d, n):
     return res[2]
 
 @njit(cache=True)
+def L_quad(m, d, n):
+    """the Hessian M + Jᵀ D J of the quadratic rows and its factor (_quad_factor), n times."""
+    nv = m.nv
+    nefc = d.nefc[0]
+    gstart = np.empty(nefc + 1, dtype=np.int32)
+    gnnz = np.empty(nefc, dtype=np.int32)
+    gind = np.empty((nefc, nv), dtype=np.int32)
+    ng = nw._row_pattern(d, gstart, gnnz, gind)
+    H = np.empty((nv, nv))
+    G = np.empty((nv, nv))
+    vals = np.empty(nv)
+    for _ in range(n):
+        nw._quad_factor(m, d, d.efc_state, ng, gstart, gnnz, gind, H, G, vals)
+
+@njit(cache=True)
 def L_alloc(m, d, n):
     """three scratch allocations of the solve's sizes, n times."""
     nv = m.nv
@@ -190,7 +205,8 @@ def main():
              ("mul_j", L_mulj, (ms, ds)), ("mul_m", L_mulm, (ms, ds)),
              ("solve_m", L_solvem, (ms, ds)), ("chol_factor (nv)", L_chol, (ms, ds)),
              ("chol_solve (nv)", L_cholsolve, (ms, ds)), ("row_pattern", L_rowpat, (ms, ds)),
-             ("linesearch", L_ls, (ms, ds)), ("3 allocations", L_alloc, (ms, ds))]
+             ("linesearch", L_ls, (ms, ds)), ("quad_factor (H, chol)", L_quad, (ms, ds)),
+             ("3 allocations", L_alloc, (ms, ds))]
     for name, f, args in parts:
         print(f"{name:20s} {best_us(f, *args):8.3f} µs")
 

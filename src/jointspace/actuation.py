@@ -160,7 +160,11 @@ def body_transmission(m, d):
 
     zero without contacts: a positive force pulls the body onto what it touches.
     """
-    if m.nu == 0:
+    nbody = 0
+    for i in range(m.nu):
+        if m.actuator_trntype[i] == TRN_BODY:
+            nbody += 1
+    if nbody == 0:
         return
     jacp = np.empty((3, m.nv))
     jacr = np.empty((3, m.nv))
@@ -531,31 +535,26 @@ def actuation(m, d):
         d.actuator_force[:] = 0.0
         return
     clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
-    ctrl = np.empty(nu)
+    # a bad control (NaN, inf, |u| > 1e10) zeroes all controls, as MuJoCo does
     bad = False
     for i in range(nu):
-        u = d.ctrl[i]
-        if clamp and m.actuator_ctrllimited[i]:
-            u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
-        ctrl[i] = u
-        if not (abs(u) <= MAXVAL):
+        if not (abs(_clamped_ctrl(m, d, i, clamp)) <= MAXVAL):
             bad = True
-    # a bad control (NaN, inf, |u| > 1e10) zeroes all controls, as MuJoCo does
-    if bad:
-        ctrl[:] = 0.0
+            break
     h = m.opt_timestep[0]
     for i in range(nu):
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
-        x = ctrl[i]
+        u = 0.0 if bad else _clamped_ctrl(m, d, i, clamp)
+        x = u
         if dyn != DYN_NONE:
             act = d.act[adr]
             if dyn == DYN_INTEGRATOR:
-                rate = ctrl[i]
+                rate = u
             elif dyn == DYN_FILTER or dyn == DYN_FILTEREXACT:
-                rate = (ctrl[i] - act) / max(MINVAL, m.actuator_dynprm[i, 0])
+                rate = (u - act) / max(MINVAL, m.actuator_dynprm[i, 0])
             elif dyn == DYN_MUSCLE:
-                rate = muscle_dynamics(ctrl[i], act, m.actuator_dynprm[i])
+                rate = muscle_dynamics(u, act, m.actuator_dynprm[i])
             else:
                 rate = 0.0
             d.act_dot[adr] = rate
@@ -573,6 +572,15 @@ def actuation(m, d):
         for c in range(lo, hi):
             d.qfrc_actuator[c] += mom[c] * f
     _joint_level(m, d)
+
+
+@njit(cache=True, inline="always")
+def _clamped_ctrl(m, d, i, clamp):
+    """ctrl[i], clamped to its ctrlrange when it is limited and clamping is on."""
+    u = d.ctrl[i]
+    if clamp and m.actuator_ctrllimited[i]:
+        u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+    return u
 
 
 @njit(cache=True)
@@ -615,9 +623,7 @@ def _input(m, d, i):
     clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
     x = 0.0
     for k in range(m.nu):
-        u = d.ctrl[k]
-        if clamp and m.actuator_ctrllimited[k]:
-            u = min(max(u, m.actuator_ctrlrange[k, 0]), m.actuator_ctrlrange[k, 1])
+        u = _clamped_ctrl(m, d, k, clamp)
         if not (abs(u) <= MAXVAL):
             return 0.0
         if k == i:

@@ -33,7 +33,7 @@ from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
 from jointspace.passive import fluid, sub_quat
-from jointspace.rotation import quat_mul
+from jointspace.rotation import quat_mul_s
 from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, DSBL_SPRING, JNT_BALL, JNT_FREE, MINVAL
 
 
@@ -42,20 +42,17 @@ def _quat_integrate(quat, vel, scale):
     """Rotate in place: quat ← normalize(quat) ⊗ exp(scale · vel / 2)  (mju_quatIntegrate)."""
     nv = math.sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2])
     angle = scale * nv
-    qrot = np.empty(4)
-    if angle == 0.0:
-        qrot[0] = 1.0
-        qrot[1] = qrot[2] = qrot[3] = 0.0
-    else:
+    r0, r1, r2, r3 = 1.0, 0.0, 0.0, 0.0
+    if angle != 0.0:
         if nv < MINVAL:
             ax0, ax1, ax2 = 1.0, 0.0, 0.0
         else:
             ax0, ax1, ax2 = vel[0] / nv, vel[1] / nv, vel[2] / nv
         s = math.sin(0.5 * angle)
-        qrot[0] = math.cos(0.5 * angle)
-        qrot[1] = ax0 * s
-        qrot[2] = ax1 * s
-        qrot[3] = ax2 * s
+        r0 = math.cos(0.5 * angle)
+        r1 = ax0 * s
+        r2 = ax1 * s
+        r3 = ax2 * s
     nq = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
     if nq < MINVAL:
         quat[0] = 1.0
@@ -63,8 +60,8 @@ def _quat_integrate(quat, vel, scale):
     elif abs(nq - 1.0) > MINVAL:
         for k in range(4):
             quat[k] /= nq
-    tmp = quat.copy()
-    quat_mul(quat, tmp, qrot)
+    quat[0], quat[1], quat[2], quat[3] = quat_mul_s(quat[0], quat[1], quat[2], quat[3],
+                                                    r0, r1, r2, r3)
 
 
 @njit(cache=True)
@@ -154,7 +151,7 @@ def euler(m, d):
     for i in range(nv):
         d.qH[m.dof_Madr[i]] += h * damping(m, i)
     bad = factor_ld(m, d.qH, d.qHDiagInv)
-    qacc = np.empty(nv)
+    qacc = d.scratch_v[2]
     for i in range(nv):
         qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
     if bad >= 0:

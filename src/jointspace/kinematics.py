@@ -599,6 +599,13 @@ def tendon_bias(m, d, qfrc):
 
     Needs cvel and cdof_dot (com_vel).
     """
+    spatial = False  # only spatial tendons with armature have a bias: no scratch otherwise
+    for t in range(m.ntendon):
+        if m.tendon_armature[t] != 0.0 and m.wrap_type[m.tendon_adr[t]] != WRAP_JOINT:
+            spatial = True
+            break
+    if not spatial:
+        return
     acc0 = np.empty(6)
     acc1 = np.empty(6)
     vel0 = np.empty(3)

@@ -19,7 +19,7 @@ from jointspace._numba import entry
 from jointspace.dynamics.crba import crb_stage
 from jointspace.kinematics import com_pos, kinematics_bodies
 from jointspace.passive import spring_displacement
-from jointspace.types import DSBL_GRAVITY, DSBL_SPRING
+from jointspace.types import DSBL_GRAVITY, DSBL_SPRING, SMALL_ENERGY
 
 
 @njit(cache=True)
@@ -51,7 +51,7 @@ def energy_pos(m, d):
         e -= m.body_mass[b] * (g[0] * d.xipos[b, 0] + g[1] * d.xipos[b, 1]
                                + g[2] * d.xipos[b, 2])
     # V_spring = Σ ½ k |x|²
-    x = np.empty(6)
+    x = d.scratch_small[SMALL_ENERGY:SMALL_ENERGY + 6]
     for j in range(m.njnt if (flags & DSBL_SPRING) == 0 else 0):
         k = m.jnt_stiffness[j]
         if k == 0.0:
@@ -78,7 +78,7 @@ def energy_pos(m, d):
 @njit(cache=True)
 def energy_vel(m, d):
     """energy[1] = ½ qvelᵀ M qvel (mj_energyVel); needs qM."""
-    mv = np.empty(m.nv)
+    mv = d.scratch_v[0]
     _mul_m(m, d.qM, d.qvel, mv)
     t = 0.0
     for i in range(m.nv):

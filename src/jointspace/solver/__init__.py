@@ -44,6 +44,7 @@ from jointspace.solver.pgs import sol_pgs
 from jointspace.types import (
     DSBL_ISLAND,
     DSBL_WARMSTART,
+    SMALL_SOLVE,
     SOLVER_CG,
     SOLVER_IPM,
     SOLVER_NEWTON,
@@ -57,8 +58,11 @@ SOLVERS = ("PGS", "CG", "Newton", "IPM")
 def cone_arrays(m, d):
     n = max(d.nefc[0], 1)
     cdim = np.zeros(n, dtype=np.int32)
-    cmu = np.zeros(n)
-    cfr = np.ones((n, 5))
+    buf = np.empty(6 * n)  # one allocation for both float arrays
+    cmu = buf[:n]
+    cmu[:] = 0.0
+    cfr = buf[n:].reshape((n, 5))
+    cfr[:, :] = 1.0
     cone_info(m, d, cdim, cmu, cfr)
     return cdim, cmu, cfr
 
@@ -80,11 +84,11 @@ def solve_stage(m, d, solver, maxiter):
     for i in range(nefc):
         d.efc_b[i] -= d.efc_aref[i]
     cdim, cmu, cfr = cone_arrays(m, d)
-    hc = np.empty((1, 1))
+    hc = d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1].reshape((1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
     if (m.opt_disableflags[0] & DSBL_WARMSTART) == 0:
         # cost at the warm start, primal or dual
-        jar = np.empty(nefc)
+        jar = d.scratch_efc[:nefc]
         mul_j(d, d.qacc_warmstart, jar)
         for i in range(nefc):
             jar[i] -= d.efc_aref[i]
@@ -93,7 +97,7 @@ def solve_stage(m, d, solver, maxiter):
         for k in range(nv):
             d.qacc[k] = d.qacc_warmstart[k]
         if not dual:
-            Ma = np.empty(nv)
+            Ma = d.scratch_v[1]
             mul_m(m, d.qM, d.qacc_warmstart, Ma)
             cost_ws += gauss(m, d, d.qacc_warmstart, Ma)
             cost_smooth = constraint_update(d, d.efc_b, cdim, cmu, cfr, d.efc_force,
