@@ -177,3 +177,17 @@ def test_autoreset_disabled_keeps_a_diverged_state_as_mujoco():
     with pytest.warns(js.JointspaceWarning, match="reset to qpos0"):
         js.step(m, d, 1)
     assert np.isfinite(d.qpos).all()
+
+
+def test_option_view_reads_and_writes_the_vector_options():
+    """m.opt gives o_solref, o_solimp, o_friction and magnetic whole, and checks writes."""
+    xml, m, mm = _contact_scene("")
+    for name in ("o_solref", "o_solimp", "o_friction", "magnetic", "gravity", "wind"):
+        np.testing.assert_array_equal(getattr(m.opt, name), getattr(mm.opt, name), name)
+    m.opt.o_solref = (0.05, 0.7)
+    np.testing.assert_array_equal(m.opt_o_solref, [0.05, 0.7])
+    assert m.opt.o_margin == 0.02
+    with pytest.raises(ValueError, match="option o_solimp takes 5 numbers"):
+        m.opt.o_solimp = (0.9, 0.95)
+    with pytest.raises(ValueError, match="option o_friction must be finite"):
+        m.opt.o_friction = (1.0, np.nan, 0.005, 0.0001, 0.0001)

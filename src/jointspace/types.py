@@ -598,6 +598,9 @@ class Option:
         timestep: time step (s).
         gravity: (3,) gravitational acceleration.
         wind: (3,) wind velocity, density and viscosity: the medium of the fluid forces.
+        magnetic: (3,) the magnetic flux magnetometers read.
+        o_margin, o_solref (2,), o_solimp (5,), o_friction (5,): every contact's margin and
+            parameters while the "override" enable flag is set (enableflags bit 0).
         integrator: "Euler", "RK4", "implicit" or "implicitfast".
         cone: "pyramidal" or "elliptic".
         solver: "PGS", "CG", "Newton" or "IPM".
@@ -619,7 +622,7 @@ class Option:
         arr = getattr(self._m, "opt_" + name, None)
         if arr is None:
             raise AttributeError(f"Option has no field {name!r}")
-        if name in ("gravity", "wind"):
+        if arr.shape[0] > 1:  # gravity, wind, magnetic, o_solref, o_solimp, o_friction
             return arr
         if name in self._ENUMS:
             return self._ENUMS[name][int(arr[0])]
@@ -636,8 +639,11 @@ class Option:
             if value not in choices:
                 raise ValueError(f"option {name} must be one of {choices}, got {value!r}")
             arr[0] = choices.index(value)
-        elif name in ("gravity", "wind"):
-            g = np.asarray(value, dtype=np.float64).reshape(3)
+        elif arr.shape[0] > 1:
+            g = np.asarray(value, dtype=np.float64)
+            if g.size != arr.shape[0]:
+                raise ValueError(f"option {name} takes {arr.shape[0]} numbers, got {value!r}")
+            g = g.reshape(arr.shape)
             if not np.isfinite(g).all():
                 raise ValueError(f"option {name} must be finite, got {value!r}")
             arr[:] = g
