@@ -80,6 +80,17 @@ def _names(ref, kind, n):
     return [mujoco.mj_id2name(ref, kind, i) or "" for i in range(n)]
 
 
+def _asset_names_equal(m, ref):
+    """Mesh, material, actuator, sensor, tendon and key names equal MuJoCo's, in order."""
+    O = mujoco.mjtObj
+    for kind, n, label in ((O.mjOBJ_MESH, ref.nmesh, "mesh"), (O.mjOBJ_MATERIAL, ref.nmat,
+                           "material"), (O.mjOBJ_ACTUATOR, ref.nu, "actuator"),
+                           (O.mjOBJ_SENSOR, ref.nsensor, "sensor"),
+                           (O.mjOBJ_TENDON, ref.ntendon, "tendon"),
+                           (O.mjOBJ_KEY, ref.nkey, "key")):
+        assert m.names[label] == _names(ref, kind, n), label
+
+
 def assert_same_model(xml, m=None, **kw):
     """Compile `xml` with jointspace and MuJoCo and compare what the compiler computes."""
     m = _load(xml, **kw) if m is None else m
@@ -680,13 +691,7 @@ def test_attach_matches_mujoco(tmp_path):
         warnings.simplefilter("ignore", JointspaceWarning)
         m = load_mjcf(str(path))
     ref = mujoco.MjModel.from_xml_path(str(path))
-    O = mujoco.mjtObj
-    for kind, n, label in ((O.mjOBJ_MESH, ref.nmesh, "mesh"), (O.mjOBJ_MATERIAL, ref.nmat,
-                           "material"), (O.mjOBJ_ACTUATOR, ref.nu, "actuator"),
-                           (O.mjOBJ_SENSOR, ref.nsensor, "sensor"),
-                           (O.mjOBJ_TENDON, ref.ntendon, "tendon"), (O.mjOBJ_KEY, ref.nkey,
-                                                                      "key")):
-        assert m.names[label] == _names(ref, kind, n), label
+    _asset_names_equal(m, ref)
     for f in ("actuator_trnid", "sensor_objid", "sensor_type", "tendon_num", "wrap_objid",
               "geom_matid", "actuator_gainprm", "tendon_length0", "jnt_range"):
         np.testing.assert_allclose(np.asarray(getattr(m, f), dtype=np.float64),
@@ -922,13 +927,7 @@ def test_attach_inside_replicate_matches_mujoco(tmp_path):
         warnings.simplefilter("error")
         m = load_mjcf(str(path))
     ref = mujoco.MjModel.from_xml_path(str(path))
-    O = mujoco.mjtObj
-    for kind, n, label in ((O.mjOBJ_MESH, ref.nmesh, "mesh"), (O.mjOBJ_MATERIAL, ref.nmat,
-                           "material"), (O.mjOBJ_ACTUATOR, ref.nu, "actuator"),
-                           (O.mjOBJ_SENSOR, ref.nsensor, "sensor"),
-                           (O.mjOBJ_TENDON, ref.ntendon, "tendon"),
-                           (O.mjOBJ_KEY, ref.nkey, "key")):
-        assert m.names[label] == _names(ref, kind, n), label
+    _asset_names_equal(m, ref)
     assert m.names["body"][2:8] == ["sib_0", "a-base_0", "a-l1_0", "sib_1", "a-base_1", "a-l1_1"]
     assert m.names["body"][-4:] == ["w-base0", "w-l10", "w-base1", "w-l11"]
     assert m.names["mesh"] == ["a-tet", "b-tet", "w-tet"]
