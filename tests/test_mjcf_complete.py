@@ -477,6 +477,117 @@ def test_mesh_maxhullvert_matches_mujoco(cap, inertia, faces, frame):
 
 
 # ------------------------------------------------------------------------------------------
+# procedural meshes: <mesh builtin params>
+
+BUILTIN = """<mujoco><asset><mesh name="m" builtin="{kind}" params="{params}" {extra}/></asset>
+<worldbody><geom type="plane" size="5 5 .1"/>
+  <body pos="0 0 2" euler="20 30 10"><freejoint/><geom type="mesh" mesh="m" {geom}/>{more}
+  </body>
+</worldbody></mujoco>"""
+
+# cone and wedge have no faces of their own (MuJoCo gives them their hull's, in qhull's
+# order: compared as sets of triangles); the others' vertices and faces are compared in order
+BUILTIN_CASES = [
+    ("sphere", "0", ""), ("sphere", "2", ""), ("sphere", "4", ""),
+    ("sphere", "2.7", 'inertia="shell" scale="1 2 .5" refpos=".1 .2 .3" refquat="1 .2 0 .3"'),
+    ("sphere", "3", 'maxhullvert="10" scale="-1 1 1"'),
+    ("hemisphere", "0", ""), ("hemisphere", "3", 'inertia="exact"'), ("hemisphere", "10", ""),
+    ("cone", "3 0", ""), ("cone", "8 0.5", 'inertia="convex"'), ("cone", "40 1", ""),
+    ("supersphere", "3 1 1", ""), ("supersphere", "12 0.5 2", 'scale="2 1 1"'),
+    ("supersphere", "8 0 0", ""),
+    ("supertorus", "3 .5 1 1", ""), ("supertorus", "16 .3 .5 2", ""),
+    ("supertorus", "12 .4 1 1", 'inertia="exact" maxhullvert="8"'),
+    ("wedge", "4 3 60 30 0", ""), ("wedge", "5 5 180 90 .5", 'refpos="0 0 -.5"'),
+    ("plate", "3 4", ""), ("plate", "2 2", 'inertia="legacy" scale="2 1 1"'),
+]
+
+
+def _triangles(f):
+    """Triangles as a sorted list, each rotated to start at its smallest index."""
+    return sorted(tuple(np.roll(t, -int(np.argmin(t)))) for t in np.asarray(f).tolist())
+
+
+@pytest.mark.parametrize("kind, params, extra", BUILTIN_CASES)
+def test_builtin_mesh_matches_mujoco(kind, params, extra):
+    """Vertices, faces, hull, mass and inertia of a procedural mesh are MuJoCo's."""
+    plate = kind == "plate"  # flat: no hull, so no collision; a sphere keeps its body valid
+    xml = BUILTIN.format(kind=kind, params=params, extra=extra,
+                         geom='contype="0" conaffinity="0"' if plate else "",
+                         more='<geom size=".3" pos="0 0 1"/>' if plate else "")
+    m, ref = assert_same_model(xml)
+    np.testing.assert_array_equal(m.mesh_vertnum, ref.mesh_vertnum)
+    np.testing.assert_array_equal(m.mesh_facenum, ref.mesh_facenum)
+    np.testing.assert_allclose(m.mesh_vert, ref.mesh_vert, atol=TOL, rtol=0)
+    if kind in ("cone", "wedge"):
+        assert _triangles(m.mesh_face) == _triangles(ref.mesh_face)
+    else:
+        np.testing.assert_array_equal(m.mesh_face, ref.mesh_face)
+    # the geom's mass is density times the mesh's volume (its area for a shell)
+    np.testing.assert_allclose(m.geom_size, ref.geom_size, atol=TOL, rtol=TOL)
+    np.testing.assert_allclose(m.body_mass, ref.body_mass, rtol=TOL)
+    np.testing.assert_allclose(m.body_inertia, ref.body_inertia, rtol=TOL,
+                               atol=TOL * np.max(ref.body_inertia))
+    if plate:
+        assert m.mesh_hullvertnum[0] == 0 and ref.mesh_graphadr[0] == -1
+        return
+    ours, theirs = _hull_vertices(m, ref, 0)
+    np.testing.assert_allclose(ours, theirs, atol=TOL)
+    # resting on the plane, the lowest hull vertex 1 mm deep
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    mujoco.mj_forward(ref, md)
+    low = np.min(theirs @ md.geom_xmat[1].reshape(3, 3).T + md.geom_xpos[1], axis=0)[2]
+    d.qpos[:] = md.qpos[:] = ref.qpos0 - np.array([0, 0, low + 1e-3, 0, 0, 0, 0])
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    assert md.ncon > 0 and d.ncon[0] == md.ncon
+    np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
+
+
+@pytest.mark.parametrize("kind, params, what", [
+    ("sphere", "5", "subdivision 5 must be in 0..4"),
+    ("sphere", "-1", "subdivision -1 must be in 0..4"),
+    ("sphere", "1 2", "takes 1 parameter(s)"),
+    ("sphere", "", "takes 1 parameter(s)"),
+    ("hemisphere", "11", "resolution 11 must be in 0..10"),
+    ("cone", "2 1", "number of edges 2 must be at least 3"),
+    ("cone", "3 1.5", "top radius 1.5 must be in [0, 1]"),
+    ("cone", "3 -1", "top radius -1 must be in [0, 1]"),
+    ("supersphere", "2 1 1", "resolution 2 must be at least 3"),
+    ("supersphere", "3 -1 1", "e and n must not be negative"),
+    ("supertorus", "2 .5 1 1", "resolution 2 must be at least 3"),
+    ("supertorus", "3 0 1 1", "radius 0 must be in (0, 1]"),
+    ("supertorus", "3 .5 0 1", "s and t must be positive"),
+    ("wedge", "0 3 60 30 0", "resolutions 0, 3 must be positive"),
+    ("wedge", "3 3 181 30 0", "fov_x 181 must be in (0, 180]"),
+    ("wedge", "3 3 60 91 0", "fov_y 91 must be in (0, 90]"),
+    ("wedge", "3 3 60 30 1.5", "gamma 1.5 must be in [0, 1]"),
+    ("wedge", "3 3 60 30", "takes 5 parameter(s)"),
+    ("plate", "0 3", "resolutions 0, 3 must be positive"),
+    ("none", "1", "not a procedural mesh type"),
+    ("torus", "1", "use one of sphere, hemisphere, cone"),
+])
+def test_builtin_mesh_bad_params(kind, params, what):
+    """MuJoCo refuses these too; our message names file, line, element and attribute."""
+    xml = ('<mujoco><asset>\n<mesh name="m" builtin="{}" params="{}"/></asset><worldbody>'
+           '<geom type="mesh" mesh="m"/></worldbody></mujoco>').format(kind, params)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <mesh", "builtin=" if kind in ("none", "torus") else "params",
+           what)
+
+
+@pytest.mark.parametrize("attrs, what", [
+    ('builtin="sphere"', "needs params"),
+    ('builtin="sphere" params="1" vertex="0 0 0 1 0 0 0 1 0 0 0 1"', "drop vertex"),
+])
+def test_builtin_mesh_needs_params_and_no_vertices(attrs, what):
+    xml = f'<mujoco><asset>\n<mesh name="m" {attrs}/></asset></mujoco>'
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <mesh", what)
+
+
+# ------------------------------------------------------------------------------------------
 # primitives fitted to meshes
 
 
@@ -595,8 +706,6 @@ def test_mesh_material_applies_to_its_geoms_as_in_mujoco():
     ('<mujoco><default><pair adhesion="2"/></default><worldbody><geom name="a" size=".1"/>'
      '<body><freejoint/><geom name="b" size=".1"/></body></worldbody><contact>\n'
      '<pair geom1="a" geom2="b"/></contact></mujoco>', "model.xml:2 <pair>: adhesion=2.0"),
-    ('<mujoco><asset>\n<mesh name="m" builtin="sphere" params="2"/></asset><worldbody>'
-     '<geom type="mesh" mesh="m"/></worldbody></mujoco>', "builtin='sphere'"),
     ('<mujoco><worldbody><body>\n<joint damping="0.1 0.2"/><geom size=".1"/></body>'
      '</worldbody></mujoco>', "damping polynomial"),
     ('<mujoco><worldbody><body><joint name="j"/><geom size=".1"/></body></worldbody><tendon>'
