@@ -191,7 +191,7 @@ def _aux_s(w, m):
 
 
 def _supersphere(res, e, n):
-    """Superellipsoid |x|^(2/e)... sampled on `res` - 1 rings of `res` points, and two poles."""
+    """Superellipsoid (exponents e, n): `res` - 1 rings of `res` points and the two poles."""
     vert = [(0.0, 0.0, -1.0)]
     for i in range(1, res):
         v = -math.pi / 2 + i * math.pi / res
