@@ -579,12 +579,30 @@ def test_builtin_mesh_bad_params(kind, params, what):
 @pytest.mark.parametrize("attrs, what", [
     ('builtin="sphere"', "needs params"),
     ('builtin="sphere" params="1" vertex="0 0 0 1 0 0 0 1 0 0 0 1"', "drop vertex"),
+    ('builtin="sphere" params="1" file="m.stl"', "drop file"),
 ])
 def test_builtin_mesh_needs_params_and_no_vertices(attrs, what):
     xml = f'<mujoco><asset>\n<mesh name="m" {attrs}/></asset></mujoco>'
     with pytest.raises(ValueError):
         mujoco.MjModel.from_xml_string(xml)
     _error(xml, "model.xml:2 <mesh", what)
+
+
+def test_builtin_mesh_with_faces_and_in_defaults_are_refused():
+    """MuJoCo loads builtin with face (whose faces win depends on the type); we refuse it.
+
+    MuJoCo refuses builtin in a default class, as we do.
+    """
+    xml = ('<mujoco><asset>\n<mesh name="m" builtin="cone" params="4 0" '
+           'face="0 2 1 0 1 4 1 2 4 2 0 4"/>'
+           '</asset></mujoco>')
+    mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <mesh", "drop face")
+    xml = ('<mujoco><default>\n<mesh builtin="sphere" params="1"/></default><asset>'
+           '<mesh name="m"/></asset></mujoco>')
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    _error(xml, "model.xml:2 <mesh", "cannot be defaults")
 
 
 # ------------------------------------------------------------------------------------------

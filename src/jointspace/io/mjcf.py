@@ -1038,6 +1038,9 @@ class _Loader:
             if "class" in child.attrib and tag != "default":
                 raise ModelError(f"{child.where()}: elements inside <default> cannot name a "
                                  f"class; the enclosing <default> is their class")
+            if tag == "mesh" and {"builtin", "params"} & set(child.attrib):
+                raise ModelError(f"{child.where()}: builtin and params cannot be defaults, as "
+                                 f"in MuJoCo; set them on the <mesh> in <asset>")
             if tag == "default":
                 nested.append(child)
             elif tag in ("joint", "geom", "site", "mesh", "equality", "pair", "tendon", "camera",
