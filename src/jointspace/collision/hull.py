@@ -7,8 +7,6 @@ clip one face polygon against another.
 """
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 # two hull triangles lie in one face when their unit normals differ by less than this and
 # each one's vertices are within _PLANE_TOL · (mesh size) of the other's plane
@@ -74,6 +72,11 @@ def _polygon_tables(vertices, triangles):
     merge = ok | ok2  # the plane test from either side suffices
     # merged groups: connected components of the merge graph; each group's faces in
     # increasing order, the groups keyed by their smallest face
+    # scipy.sparse is imported here, not with the module: it is 0.2 s of every
+    # `import jointspace`, and only models with meshes come here
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(int(merge.sum())), (f[merge], g[merge])), shape=(nt, nt))
     labels = connected_components(graph, directed=False)[1]
     size = np.bincount(labels, minlength=nt)[labels] if nt else np.zeros(0, dtype=np.int64)
