@@ -453,6 +453,17 @@ def _hull_vertices(m, ref, k):
     return (x[np.lexsort(x.T[::-1])] for x in (ours, np.asarray(theirs, dtype=np.float64)))
 
 
+def _rest_hull_on_plane(m, ref, hull):
+    """Data of both engines after forward, geom 1's lowest hull vertex 1 mm into the plane."""
+    d, md = js.make_data(m), mujoco.MjData(ref)
+    mujoco.mj_forward(ref, md)
+    low = np.min(hull @ md.geom_xmat[1].reshape(3, 3).T + md.geom_xpos[1], axis=0)[2]
+    d.qpos[:] = md.qpos[:] = ref.qpos0 - np.array([0, 0, low + 1e-3, 0, 0, 0, 0])
+    js.forward(m, d)
+    mujoco.mj_forward(ref, md)
+    return d, md
+
+
 @pytest.mark.parametrize("cap", [4, 8, 20, 60, -1])
 @pytest.mark.parametrize("inertia, faces", [("legacy", False), ("convex", False),
                                             ("legacy", True), ("exact", True)])
@@ -466,12 +477,7 @@ def test_mesh_maxhullvert_matches_mujoco(cap, inertia, faces, frame):
     assert len(ours) == len(theirs) == (cap if 0 < cap < 29 else 29)  # 29: the whole hull
     np.testing.assert_allclose(ours, theirs, atol=TOL)
     # resting on the plane, the lowest hull vertex 1 mm deep: contacts at the hull's corners
-    d, md = js.make_data(m), mujoco.MjData(ref)
-    mujoco.mj_forward(ref, md)
-    low = np.min(theirs @ md.geom_xmat[1].reshape(3, 3).T + md.geom_xpos[1], axis=0)[2]
-    d.qpos[:] = md.qpos[:] = ref.qpos0 - np.array([0, 0, low + 1e-3, 0, 0, 0, 0])
-    js.forward(m, d)
-    mujoco.mj_forward(ref, md)
+    d, md = _rest_hull_on_plane(m, ref, theirs)
     assert d.ncon[0] == md.ncon
     np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
 
@@ -532,13 +538,7 @@ def test_builtin_mesh_matches_mujoco(kind, params, extra):
         return
     ours, theirs = _hull_vertices(m, ref, 0)
     np.testing.assert_allclose(ours, theirs, atol=TOL)
-    # resting on the plane, the lowest hull vertex 1 mm deep
-    d, md = js.make_data(m), mujoco.MjData(ref)
-    mujoco.mj_forward(ref, md)
-    low = np.min(theirs @ md.geom_xmat[1].reshape(3, 3).T + md.geom_xpos[1], axis=0)[2]
-    d.qpos[:] = md.qpos[:] = ref.qpos0 - np.array([0, 0, low + 1e-3, 0, 0, 0, 0])
-    js.forward(m, d)
-    mujoco.mj_forward(ref, md)
+    d, md = _rest_hull_on_plane(m, ref, theirs)
     assert md.ncon > 0 and d.ncon[0] == md.ncon
     np.testing.assert_allclose(d.qacc, md.qacc, atol=SOLVE_TOL, rtol=SOLVE_TOL)
 

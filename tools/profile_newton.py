@@ -115,13 +115,16 @@ def L_cholsolve(m, d, n):
         chol_solve(H, nv, x)
 
 @njit(cache=True)
+def _pattern_arrays(m, d):
+    """The group arrays _row_pattern fills: gstart, gnnz, gind."""
+    nefc = d.nefc[0]
+    return (np.empty(nefc + 1, dtype=np.int32), np.empty(nefc, dtype=np.int32),
+            np.empty((nefc, m.nv), dtype=np.int32))
+
+@njit(cache=True)
 def L_rowpat(m, d, n):
     """the Hessian's row pattern, n times."""
-    nv = m.nv
-    nefc = d.nefc[0]
-    gstart = np.empty(nefc + 1, dtype=np.int32)
-    gnnz = np.empty(nefc, dtype=np.int32)
-    gind = np.empty((nefc, nv), dtype=np.int32)
+    gstart, gnnz, gind = _pattern_arrays(m, d)
     for _ in range(n):
         nw._row_pattern(d, gstart, gnnz, gind)
 
@@ -154,10 +157,7 @@ def L_ls(m, d, n):
 def L_quad(m, d, n):
     """the Hessian M + Jᵀ D J of the quadratic rows and its factor (_quad_factor), n times."""
     nv = m.nv
-    nefc = d.nefc[0]
-    gstart = np.empty(nefc + 1, dtype=np.int32)
-    gnnz = np.empty(nefc, dtype=np.int32)
-    gind = np.empty((nefc, nv), dtype=np.int32)
+    gstart, gnnz, gind = _pattern_arrays(m, d)
     ng = nw._row_pattern(d, gstart, gnnz, gind)
     H = np.empty((nv, nv))
     G = np.empty((nv, nv))
