@@ -225,3 +225,95 @@ def test_primal_iterations_match_mujoco(name):
             # tolerance relative to the largest
             np.testing.assert_allclose(d.solver_improvement[:len(theirs)], theirs, rtol=1e-6,
                                        atol=1e-4 * max(theirs))
+
+
+TREE_SOLVE_TOL = 1e-11  # H⁻¹ b by the no-fill LᵀDL against LAPACK on the dense H (cond ~1e4)
+
+
+def _hessian_parts(m, d, state_qacc):
+    """Rows' zones and cone Hessians at qacc, the row groups and their root-path positions."""
+    from jointspace.solver import cost
+    from jointspace.solver import newton as nw
+
+    ms, ds = m._s, d._s
+    n, nv = int(d.nefc[0]), m.nv
+    cdim, cmu, cfr = js.solver.cone_arrays(ms, ds)
+    jar = d.efc_J[:n] @ state_qacc - d.efc_aref[:n]
+    state = np.empty(n, dtype=np.int32)
+    hcone = np.zeros((n, 36))
+    cost.constraint_update(ds, jar, cdim, cmu, cfr, np.empty(n), state, hcone, True)
+    gstart = np.empty(n + 1, np.int32)
+    gnnz = np.empty(n, np.int32)
+    gind = np.empty((n, nv), np.int32)
+    gpos = np.empty((n, nv), np.int32)
+    ng = nw._row_pattern(ds, gstart, gnnz, gind)
+    tree = nw._tree_pattern(ms, ng, gnnz, gind, gpos)
+    return cdim, state, hcone, ng, gstart, gnnz, gind, gpos, tree
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_tree_hessian_solves_as_the_dense_one(cone):
+    """Newton's H on root-path rows, in qM's layout, solves as LAPACK on the dense H.
+
+    Contacts with the floor lie on root paths, so H is factored by M's no-fill LᵀDL; its
+    solves equal LAPACK's on the dense M + Σ_quadratic D_r J_rᵀ J_r + Σ_cones J_cᵀ H_c J_c,
+    and so do the dense path's (Cholesky with rank-one cone updates).
+    """
+    from jointspace._numba.dense import chol_solve
+    from jointspace.constraint import STATE_CONE, STATE_QUADRATIC
+    from jointspace.dynamics.factor import solve_ld
+    from jointspace.solver import newton as nw
+
+    m, d, mjm, mjd = _contact_scene("humanoid_lying", cone)
+    ms, ds = m._s, d._s
+    n, nv = int(d.nefc[0]), m.nv
+    # halfway from the smooth acceleration to the solution: rows in every zone
+    a = 0.5 * (d.qacc_smooth + d.qacc)
+    cdim, state, hcone, ng, gstart, gnnz, gind, gpos, tree = _hessian_parts(m, d, a)
+    assert tree
+    assert (state == STATE_QUADRATIC).sum() > 0
+    ncone_expected = int(((cdim > 0) & (state == STATE_CONE)).sum())
+    if cone == "elliptic":
+        assert ncone_expected > 0
+    M = np.empty((nv, nv))
+    mujoco.mj_fullM(mjm, mjd, M)
+    J = d.efc_J[:n]
+    H = M.copy()
+    for r in range(n):
+        if state[r] == STATE_QUADRATIC:
+            H += d.efc_D[r] * np.outer(J[r], J[r])
+        if cdim[r] > 0 and state[r] == STATE_CONE:
+            k = cdim[r]
+            H += J[r:r + k].T @ hcone[r, :k * k].reshape(k, k) @ J[r:r + k]
+    b = np.random.default_rng(0).standard_normal(nv)
+    expected = np.linalg.solve(H, b)
+
+    nM = d.qM.shape[0]
+    G, W = np.empty((nv, nv)), np.empty((nv, nv))
+    Hq, Hf, hdiag = np.empty(nM), np.empty(nM), np.empty(nv)
+    ncone = nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G,
+                            np.empty(nv), W, Hq, Hf, hdiag, True)
+    assert ncone == ncone_expected
+    x = b.copy()
+    solve_ld(ms, Hf, hdiag, x.reshape(1, nv))
+    np.testing.assert_allclose(x, expected, rtol=TREE_SOLVE_TOL, atol=TREE_SOLVE_TOL * 1e-3)
+
+    L, Lc = np.empty((nv, nv)), np.empty((nv, nv))
+    nw._quad_factor(ms, ds, state, ng, gstart, gnnz, gind, L, G, np.empty(nv))
+    nc = nw._add_cones(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc,
+                       np.empty((6, 6)), np.empty(nv))
+    assert nc == ncone_expected
+    y = b.copy()
+    chol_solve(Lc if nc > 0 else L, nv, y)
+    np.testing.assert_allclose(y, expected, rtol=TREE_SOLVE_TOL, atol=TREE_SOLVE_TOL * 1e-3)
+
+
+def test_rows_across_branches_keep_the_dense_hessian():
+    """Contacts between two free boxes couple two trees: Newton keeps the dense factor.
+
+    No root path holds their rows (the result still matches MuJoCo's iterations:
+    test_primal_iterations_match_mujoco).
+    """
+    m, d, _, _ = _contact_scene("box_stack", "pyramidal")
+    tree = _hessian_parts(m, d, d.qacc)[-1]
+    assert not tree

@@ -21,7 +21,7 @@ row of an elliptic contact (0 elsewhere), cmu[i] its regularized μ, cfr[i, :] i
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace.constraint import (
     STATE_CONE,
@@ -30,6 +30,7 @@ from jointspace.constraint import (
     STATE_QUADRATIC,
     STATE_SATISFIED,
 )
+from jointspace.dynamics.factor import solve_ld
 from jointspace.types import MINVAL
 
 # ---------------------------------------------------------------------------------------------
@@ -38,20 +39,26 @@ from jointspace.types import MINVAL
 
 @njit(cache=True)
 def mul_m(m, qM, x, out):
-    """Product out = M x with M in qM's sparse layout."""
+    """Product out = M x with M in qM's sparse layout.
+
+    Each row's off-diagonal columns come from M_col rather than a walk of dof_parentid (whose
+    loads wait on one another), and the row's own sum is kept in a register.
+    """
     nv = m.nv
     madr = m.dof_Madr
-    parent = m.dof_parentid
+    col = m.M_col
+    nM = uint64(qM.shape[0])
     for i in range(nv):
         out[i] = qM[madr[i]] * x[i]
     for i in range(nv):
-        adr = madr[i] + 1
-        j = parent[i]
-        while j >= 0:
-            out[i] += qM[adr] * x[j]
-            out[j] += qM[adr] * x[i]
-            adr += 1
-            j = parent[j]
+        end = uint64(madr[i + 1]) if i + 1 < nv else nM
+        xi = x[i]
+        s = 0.0
+        for adr in range(uint64(madr[i]) + uint64(1), end):
+            j = uint64(col[adr])
+            s += qM[adr] * x[j]
+            out[j] += qM[adr] * xi
+        out[i] += s
 
 
 @njit(cache=True)
@@ -89,30 +96,7 @@ def mul_jt(d, f, out):
 @njit(cache=True)
 def solve_m(m, d, x):
     """Solve in place x ← M⁻¹ x with the factor in d.qLD, d.qLDiagInv (one vector)."""
-    nv = m.nv
-    madr = m.dof_Madr
-    parent = m.dof_parentid
-    qLD = d.qLD
-    for k in range(nv - 1, -1, -1):
-        xk = x[k]
-        if xk != 0.0:
-            adr = madr[k] + 1
-            i = parent[k]
-            while i >= 0:
-                x[i] -= qLD[adr] * xk
-                adr += 1
-                i = parent[i]
-    for k in range(nv):
-        x[k] *= d.qLDiagInv[k]
-    for k in range(nv):
-        adr = madr[k] + 1
-        i = parent[k]
-        s = x[k]
-        while i >= 0:
-            s -= qLD[adr] * x[i]
-            adr += 1
-            i = parent[i]
-        x[k] = s
+    solve_ld(m, d.qLD, d.qLDiagInv, x.reshape((1, x.shape[0])))
 
 
 @njit(cache=True)

@@ -4,11 +4,17 @@ The cost c(a) of `jointspace.solver.cost` is convex and piecewise quadratic in a
 elliptic cones. Each iteration solves H s = −∇c with the generalized Hessian
     H = M + Jᵀ diag(D_i [row i quadratic]) J + Σ_cones J_cᵀ H_c J_c,
 where H_c is the Hessian of the cone's middle-zone cost (MuJoCo mj_solNewton,
-engine_solver.c), then moves a ← a + α s with α from the exact line search. H is dense
-(nv × nv, lower triangle): the factor of M + Jᵀ D_quad J is computed once, then updated by
-rank-one changes for each row that enters or leaves its quadratic zone (refactored when a
-downdate loses definiteness), and the middle-zone cones are added to a copy of it by
-rank-one updates, as MuJoCo's HessianIncremental and HessianCone do. Termination (MuJoCo's):
+engine_solver.c), then moves a ← a + α s with α from the exact line search.
+
+When every constraint's Jacobian pattern lies on one path from a dof to the root (contacts
+with the world, joint limits: see _tree_pattern), H has M's branch-induced sparsity and is
+kept in qM's layout, factored by the same no-fill LᵀDL as M (factor_ld), and factored anew
+when rows change zone or cones are in their middle zone; this costs less than MuJoCo's dense
+factor below nv 60. Otherwise H is dense (nv × nv, lower triangle): the factor of
+M + Jᵀ D_quad J is computed once, then updated by rank-one changes for each row that enters
+or leaves its quadratic zone (refactored when a downdate loses definiteness), and the
+middle-zone cones are added to a copy of it by rank-one updates, as MuJoCo's
+HessianIncremental and HessianCone do. Termination (MuJoCo's):
 scaled improvement or gradient below the tolerance, or the Newton decrement ½ ∇cᵀ H⁻¹ ∇c
 (scaled) below it; a warm start whose gradient and M⁻¹ gap are already below the tolerance
 skips the iterations.
@@ -21,6 +27,7 @@ from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve, chol_update
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
+from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.solver.cost import (
     constraint_update,
     count_active,
@@ -66,6 +73,35 @@ def _row_pattern(d, gstart, gnnz, gind):
 
 
 @njit(cache=True)
+def _group_block(d, state, g, gstart, gnnz, gind, G, vals):
+    """G (lower triangle, nz × nz) ← Σ D_r v_r v_rᵀ over group g's quadratic rows r.
+
+    v_r is row r of J on the group's pattern; returns False (G untouched) when no row of the
+    group is quadratic.
+    """
+    J = d.efc_J
+    D = d.efc_D
+    nz = gnnz[g]
+    used = False
+    for r in range(gstart[g], gstart[g + 1]):
+        if state[r] != STATE_QUADRATIC:
+            continue
+        if not used:
+            used = True
+            for p in range(nz):
+                for q in range(p + 1):
+                    G[p, q] = 0.0
+        for q in range(nz):
+            vals[q] = J[r, gind[g, q]]
+        Dr = D[r]
+        for p in range(nz):
+            t = Dr * vals[p]
+            for q in range(p + 1):
+                G[p, q] += t * vals[q]
+    return used
+
+
+@njit(cache=True)
 def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
     """H (lower triangle) ← the Cholesky factor of M + Jᵀ D_quad J.
 
@@ -73,32 +109,13 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
     then added to H once; the cones' middle-zone terms are added by _add_cones.
     """
     nv = m.nv
-    J = d.efc_J
-    D = d.efc_D
     qM = d.qM
     for a in range(nv):
         for b in range(a + 1):
             H[a, b] = 0.0
     for g in range(ng):
-        nz = gnnz[g]
-        used = False
-        for p in range(nz):
-            for q in range(p + 1):
-                G[p, q] = 0.0
-        for r in range(gstart[g], gstart[g + 1]):
-            if state[r] != STATE_QUADRATIC:
-                continue
-            used = True
-            for q in range(nz):
-                vals[q] = J[r, gind[g, q]]
-            Dr = D[r]
-            # G += D_r v vᵀ (lower triangle)
-            for p in range(nz):
-                t = Dr * vals[p]
-                for q in range(p + 1):
-                    G[p, q] += t * vals[q]
-        if used:
-            for p in range(nz):
+        if _group_block(d, state, g, gstart, gnnz, gind, G, vals):
+            for p in range(gnnz[g]):
                 a = gind[g, p]
                 for q in range(p + 1):
                     H[a, gind[g, q]] += G[p, q]
@@ -112,6 +129,88 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
             adr += 1
             b = parent[b]
     chol_factor(H, nv, MINVAL)
+
+
+@njit(cache=True)
+def _tree_pattern(m, ng, gnnz, gind, gpos):
+    """Whether every group's columns lie on one path from a dof to the root.
+
+    Then each D_r J_rᵀ J_r, and each cone's J_cᵀ H_c J_c, is non-zero only at pairs (a, b)
+    with b an ancestor of a, where M itself is: H keeps M's sparsity and its factor costs
+    what M's does (factor_ld, no fill-in). Contacts with the world or between bodies of one
+    chain, joint limits and friction loss have such rows; a contact between two branches,
+    a connect or weld between them, or a tendon across them does not. gpos[g, q] is the
+    number of steps from the group's last column up to its column q, so that (a_p, a_q) is
+    qM[dof_Madr[a_p] + gpos[g, q] − gpos[g, p]].
+    """
+    parent = m.dof_parentid
+    for g in range(ng):
+        j = gnnz[g] - 1
+        if j < 0:
+            continue
+        gpos[g, j] = 0
+        i = parent[gind[g, j]]
+        j -= 1
+        pos = 1
+        while j >= 0 and i >= 0:
+            if i == gind[g, j]:
+                gpos[g, j] = pos
+                j -= 1
+            i = parent[i]
+            pos += 1
+        if j >= 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals, W, Hq, Hf,
+                 hdiag, assemble):
+    """Hf, hdiag ← the LᵀDL factor (qM's layout) of H = M + Jᵀ D_quad J + Σ_cones J_cᵀ H_c J_c.
+
+    With assemble, Hq ← M + Jᵀ D_quad J first (otherwise Hq holds it from an earlier call
+    with the same quadratic rows). For patterns accepted by _tree_pattern only. Returns the
+    number of cones in their middle zone, or −1 when a pivot is not positive.
+    """
+    nM = Hq.shape[0]
+    madr = m.dof_Madr
+    J = d.efc_J
+    if assemble:
+        for t in range(nM):
+            Hq[t] = d.qM[t]
+        for g in range(ng):
+            if _group_block(d, state, g, gstart, gnnz, gind, G, vals):
+                for p in range(gnnz[g]):
+                    base = madr[gind[g, p]] - gpos[g, p]
+                    for q in range(p + 1):
+                        Hq[base + gpos[g, q]] += G[p, q]
+    for t in range(nM):
+        Hf[t] = Hq[t]
+    ncone = 0
+    for g in range(ng):
+        i0 = gstart[g]
+        dim = cdim[i0]
+        if dim <= 0 or state[i0] != STATE_CONE:
+            continue
+        ncone += 1
+        nz = gnnz[g]
+        # W = H_c J_c on the pattern, then Hf += J_cᵀ W
+        for r in range(dim):
+            for q in range(nz):
+                s = 0.0
+                for c in range(dim):
+                    s += hcone[i0, r * dim + c] * J[i0 + c, gind[g, q]]
+                W[r, q] = s
+        for p in range(nz):
+            base = madr[gind[g, p]] - gpos[g, p]
+            for q in range(p + 1):
+                s = 0.0
+                for r in range(dim):
+                    s += J[i0 + r, gind[g, p]] * W[r, q]
+                Hf[base + gpos[g, q]] += s
+    if factor_ld(m, Hf, hdiag) >= 0:
+        return -1
+    return ncone
 
 
 @njit(cache=True)
@@ -181,6 +280,15 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
 
 
 @njit(cache=True)
+def _any_cone(d, state, cdim):
+    """Whether some elliptic contact is in its middle zone."""
+    for i in range(d.nefc[0]):
+        if cdim[i] > 0 and state[i] == STATE_CONE:
+            return True
+    return False
+
+
+@njit(cache=True)
 def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint."""
     nv = m.nv
@@ -197,8 +305,9 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     # scratch: one float and one int block cut into views (an allocation costs about as
     # much as a small product here); cone Hessians only for elliptic contacts
     nh = nefc if elliptic else 1
-    fb = np.empty(8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 39)
-    ib = np.empty(nefc * (nv + 3) + 1, dtype=np.int32)
+    nM = d.qM.shape[0]
+    fb = np.empty(9 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 39)
+    ib = np.empty(nefc * (2 * nv + 3) + 1, dtype=np.int32)
     Ma = fb[0:nv]
     Mv = fb[nv:2 * nv]
     grad = fb[2 * nv:3 * nv]
@@ -220,11 +329,21 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     o += 3 * nv * nv
     U = fb[o:o + 36].reshape((6, 6))
     res = fb[o + 36:o + 39]
+    o += 39
+    Hq = fb[o:o + nM]
+    Hf = fb[o + nM:o + 2 * nM]
+    hdiag = fb[o + 2 * nM:o + 2 * nM + nv]
     oldstate = ib[0:nefc]
     gnnz = ib[nefc:2 * nefc]
     gstart = ib[2 * nefc:3 * nefc + 1]
-    gind = ib[3 * nefc + 1:3 * nefc + 1 + nefc * nv].reshape((nefc, nv))
+    o = 3 * nefc + 1
+    gind = ib[o:o + nefc * nv].reshape((nefc, nv))
+    gpos = ib[o + nefc * nv:o + 2 * nefc * nv].reshape((nefc, nv))
     ng = _row_pattern(d, gstart, gnnz, gind)
+    # H with M's tree sparsity when every row lies on one root path (_tree_pattern); the
+    # dense factor with rank-one updates otherwise
+    tree = _tree_pattern(m, ng, gnnz, gind, gpos)
+    Hs = Mgrad.reshape((1, nv))
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
     mul_m(m, d.qM, qacc, Ma)
@@ -245,11 +364,19 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     ncone = 0
     if not done:
-        _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
-        ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
+        if tree:
+            ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G,
+                                 vals, Hc, Hq, Hf, hdiag, True)
+            tree = ncone >= 0
+        if not tree:
+            _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
+        if tree:
+            solve_ld(m, Hf, hdiag, Hs)
+        else:
+            chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
         done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     for k in range(nv):
         search[k] = -Mgrad[k]
@@ -274,15 +401,28 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
             if state[i] != oldstate[i]:
                 nchange += 1
         nupdate = 0
-        if nchange > 0:
+        if tree:
+            # a changed row or a cone in its middle zone (whose H_c moved): factor anew
+            if nchange > 0 or ncone > 0 or _any_cone(d, state, cdim):
+                ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
+                                     G, vals, Hc, Hq, Hf, hdiag, nchange > 0)
+                nupdate = nefc if nchange > 0 else 0
+                if ncone < 0:
+                    tree = False
+                    _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+        elif nchange > 0:
             nupdate = _quad_update(m, d, state, oldstate, H, x)
             if nupdate < 0:
                 _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
                 nupdate = nefc
-        ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
+        if not tree:
+            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
+        if tree:
+            solve_ld(m, Hf, hdiag, Hs)
+        else:
+            chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
         improvement = scale * res[0]
         gradient = scale * math.sqrt(dot(grad, grad, nv))
         save_stats(d, it, improvement, gradient, res[1], cost, count_active(d, state),
