@@ -86,8 +86,17 @@ def solve_stage(m, d, solver, maxiter):
     cdim, cmu, cfr = cone_arrays(m, d)
     hc = d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1].reshape((1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
+    # primed: qacc is the warm start, and its J qacc − aref (scratch_efc), M qacc
+    # (scratch_v[1]), forces, zones and cost (cost_ws) are those Newton starts from
+    primed = False
+    cost_ws = 0.0
     if (m.opt_disableflags[0] & DSBL_WARMSTART) == 0:
-        # cost at the warm start, primal or dual
+        # cost at the warm start (after the smooth point's, so that efc_force and
+        # efc_state are the warm start's), primal or dual
+        cost_smooth = 0.0
+        if not dual:
+            cost_smooth = constraint_update(d, d.efc_b, cdim, cmu, cfr, d.efc_force,
+                                             d.efc_state, hc, False)
         jar = d.scratch_efc[:nefc]
         mul_j(d, d.qacc_warmstart, jar)
         for i in range(nefc):
@@ -100,9 +109,8 @@ def solve_stage(m, d, solver, maxiter):
             Ma = d.scratch_v[1]
             mul_m(m, d.qM, d.qacc_warmstart, Ma)
             cost_ws += gauss(m, d, d.qacc_warmstart, Ma)
-            cost_smooth = constraint_update(d, d.efc_b, cdim, cmu, cfr, d.efc_force,
-                                             d.efc_state, hc, False)
-            if cost_ws > cost_smooth:
+            primed = cost_ws <= cost_smooth
+            if not primed:
                 for k in range(nv):
                     d.qacc[k] = d.qacc_smooth[k]
     else:
@@ -126,7 +134,7 @@ def solve_stage(m, d, solver, maxiter):
         AR = np.empty((nefc, nefc))
         make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
-        sol_newton(m, d, maxiter, cdim, cmu, cfr)
+        sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_ws)
     elif solver == SOLVER_CG:
         sol_cg(m, d, maxiter, cdim, cmu, cfr)
     elif solver == SOLVER_PGS:

@@ -289,8 +289,14 @@ def _any_cone(d, state, cdim):
 
 
 @njit(cache=True)
-def sol_newton(m, d, maxiter, cdim, cmu, cfr):
-    """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint."""
+def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed=False, cost_primed=0.0):
+    """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint.
+
+    primed: solve_stage has evaluated d.qacc (the warm start) already: J qacc − aref is in
+    d.scratch_efc, M qacc in d.scratch_v[1], its forces and zones in efc_force and
+    efc_state, and its cost is cost_primed; they are taken instead of computed again
+    (elliptic cones still need their Hessians, so those contacts are evaluated again).
+    """
     nv = m.nv
     nefc = np.int64(d.nefc[0])
     tol = m.opt_tolerance[0]
@@ -346,12 +352,21 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr):
     Hs = Mgrad.reshape((1, nv))
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
-    mul_m(m, d.qM, qacc, Ma)
-    mul_j(d, qacc, jar)
-    for i in range(nefc):
-        jar[i] -= d.efc_aref[i]
-    cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
-    cost += gauss(m, d, qacc, Ma)
+    if primed:
+        for k in range(nv):
+            Ma[k] = d.scratch_v[1, k]
+        for i in range(nefc):
+            jar[i] = d.scratch_efc[i]
+    else:
+        mul_m(m, d.qM, qacc, Ma)
+        mul_j(d, qacc, jar)
+        for i in range(nefc):
+            jar[i] -= d.efc_aref[i]
+    if primed and not elliptic:
+        cost = cost_primed
+    else:
+        cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
+        cost += gauss(m, d, qacc, Ma)
     mul_jt(d, force, d.qfrc_constraint)
     for k in range(nv):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
