@@ -73,11 +73,22 @@ def _row_pattern(d, gstart, gnnz, gind):
 
 
 @njit(cache=True)
-def _group_block(d, state, g, gstart, gnnz, gind, G, vals):
-    """G (lower triangle, nz × nz) ← Σ D_r v_r v_rᵀ over group g's quadratic rows r.
+def _same_pattern(gnnz, gind, g, h):
+    """Whether groups g and h have one column pattern."""
+    if gnnz[g] != gnnz[h]:
+        return False
+    for q in range(gnnz[g]):
+        if gind[g, q] != gind[h, q]:
+            return False
+    return True
 
-    v_r is row r of J on the group's pattern; returns False (G untouched) when no row of the
-    group is quadratic.
+
+@njit(cache=True)
+def _group_block(d, state, g, gstart, gnnz, gind, G, vals, fresh):
+    """G (lower triangle, nz × nz) += Σ D_r v_r v_rᵀ over group g's quadratic rows r.
+
+    v_r is row r of J on the group's pattern; with fresh, G is zeroed before the first
+    quadratic row. Returns False (G untouched) when no row of the group is quadratic.
     """
     J = d.efc_J
     D = d.efc_D
@@ -86,11 +97,12 @@ def _group_block(d, state, g, gstart, gnnz, gind, G, vals):
     for r in range(gstart[g], gstart[g + 1]):
         if state[r] != STATE_QUADRATIC:
             continue
-        if not used:
+        if not used and fresh:
             used = True
             for p in range(nz):
                 for q in range(p + 1):
                     G[p, q] = 0.0
+        used = True
         for q in range(nz):
             vals[q] = J[r, gind[g, q]]
         Dr = D[r]
@@ -99,6 +111,24 @@ def _group_block(d, state, g, gstart, gnnz, gind, G, vals):
             for q in range(p + 1):
                 G[p, q] += t * vals[q]
     return used
+
+
+@njit(cache=True)
+def _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals):
+    """G ← Σ D_r v_r v_rᵀ over the run of groups from g on that share g's pattern.
+
+    (Contacts of one body come one after the other and share its pattern: their rows are
+    added to H once.) Returns the group after the run, negated when G holds a sum (some
+    row was quadratic).
+    """
+    e = g + 1
+    while e < ng and _same_pattern(gnnz, gind, g, e):
+        e += 1
+    used = False
+    for h in range(g, e):
+        if _group_block(d, state, h, gstart, gnnz, gind, G, vals, not used):
+            used = True
+    return -e if used else e
 
 
 @njit(cache=True)
@@ -113,12 +143,16 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
     for a in range(nv):
         for b in range(a + 1):
             H[a, b] = 0.0
-    for g in range(ng):
-        if _group_block(d, state, g, gstart, gnnz, gind, G, vals):
+    g = 0
+    while g < ng:
+        e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
+        if e < 0:
+            e = -e
             for p in range(gnnz[g]):
                 a = gind[g, p]
                 for q in range(p + 1):
                     H[a, gind[g, q]] += G[p, q]
+        g = e
     madr = m.dof_Madr
     parent = m.dof_parentid
     for a in range(nv):
@@ -178,12 +212,16 @@ def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals
     if assemble:
         for t in range(nM):
             Hq[t] = d.qM[t]
-        for g in range(ng):
-            if _group_block(d, state, g, gstart, gnnz, gind, G, vals):
+        g = 0
+        while g < ng:
+            e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
+            if e < 0:
+                e = -e
                 for p in range(gnnz[g]):
                     base = madr[gind[g, p]] - gpos[g, p]
                     for q in range(p + 1):
                         Hq[base + gpos[g, q]] += G[p, q]
+            g = e
     for t in range(nM):
         Hf[t] = Hq[t]
     ncone = 0
