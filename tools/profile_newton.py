@@ -5,10 +5,9 @@
 The scene is benchmarks/bench_constraint.py's (the humanoid lying on the floor, MuJoCo's
 warm start). Each part of `solve_stage` with Newton (cone data, the constraint update, the
 products with J, M and M⁻¹, the Cholesky factorization and solve at nv, the row pattern,
-the line search, three scratch allocations) runs n times in its own compiled loop
-the
-best of 15 rounds of CPU time per call is printed in µs. docs/speed.md ("Rollouts") quotes
-a run on a quiet machine.
+the line search, the dense and the tree-sparse Hessian factors, three scratch allocations)
+runs n times in its own compiled loop; the best of 15 rounds of CPU time per call is
+printed in µs. docs/speed.md ("Rollouts") quotes a run on a quiet machine.
 """
 
 import os
@@ -166,6 +165,29 @@ def L_quad(m, d, n):
         nw._quad_factor(m, d, d.efc_state, ng, gstart, gnnz, gind, H, G, vals)
 
 @njit(cache=True)
+def L_tree(m, d, n):
+    """the Hessian in qM's layout and its no-fill LᵀDL (_tree_factor), n times."""
+    nv = m.nv
+    nM = d.qM.shape[0]
+    gstart, gnnz, gind = _pattern_arrays(m, d)
+    ng = nw._row_pattern(d, gstart, gnnz, gind)
+    gpos = np.empty_like(gind)
+    if not nw._tree_pattern(m, ng, gnnz, gind, gpos):
+        return
+    cdim, _, _ = cone_arrays(m, d)
+    hcone = np.zeros((d.nefc[0], 36))
+    G = np.empty((nv, nv))
+    W = np.empty((nv, nv))
+    vals = np.empty(nv)
+    Hq = np.empty(nM)
+    Hf = np.empty(nM)
+    hdiag = np.empty(nv)
+    for _ in range(n):
+        nw._tree_factor(m, d, d.efc_state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals,
+                        W, Hq, Hf, hdiag, True)
+
+
+@njit(cache=True)
 def L_alloc(m, d, n):
     """three scratch allocations of the solve's sizes, n times."""
     nv = m.nv
@@ -206,6 +228,7 @@ def main():
              ("solve_m", L_solvem, (ms, ds)), ("chol_factor (nv)", L_chol, (ms, ds)),
              ("chol_solve (nv)", L_cholsolve, (ms, ds)), ("row_pattern", L_rowpat, (ms, ds)),
              ("linesearch", L_ls, (ms, ds)), ("quad_factor (H, chol)", L_quad, (ms, ds)),
+             ("tree_factor (H, LDL)", L_tree, (ms, ds)),
              ("3 allocations", L_alloc, (ms, ds))]
     for name, f, args in parts:
         print(f"{name:20s} {best_us(f, *args):8.3f} µs")
