@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.errors import JointspaceError, JointspaceWarning, SingularMassError
-from jointspace.types import DISABLE_FLAGS, MAXVAL
+from jointspace.types import DSBL_AUTORESET, MAXVAL
 
 WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2  # rows of d.warning
 WARN_FIELDS = ("qpos", "qvel", "qacc")
@@ -79,7 +79,7 @@ def warn_bad_state(m, d, mask, fname):
 
     With the "autoreset" flag disabled the state was kept, and the warning says so.
     """
-    kept = int(m.opt_disableflags[0]) & (1 << DISABLE_FLAGS.index("autoreset"))
+    kept = int(m.opt_disableflags[0]) & DSBL_AUTORESET
     for kind in range(3):
         if mask & (1 << kind):
             what = element_name(m, kind, int(d.warning[kind, 1]))
