@@ -45,8 +45,18 @@ _FILE_DEPS = {}  # file -> the package files it imports directly
 _CLOSURES = {}  # file -> its stamp
 
 
+_MODULE_FILES = {}  # (package folder, 'jointspace.a.b') -> its file, or None
+
+
 def _module_file(dotted):
     """The file of a package module or subpackage ('jointspace.a.b'), or None."""
+    key = (_ROOT, dotted)  # the folder too: tests point _ROOT at a copy of the package
+    if key not in _MODULE_FILES:
+        _MODULE_FILES[key] = _find_module_file(dotted)
+    return _MODULE_FILES[key]
+
+
+def _find_module_file(dotted):
     parts = dotted.split(".")[1:]
     if not parts:
         return None  # the package's own __init__ only re-exports: no kernel reads it
@@ -97,12 +107,15 @@ def _digest(p):
 
 def _stamp(py_file):
     """Hash of the Numba version and of the contents of every file `py_file` depends on."""
+    if py_file in _CLOSURES:  # Numba asks once per kernel, ~500 times for ~60 files
+        return _CLOSURES[py_file]
     path = pathlib.Path(py_file).resolve()
     if path not in _CLOSURES:
         h = hashlib.sha1(numba.__version__.encode())
         for p in sorted(_closure(path)):
             h.update(_digest(p))
         _CLOSURES[path] = h.hexdigest()
+    _CLOSURES[py_file] = _CLOSURES[path]
     return _CLOSURES[path]
 
 
@@ -112,12 +125,18 @@ def _stamp(py_file):
 _COMPANIONS = tuple(_ROOT.parents[1] / d for d in ("benchmarks", "examples", "tests"))
 
 
+_OURS = {}  # file name as Numba gives it -> whether its kernels are keyed by us
+
+
 def _ours(py_file):
-    try:
-        path = pathlib.Path(py_file).resolve()
-        return path.is_relative_to(_ROOT) or any(path.is_relative_to(c) for c in _COMPANIONS)
-    except (OSError, ValueError):
-        return False
+    if py_file not in _OURS:
+        try:
+            path = pathlib.Path(py_file).resolve()
+            _OURS[py_file] = (path.is_relative_to(_ROOT)
+                              or any(path.is_relative_to(c) for c in _COMPANIONS))
+        except (OSError, ValueError):
+            _OURS[py_file] = False
+    return _OURS[py_file]
 
 
 _CORE_TAG = []  # the core's hash, once per process
@@ -132,6 +151,9 @@ def _core_tag():
     return _CORE_TAG[0]
 
 
+_WRITABLE = set()  # cache folders this process has found writable
+
+
 class _Keyed:
     """The dependency stamp, and index files named after the core they were built against.
 
@@ -139,7 +161,17 @@ class _Keyed:
     stamps: an index written against another version of the structs could fail to unpickle
     and raise from the user's call. Naming the index after the core's hash means such an
     index is never opened.
+
+    Numba checks that a cache folder is writable by creating a file in it, for every
+    kernel as it is decorated (~500 at import, 20-30 per folder): the folder is checked
+    once per process instead.
     """
+
+    def ensure_cache_path(self):
+        path = self.get_cache_path()
+        if path not in _WRITABLE:
+            super().ensure_cache_path()
+            _WRITABLE.add(path)
 
     def get_source_stamp(self):
         return _stamp(self._py_file)
