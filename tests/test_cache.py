@@ -302,7 +302,7 @@ _WARM = textwrap.dedent("""\
     codegen.CPUCodeLibrary._unserialize = classmethod(recording)
 
     a = np.arange(4.0)
-    print(lib.outer(a))
+    print(lib.outer(a), "scipy.linalg" in sys.modules)
     print(lib.gram(np.eye(2)).sum())
     print(sum(lib.outer.stats.cache_hits.values()), sum(lib.gram.stats.cache_hits.values()))
     libs = [d.overloads[s].library for d in (lib.outer, lib.gram) for s in d.signatures]
@@ -323,17 +323,18 @@ _WARM = textwrap.dedent("""\
 
 
 def test_cached_kernels_load_without_their_bitcode_and_link_later(tmp_path):
-    """defer_linking_bitcode, in fresh interpreters.
+    """defer_linking_bitcode and defer_blas_check, in fresh interpreters.
 
     The first process compiles three cached kernels (one calling another, one using BLAS);
-    the second loads them: the results are right, no bitcode is parsed at load, the ELF
-    symbol names equal the bitcode's, and a kernel compiled after the load, which links
-    the loaded ones in, runs right.
+    the second loads them: the results are right, no bitcode is parsed at load and
+    scipy.linalg is not imported (until the BLAS kernel runs), the ELF symbol names equal
+    the bitcode's, and a kernel compiled after the load, which links the loaded ones in,
+    runs right.
     """
     (tmp_path / "lib.py").write_text(_LIB)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT / "src")]))
     env.pop("NUMBA_CACHE_DIR", None)
-    assert cache.defer_linking_bitcode()
+    assert cache.defer_linking_bitcode() and cache.defer_blas_check()
 
     def run(code):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -344,7 +345,7 @@ def test_cached_kernels_load_without_their_bitcode_and_link_later(tmp_path):
     run("import jointspace, numpy as np, lib\n"
         "lib.outer(np.arange(4.0)); lib.gram(np.eye(2))")
     out = run(_WARM)
-    assert out[0] == "16.0"  # Σ (2x + 1), x = 0..3
+    assert out[0] == "16.0 False"  # Σ (2x + 1), x = 0..3; Numba started without scipy.linalg
     assert out[1] == "2.0"  # trace of I, by BLAS
     assert out[2] == "1 1"  # both loaded from the cache
     assert out[3] == "True"  # no bitcode parsed at load

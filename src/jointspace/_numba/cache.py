@@ -18,18 +18,20 @@ user-wide cache directory when the installation is read-only). Every entry of ou
 Numba loads or saves is noted for `ship.bundle`, which carries them to other processes.
 
 Loading a warm cache skips work of Numba's that running cached kernels does not need
-(`defer_linking_bitcode`): a patch of Numba internals, installed only for the Numba
-versions it was written against; Numba's own code runs otherwise.
+(`defer_linking_bitcode`, `defer_blas_check`): patches of Numba internals, installed only
+for the Numba versions they were written against; Numba's own code runs otherwise.
 """
 
 import hashlib
+import importlib.util
 import pathlib
 import re
 import struct
+import sys
 
 import llvmlite.binding as ll
 import numba
-from numba.core import caching, codegen
+from numba.core import caching, codegen, cpu
 
 from jointspace._numba import ship
 
@@ -219,6 +221,7 @@ def install():
         caching.Cache.load_overload = _recorded(caching.Cache.load_overload, hit=True)
         caching.Cache.save_overload = _recorded(caching.Cache.save_overload, hit=False)
     defer_linking_bitcode()
+    defer_blas_check()
 
 
 def _recorded(method, hit):
@@ -236,8 +239,8 @@ def _recorded(method, hit):
 # ---------------------------------------------------------------- loading cached machine code
 
 # Numba versions whose CPUCodeLibrary._unserialize, _get_module_for_linking,
-# JitEngine.is_symbol_defined and _load_defined_symbols are the code the patch below
-# was written against
+# JitEngine.is_symbol_defined / _load_defined_symbols, CPUContext.load_additional_registries
+# and numba.np.arraymath's BLAS check are the code the patches below were written against
 _PATCHED_NUMBA = ("0.68.",)
 _NUMBA_CODE = {}  # Numba's own methods, as found before the patch
 
@@ -318,6 +321,50 @@ def _is_symbol_defined(self, name):
     for bitcode in unparsed or ():
         self._load_defined_symbols(ll.parse_bitcode(bitcode))
     return _NUMBA_CODE["is_symbol_defined"](self, name)
+
+
+def defer_blas_check():
+    """Initialize Numba's CPU target without importing scipy.linalg (idempotent).
+
+    The first kernel a process loads or compiles makes Numba import its implementations
+    of Python and NumPy; one of them, numba.np.arraymath, asks at import whether a BLAS is
+    available (`_HAVE_BLAS`, which picks BLAS or a plain loop for the inner products of
+    np.correlate and np.convolve) by importing scipy.linalg.cython_blas, and with it
+    scipy.linalg: 0.3-0.4 s of every process, on the 2-core machine, that no cached kernel
+    uses. While that module is imported, the check is answered from scipy being installed,
+    not imported: jointspace requires scipy >= 1.11, every release of which ships
+    cython_blas. Every other BLAS check (typing np.dot, @, np.linalg.* in a kernel being
+    compiled) stays Numba's, which imports scipy.linalg when one is compiled.
+
+    Returns:
+        Whether the patch is installed.
+    """
+    if "registries" not in _NUMBA_CODE:
+        if not numba.__version__.startswith(_PATCHED_NUMBA):
+            return False
+        _NUMBA_CODE["registries"] = cpu.CPUContext.load_additional_registries
+        cpu.CPUContext.load_additional_registries = _registries_scipy_unimported
+    return True
+
+
+def _registries_scipy_unimported(self):
+    """Numba's CPUContext.load_additional_registries; arraymath's BLAS check imports nothing."""
+    if "numba.np.arraymath" in sys.modules:  # every call after the first (one per kernel)
+        return _NUMBA_CODE["registries"](self)
+    from numba.np import linalg
+
+    ensure_blas = linalg.ensure_blas
+    linalg.ensure_blas = _scipy_installed  # arraymath binds it for its import-time check
+    try:
+        return _NUMBA_CODE["registries"](self)
+    finally:
+        linalg.ensure_blas = ensure_blas
+
+
+def _scipy_installed():
+    """numba.np.linalg.ensure_blas, for arraymath's import: scipy found, not imported."""
+    if importlib.util.find_spec("scipy") is None:
+        raise ImportError("scipy 0.16+ is required for linear algebra")
 
 
 _ELF_SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr: name, type, ..., offset, size, link
