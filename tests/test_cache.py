@@ -282,7 +282,20 @@ _LIB = textwrap.dedent("""\
         return a.T @ a
     """)
 
+_COLD = textwrap.dedent("""\
+    import sys
+    import numpy as np
+    import jointspace  # noqa: F401  (installs the patches)
+    import lib
+
+    lib.outer(np.arange(4.0))  # compiles: Numba's compiler starts (arraymath's BLAS check)
+    print("numba.np.arraymath" in sys.modules, "scipy.linalg" in sys.modules)
+    lib.gram(np.eye(2))  # typing `@` imports scipy.linalg, as Numba does
+    """)
+
+# A warm interpreter; with FALLBACK set, as if an object needed a name nothing had registered
 _WARM = textwrap.dedent("""\
+    import os
     import sys
     import numpy as np
     from numba import njit
@@ -292,6 +305,8 @@ _WARM = textwrap.dedent("""\
     from jointspace._numba import cache
     import lib
 
+    if os.environ.get("FALLBACK"):
+        cache._resolvable = lambda names, engine: False
     objects = {}  # library name -> its object code, as loaded
     deferred = codegen.CPUCodeLibrary.__dict__["_unserialize"].__func__
 
@@ -302,8 +317,7 @@ _WARM = textwrap.dedent("""\
     codegen.CPUCodeLibrary._unserialize = classmethod(recording)
 
     a = np.arange(4.0)
-    print(lib.outer(a), "scipy.linalg" in sys.modules)
-    print(lib.gram(np.eye(2)).sum())
+    print(lib.outer(a), lib.gram(np.eye(2)).sum(), "numba.np.arraymath" in sys.modules)
     print(sum(lib.outer.stats.cache_hits.values()), sum(lib.gram.stats.cache_hits.values()))
     libs = [d.overloads[s].library for d in (lib.outer, lib.gram) for s in d.signatures]
     print(all("_jointspace_bitcode" in L.__dict__ for L in libs))
@@ -314,7 +328,7 @@ _WARM = textwrap.dedent("""\
 
     print(user(a), "_jointspace_bitcode" in libs[0].__dict__)
     libs += [lib.inner.overloads[s].library for s in lib.inner.signatures]
-    names = [cache._elf_defined_names(objects[L.name]) for L in libs]
+    names = [cache._elf_symbols(objects[L.name])[0] for L in libs]
     mods = [L._get_module_for_linking() for L in libs]
     parsed = [{g.name for g in (*m.functions, *m.global_variables) if not g.is_declaration}
               for m in mods]
@@ -322,39 +336,40 @@ _WARM = textwrap.dedent("""\
     """)
 
 
-def test_cached_kernels_load_without_their_bitcode_and_link_later(tmp_path):
-    """defer_linking_bitcode and defer_blas_check, in fresh interpreters.
+def test_cached_kernels_load_without_compiler_or_bitcode_and_link_later(tmp_path):
+    """defer_linking_bitcode, defer_compiler_start and defer_blas_check, in fresh interpreters.
 
-    The first process compiles three cached kernels (one calling another, one using BLAS);
-    the second loads them: the results are right, no bitcode is parsed at load and
-    scipy.linalg is not imported (until the BLAS kernel runs), the ELF symbol names equal
-    the bitcode's, and a kernel compiled after the load, which links the loaded ones in,
-    runs right.
+    The first process compiles three cached kernels (one calling another, one using BLAS):
+    Numba's compiler starts without importing scipy.linalg. The second loads them: the
+    results are right, Numba's compiler has not started, no bitcode is parsed, the ELF
+    symbol names equal the bitcode's, and a kernel compiled after the load, which links
+    the loaded ones in, runs right. The third does the same with every symbol check
+    failing: each load then starts the compiler first, as Numba's own load does.
     """
     (tmp_path / "lib.py").write_text(_LIB)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT / "src")]))
     env.pop("NUMBA_CACHE_DIR", None)
-    assert cache.defer_linking_bitcode() and cache.defer_blas_check()
+    assert cache.defer_compiler_start() and cache.defer_blas_check()
 
-    def run(code):
+    def run(code, **extra):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env=env, cwd=tmp_path, timeout=600)
+                           env=dict(env, **extra), cwd=tmp_path, timeout=600)
         assert r.returncode == 0, r.stderr[-3000:]
         return r.stdout.split("\n")
 
-    run("import jointspace, numpy as np, lib\n"
-        "lib.outer(np.arange(4.0)); lib.gram(np.eye(2))")
-    out = run(_WARM)
-    assert out[0] == "16.0 False"  # Σ (2x + 1), x = 0..3; Numba started without scipy.linalg
-    assert out[1] == "2.0"  # trace of I, by BLAS
-    assert out[2] == "1 1"  # both loaded from the cache
-    assert out[3] == "True"  # no bitcode parsed at load
-    assert out[4] == "23.0 False"  # 16 + inner(3); linking parsed outer's bitcode
-    assert out[5] == "True"  # the ELF symbol names are the bitcode's, library by library
+    assert run(_COLD)[0] == "True False"
+    for fallback in ("", "1"):
+        out = run(_WARM, FALLBACK=fallback)
+        # Σ (2x + 1), x = 0..3; trace of I by BLAS; whether the compiler started
+        assert out[0] == f"16.0 2.0 {bool(fallback)}"
+        assert out[1] == "1 1"  # both loaded from the cache
+        assert out[2] == "True"  # no bitcode parsed at load
+        assert out[3] == "23.0 False"  # 16 + inner(3); linking parsed outer's bitcode
+        assert out[4] == "True"  # the ELF symbol names are the bitcode's, library by library
 
 
 def test_object_code_other_than_elf64_is_left_to_numba():
     """Mach-O, COFF or 32-bit ELF object code: no names read, Numba's own load runs."""
-    assert cache._elf_defined_names(b"\xcf\xfa\xed\xfe" + bytes(64)) is None  # Mach-O 64
-    assert cache._elf_defined_names(b"\x7fELF\x01\x01" + bytes(64)) is None  # ELF32
-    assert cache._elf_defined_names(b"\x64\x86" + bytes(64)) is None  # COFF x86-64
+    assert cache._elf_symbols(b"\xcf\xfa\xed\xfe" + bytes(64)) is None  # Mach-O 64
+    assert cache._elf_symbols(b"\x7fELF\x01\x01" + bytes(64)) is None  # ELF32
+    assert cache._elf_symbols(b"\x64\x86" + bytes(64)) is None  # COFF x86-64

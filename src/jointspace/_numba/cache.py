@@ -18,8 +18,9 @@ user-wide cache directory when the installation is read-only). Every entry of ou
 Numba loads or saves is noted for `ship.bundle`, which carries them to other processes.
 
 Loading a warm cache skips work of Numba's that running cached kernels does not need
-(`defer_linking_bitcode`, `defer_blas_check`): patches of Numba internals, installed only
-for the Numba versions they were written against; Numba's own code runs otherwise.
+(`defer_linking_bitcode`, `defer_compiler_start`, `defer_blas_check`): patches of Numba
+internals, installed only for the Numba versions they were written against; Numba's own
+code runs otherwise.
 """
 
 import hashlib
@@ -28,10 +29,12 @@ import pathlib
 import re
 import struct
 import sys
+import threading
 
 import llvmlite.binding as ll
 import numba
 from numba.core import caching, codegen, cpu
+from numba.core.runtime import rtsys
 
 from jointspace._numba import ship
 
@@ -217,11 +220,12 @@ def install():
     for cls in (_UserWide, _InTree, _UserProvided):
         if cls not in locs:
             locs.insert(0, cls)
+    defer_linking_bitcode()
+    defer_compiler_start()  # replaces Cache.load_overload: before _recorded wraps it
+    defer_blas_check()
     if not getattr(caching.Cache.load_overload, "_jointspace", False):
         caching.Cache.load_overload = _recorded(caching.Cache.load_overload, hit=True)
         caching.Cache.save_overload = _recorded(caching.Cache.save_overload, hit=False)
-    defer_linking_bitcode()
-    defer_blas_check()
 
 
 def _recorded(method, hit):
@@ -239,8 +243,9 @@ def _recorded(method, hit):
 # ---------------------------------------------------------------- loading cached machine code
 
 # Numba versions whose CPUCodeLibrary._unserialize, _get_module_for_linking,
-# JitEngine.is_symbol_defined / _load_defined_symbols, CPUContext.load_additional_registries
-# and numba.np.arraymath's BLAS check are the code the patches below were written against
+# JitEngine.is_symbol_defined / _load_defined_symbols, Cache.load_overload,
+# CPUContext.load_additional_registries and numba.np.arraymath's BLAS check are the code the
+# patches below were written against
 _PATCHED_NUMBA = ("0.68.",)
 _NUMBA_CODE = {}  # Numba's own methods, as found before the patch
 
@@ -259,7 +264,7 @@ def defer_linking_bitcode():
     - the bitcode is parsed when the library is first linked into another one, or
       serialized (both go through `_get_module_for_linking`), instead of at load;
     - the defined names are read from the object code's ELF symbol table (named symbols
-      with a section, 5 ms for the same 21 entries): the object is compiled from the very
+      in a section, 5 ms for the same 21 entries): the object is compiled from the very
       module the bitcode holds, and the names are the same ones (checked, kernel by kernel,
       in tests/test_cache.py);
     - a name the engine does not know (a miss, which Numba answers from the names of every
@@ -287,11 +292,22 @@ def defer_linking_bitcode():
 
 
 def _unserialize_deferred(cls, codegen, state):
-    """Numba's CPUCodeLibrary._unserialize for object code, the bitcode left unparsed."""
+    """Numba's CPUCodeLibrary._unserialize for object code, the bitcode left unparsed.
+
+    Raises:
+        _CompilerNeeded: loading without Numba's compiler started (`defer_compiler_start`),
+            and the object code is not ELF, or needs a name nothing has registered yet.
+    """
     name, kind, data = state
-    names = _elf_defined_names(data[0]) if kind == "object" else None
-    if names is None:
+    symbols = _elf_symbols(data[0]) if kind == "object" else None
+    unstarted = getattr(_LOADING, "unstarted", False)
+    if symbols is None:
+        if unstarted:
+            raise _CompilerNeeded(name)
         return _NUMBA_CODE["unserialize"].__func__(cls, codegen, state)
+    names, needed = symbols
+    if unstarted and not _resolvable(needed, codegen._engine):
+        raise _CompilerNeeded(name)
     object_code, shared_bitcode = data
     self = codegen.create_library(name)
     assert isinstance(self, cls)
@@ -321,6 +337,70 @@ def _is_symbol_defined(self, name):
     for bitcode in unparsed or ():
         self._load_defined_symbols(ll.parse_bitcode(bitcode))
     return _NUMBA_CODE["is_symbol_defined"](self, name)
+
+
+def defer_compiler_start():
+    """Load cached kernels before Numba's compiler starts, where they allow it (idempotent).
+
+    Numba's `Cache.load_overload` first refreshes the target context: it imports Numba's
+    implementations of Python and NumPy and installs their typing and lowering registries
+    (0.2-0.45 s on the 2-core machine, paid by the first load of every process). Loading
+    machine code uses none of that; a compilation does, and Numba's compiler refreshes both
+    contexts itself before it types anything. Only the runtime is started here (NRT, whose
+    functions loaded code calls); the refresh then comes with the process's first
+    compilation, if any.
+
+    What a load could still need from the refresh: symbols that the modules it imports
+    register (`_numba_hashsecret_*`, registered by numba.cpython.hashing, is one). So
+    before an object is loaded, every name it leaves undefined must be one the execution
+    engine resolves now (a function of the process, one Numba has registered, or one an
+    earlier library defines); if one is not, or the object code is not ELF, that load runs
+    Numba's own `load_overload`, refresh first. Only the CPU target's own context
+    (`CPUContext`, not a subclass) is loaded this way.
+
+    Returns:
+        Whether the patch is installed.
+    """
+    if "load_overload" not in _NUMBA_CODE:
+        if not defer_linking_bitcode():  # the symbol check reads the object code there
+            return False
+        _NUMBA_CODE["load_overload"] = caching.Cache.load_overload
+        caching.Cache.load_overload = _load_overload_unstarted
+    return True
+
+
+class _CompilerNeeded(Exception):
+    """A cached kernel needs what Numba's compiler start-up (a context refresh) provides."""
+
+
+_LOADING = threading.local()  # .unstarted: a load on this thread runs without the refresh
+_RESOLVED = set()  # names the engine was found to resolve (they stay registered)
+
+
+def _load_overload_unstarted(self, sig, target_context):
+    """Numba's Cache.load_overload, without refreshing the target context where it can."""
+    if type(target_context) is cpu.CPUContext:
+        rtsys.initialize(target_context)  # the NRT functions loaded code calls
+        _LOADING.unstarted = True
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except _CompilerNeeded:
+            pass
+        finally:
+            _LOADING.unstarted = False
+    return _NUMBA_CODE["load_overload"](self, sig, target_context)
+
+
+def _resolvable(names, engine):
+    """Whether the execution engine resolves every one of `names` now."""
+    for name in names:
+        if name in _RESOLVED or name in engine._defined_symbols:
+            continue
+        if not ll.address_of_symbol(name):
+            return False
+        _RESOLVED.add(name)
+    return True
 
 
 def defer_blas_check():
@@ -373,11 +453,11 @@ _SHT_SYMTAB = 2
 _STT_SECTION, _STT_FILE = 3, 4
 
 
-def _elf_defined_names(obj):
-    """Names an ELF64 little-endian object file defines, or None for any other format.
+def _elf_symbols(obj):
+    """(names defined, names needed) by an ELF64 little-endian object file; None if not one.
 
-    A symbol is defined when it lies in a section (st_shndx not SHN_UNDEF); section and
-    file symbols, which LLVM's module does not list, are left out.
+    A symbol is defined when it lies in a section (st_shndx not SHN_UNDEF), and needed when
+    it does not; section and file symbols, which LLVM's module does not list, are left out.
     """
     if obj[:6] != b"\x7fELF\x02\x01":  # magic, ELFCLASS64, ELFDATA2LSB
         return None
@@ -386,12 +466,13 @@ def _elf_defined_names(obj):
     if shnum == 0 or shentsize != _ELF_SECTION.size:
         return None  # extended section numbering: not worth reading here
     sections = [_ELF_SECTION.unpack_from(obj, shoff + i * shentsize) for i in range(shnum)]
-    names = set()
+    defined, needed = set(), set()
     for _, kind, _, _, offset, size, link, _, _, _ in sections:
         if kind != _SHT_SYMTAB:
             continue
         strtab = obj[sections[link][4]:sections[link][4] + sections[link][5]]
         for name, info, _, shndx, _, _ in _ELF_SYMBOL.iter_unpack(obj[offset:offset + size]):
-            if name and shndx and (info & 0xF) not in (_STT_SECTION, _STT_FILE):
-                names.add(strtab[name:strtab.index(b"\0", name)].decode())
-    return names
+            if name and (info & 0xF) not in (_STT_SECTION, _STT_FILE):
+                text = strtab[name:strtab.index(b"\0", name)].decode()
+                (defined if shndx else needed).add(text)
+    return defined, needed
