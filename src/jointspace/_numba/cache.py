@@ -24,6 +24,7 @@ code runs otherwise.
 """
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import pathlib
 import re
@@ -243,9 +244,8 @@ def _recorded(method, hit):
 # ---------------------------------------------------------------- loading cached machine code
 
 # Numba versions whose CPUCodeLibrary._unserialize, _get_module_for_linking,
-# JitEngine.is_symbol_defined / _load_defined_symbols, Cache.load_overload,
-# CPUContext.load_additional_registries and numba.np.arraymath's BLAS check are the code the
-# patches below were written against
+# JitEngine.is_symbol_defined / _load_defined_symbols, Cache.load_overload and
+# numba.np.arraymath's BLAS check are the code the patches below were written against
 _PATCHED_NUMBA = ("0.68.",)
 _NUMBA_CODE = {}  # Numba's own methods, as found before the patch
 
@@ -404,41 +404,64 @@ def _resolvable(names, engine):
 
 
 def defer_blas_check():
-    """Initialize Numba's CPU target without importing scipy.linalg (idempotent).
+    """Import numba.np.arraymath without importing scipy.linalg (idempotent).
 
-    The first kernel a process loads or compiles makes Numba import its implementations
-    of Python and NumPy; one of them, numba.np.arraymath, asks at import whether a BLAS is
-    available (`_HAVE_BLAS`, which picks BLAS or a plain loop for the inner products of
-    np.correlate and np.convolve) by importing scipy.linalg.cython_blas, and with it
-    scipy.linalg: 0.3-0.4 s of every process, on the 2-core machine, that no cached kernel
-    uses. While that module is imported, the check is answered from scipy being installed,
-    not imported: jointspace requires scipy >= 1.11, every release of which ships
-    cython_blas. Every other BLAS check (typing np.dot, @, np.linalg.* in a kernel being
-    compiled) stays Numba's, which imports scipy.linalg when one is compiled.
+    numba.np.arraymath asks at import whether a BLAS is available (`_HAVE_BLAS`, which
+    picks BLAS or a plain loop for the inner products of np.correlate and np.convolve) by
+    importing scipy.linalg.cython_blas, and with it scipy.linalg: 0.15-0.4 s, on the
+    2-core machine, of every process that imports arraymath. Numba imports it when its
+    compiler starts, and a cache load imports it too when a kernel's environment was made
+    in it (the README demo's step does), while no kernel the demo runs calls a BLAS. For the
+    import of that module only, the check is answered from scipy being installed, not
+    imported: jointspace requires scipy >= 1.11, every release of which ships cython_blas.
+    Every other BLAS check (typing np.dot, @, np.linalg.* in a kernel being compiled) stays
+    Numba's, and Numba's runtime imports cython_blas the first time a kernel calls a BLAS.
 
     Returns:
-        Whether the patch is installed.
+        Whether arraymath will be imported so (False: another Numba, or already imported).
     """
-    if "registries" not in _NUMBA_CODE:
-        if not numba.__version__.startswith(_PATCHED_NUMBA):
-            return False
-        _NUMBA_CODE["registries"] = cpu.CPUContext.load_additional_registries
-        cpu.CPUContext.load_additional_registries = _registries_scipy_unimported
+    if not numba.__version__.startswith(_PATCHED_NUMBA) or _ARRAYMATH in sys.modules:
+        return False
+    if not any(isinstance(f, _ArraymathFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ArraymathFinder())
     return True
 
 
-def _registries_scipy_unimported(self):
-    """Numba's CPUContext.load_additional_registries; arraymath's BLAS check imports nothing."""
-    if "numba.np.arraymath" in sys.modules:  # every call after the first (one per kernel)
-        return _NUMBA_CODE["registries"](self)
-    from numba.np import linalg
+_ARRAYMATH = "numba.np.arraymath"
 
-    ensure_blas = linalg.ensure_blas
-    linalg.ensure_blas = _scipy_installed  # arraymath binds it for its import-time check
-    try:
-        return _NUMBA_CODE["registries"](self)
-    finally:
-        linalg.ensure_blas = ensure_blas
+
+class _ArraymathFinder:
+    """Finds numba.np.arraymath as the path finder does, for `_BlasCheckAnswered` to run."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _ARRAYMATH:
+            return None
+        sys.meta_path.remove(self)  # one import
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None:
+            spec.loader = _BlasCheckAnswered(spec.loader)
+        return spec
+
+
+class _BlasCheckAnswered:
+    """The module's loader, running it with numba.np.linalg.ensure_blas answered."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        from numba.np import linalg
+
+        module.__loader__ = module.__spec__.loader = self.loader  # the module's own, as usual
+        ensure_blas = linalg.ensure_blas
+        linalg.ensure_blas = _scipy_installed  # arraymath binds it for its import-time check
+        try:
+            self.loader.exec_module(module)
+        finally:
+            linalg.ensure_blas = ensure_blas
 
 
 def _scipy_installed():
