@@ -381,6 +381,7 @@ def _load_overload_unstarted(self, sig, target_context):
     """Numba's Cache.load_overload, without refreshing the target context where it can."""
     if type(target_context) is cpu.CPUContext:
         rtsys.initialize(target_context)  # the NRT functions loaded code calls
+        outer = getattr(_LOADING, "unstarted", False)
         _LOADING.unstarted = True
         try:
             with self._guard_against_spurious_io_errors():
@@ -388,7 +389,7 @@ def _load_overload_unstarted(self, sig, target_context):
         except _CompilerNeeded:
             pass
         finally:
-            _LOADING.unstarted = False
+            _LOADING.unstarted = outer
     return _NUMBA_CODE["load_overload"](self, sig, target_context)
 
 
