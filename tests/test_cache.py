@@ -373,3 +373,4 @@ def test_object_code_other_than_elf64_is_left_to_numba():
     assert cache._elf_symbols(b"\xcf\xfa\xed\xfe" + bytes(64)) is None  # Mach-O 64
     assert cache._elf_symbols(b"\x7fELF\x01\x01" + bytes(64)) is None  # ELF32
     assert cache._elf_symbols(b"\x64\x86" + bytes(64)) is None  # COFF x86-64
+    assert cache._elf_symbols(b"\x7fELF\x02\x01" + bytes(10)) is None  # cut short

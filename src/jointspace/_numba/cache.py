@@ -482,9 +482,17 @@ def _elf_symbols(obj):
 
     A symbol is defined when it lies in a section (st_shndx not SHN_UNDEF), and needed when
     it does not; section and file symbols, which LLVM's module does not list, are left out.
+    A file that does not parse as one gives None too: Numba's own load then reads it.
     """
     if obj[:6] != b"\x7fELF\x02\x01":  # magic, ELFCLASS64, ELFDATA2LSB
         return None
+    try:
+        return _read_elf_symbols(obj)
+    except (struct.error, IndexError, ValueError):  # ValueError: also a bad name's UTF-8
+        return None
+
+
+def _read_elf_symbols(obj):
     (shoff,) = struct.unpack_from("<Q", obj, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
     if shnum == 0 or shentsize != _ELF_SECTION.size:
