@@ -412,7 +412,7 @@ def defer_blas_check():
     importing scipy.linalg.cython_blas, and with it scipy.linalg: 0.15-0.4 s, on the
     2-core machine, of every process that imports arraymath. Numba imports it when its
     compiler starts, and a cache load imports it too when a kernel's environment was made
-    in it (the README demo's step does), while no kernel the demo runs calls a BLAS. For the
+    in it (one of the README demo's does), while no kernel the demo runs calls a BLAS. For the
     import of that module only, the check is answered from scipy being installed, not
     imported: jointspace requires scipy >= 1.11, every release of which ships cython_blas.
     Every other BLAS check (typing np.dot, @, np.linalg.* in a kernel being compiled) stays
