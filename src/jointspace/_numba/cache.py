@@ -209,7 +209,7 @@ class _UserProvided(_Keyed, caching.UserProvidedCacheLocator):
 
 
 def install():
-    """Put the package-wide locators ahead of Numba's own (idempotent).
+    """Put the package-wide locators ahead of Numba's own, and the warm-load patches (idempotent).
 
     Order as Numba's: NUMBA_CACHE_DIR if set, else beside the sources, else user-wide.
     Every package file is hashed now, as the package is imported: a file edited while the
