@@ -260,3 +260,117 @@ def test_the_compile_notice_can_be_silenced(monkeypatch, capsys):
     ours.__module__ = "jointspace.probe"
     assert njit(ours)(1) == 0
     assert capsys.readouterr().err == ""
+
+
+_LIB = textwrap.dedent("""\
+    import numpy as np
+    from numba import njit
+
+    @njit(cache=True)
+    def inner(x):
+        return 2.0 * x + 1.0
+
+    @njit(cache=True)
+    def outer(a):
+        s = 0.0
+        for v in a:
+            s += inner(v)
+        return s
+
+    @njit(cache=True)
+    def gram(a):
+        return a.T @ a
+    """)
+
+_COLD = textwrap.dedent("""\
+    import sys
+    import numpy as np
+    import jointspace  # noqa: F401  (installs the patches)
+    import lib
+
+    lib.outer(np.arange(4.0))  # compiles: Numba's compiler starts (arraymath's BLAS check)
+    print("numba.np.arraymath" in sys.modules, "scipy.linalg" in sys.modules)
+    lib.gram(np.eye(2))  # typing `@` imports scipy.linalg, as Numba does
+    """)
+
+# A warm interpreter; with FALLBACK set, as if an object needed a name nothing had registered
+_WARM = textwrap.dedent("""\
+    import os
+    import sys
+    import numpy as np
+    from numba import njit
+    from numba.core import codegen
+
+    import jointspace  # noqa: F401  (installs the patches)
+    from jointspace._numba import cache
+    import lib
+
+    if os.environ.get("FALLBACK"):
+        cache._resolvable = lambda names, engine: False
+    objects = {}  # library name -> its object code, as loaded
+    deferred = codegen.CPUCodeLibrary.__dict__["_unserialize"].__func__
+
+    def recording(cls, cg, state):
+        objects[state[0]] = state[2][0]
+        return deferred(cls, cg, state)
+
+    codegen.CPUCodeLibrary._unserialize = classmethod(recording)
+
+    a = np.arange(4.0)
+    print(lib.outer(a), lib.gram(np.eye(2)).sum(), "numba.np.arraymath" in sys.modules)
+    print(sum(lib.outer.stats.cache_hits.values()), sum(lib.gram.stats.cache_hits.values()))
+    libs = [d.overloads[s].library for d in (lib.outer, lib.gram) for s in d.signatures]
+    print(all("_jointspace_bitcode" in L.__dict__ for L in libs))
+
+    @njit
+    def user(a):  # compiled now: links in the cached libraries' bitcode to inline them
+        return lib.outer(a) + lib.inner(3.0)
+
+    print(user(a), "_jointspace_bitcode" in libs[0].__dict__)
+    libs += [lib.inner.overloads[s].library for s in lib.inner.signatures]
+    names = [cache._elf_symbols(objects[L.name])[0] for L in libs]
+    mods = [L._get_module_for_linking() for L in libs]
+    parsed = [{g.name for g in (*m.functions, *m.global_variables) if not g.is_declaration}
+              for m in mods]
+    print(names == parsed)
+    """)
+
+
+def test_cached_kernels_load_without_compiler_or_bitcode_and_link_later(tmp_path):
+    """defer_linking_bitcode, defer_compiler_start and defer_blas_check, in fresh interpreters.
+
+    The first process compiles three cached kernels (one calling another, one using BLAS):
+    Numba's compiler starts without importing scipy.linalg. The second loads them: the
+    results are right, Numba's compiler has not started, no bitcode is parsed, the ELF
+    symbol names equal the bitcode's, and a kernel compiled after the load, which links
+    the loaded ones in, runs right. The third does the same with every symbol check
+    failing: each load then starts the compiler first, as Numba's own load does.
+    """
+    (tmp_path / "lib.py").write_text(_LIB)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT / "src")]))
+    env.pop("NUMBA_CACHE_DIR", None)
+    assert cache.defer_compiler_start()  # defer_blas_check: arraymath may be imported here
+
+    def run(code, **extra):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(env, **extra), cwd=tmp_path, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return r.stdout.split("\n")
+
+    assert run(_COLD)[0] == "True False"
+    for fallback in ("", "1"):
+        out = run(_WARM, FALLBACK=fallback)
+        # Σ (2x + 1), x = 0..3; trace of I by BLAS; whether the compiler started
+        assert out[0] == f"16.0 2.0 {bool(fallback)}"
+        assert out[1] == "1 1"  # both loaded from the cache
+        assert out[2] == "True"  # no bitcode parsed at load
+        assert out[3] == "23.0 False"  # 16 + inner(3); linking parsed outer's bitcode
+        assert out[4] == "True"  # the ELF symbol names are the bitcode's, library by library
+
+
+def test_object_code_other_than_elf64_is_left_to_numba():
+    """Mach-O, COFF or 32-bit ELF object code: no names read, Numba's own load runs."""
+    assert cache._elf_symbols(b"\xcf\xfa\xed\xfe" + bytes(64)) is None  # Mach-O 64
+    assert cache._elf_symbols(b"\x7fELF\x01\x01" + bytes(64)) is None  # ELF32
+    assert cache._elf_symbols(b"\x64\x86" + bytes(64)) is None  # COFF x86-64
+    assert cache._elf_symbols(b"\x7fELF\x02\x01" + bytes(10)) is None  # cut short

@@ -5,6 +5,7 @@ Pillow (the PNG and GIF files); bad input must give one line `jointspace: error:
 non-zero exit status and no traceback.
 """
 
+import gc
 import os
 import signal
 import subprocess
@@ -50,6 +51,23 @@ def test_info_agrees_with_mujoco():
 def test_models_lists_the_embedded_models():
     out = _ok(_run("models"))
     assert [line.split()[0] for line in out.splitlines()] == [n for n, _ in js.models.list()]
+
+
+def test_the_program_freezes_the_heap_and_a_call_from_python_does_not(capsys):
+    """The program's long-lived objects are left out of the GC; a call from Python is not.
+
+    The interpreter's exit ran full collections over them: 0.5 s of the README demo.
+    """
+    from jointspace import cli
+
+    frozen = gc.get_freeze_count()
+    assert cli.main(["models"]) == 0
+    assert gc.get_freeze_count() == frozen
+    code = ("import gc, sys; from jointspace import cli; sys.argv = ['jointspace', 'models']; "
+            "cli.main(); print(gc.get_freeze_count() > 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert _ok(r).splitlines()[-1] == "True"
 
 
 def test_simulate_saves_the_mujoco_trajectory(tmp_path):

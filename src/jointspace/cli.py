@@ -20,7 +20,9 @@ benchmark, 130 after Ctrl-C, which keeps a valid partial output).
 from __future__ import annotations
 
 import argparse
+import atexit
 import difflib
+import gc
 import os
 import subprocess
 import sys
@@ -714,8 +716,29 @@ def _one_line_warnings(message, category, filename, lineno, file=None, line=None
     print(f"jointspace: warning: {message}", file=sys.stderr)
 
 
+def _freeze_the_heap():
+    """Leave the objects the process has made so far, and at exit all of them, out of the GC.
+
+    Importing jointspace leaves ~75,000 objects that live as long as the process (Numba's
+    typing tables, ~500 dispatchers, the modules); each full collection walks all of them,
+    and the interpreter's exit runs several. `gc.freeze()` moves them out of the collector's
+    view (garbage made later is still collected as usual): the README demo took 0.5 s less
+    on the 2-core machine (2.0 -> 1.5 s, best of 6). At exit, what was made since is frozen
+    too, so no cycle is collected then and no `__del__` of an object in a cycle runs, which
+    this program's objects do not need (its output files are closed where they are written).
+    """
+    gc.freeze()
+    atexit.register(gc.freeze)
+
+
 def main(argv=None):
-    """Entry point of `jointspace` and `python -m jointspace`; returns the exit status."""
+    """Entry point of `jointspace` and `python -m jointspace`; returns the exit status.
+
+    Run as the program (argv None), it first freezes the heap (`_freeze_the_heap`); called
+    with argv (as the tests do) it leaves the caller's collector alone.
+    """
+    if argv is None:
+        _freeze_the_heap()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         close = difflib.get_close_matches(argv[0], COMMANDS, n=1, cutoff=0.75)
