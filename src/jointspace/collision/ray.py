@@ -261,17 +261,33 @@ def _hfield(m, d, g, pnt, vec):
     va = np.empty(3)
     vb = np.empty(3)
     vc = np.empty(3)
-    for r in range(rmin, rmax):
+    # the grid vertices of rows r and r + 1 projected on the plane normal to the ray, each
+    # once (a vertex belongs to six triangles): proj[row % 2, 0 or 1, column − cmin]
+    proj = np.empty((2, 2, max(cmax - cmin + 1, 1)))
+    for r in range(rmin, rmax + 1 if rmax > rmin else rmin):
+        for c in range(cmin, cmax + 1):
+            va[0], va[1] = dx * c - size[0], dy * r - size[1]
+            va[2] = data[adr + r * ncol + c] * size[2]
+            proj[r % 2, 0, c - cmin], proj[r % 2, 1, c - cmin] = _project(va, lp, b0, b1)
+        if r == rmin:
+            continue
+        q = r - 1  # the cells of row q, between vertex rows q and r
+        lo, hi = q % 2, r % 2
         for c in range(cmin, cmax):
+            i = c - cmin
             # the cell's two triangles, counter-clockwise seen from above
             for t in range(2):
-                va[0], va[1] = dx * c - size[0], dy * r - size[1]
-                va[2] = data[adr + r * ncol + c] * size[2]
-                vb[0], vb[1] = dx * (c + 1) - size[0], dy * (r + t) - size[1]
-                vb[2] = data[adr + (r + t) * ncol + c + 1] * size[2]
-                vc[0], vc[1] = dx * (c + 1 - t) - size[0], dy * (r + 1) - size[1]
-                vc[2] = data[adr + (r + 1) * ncol + c + 1 - t] * size[2]
-                sol = _triangle(va, vb, vc, lp, lv, b0, b1)
+                yb, xc = (lo, i + 1) if t == 0 else (hi, i)
+                if not _inside(proj[lo, 0, i], proj[lo, 1, i], proj[yb, 0, i + 1],
+                               proj[yb, 1, i + 1], proj[hi, 0, xc], proj[hi, 1, xc]):
+                    continue
+                va[0], va[1] = dx * c - size[0], dy * q - size[1]
+                va[2] = data[adr + q * ncol + c] * size[2]
+                vb[0], vb[1] = dx * (c + 1) - size[0], dy * (q + t) - size[1]
+                vb[2] = data[adr + (q + t) * ncol + c + 1] * size[2]
+                vc[0], vc[1] = dx * (c + 1 - t) - size[0], dy * (q + 1) - size[1]
+                vc[2] = data[adr + (q + 1) * ncol + c + 1 - t] * size[2]
+                sol = _distance(va, vb, vc, lp, lv)
                 if sol >= 0.0 and (x < 0.0 or sol < x):
                     x = sol
                     u0, u1, u2 = va[0] - vc[0], va[1] - vc[1], va[2] - vc[2]
@@ -305,28 +321,49 @@ def _hfield(m, d, g, pnt, vec):
 
 
 @njit(cache=True)
+def _project(v, lp, b0, b1):
+    """(b0 · (v − lp), b1 · (v − lp)): a vertex in the plane normal to the ray."""
+    e0, e1, e2 = v[0] - lp[0], v[1] - lp[1], v[2] - lp[2]
+    return b0[0] * e0 + b0[1] * e1 + b0[2] * e2, b1[0] * e0 + b1[1] * e1 + b1[2] * e2
+
+
+@njit(cache=True)
 def _triangle(a, b, c, lp, lv, b0, b1):
-    """The ray (geom frame) against triangle abc, as MuJoCo's ray_triangle; −1: missed."""
-    pl = np.empty((3, 2))
-    for i in range(3):
-        v = a if i == 0 else (b if i == 1 else c)
-        e0, e1, e2 = v[0] - lp[0], v[1] - lp[1], v[2] - lp[2]
-        pl[i, 0] = b0[0] * e0 + b0[1] * e1 + b0[2] * e2
-        pl[i, 1] = b1[0] * e0 + b1[1] * e1 + b1[2] * e2
-    for k in range(2):
-        if (pl[0, k] > 0 and pl[1, k] > 0 and pl[2, k] > 0) \
-                or (pl[0, k] < 0 and pl[1, k] < 0 and pl[2, k] < 0):
-            return -1.0
-    A0, A1 = pl[0, 0] - pl[2, 0], pl[1, 0] - pl[2, 0]
-    A2, A3 = pl[0, 1] - pl[2, 1], pl[1, 1] - pl[2, 1]
-    r0, r1 = -pl[2, 0], -pl[2, 1]
+    """The ray (geom frame) against triangle abc, as MuJoCo's ray_triangle; −1: missed.
+
+    The vertices are projected on the plane normal to the ray (basis b0, b1) into scalars:
+    a scratch array here cost an allocation per triangle, 5× the test itself on a height
+    field's cells.
+    """
+    x0, y0 = _project(a, lp, b0, b1)
+    x1, y1 = _project(b, lp, b0, b1)
+    x2, y2 = _project(c, lp, b0, b1)
+    if not _inside(x0, y0, x1, y1, x2, y2):
+        return -1.0
+    return _distance(a, b, c, lp, lv)
+
+
+@njit(cache=True)
+def _inside(x0, y0, x1, y1, x2, y2):
+    """Whether the ray passes through the triangle whose projected vertices are (x_i, y_i)."""
+    if (x0 > 0 and x1 > 0 and x2 > 0) or (x0 < 0 and x1 < 0 and x2 < 0):
+        return False
+    if (y0 > 0 and y1 > 0 and y2 > 0) or (y0 < 0 and y1 < 0 and y2 < 0):
+        return False
+    A0, A1 = x0 - x2, x1 - x2
+    A2, A3 = y0 - y2, y1 - y2
+    r0, r1 = -x2, -y2
     det = A0 * A3 - A1 * A2
     if abs(det) < MINVAL:
-        return -1.0
+        return False
     t0 = (A3 * r0 - A1 * r1) / det
     t1 = (-A2 * r0 + A0 * r1) / det
-    if t0 < 0 or t1 < 0 or t0 + t1 > 1:
-        return -1.0
+    return not (t0 < 0 or t1 < 0 or t0 + t1 > 1)
+
+
+@njit(cache=True)
+def _distance(a, b, c, lp, lv):
+    """Distance along the ray to the plane of triangle abc (−1 when parallel to it)."""
     u0, u1, u2 = a[0] - c[0], a[1] - c[1], a[2] - c[2]
     w0, w1, w2 = b[0] - c[0], b[1] - c[1], b[2] - c[2]
     n0, n1, n2 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
