@@ -599,23 +599,49 @@ def count_active(d, state):
 
 @njit(cache=True)
 def make_ar(m, d, AR):
-    """AR = J M⁻¹ Jᵀ + diag(R) (nefc × nefc, dense, symmetric): the dual's Hessian."""
+    """AR = J M⁻¹ Jᵀ + diag(R) (nefc × nefc, dense, symmetric): the dual's Hessian.
+
+    With M = Lᵀ D L (d.qLD), J M⁻¹ Jᵀ = Y Yᵀ for Y = J L⁻¹ D^-½: one triangular pass per
+    row (its rows' non-zeros are the ancestors of J's), then dense products of the rows
+    in four interleaved sums, as MuJoCo's mj_projectConstraint with mju_sqrMatTD.
+    """
     nefc = d.nefc[0]
     nv = m.nv
     J = d.efc_J
+    madr = m.dof_Madr
+    col = m.M_col
+    qLD = d.qLD
+    nM = uint64(qLD.shape[0])
     Y = np.empty((nefc, nv))
     for i in range(nefc):
+        y = Y[i]
         for k in range(nv):
-            Y[i, k] = J[i, k]
-        solve_m(m, d, Y[i])
-    nnz = d.efc_J_rownnz
-    ind = d.efc_J_colind
+            y[k] = J[i, k]
+        # Lᵀ z = J_iᵀ, leaves first
+        for k in range(nv - 1, -1, -1):
+            zk = y[k]
+            if zk != 0.0:
+                end = uint64(madr[k + 1]) if k + 1 < nv else nM
+                for adr in range(uint64(madr[k]) + uint64(1), end):
+                    y[uint64(col[adr])] -= qLD[adr] * zk
+        for k in range(nv):
+            y[k] *= math.sqrt(d.qLDiagInv[k])
     for i in range(nefc):
+        yi = Y[i]
         for j in range(i + 1):
-            s = 0.0
-            for t in range(nnz[i]):
-                k = ind[i, t]
-                s += J[i, k] * Y[j, k]
+            yj = Y[j]
+            s0 = s1 = s2 = s3 = 0.0
+            k = 0
+            while k + 3 < nv:
+                s0 += yi[k] * yj[k]
+                s1 += yi[k + 1] * yj[k + 1]
+                s2 += yi[k + 2] * yj[k + 2]
+                s3 += yi[k + 3] * yj[k + 3]
+                k += 4
+            while k < nv:
+                s0 += yi[k] * yj[k]
+                k += 1
+            s = (s0 + s1) + (s2 + s3)
             AR[i, j] = s
             AR[j, i] = s
         AR[i, i] += d.efc_R[i]
