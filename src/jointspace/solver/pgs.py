@@ -197,9 +197,13 @@ def _pcg32(rng):
 
 @njit(cache=True)
 def _shuffle(a, n, rng):
-    """Fisher–Yates shuffle of a[:n] in place, drawing from rng."""
+    """Fisher–Yates shuffle of a[:n] in place, drawing from rng.
+
+    The draw is reduced modulo i + 1 in 32 bits, as MuJoCo's shuffle_int (a 64-bit
+    division costs about twice as much, for the same value).
+    """
     for i in range(n - 1, 0, -1):
-        j = int(_pcg32(rng) % np.uint64(i + 1))
+        j = int(np.uint32(_pcg32(rng)) % np.uint32(i + 1))
         t = a[i]
         a[i] = a[j]
         a[j] = t
