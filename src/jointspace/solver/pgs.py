@@ -261,12 +261,27 @@ def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
 
 @njit(cache=True)
 def row_dot(AR, i, f, rows, lo, contig):
-    """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run."""
+    """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run.
+
+    The run is summed in four interleaved sums (as MuJoCo's mju_dot) rather than one chain
+    of dependent additions: 40 sweeps over gymnasium humanoid's 18 rows 51 -> 41 µs.
+    """
     s = 0.0
     if contig:
         row = AR[i]
-        for k in range(lo, lo + rows.shape[0]):
-            s += row[k] * f[k]
+        s0 = s1 = s2 = s3 = 0.0
+        k = lo
+        end = lo + rows.shape[0]
+        while k + 3 < end:
+            s0 += row[k] * f[k]
+            s1 += row[k + 1] * f[k + 1]
+            s2 += row[k + 2] * f[k + 2]
+            s3 += row[k + 3] * f[k + 3]
+            k += 4
+        while k < end:
+            s0 += row[k] * f[k]
+            k += 1
+        s = (s0 + s1) + (s2 + s3)
     else:
         for r in rows:
             s += AR[i, r] * f[r]
