@@ -724,11 +724,6 @@ def test_mesh_material_applies_to_its_geoms_as_in_mujoco():
     ('<mujoco><default><pair adhesion="2"/></default><worldbody><geom name="a" size=".1"/>'
      '<body><freejoint/><geom name="b" size=".1"/></body></worldbody><contact>\n'
      '<pair geom1="a" geom2="b"/></contact></mujoco>', "model.xml:2 <pair>: adhesion=2.0"),
-    ('<mujoco><worldbody><body>\n<joint damping="0.1 0.2"/><geom size=".1"/></body>'
-     '</worldbody></mujoco>', "damping polynomial"),
-    ('<mujoco><worldbody><body><joint name="j"/><geom size=".1"/></body></worldbody><tendon>'
-     '\n<fixed damping="0.1 0.3"><joint joint="j" coef="1"/></fixed></tendon></mujoco>',
-     "damping polynomial"),
 ])
 def test_mjcf_that_mujoco_computes_and_jointspace_does_not_is_refused(xml, what):
     mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 loads it

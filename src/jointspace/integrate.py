@@ -10,7 +10,9 @@ Velocity updates (mj_Euler, mj_implicit, engine_forward.c), all followed by the
 semi-implicit position update q ← q ⊕ h v_next (and preceded by the activation update
 act ← next_activation(act, act_dot), `jointspace.actuation`):
   Euler         v_next = v + h (M + h B)⁻¹ (qfrc_smooth + qfrc_constraint)
-                B = diag(dof_damping): the implicit damping of Todorov (ICRA 2014, §II.B),
+                B = diag(∂(c(v) v)/∂v) of the dof dampers, c(v) = b + p₀ |v| + p₁ v²
+                (dof_damping, dof_dampingpoly; diag(dof_damping) when linear): the
+                implicit damping of Todorov (ICRA 2014, §II.B),
                 D = armature + B h; without damping (M + hB) = M and the step uses qacc.
   implicitfast  v_next = v + h (M − h D)⁻¹ f,  D = ∂(qfrc_passive + qfrc_actuator)/∂v
                 (symmetric: −B plus Σ_actuators ∂force/∂velocity · momentᵀ moment), with the
@@ -32,7 +34,7 @@ from jointspace.actuation import actuator_damping, advance_act
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
-from jointspace.passive import fluid, sub_quat
+from jointspace.passive import damping_deriv, fluid, sub_quat
 from jointspace.rotation import quat_mul_s
 from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, DSBL_SPRING, JNT_BALL, JNT_FREE, MINVAL
 
@@ -119,21 +121,31 @@ def advance(m, d, qacc):
 
 
 @njit(cache=True, inline="always")
-def damping(m, i):
-    """dof_damping[i], or 0 when passive damping is disabled."""
-    return 0.0 if m.opt_disableflags[0] & DSBL_DAMPER else m.dof_damping[i]
+def damping(m, d, i):
+    """B_ii = ∂(c(v) v)/∂v at v = qvel[i] (b + 2 p₀ |v| + 3 p₁ v²), 0 with damping disabled."""
+    if m.opt_disableflags[0] & DSBL_DAMPER:
+        return 0.0
+    return damping_deriv(m.dof_damping[i], m.dof_dampingpoly[i], d.qvel[i])
+
+
+@njit(cache=True, inline="always")
+def tendon_damping(m, d, t):
+    """b_t = ∂(c(v) v)/∂v of tendon t's damper at v = ten_velocity[t]."""
+    return damping_deriv(m.tendon_damping[t], m.tendon_dampingpoly[t], d.ten_velocity[t])
 
 
 @njit(cache=True)
 def euler_damped(m):
-    """True when the Euler step integrates dof damping implicitly (some damping > 0).
+    """True when the Euler step integrates dof damping implicitly.
 
-    Implicit damping is on unless disabled (eulerdamp) or damping itself is off (damper).
+    That is when some dof has damping > 0 or a nonzero damping polynomial, unless implicit
+    damping is disabled (eulerdamp) or damping itself is off (damper).
     """
     if m.opt_disableflags[0] & (DSBL_EULERDAMP | DSBL_DAMPER):
         return False
     for i in range(m.nv):
-        if m.dof_damping[i] > 0.0:
+        if (m.dof_damping[i] > 0.0 or m.dof_dampingpoly[i, 0] != 0.0
+                or m.dof_dampingpoly[i, 1] != 0.0):
             return True
     return False
 
@@ -149,7 +161,7 @@ def euler(m, d):
     # qH = M + h diag(B)
     d.qH[:] = d.qM
     for i in range(nv):
-        d.qH[m.dof_Madr[i]] += h * damping(m, i)
+        d.qH[m.dof_Madr[i]] += h * damping(m, d, i)
     bad = factor_ld(m, d.qH, d.qHDiagInv)
     qacc = d.scratch_v[2]
     for i in range(nv):
@@ -249,6 +261,8 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
     """Add scale · Σ_t b_t ten_J_tᵀ ten_J_t (tendon damping, mjd_passive_vel) to qH or A.
 
+    b_t is the damper's velocity derivative at ten_velocity (`tendon_damping`).
+
     As MuJoCo keeps the term on its matrices' sparsity: dense (implicit), the dof pairs of
     one kinematic tree (qDeriv's pattern); sparse (implicitfast), the (i, ancestor j)
     entries of qH. The blocks of standalone free bodies get theirs in `free_block`.
@@ -256,7 +270,7 @@ def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
     if m.opt_disableflags[0] & DSBL_DAMPER:
         return
     for t in range(m.ntendon):
-        b = m.tendon_damping[t]
+        b = tendon_damping(m, d, t)
         if b == 0.0:
             continue
         J = d.ten_J[t]
@@ -326,7 +340,7 @@ def implicitfast_matrix(m, d):
     h = m.opt_timestep[0]
     d.qH[:] = d.qM
     for i in range(nv):
-        d.qH[m.dof_Madr[i]] += h * damping(m, i)
+        d.qH[m.dof_Madr[i]] += h * damping(m, d, i)
     _add_actuator_deriv(m, d, -h, d.qH, d.scratch_vv, False)
     if m.ntendon:
         _add_tendon_damping(m, d, h, d.qH, d.scratch_vv, False)
@@ -367,7 +381,7 @@ def free_block(m, d, j, A, B):
         for k in range(r + 1):
             A[r, r - k] = d.qM[adr + k]
             A[r - k, r] = d.qM[adr + k]
-        A[r, r] += h * damping(m, a + r)
+        A[r, r] += h * damping(m, d, a + r)
     for u in range(m.nu):
         dfdv = actuator_damping(m, d, u)
         if dfdv != 0.0:
@@ -378,7 +392,7 @@ def free_block(m, d, j, A, B):
     if m.ntendon and not m.opt_disableflags[0] & DSBL_DAMPER:
         # + h Σ_t b_t ten_J_tᵀ ten_J_t on the block
         for t in range(m.ntendon):
-            bt = m.tendon_damping[t]
+            bt = tendon_damping(m, d, t)
             if bt != 0.0:
                 Jt = d.ten_J[t, a:a + 6]
                 for r in range(6):
@@ -515,7 +529,7 @@ def implicit_matrix(m, d, A):
                 A[j, i] += d.qM[adr]
             adr += 1
             j = m.dof_parentid[j]
-        A[i, i] += h * damping(m, i)
+        A[i, i] += h * damping(m, d, i)
     _add_actuator_deriv(m, d, -h, d.qH, A, True)
     if m.ntendon:
         _add_tendon_damping(m, d, h, d.qH, A, True)

@@ -78,6 +78,7 @@ from jointspace.integrate import (
     implicitfast_matrix,
     integrate_pos_kernel,
     is_free_body,
+    tendon_damping,
 )
 from jointspace.kinematics import tendon_bias
 from jointspace.sensor import contact_frame_forces, sensor_stage
@@ -294,7 +295,7 @@ def _discrete_acc(m, d, qacc):
         h = m.opt_timestep[0]
         mul_m(m, d.qM, qacc, qfrc)
         for i in range(nv):
-            qfrc[i] += h * damping(m, i) * qacc[i]
+            qfrc[i] += h * damping(m, d, i) * qacc[i]
     elif integrator == INT_IMPLICITFAST:
         # qfrc = (M − h D) a_h, standalone free bodies by their unsymmetric 6×6 block
         actuation(m, d)
@@ -644,9 +645,10 @@ def _inverse_jacobians(m, d, out, outv, outq, with_v):
     linear or satisfied one; on an elliptic contact on the cone's surface, H = (∂x/∂y) diag(D)
     by `_cone_jacobian` (y = −D jar). At a zone boundary this is the derivative of the zone the
     row is in. Without equality rows aref = −B J qvel − K I (pos − margin) (B = efc_KBIP[:, 1]),
-    so ∂f/∂qvel = ∂c/∂qvel (`rnea_derivatives_kernel`) + diag(dof_damping) + Jᵀ H B J. Needs the
-    inverse's stages at d (rne at qacc included); without with_v, outv holds ∂c/∂qvel alone (the
-    caller's differences overwrite it).
+    so ∂f/∂qvel = ∂c/∂qvel (`rnea_derivatives_kernel`) + diag(∂(c(v) v)/∂v of the dof
+    dampers, `damping`) + Σ_t b_t ten_J_tᵀ ten_J_t (the tendon dampers' derivative,
+    `tendon_damping`) + Jᵀ H B J. Needs the inverse's stages at d (rne at qacc included);
+    without with_v, outv holds ∂c/∂qvel alone (the caller's differences overwrite it).
     """
     nv = m.nv
     mass = np.empty((nv, nv))
@@ -654,7 +656,16 @@ def _inverse_jacobians(m, d, out, outv, outq, with_v):
     if with_v:
         if (m.opt_disableflags[0] & DSBL_DAMPER) == 0:
             for k in range(nv):
-                outv[k, k] += m.dof_damping[k]
+                outv[k, k] += damping(m, d, k)
+            # + b_t ten_J_tᵀ ten_J_t, b_t the tendon damper's derivative at ten_velocity
+            for t in range(m.ntendon):
+                bt = tendon_damping(m, d, t)
+                if bt != 0.0:
+                    Jt = d.ten_J[t]
+                    for r in range(nv):
+                        if Jt[r] != 0.0:
+                            for c in range(nv):
+                                outv[r, c] += bt * Jt[r] * Jt[c]
     crb_stage(m, d)
     dense_from_sparse(m, d.qM, out)
     kb = d.efc_KBIP
@@ -965,9 +976,10 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     M + Jᵀ H J, H the derivative of the 2014 paper's closed-form constraint forces (D on
     rows in their quadratic zone, 0 in the others, and on elliptic contacts on the cone's
     surface the derivative of Algorithm 5's projection). ∂f/∂qvel is analytical too,
-    ∂c/∂qvel (`rnea_derivatives`) + diag(damping) + Jᵀ H B J (B the rows' reference
-    damping), unless the model has active equality rows (whose aref holds J̇ qvel) or
-    `actuation` is set: then it is finite-differenced, rerunning the velocity stage onward.
+    ∂c/∂qvel (`rnea_derivatives`) + the dof and tendon dampers' derivatives + Jᵀ H B J
+    (B the rows' reference damping), unless the model has active equality rows (whose aref
+    holds J̇ qvel) or `actuation` is set: then it is finite-differenced, rerunning the
+    velocity stage onward.
     ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is ∂(M qacc + c)/∂qpos
     (analytical, `rnea_derivatives`) plus finite differences of the rest, −qfrc_passive
     − qfrc_constraint (− qfrc_actuator), forward (MuJoCo's definition) or centered. With

@@ -7,17 +7,21 @@ without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.a
   hinge, slide:  qfrc_spring = -k (q - q_spring)
   ball:          qfrc_spring = -k log(q_spring⁻¹ ⊗ q)   (rotation vector in the joint frame)
   free:          the ball rule for the rotation, -k (p - p_spring) for the world translation
-  every dof:     qfrc_damper = -b qvel
+  every dof:     qfrc_damper = -c(qvel) qvel,  c(v) = b + p₀ |v| + p₁ v²
   tendons:       qfrc_spring += ten_Jᵀ (-k_t x_t), x_t the length outside the dead band
-                 tendon_lengthspring; qfrc_damper += ten_Jᵀ (-b_t ten_velocity)
+                 tendon_lengthspring; qfrc_damper += ten_Jᵀ (-c_t(v_t) v_t), v_t = ten_velocity
   gravcomp:      qfrc_gravcomp = Σ_b J_bᵀ (-gravcomp_b m_b g)   (J_b at the body's com)
   fluid:         qfrc_fluid = Σ_b J_bᵀ R_b f_b, with f_b the inertia-box drag and viscous
                  force of body b in its inertial frame (below), or, for a body with a geom of
                  fluidshape="ellipsoid", the ellipsoid model's force on each such geom
-with k = jnt_stiffness, b = dof_damping. The spring and damper forces are exact gradients of
-the energies that `jointspace.dynamics.energy` reports (½ k |x|² with x the displacement
-above). With both the "spring" and "damper" flags disabled every passive force is zero, as in
-MuJoCo; gravity compensation also needs gravity (flag and a nonzero vector).
+with k = jnt_stiffness, b = dof_damping and p = dof_dampingpoly (MuJoCo 4's damping
+polynomial, the second and third values of `damping`; tendon_damping and tendon_dampingpoly
+for tendons). The implicit integrators and the inverse use the damper's velocity derivative
+−c'(v) with c'(v) = ∂(c(v) v)/∂v = b + 2 p₀ |v| + 3 p₁ v² (`damping_deriv`). The spring
+forces are exact gradients of the energies that `jointspace.dynamics.energy` reports
+(½ k |x|² with x the displacement above). With both the "spring" and "damper" flags
+disabled every passive force is zero, as in MuJoCo; gravity compensation also needs gravity
+(flag and a nonzero vector).
 
 The inertia-box model (MuJoCo's "Computation" chapter, fluid forces) replaces body b of mass
 m and principal inertia (I₀, I₁, I₂) by the uniform box of the same inertia, of sides
@@ -53,6 +57,20 @@ from jointspace.types import (
     MINVAL,
     SMALL_SPRING,
 )
+
+
+@njit(cache=True, inline="always")
+def damping_coef(b, poly, v):
+    """c(v) = b + p₀ |v| + p₁ v²: the damper force is −c(v) v (mju_polyForce, odd)."""
+    x = abs(v)
+    return b + poly[0] * x + poly[1] * (x * x)
+
+
+@njit(cache=True, inline="always")
+def damping_deriv(b, poly, v):
+    """∂(c(v) v)/∂v = b + 2 p₀ |v| + 3 p₁ v², the damper's velocity derivative (mjd_xPolyForce)."""
+    x = abs(v)
+    return b + 2.0 * poly[0] * x + 3.0 * poly[1] * (x * x)
 
 
 @njit(cache=True, inline="always")
@@ -153,21 +171,25 @@ def _tendon_springs_dampers(m, d, flags):
     """Tendon springs (dead band [lower, upper]) and dampers, through ten_J (mj_springdamper).
 
     x = L − upper above the band, L − lower below it, 0 inside;
-    qfrc_spring += ten_Jᵀ (−k x),  qfrc_damper += ten_Jᵀ (−b ten_velocity).
+    qfrc_spring += ten_Jᵀ (−k x),  qfrc_damper += ten_Jᵀ (−c(v) v), v = ten_velocity,
+    c(v) = b + p₀ |v| + p₁ v² (`damping_coef`).
     """
     spring = not flags & DSBL_SPRING
     damper = not flags & DSBL_DAMPER
     for t in range(m.ntendon):
         k = m.tendon_stiffness[t] if spring else 0.0
         b = m.tendon_damping[t] if damper else 0.0
-        if k == 0.0 and b == 0.0:
+        poly = m.tendon_dampingpoly[t]
+        has_poly = damper and (poly[0] != 0.0 or poly[1] != 0.0)
+        if k == 0.0 and b == 0.0 and not has_poly:
             continue
         length = d.ten_length[t]
         lower = m.tendon_lengthspring[t, 0]
         upper = m.tendon_lengthspring[t, 1]
         x = length - upper if length > upper else length - lower if length < lower else 0.0
         fs = -k * x
-        fd = -b * d.ten_velocity[t]
+        v = d.ten_velocity[t]
+        fd = -v * damping_coef(b, poly, v) if damper else 0.0
         J = d.ten_J[t]
         for c in range(m.nv):
             if J[c] != 0.0:
@@ -420,12 +442,14 @@ def passive(m, d):
     flags = m.opt_disableflags[0]
     if flags & DSBL_SPRING and flags & DSBL_DAMPER:
         return
-    # qfrc_damper = -b v
+    # qfrc_damper = -c(v) v,  c(v) = b + p₀ |v| + p₁ v²
     if not flags & DSBL_DAMPER:
         damping = m.dof_damping
+        poly = m.dof_dampingpoly
         qvel = d.qvel
         for i in range(nv):
-            d.qfrc_damper[i] = -damping[i] * qvel[i]
+            v = qvel[i]
+            d.qfrc_damper[i] = -v * damping_coef(damping[i], poly[i], v)
     if not flags & DSBL_SPRING:
         _springs(m, d)
     if m.ntendon:

@@ -287,6 +287,7 @@ _MODEL_FIELDS = [
     ("dof_frictionloss", types.float64[::1]),
     ("dof_armature", types.float64[::1]),
     ("dof_damping", types.float64[::1]),
+    ("dof_dampingpoly", types.float64[:, ::1]),
     ("dof_invweight0", types.float64[::1]),
     ("dof_M0", types.float64[::1]),
     ("qpos0", types.float64[::1]),
@@ -403,6 +404,7 @@ _MODEL_FIELDS = [
     ("tendon_margin", types.float64[::1]),
     ("tendon_stiffness", types.float64[::1]),
     ("tendon_damping", types.float64[::1]),
+    ("tendon_dampingpoly", types.float64[:, ::1]),
     ("tendon_armature", types.float64[::1]),
     ("tendon_frictionloss", types.float64[::1]),
     ("tendon_actfrclimited", types.uint8[::1]),
@@ -685,10 +687,11 @@ def _fill_model_2(s, body_pos, body_quat, body_ipos, body_iquat, body_mass, body
 
 
 @njit(cache=True)
-def _fill_model_3(s, dof_frictionloss, dof_armature, dof_damping, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid, site_size):
+def _fill_model_3(s, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid):
     s.dof_frictionloss = _borrow(dof_frictionloss)
     s.dof_armature = _borrow(dof_armature)
     s.dof_damping = _borrow(dof_damping)
+    s.dof_dampingpoly = _borrow(dof_dampingpoly)
     s.dof_invweight0 = _borrow(dof_invweight0)
     s.dof_M0 = _borrow(dof_M0)
     s.qpos0 = _borrow(qpos0)
@@ -717,11 +720,11 @@ def _fill_model_3(s, dof_frictionloss, dof_armature, dof_damping, dof_invweight0
     s.geom_fluid = _borrow(geom_fluid)
     s.site_type = _borrow(site_type)
     s.site_bodyid = _borrow(site_bodyid)
-    s.site_size = _borrow(site_size)
 
 
 @njit(cache=True)
-def _fill_model_4(s, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum):
+def _fill_model_4(s, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr):
+    s.site_size = _borrow(site_size)
     s.site_pos = _borrow(site_pos)
     s.site_quat = _borrow(site_quat)
     s.cam_mode = _borrow(cam_mode)
@@ -753,11 +756,11 @@ def _fill_model_4(s, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid
     s.mesh_hullvertadr = _borrow(mesh_hullvertadr)
     s.mesh_hullvertnum = _borrow(mesh_hullvertnum)
     s.mesh_hullpolyadr = _borrow(mesh_hullpolyadr)
-    s.mesh_hullpolynum = _borrow(mesh_hullpolynum)
 
 
 @njit(cache=True)
-def _fill_model_5(s, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref):
+def _fill_model_5(s, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0):
+    s.mesh_hullpolynum = _borrow(mesh_hullpolynum)
     s.hull_vert = _borrow(hull_vert)
     s.hullpoly_vertadr = _borrow(hullpoly_vertadr)
     s.hullpoly_vertnum = _borrow(hullpoly_vertnum)
@@ -789,11 +792,11 @@ def _fill_model_5(s, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_nor
     s.eq_obj2id = _borrow(eq_obj2id)
     s.eq_objtype = _borrow(eq_objtype)
     s.eq_active0 = _borrow(eq_active0)
-    s.eq_solref = _borrow(eq_solref)
 
 
 @njit(cache=True)
-def _fill_model_6(s, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid):
+def _fill_model_6(s, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0):
+    s.eq_solref = _borrow(eq_solref)
     s.eq_solimp = _borrow(eq_solimp)
     s.eq_data = _borrow(eq_data)
     s.pair_dim = _borrow(pair_dim)
@@ -817,6 +820,7 @@ def _fill_model_6(s, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_
     s.tendon_margin = _borrow(tendon_margin)
     s.tendon_stiffness = _borrow(tendon_stiffness)
     s.tendon_damping = _borrow(tendon_damping)
+    s.tendon_dampingpoly = _borrow(tendon_dampingpoly)
     s.tendon_armature = _borrow(tendon_armature)
     s.tendon_frictionloss = _borrow(tendon_frictionloss)
     s.tendon_actfrclimited = _borrow(tendon_actfrclimited)
@@ -824,12 +828,12 @@ def _fill_model_6(s, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_
     s.tendon_lengthspring = _borrow(tendon_lengthspring)
     s.tendon_length0 = _borrow(tendon_length0)
     s.tendon_invweight0 = _borrow(tendon_invweight0)
-    s.wrap_type = _borrow(wrap_type)
-    s.wrap_objid = _borrow(wrap_objid)
 
 
 @njit(cache=True)
-def _fill_model_7(s, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+def _fill_model_7(s, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+    s.wrap_type = _borrow(wrap_type)
+    s.wrap_objid = _borrow(wrap_objid)
     s.wrap_prm = _borrow(wrap_prm)
     s.sensor_type = _borrow(sensor_type)
     s.sensor_datatype = _borrow(sensor_datatype)
@@ -1008,11 +1012,11 @@ def make_model_struct(m):
     _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep)
     _fill_model_1(owner, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr)
     _fill_model_2(owner, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp)
-    _fill_model_3(owner, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size)
-    _fill_model_4(owner, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum)
-    _fill_model_5(owner, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref)
-    _fill_model_6(owner, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid)
-    _fill_model_7(owner, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_3(owner, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid)
+    _fill_model_4(owner, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr)
+    _fill_model_5(owner, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0)
+    _fill_model_6(owner, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0)
+    _fill_model_7(owner, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

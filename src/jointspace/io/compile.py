@@ -79,6 +79,14 @@ def _where(elem):
     return f" ({elem.source})" if getattr(elem, "source", "") else ""
 
 
+def _check_dampingpoly(what, poly, where):
+    """ModelError unless poly is MuJoCo's mjNPOLY = 2 finite, non-negative coefficients."""
+    a = np.asarray(poly, dtype=np.float64).ravel()
+    if a.size != 2 or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ModelError(f"{what} dampingpoly must be 2 finite non-negative coefficients "
+                         f"(p0, p1), got {a.tolist()}{where}")
+
+
 def _check_finite(values, what, elem):
     a = np.asarray(values, dtype=np.float64)
     if not np.all(np.isfinite(a)):
@@ -830,6 +838,7 @@ class _Compiler:
                                   ("frictionloss", j.frictionloss), ("stiffness", j.stiffness)):
                     if not np.isfinite(val) or val < 0:
                         raise ModelError(f"joint {name} must be non-negative, got {val}{_where(j)}")
+                _check_dampingpoly("joint", j.dampingpoly, _where(j))
                 sd = tuple(j.springdamper)
                 if (sd[0] or sd[1]) and not (sd[0] > 0 and sd[1] > 0):
                     raise ModelError(f"joint springdamper={sd}: when given, both values "
@@ -859,7 +868,7 @@ class _Compiler:
                     dof_rows.append(dict(bodyid=i, jntid=jid, parentid=parent_dof,
                                          solref=j.solref_friction, solimp=j.solimp_friction,
                                          frictionloss=j.frictionloss, armature=j.armature,
-                                         damping=j.damping))
+                                         damping=j.damping, dampingpoly=j.dampingpoly))
                     parent_dof = nv
                     nv += 1
                     ndof += 1
@@ -982,8 +991,8 @@ class _Compiler:
                                  "margin", "actfrclimited", "actfrcrange", "actgravcomp"), njnt,
               dict(solref=(2,), solimp=(5,), pos=(3,), axis=(3,), range=(2,), actfrcrange=(2,)))
         table("dof_", dof_rows, ("bodyid", "jntid", "parentid", "solref", "solimp",
-                                 "frictionloss", "armature", "damping"), nv,
-              dict(solref=(2,), solimp=(5,)))
+                                 "frictionloss", "armature", "damping", "dampingpoly"), nv,
+              dict(solref=(2,), solimp=(5,), dampingpoly=(2,)))
         table("geom_", geom_rows, ("type", "contype", "conaffinity", "condim", "bodyid",
                                    "dataid", "group", "priority", "solmix", "solref", "solimp",
                                    "size", "aabb", "rbound", "pos", "quat", "friction", "margin",
@@ -1152,18 +1161,21 @@ class _Compiler:
                 raise ModelError(f"tendon armature with geom wrapping is not supported (as in "
                                  f"MuJoCo: its bias force needs the wrap's derivative); remove "
                                  f"the armature or the wrap geoms{_where(t)}")
+            _check_dampingpoly("tendon", t.dampingpoly, _where(t))
             rows.append(dict(adr=adr, num=len(wraps) - adr, limited=int(t.limited),
                              solref_lim=t.solref_limit, solimp_lim=t.solimp_limit,
                              solref_fri=t.solref_friction, solimp_fri=t.solimp_friction,
                              range=t.range, margin=t.margin, stiffness=t.stiffness,
-                             damping=t.damping, armature=t.armature,
+                             damping=t.damping, dampingpoly=t.dampingpoly,
+                             armature=t.armature,
                              frictionloss=t.frictionloss, lengthspring=t.springlength,
                              actfrclimited=int(t.actfrclimited), actfrcrange=t.actfrcrange))
         n = len(rows)
         shapes = dict(solref_lim=(2,), solimp_lim=(5,), solref_fri=(2,), solimp_fri=(5,),
-                      range=(2,), lengthspring=(2,), actfrcrange=(2,))
+                      range=(2,), lengthspring=(2,), actfrcrange=(2,), dampingpoly=(2,))
         for k in ("adr", "num", "limited", "solref_lim", "solimp_lim", "solref_fri",
-                  "solimp_fri", "range", "margin", "stiffness", "damping", "armature",
+                  "solimp_fri", "range", "margin", "stiffness", "damping", "dampingpoly",
+                  "armature",
                   "frictionloss", "lengthspring", "actfrclimited", "actfrcrange"):
             A["tendon_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
                 (n,) + shapes.get(k, ()))

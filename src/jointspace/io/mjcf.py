@@ -198,7 +198,7 @@ _TABLES = {
     "joint": {
         "name": _S, "class": _S, "type": _k(*_JOINT_TYPES), "group": _I, "pos": _f(3),
         "axis": _f(3), "limited": _L, "range": _f(2), "ref": _f(), "springref": _f(),
-        "stiffness": _f(), "damping": _f(), "armature": _f(), "frictionloss": _f(),
+        "stiffness": _f(), "damping": _f(3, 1), "armature": _f(), "frictionloss": _f(),
         "margin": _f(), "solreflimit": _SOLREF, "solimplimit": _SOLIMP,
         "solreffriction": _SOLREF, "solimpfriction": _SOLIMP, "springdamper": _f(2),
         "actuatorfrclimited": _L, "actuatorfrcrange": _f(2), "actuatorgravcomp": _B,
@@ -250,7 +250,7 @@ _TABLES = {
     },
     "tendon": {
         "name": _S, "class": _S, "group": _I, "limited": _L, "range": _f(2), "margin": _f(),
-        "stiffness": _f(), "damping": _f(), "armature": _f(), "frictionloss": _f(),
+        "stiffness": _f(), "damping": _f(3, 1), "armature": _f(), "frictionloss": _f(),
         "springlength": _f(2, 1), "solreflimit": _SOLREF, "solimplimit": _SOLIMP,
         "solreffriction": _SOLREF, "solimpfriction": _SOLIMP, "width": _f(), "rgba": _f(4),
         "material": _S, "user": _S, "actuatorfrclimited": _L, "actuatorfrcrange": _f(2),
@@ -261,7 +261,7 @@ _TABLES = {
         "lengthrange": _f(2), "gear": _f(6, 1), "cranklength": _f(), "user": _S,
         "joint": _S, "jointinparent": _S, "site": _S, "refsite": _S, "body": _S,
         "tendon": _S, "cranksite": _S, "slidersite": _S, "actdim": _I, "actearly": _B,
-        "nsample": _I, "interp": _S, "delay": _f(), "armature": _f(), "damping": _f(),
+        "nsample": _I, "interp": _S, "delay": _f(), "armature": _f(), "damping": _f(3, 1),
         # general
         "dyntype": _k("none", "integrator", "filter", "filterexact", "muscle", "user"),
         "gaintype": _k("fixed", "affine", "muscle", "user"),
@@ -304,7 +304,8 @@ _BASE = {
     "joint": {
         "type": "hinge", "group": 0, "pos": (0.0, 0.0, 0.0), "axis": (0.0, 0.0, 1.0),
         "limited": "auto", "range": (0.0, 0.0), "ref": 0.0, "springref": 0.0,
-        "stiffness": 0.0, "damping": 0.0, "armature": 0.0, "frictionloss": 0.0, "margin": 0.0,
+        "stiffness": 0.0, "damping": (0.0, 0.0, 0.0), "armature": 0.0, "frictionloss": 0.0,
+        "margin": 0.0,
         "solreflimit": DEFAULT_SOLREF, "solimplimit": DEFAULT_SOLIMP,
         "solreffriction": DEFAULT_SOLREF, "solimpfriction": DEFAULT_SOLIMP,
         "springdamper": (0.0, 0.0), "actuatorfrclimited": "auto",
@@ -341,14 +342,15 @@ _BASE = {
         "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
         "ctrlrange": (0.0, 0.0), "forcerange": (0.0, 0.0), "actrange": (0.0, 0.0),
         "gear": (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), "inheritrange": 0.0, "delay": 0.0,
-        "armature": 0.0, "damping": 0.0, "actearly": False, "actdim": -1,
+        "armature": 0.0, "damping": (0.0, 0.0, 0.0), "actearly": False, "actdim": -1,
         "lengthrange": (0.0, 0.0), "cranklength": 0.0,
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
     },
     "tendon": {
         "group": 0, "limited": "auto", "range": (0.0, 0.0), "margin": 0.0, "stiffness": 0.0,
-        "damping": 0.0, "armature": 0.0, "frictionloss": 0.0, "springlength": (-1.0, -1.0),
+        "damping": (0.0, 0.0, 0.0), "armature": 0.0, "frictionloss": 0.0,
+        "springlength": (-1.0, -1.0),
         "solreflimit": DEFAULT_SOLREF, "solimplimit": DEFAULT_SOLIMP,
         "solreffriction": DEFAULT_SOLREF, "solimpfriction": DEFAULT_SOLIMP,
         "actuatorfrclimited": "auto", "actuatorfrcrange": (0.0, 0.0),
@@ -742,10 +744,6 @@ class _Loader:
             return value
         parts = text.split()
         n = len(parts)
-        if key == "damping" and nmax == 1 and n > 1:
-            raise ModelError(f"{node.where()}: attribute damping={text!r} has {n} values: a "
-                             f"damping polynomial (MuJoCo 4's nonlinear damping) is not "
-                             f"supported by jointspace; give one number")
         if n < nmin or (nmax is not None and n > nmax):
             if nmin == nmax:
                 want = f"{nmin} number" + ("s" if nmin > 1 else "")
@@ -884,6 +882,19 @@ class _Loader:
                 self._check_attrs(element, _TUPLE_ELEMENT)
                 if element.attrib.get("objtype") in ("body", "xbody"):
                     self.spec.body_refs.add(element.attrib.get("objname", ""))
+
+    @staticmethod
+    def _damping(where, values):
+        """damping = (b, p₀, p₁), MuJoCo 4's damping and its polynomial, each non-negative.
+
+        The damper's force is −v (b + p₀ |v| + p₁ v²); a value given as one number is b.
+        """
+        for x in values:
+            if x < 0:
+                raise ModelError(f"{where}: damping={' '.join(repr(y) for y in values)} has a "
+                                 f"negative value; the damping and its polynomial coefficients "
+                                 f"must be >= 0")
+        return tuple(float(x) for x in values)
 
     def _ignore_if(self, node, key, condition, why):
         """ModelError when an attribute that jointspace cannot honor is set."""
@@ -1792,9 +1803,10 @@ class _Loader:
         if frc_limited and frc_range[0] > frc_range[1]:
             raise ModelError(f"{where}: actuatorfrcrange={frc_range}: the lower bound exceeds "
                              f"the upper")
-        for key in ("armature", "damping", "stiffness", "frictionloss"):
+        for key in ("armature", "stiffness", "frictionloss"):
             if v[key] < 0:
                 raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
+        damping = self._damping(where, v["damping"])
         angular = self.degree and jtype == "hinge"
         rng = tuple(v["range"])
         if limited and self.degree and jtype in ("hinge", "ball"):
@@ -1818,8 +1830,9 @@ class _Loader:
         return JointSpec(
             type=jtype, name=v.get("name", ""), pos=pos, axis=axis, limited=limited,
             range=rng, ref=ref, springref=springref, stiffness=v["stiffness"],
-            damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
-            margin=v["margin"], solref_limit=tuple(v["solreflimit"]),
+            damping=damping[0], dampingpoly=damping[1:], armature=v["armature"],
+            frictionloss=v["frictionloss"], margin=v["margin"],
+            solref_limit=tuple(v["solreflimit"]),
             solimp_limit=tuple(v["solimplimit"]), solref_friction=tuple(v["solreffriction"]),
             solimp_friction=tuple(v["solimpfriction"]), springdamper=sd,
             actfrclimited=frc_limited, actfrcrange=frc_range,
@@ -2106,7 +2119,7 @@ class _Loader:
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
         self._ignore_if(node, "delay", v.get("delay", 0.0) != 0.0, "actuator delays")
         self._ignore_if(node, "armature", v["armature"] != 0.0, "actuator armature")
-        self._ignore_if(node, "damping", v["damping"] != 0.0, "actuator damping")
+        self._ignore_if(node, "damping", any(v["damping"]), "actuator damping")
         ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
@@ -2251,9 +2264,10 @@ class _Loader:
             if limited and v["range"][0] >= v["range"][1]:
                 raise ModelError(f"{where}: range={v['range']}: range[0] must be smaller than "
                                  f"range[1]")
-            for key in ("stiffness", "damping", "armature", "frictionloss"):
+            for key in ("stiffness", "armature", "frictionloss"):
                 if v[key] < 0:
                     raise ModelError(f"{where}: {key}={v[key]} is negative; it must be >= 0")
+            damping = self._damping(where, v["damping"])
             frc = self._limited(child, v["actuatorfrclimited"], v["actuatorfrcrange"],
                                 "actuatorfrc", "tendon")
             if frc and v["actuatorfrcrange"][0] >= v["actuatorfrcrange"][1]:
@@ -2306,7 +2320,8 @@ class _Loader:
                 name=v.get("name", ""), kind=child.tag, joints=joints, path=path,
                 limited=limited,
                 range=tuple(v["range"]), margin=v["margin"], stiffness=v["stiffness"],
-                damping=v["damping"], armature=v["armature"], frictionloss=v["frictionloss"],
+                damping=damping[0], dampingpoly=damping[1:], armature=v["armature"],
+                frictionloss=v["frictionloss"],
                 springlength=sl, actfrclimited=frc,
                 actfrcrange=tuple(v["actuatorfrcrange"]), solref_limit=tuple(v["solreflimit"]),
                 solimp_limit=tuple(v["solimplimit"]),

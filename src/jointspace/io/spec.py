@@ -89,7 +89,8 @@ class JointSpec:
     `springdamper` = (timeconst, dampratio), both positive, replaces stiffness and damping
     at compile time (MuJoCo's rule, from dof_invweight0); `actfrclimited`/`actfrcrange` clamp
     the joint's (first dof's) qfrc_actuator; `actgravcomp` routes the gravity compensation
-    of the bodies it moves through qfrc_actuator instead of qfrc_passive.
+    of the bodies it moves through qfrc_actuator instead of qfrc_passive. `dampingpoly`
+    (p₀, p₁) makes the damper nonlinear, force −v (damping + p₀ |v| + p₁ v²).
     """
 
     type: str = "hinge"
@@ -102,6 +103,7 @@ class JointSpec:
     springref: float = 0.0
     stiffness: float = 0.0
     damping: float = 0.0
+    dampingpoly: tuple = (0.0, 0.0)
     armature: float = 0.0
     frictionloss: float = 0.0
     margin: float = 0.0
@@ -370,7 +372,7 @@ class TendonSpec:
     Fixed: length = Σ coef · q over scalar joints; `joints` lists (joint name, coef, source).
     Spatial: a path through sites; `path` lists ("site", name, 0, source) and
     ("pulley", "", divisor, source). `springlength` (lower, upper) is the spring's dead
-    band; (-1, -1) means the length at qpos0, as in MuJoCo.
+    band; (-1, -1) means the length at qpos0, as in MuJoCo. `dampingpoly` as JointSpec's.
     """
 
     name: str = ""
@@ -382,6 +384,7 @@ class TendonSpec:
     margin: float = 0.0
     stiffness: float = 0.0
     damping: float = 0.0
+    dampingpoly: tuple = (0.0, 0.0)
     armature: float = 0.0
     frictionloss: float = 0.0
     springlength: tuple = (-1.0, -1.0)
