@@ -18,6 +18,7 @@ import pytest
 import jointspace as js
 from jointspace.errors import ModelError
 from tests._util import random_state
+from tests._util import rel_err as _rel
 
 # forces at one state: the same float64 products in the same order, summed through ten_J
 FORCE_TOL = 1e-12
@@ -86,11 +87,8 @@ def _pair(xml):
     return mj, mujoco.MjData(mj), m, js.Data(m)
 
 
-def _rel(a, b):
-    return np.max(np.abs(a - b), initial=0.0) / max(1.0, np.max(np.abs(b), initial=0.0))
-
-
 def test_compiled_fields_match_mujoco():
+    """dof_damping, dof_dampingpoly, tendon_damping and tendon_dampingpoly equal MjModel's."""
     mj, _, m, _ = _pair(model())
     for name in ("dof_damping", "dof_dampingpoly", "tendon_damping", "tendon_dampingpoly"):
         np.testing.assert_array_equal(getattr(m, name), getattr(mj, name), err_msg=name)
@@ -120,6 +118,7 @@ def test_springdamper_keeps_the_polynomial():
 
 @pytest.mark.parametrize("flags", ["", '<flag damper="disable"/>', '<flag spring="disable"/>'])
 def test_forward_matches_mujoco(flags):
+    """Damper, spring and passive forces and qacc equal mj_forward's, with either flag off."""
     mj, md, m, d = _pair(model(flags=flags))
     rng = np.random.default_rng(0)
     for _ in range(5):
@@ -151,6 +150,7 @@ def test_damper_force_is_the_polynomial():
 @pytest.mark.parametrize("integrator", ["Euler", "implicitfast"])
 @pytest.mark.parametrize("flags", ["", '<flag invdiscrete="enable"/>'])
 def test_inverse_matches_mujoco(integrator, flags):
+    """qfrc_passive and qfrc_inverse equal mj_inverse's, also with invdiscrete."""
     mj, md, m, d = _pair(model(integrator, flags))
     rng = np.random.default_rng(1)
     for _ in range(4):
@@ -195,6 +195,7 @@ def test_inverse_velocity_derivative_matches_differences():
 
 @pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast"])
 def test_trajectory_matches_mj_step(integrator):
+    """500 steps from a random state stay on mj_step's trajectory."""
     mj, md, m, d = _pair(model(integrator))
     rng = np.random.default_rng(2)
     q, v = random_state(mj, rng, scale=2.0)

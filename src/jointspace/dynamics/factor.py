@@ -61,6 +61,24 @@ def factor_ld(m, mat, diaginv):
 
 
 @njit(cache=True)
+def solve_lt(m, mat, x):
+    """Overwrite the vector x with Lᵀ⁻¹ x for a factor from factor_ld (leaves first).
+
+    Row k's off-diagonal entries scatter x[k] to k's ancestors, columns read from M_col.
+    """
+    nv = m.nv
+    madr = m.dof_Madr
+    col = m.M_col
+    nM = uint64(mat.shape[0])
+    for k in range(nv - 1, -1, -1):
+        xk = x[k]
+        if xk != 0.0:
+            end = uint64(madr[k + 1]) if k + 1 < nv else nM
+            for adr in range(uint64(madr[k]) + uint64(1), end):
+                x[uint64(col[adr])] -= mat[adr] * xk
+
+
+@njit(cache=True)
 def solve_ld(m, mat, diaginv, x):
     """Overwrite each row r of x (k, nv) with (LᵀDL)⁻¹ x[r], for a factor from factor_ld.
 
@@ -75,12 +93,7 @@ def solve_ld(m, mat, diaginv, x):
     nM = uint64(mat.shape[0])
     for r in range(x.shape[0]):
         xr = x[r]
-        for k in range(nv - 1, -1, -1):
-            xk = xr[k]
-            if xk != 0.0:
-                end = uint64(madr[k + 1]) if k + 1 < nv else nM
-                for adr in range(uint64(madr[k]) + uint64(1), end):
-                    xr[uint64(col[adr])] -= mat[adr] * xk
+        solve_lt(m, mat, xr)
         for k in range(nv):
             end = uint64(madr[k + 1]) if k + 1 < nv else nM
             s0 = xr[k] * diaginv[k]

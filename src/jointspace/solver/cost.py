@@ -30,7 +30,7 @@ from jointspace.constraint import (
     STATE_QUADRATIC,
     STATE_SATISFIED,
 )
-from jointspace.dynamics.factor import solve_ld
+from jointspace.dynamics.factor import solve_ld, solve_lt
 from jointspace.types import MINVAL
 
 # ---------------------------------------------------------------------------------------------
@@ -97,6 +97,27 @@ def mul_jt(d, f, out):
 def solve_m(m, d, x):
     """Solve in place x ← M⁻¹ x with the factor in d.qLD, d.qLDiagInv (one vector)."""
     solve_ld(m, d.qLD, d.qLDiagInv, x.reshape((1, x.shape[0])))
+
+
+@njit(cache=True)
+def dot4(a, b, lo, hi):
+    """a[lo:hi] · b[lo:hi] in four interleaved sums (as MuJoCo's mju_dot).
+
+    Four independent chains of additions instead of one, which bounds a long product's
+    speed by the adder's latency.
+    """
+    s0 = s1 = s2 = s3 = 0.0
+    k = lo
+    while k + 3 < hi:
+        s0 += a[k] * b[k]
+        s1 += a[k + 1] * b[k + 1]
+        s2 += a[k + 2] * b[k + 2]
+        s3 += a[k + 3] * b[k + 3]
+        k += 4
+    while k < hi:
+        s0 += a[k] * b[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 @njit(cache=True)
@@ -603,45 +624,23 @@ def make_ar(m, d, AR):
 
     With M = Lᵀ D L (d.qLD), J M⁻¹ Jᵀ = Y Yᵀ for Y = J L⁻¹ D^-½: one triangular pass per
     row (its rows' non-zeros are the ancestors of J's), then dense products of the rows
-    in four interleaved sums, as MuJoCo's mj_projectConstraint with mju_sqrMatTD.
+    (dot4), as MuJoCo's mj_projectConstraint with mju_sqrMatTD.
     """
     nefc = d.nefc[0]
     nv = m.nv
     J = d.efc_J
-    madr = m.dof_Madr
-    col = m.M_col
-    qLD = d.qLD
-    nM = uint64(qLD.shape[0])
     Y = np.empty((nefc, nv))
     for i in range(nefc):
         y = Y[i]
         for k in range(nv):
             y[k] = J[i, k]
-        # Lᵀ z = J_iᵀ, leaves first
-        for k in range(nv - 1, -1, -1):
-            zk = y[k]
-            if zk != 0.0:
-                end = uint64(madr[k + 1]) if k + 1 < nv else nM
-                for adr in range(uint64(madr[k]) + uint64(1), end):
-                    y[uint64(col[adr])] -= qLD[adr] * zk
+        solve_lt(m, d.qLD, y)  # Lᵀ z = J_iᵀ
         for k in range(nv):
             y[k] *= math.sqrt(d.qLDiagInv[k])
     for i in range(nefc):
         yi = Y[i]
         for j in range(i + 1):
-            yj = Y[j]
-            s0 = s1 = s2 = s3 = 0.0
-            k = 0
-            while k + 3 < nv:
-                s0 += yi[k] * yj[k]
-                s1 += yi[k + 1] * yj[k + 1]
-                s2 += yi[k + 2] * yj[k + 2]
-                s3 += yi[k + 3] * yj[k + 3]
-                k += 4
-            while k < nv:
-                s0 += yi[k] * yj[k]
-                k += 1
-            s = (s0 + s1) + (s2 + s3)
+            s = dot4(yi, Y[j], 0, nv)
             AR[i, j] = s
             AR[j, i] = s
         AR[i, i] += d.efc_R[i]

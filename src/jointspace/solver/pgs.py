@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
-from jointspace.solver.cost import dual_cost, save_stats
+from jointspace.solver.cost import dot4, dual_cost, save_stats
 from jointspace.types import (
     MINVAL,
     STATE_CONE,
@@ -263,28 +263,14 @@ def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
 def row_dot(AR, i, f, rows, lo, contig):
     """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run.
 
-    The run is summed in four interleaved sums (as MuJoCo's mju_dot) rather than one chain
-    of dependent additions: 40 sweeps over gymnasium humanoid's 18 rows 51 -> 41 µs.
+    The run is summed by dot4 (four interleaved sums, as MuJoCo's mju_dot) rather than in one
+    chain of dependent additions: 40 sweeps over gymnasium humanoid's 18 rows 51 -> 41 µs.
     """
-    s = 0.0
     if contig:
-        row = AR[i]
-        s0 = s1 = s2 = s3 = 0.0
-        k = lo
-        end = lo + rows.shape[0]
-        while k + 3 < end:
-            s0 += row[k] * f[k]
-            s1 += row[k + 1] * f[k + 1]
-            s2 += row[k + 2] * f[k + 2]
-            s3 += row[k + 3] * f[k + 3]
-            k += 4
-        while k < end:
-            s0 += row[k] * f[k]
-            k += 1
-        s = (s0 + s1) + (s2 + s3)
-    else:
-        for r in rows:
-            s += AR[i, r] * f[r]
+        return dot4(AR[i], f, lo, lo + rows.shape[0])
+    s = 0.0
+    for r in rows:
+        s += AR[i, r] * f[r]
     return s
 
 
