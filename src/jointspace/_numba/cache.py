@@ -11,7 +11,7 @@ nothing, and editing rotation.py recompiles the kernels of the modules that impo
 directly or not, and nothing else. The import closure is read from the sources with a
 regular expression (no import, no AST), once per file per process.
 
-Compiled loops in the checkout's benchmarks, examples and tests inline the package's
+Compiled loops in the checkout's benchmarks, examples, tests and tools inline the package's
 kernels too: theirs are keyed the same way, on their own file and the package files they
 import. Caches live where Numba would put them (`__pycache__` beside the sources, or the
 user-wide cache directory when the installation is read-only). Every entry of ours that
@@ -134,7 +134,8 @@ def _stamp(py_file):
 # the checkout's own scripts whose compiled loops call the package's kernels (absent from an
 # installed package): their caches hold the package's machine code inlined, so they are
 # keyed on the package files they import too, else a benchmark would time an older build
-_COMPANIONS = tuple(_ROOT.parents[1] / d for d in ("benchmarks", "examples", "tests"))
+_COMPANIONS = tuple(_ROOT.parents[1] / d
+                    for d in ("benchmarks", "examples", "tests", "tools"))
 
 
 _OURS = {}  # file name as Numba gives it -> whether its kernels are keyed by us

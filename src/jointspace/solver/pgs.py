@@ -259,7 +259,7 @@ def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
     return nactive
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def row_dot(AR, i, f, rows, lo, contig):
     """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run.
 
@@ -321,7 +321,12 @@ def _project_feasible(d, f, cdim, cfr, rows, ne, nf):
 
 @njit(cache=True)
 def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
-    """PGS sweeps over one island's rows; returns the number of sweeps."""
+    """PGS sweeps over one island's rows; returns the number of sweeps.
+
+    With stats (island 0), each sweep's statistics are saved; the dual cost only after the
+    last sweep (NaN before it). MuJoCo's PGS records no cost, and an O(n²) product per
+    sweep doubled the sweep's work: gymnasium humanoid's 40 rows, RK4, 30-46 sweeps a solve.
+    """
     n = rows.shape[0]
     tol = m.opt_tolerance[0]
     f = d.efc_force
@@ -375,77 +380,86 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
             c = blocks[bi]
             i = rows[c]
             dim = cdim[i]
-            nb = dim if dim > 0 else 1
-            # residual r = AR f + b over the block (AR is zero between islands)
+            if dim == 0:
+                # a scalar row, in registers: residual r = AR_i f + b_i (AR is zero between
+                # islands), the clamped minimum, and the cost change ½ δ² AR_ii + δ r
+                r0 = b[i] + row_dot(AR, i, f, rows, lo, contig)
+                f0 = f[i]
+                fi = f0 - r0 * arinv[c]
+                if c >= ne + nf:
+                    if fi < 0.0:
+                        fi = 0.0
+                elif c >= ne:
+                    if fi < -floss[i]:
+                        fi = -floss[i]
+                    elif fi > floss[i]:
+                        fi = floss[i]
+                d0 = fi - f0
+                change = 0.5 * d0 * d0 * (1.0 / arinv[c]) + d0 * r0
+                if change > 1e-10:
+                    fi = f0
+                    change = 0.0
+                f[i] = fi
+                improvement -= change
+                continue
+            # an elliptic contact: the residual over its dim rows
+            nb = dim
             for j in range(nb):
                 res[j] = b[i + j] + row_dot(AR, i + j, f, rows, lo, contig)
                 old[j] = f[i + j]
-            if dim == 0:
+            # an elliptic block: (1) normal or ray update
+            if f[i] < MINVAL:
+                # normal update, friction cleared
                 f[i] -= res[0] * arinv[c]
-                if c >= ne + nf:
-                    if f[i] < 0.0:
-                        f[i] = 0.0
-                elif c >= ne:
-                    if f[i] < -floss[i]:
-                        f[i] = -floss[i]
-                    elif f[i] > floss[i]:
-                        f[i] = floss[i]
+                if f[i] < 0.0:
+                    f[i] = 0.0
+                for j in range(1, dim):
+                    f[i + j] = 0.0
             else:
-                if f[i] < MINVAL:
-                    # normal update, friction cleared
-                    f[i] -= res[0] * arinv[c]
-                    if f[i] < 0.0:
-                        f[i] = 0.0
-                    for j in range(1, dim):
-                        f[i + j] = 0.0
-                else:
-                    # ray update: f ← f + x f, x = −fᵀr / (fᵀ A f), keeping f_0 ≥ 0
-                    num = 0.0
-                    den = 0.0
-                    for j in range(dim):
-                        s = 0.0
-                        for k in range(dim):
-                            s += AR[i + j, i + k] * old[k]
-                        den += old[j] * s
-                        num += old[j] * res[j]
-                    if den >= MINVAL:
-                        t = -num / den
-                        if f[i] + t * old[0] < 0.0:
-                            t = -old[0] / f[i]
-                        for j in range(dim):
-                            f[i + j] += t * old[j]
-                # friction with the normal fixed: A_t = AR[fric, fric],
-                # b_t = r_fric − A_t f_old,fric + AR[fric, normal] (f_0 − f_0,old)
-                nt = dim - 1
-                for j in range(nt):
+                # ray update: f ← f + x f, x = −fᵀr / (fᵀ A f), keeping f_0 ≥ 0
+                num = 0.0
+                den = 0.0
+                for j in range(dim):
                     s = 0.0
-                    for k in range(nt):
-                        At[j, k] = AR[i + 1 + j, i + 1 + k]
-                        s += At[j, k] * old[k + 1]
-                    bt[j] = res[j + 1] - s + AR[i + 1 + j, i] * (f[i] - old[0])
-                if f[i] < MINVAL:
-                    for j in range(1, dim):
-                        f[i + j] = 0.0
-                else:
-                    if qcqp(At, bt, cfr[i], f[i], nt, x):
-                        project_ellipsoid(x, f[i], cfr[i], nt)  # on it exactly
-                    for j in range(nt):
-                        f[i + 1 + j] = x[j]
+                    for k in range(dim):
+                        s += AR[i + j, i + k] * old[k]
+                    den += old[j] * s
+                    num += old[j] * res[j]
+                if den >= MINVAL:
+                    t = -num / den
+                    if f[i] + t * old[0] < 0.0:
+                        t = -old[0] / f[i]
+                    for j in range(dim):
+                        f[i + j] += t * old[j]
+            # friction with the normal fixed: A_t = AR[fric, fric],
+            # b_t = r_fric − A_t f_old,fric + AR[fric, normal] (f_0 − f_0,old)
+            nt = dim - 1
+            for j in range(nt):
+                s = 0.0
+                for k in range(nt):
+                    At[j, k] = AR[i + 1 + j, i + 1 + k]
+                    s += At[j, k] * old[k + 1]
+                bt[j] = res[j + 1] - s + AR[i + 1 + j, i] * (f[i] - old[0])
+            if f[i] < MINVAL:
+                for j in range(1, dim):
+                    f[i + j] = 0.0
+            else:
+                if qcqp(At, bt, cfr[i], f[i], nt, x):
+                    project_ellipsoid(x, f[i], cfr[i], nt)  # on it exactly
+                for j in range(nt):
+                    f[i + 1 + j] = x[j]
             # cost change ½ δᵀ A δ + δᵀ r; undo a block update that raised the cost
             for j in range(nb):
                 delta[j] = f[i + j] - old[j]
-            if dim == 0:
-                change = 0.5 * delta[0] * delta[0] * (1.0 / arinv[c]) + delta[0] * res[0]
-            else:
-                quad = 0.0
-                lin = 0.0
-                for j in range(nb):
-                    s = 0.0
-                    for k in range(nb):
-                        s += AR[i + j, i + k] * delta[k]
-                    quad += delta[j] * s
-                    lin += delta[j] * res[j]
-                change = 0.5 * quad + lin
+            quad = 0.0
+            lin = 0.0
+            for j in range(nb):
+                s = 0.0
+                for k in range(nb):
+                    s += AR[i + j, i + k] * delta[k]
+                quad += delta[j] * s
+                lin += delta[j] * res[j]
+            change = 0.5 * quad + lin
             if change > 1e-10:
                 for j in range(nb):
                     f[i + j] = old[j]
@@ -460,8 +474,7 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
                 nchange += 1
         improvement *= scale
         if stats:
-            cost = _rows_cost(d, AR, f, rows, lo, contig)
-            save_stats(d, it, improvement, 0.0, 0.0, cost, nactive, nchange, 0, 0)
+            save_stats(d, it, improvement, 0.0, 0.0, np.nan, nactive, nchange, 0, 0)
         # adaptive restart: the sweep's correction against the extrapolation
         restart = False
         if it > 0:
@@ -473,6 +486,8 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
         it += 1
         if improvement < tol:
             break
+    if stats and 0 < it <= d.solver_cost.shape[0]:
+        d.solver_cost[it - 1] = _rows_cost(d, AR, f, rows, lo, contig)
     return it
 
 
