@@ -33,6 +33,7 @@ from jointspace.dynamics.crba import crb_stage  # noqa: E402
 from jointspace.dynamics.factor import factor_m_stage  # noqa: E402
 from jointspace.forward import fwd_acceleration, fwd_velocity  # noqa: E402
 from jointspace.kinematics import com_pos, kinematics_stage  # noqa: E402
+from jointspace.sensor import sensor_stage  # noqa: E402
 from jointspace.solver import solve_stage  # noqa: E402
 from tests._real_models import real_model  # noqa: E402
 from tests.test_real_sweep import FILES  # noqa: E402
@@ -107,6 +108,13 @@ def L_cons(m, d, ws, n):
         solve_stage(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))
 
 
+@njit(cache=True)
+def L_sens(m, d, n):
+    """sensor_stage, n times."""
+    for _ in range(n):
+        sensor_stage(m, d)
+
+
 def best(fn, n, rounds=15):
     """Best CPU time per call over rounds of n calls, µs."""
     fn(1)
@@ -153,6 +161,15 @@ def main():
                     f(mj, md)
         return lambda n: run(n)
 
+    def mj_sens(mj, md):
+        # MuJoCo computes the post-constraint and subtree quantities once per forward (the
+        # flags below): clear them, as each of our calls computes them
+        md.flg_rnepost = 0
+        md.flg_subtreevel = 0
+        mujoco.mj_sensorPos(mj, md)
+        mujoco.mj_sensorVel(mj, md)
+        mujoco.mj_sensorAcc(mj, md)
+
     def mj_cons(mj, md):
         md.qacc_warmstart[:] = ws
         mujoco.mj_fwdConstraint(mj, md)
@@ -172,6 +189,8 @@ def main():
         ("acceleration (smooth)", lambda n: L_acc(ms, ds, n), mjt(mujoco.mj_fwdAcceleration),
          1, 5000),
         ("constraint solve", lambda n: L_cons(ms, ds, ws, n), mjt(mj_cons), 1, 2000),
+        ("sensors", lambda n: L_sens(ms, ds, n),
+         mjt(mj_sens), 3, 5000),
     ]
     print(f"{args.file}: nv {m.nv}, ncon {d.ncon[0]} (MuJoCo {md.ncon}), nefc {d.nefc[0]} "
           f"(MuJoCo {md.nefc}), solver iterations {d.solver_niter[0]} (MuJoCo "

@@ -198,13 +198,13 @@ def object_velocity(m, d, objtype, objid, local, out):
 
 
 @njit(cache=True)
-def object_acceleration(m, d, objtype, objid, local, out):
+def object_acceleration(m, d, objtype, objid, local, out, vel):
     """6-D acceleration (rot : lin) of an object at its origin (mj_objectAcceleration).
 
-    With the rotating-frame term lin += ω × v; needs rne_post_constraint.
+    With the rotating-frame term lin += ω × v; needs rne_post_constraint. vel: scratch (6)
+    for the object's velocity.
     """
     _spatial_at(m, d, d.cacc, objtype, objid, local, out)
-    vel = np.empty(6)
     _spatial_at(m, d, d.cvel, objtype, objid, local, vel)
     out[3] += vel[1] * vel[5] - vel[2] * vel[4]
     out[4] += vel[2] * vel[3] - vel[0] * vel[5]
@@ -427,7 +427,7 @@ def rne_post_constraint(m, d):
 
 
 @njit(cache=True)
-def _ray_hits(gtype, size, R, c, p, v):
+def _ray_hits(gtype, size, R, c, p, v0, v1, v2):
     """True if the ray p + t v, t ≥ 0, meets a solid site shape at c with rotation R.
 
     Shapes: sphere, capsule, ellipsoid, cylinder, box; the ray is taken into the site frame.
@@ -436,9 +436,9 @@ def _ray_hits(gtype, size, R, c, p, v):
     x0 = R[0] * d0 + R[3] * d1 + R[6] * d2
     x1 = R[1] * d0 + R[4] * d1 + R[7] * d2
     x2 = R[2] * d0 + R[5] * d1 + R[8] * d2
-    u0 = R[0] * v[0] + R[3] * v[1] + R[6] * v[2]
-    u1 = R[1] * v[0] + R[4] * v[1] + R[7] * v[2]
-    u2 = R[2] * v[0] + R[5] * v[1] + R[8] * v[2]
+    u0 = R[0] * v0 + R[3] * v1 + R[6] * v2
+    u1 = R[1] * v0 + R[4] * v1 + R[7] * v2
+    u2 = R[2] * v0 + R[5] * v1 + R[8] * v2
     if gtype == GEOM_SPHERE:
         return _ray_ellipsoid(x0, x1, x2, u0, u1, u2, size[0], size[0], size[0])
     if gtype == GEOM_ELLIPSOID:
@@ -511,10 +511,13 @@ def _ray_cylinder(x0, x1, x2, u0, u1, u2, r, h):
 
 @njit(cache=True)
 def _touch(m, d, site, frc):
-    """Σ normal forces of the contacts of the site's body whose ray enters the site."""
+    """Σ normal forces of the contacts of the site's body whose ray enters the site.
+
+    The ray's direction is kept in scalars: a 3-vector per call was a heap allocation per
+    touch sensor per step (18 on dm_control's humanoid).
+    """
     body = m.site_bodyid[site]
     total = 0.0
-    ray = np.empty(3)
     for c in range(d.ncon[0]):
         if d.contact_exclude[c]:
             continue
@@ -528,10 +531,8 @@ def _touch(m, d, site, frc):
         sign = -1.0 if body == b2 else 1.0
         fr = d.contact_frame[c]
         n = math.sqrt(fr[0] * fr[0] + fr[1] * fr[1] + fr[2] * fr[2])
-        for k in range(3):
-            ray[k] = sign * fr[k] / n
         if _ray_hits(m.site_type[site], m.site_size[site], d.site_xmat[site], d.site_xpos[site],
-                     d.contact_pos[c], ray):
+                     d.contact_pos[c], sign * fr[0] / n, sign * fr[1] / n, sign * fr[2] / n):
             total += fn
     return total
 
@@ -757,15 +758,15 @@ def _frame_pos_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
-def _frame_quat_sensor(m, d, i, out, a):
-    """framequat: the object's quaternion, or q_ref⁻¹ ⊗ q_obj."""
-    q = np.empty(4)
+def _frame_quat_sensor(m, d, i, out, a, buf):
+    """framequat: the object's quaternion, or q_ref⁻¹ ⊗ q_obj (buf: scratch, 8)."""
+    q = buf[0:4]
     _object_quat(m, d, m.sensor_objtype[i], m.sensor_objid[i], q)
     refid = m.sensor_refid[i]
     if refid < 0:
         out[a:a + 4] = q
         return
-    r = np.empty(4)
+    r = buf[4:8]
     _object_quat(m, d, m.sensor_reftype[i], refid, r)
     r[1], r[2], r[3] = -r[1], -r[2], -r[3]
     out[a] = r[0] * q[0] - r[1] * q[1] - r[2] * q[2] - r[3] * q[3]
@@ -775,19 +776,20 @@ def _frame_quat_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
-def _frame_vel_sensor(m, d, i, out, a):
+def _frame_vel_sensor(m, d, i, out, a, buf):
     """framelinvel / frameangvel: world velocity, or relative to a moving reference frame.
 
     Relative: v − v_ref + (p − p_ref) × ω_ref, both parts rotated into the reference frame.
+    buf: scratch (18).
     """
-    v = np.empty(6)
+    v = buf[0:6]
     object_velocity(m, d, m.sensor_objtype[i], m.sensor_objid[i], False, v)
     refid = m.sensor_refid[i]
     if refid >= 0:
         reftype = m.sensor_reftype[i]
         pos, _, _ = _object_frame(m, d, m.sensor_objtype[i], m.sensor_objid[i])
         rpos, rmat, _ = _object_frame(m, d, reftype, refid)
-        vr = np.empty(6)
+        vr = buf[6:12]
         object_velocity(m, d, reftype, refid, False, vr)
         for k in range(6):
             v[k] -= vr[k]
@@ -795,7 +797,8 @@ def _frame_vel_sensor(m, d, i, out, a):
         v[3] += r1 * vr[2] - r2 * vr[1]
         v[4] += r2 * vr[0] - r0 * vr[2]
         v[5] += r0 * vr[1] - r1 * vr[0]
-        w = v.copy()
+        w = buf[12:18]
+        w[:] = v
         _mat_t_vec(v, rmat, w[0], w[1], w[2], 0)
         _mat_t_vec(v, rmat, w[3], w[4], w[5], 3)
     k = 3 if m.sensor_type[i] == SENS_FRAMELINVEL else 0
@@ -967,7 +970,7 @@ def _cam_project(m, d, target, c, out, a):
 
 
 @njit(cache=True)
-def _pos_sensor(m, d, i, out, a):
+def _pos_sensor(m, d, i, out, a, buf):
     t = m.sensor_type[i]
     obj = m.sensor_objid[i]
     if t == SENS_MAGNETOMETER:
@@ -994,7 +997,7 @@ def _pos_sensor(m, d, i, out, a):
             or t == SENS_FRAMEZAXIS:
         _frame_pos_sensor(m, d, i, out, a)
     elif t == SENS_FRAMEQUAT:
-        _frame_quat_sensor(m, d, i, out, a)
+        _frame_quat_sensor(m, d, i, out, a, buf)
     elif t == SENS_SUBTREECOM:
         out[a:a + 3] = d.subtree_com[obj]
     elif t == SENS_RANGEFINDER:  # along the site's z axis, its own body excluded
@@ -1035,11 +1038,11 @@ def _pos_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
-def _vel_sensor(m, d, i, out, a):
+def _vel_sensor(m, d, i, out, a, buf):
     t = m.sensor_type[i]
     obj = m.sensor_objid[i]
     if t == SENS_VELOCIMETER or t == SENS_GYRO:
-        v = np.empty(6)
+        v = buf[0:6]
         object_velocity(m, d, OBJ_SITE, obj, True, v)
         k = 3 if t == SENS_VELOCIMETER else 0
         out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
@@ -1057,7 +1060,7 @@ def _vel_sensor(m, d, i, out, a):
     elif t == SENS_TENDONLIMITVEL:
         out[a] = _limit_row_value(d, obj, 1, CNSTR_LIMIT_TENDON)
     elif t == SENS_FRAMELINVEL or t == SENS_FRAMEANGVEL:
-        _frame_vel_sensor(m, d, i, out, a)
+        _frame_vel_sensor(m, d, i, out, a, buf)
     elif t == SENS_SUBTREELINVEL:
         out[a:a + 3] = d.subtree_linvel[obj]
     elif t == SENS_SUBTREEANGMOM:
@@ -1065,7 +1068,7 @@ def _vel_sensor(m, d, i, out, a):
 
 
 @njit(cache=True)
-def _acc_sensor(m, d, i, out, a, frc):
+def _acc_sensor(m, d, i, out, a, frc, buf):
     t = m.sensor_type[i]
     obj = m.sensor_objid[i]
     if t == SENS_TOUCH:
@@ -1073,8 +1076,8 @@ def _acc_sensor(m, d, i, out, a, frc):
     elif t == SENS_CONTACT:
         _contact_sensor(m, d, i, out, a, frc)
     elif t == SENS_ACCELEROMETER:
-        v = np.empty(6)
-        object_acceleration(m, d, OBJ_SITE, obj, True, v)
+        v = buf[0:6]
+        object_acceleration(m, d, OBJ_SITE, obj, True, v, buf[6:12])
         out[a], out[a + 1], out[a + 2] = v[3], v[4], v[5]
     elif t == SENS_FORCE or t == SENS_TORQUE:
         # cfrc_int of the site's body moved to the site and rotated into its frame
@@ -1105,8 +1108,8 @@ def _acc_sensor(m, d, i, out, a, frc):
                 f += d.actuator_force[u]
         out[a] = f
     elif t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC:
-        v = np.empty(6)
-        object_acceleration(m, d, m.sensor_objtype[i], obj, False, v)
+        v = buf[0:6]
+        object_acceleration(m, d, m.sensor_objtype[i], obj, False, v, buf[6:12])
         k = 3 if t == SENS_FRAMELINACC else 0
         out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
 
@@ -1155,6 +1158,7 @@ def sensor_stage(m, d):
     if post:
         rne_post_constraint(m, d)
     frc = np.empty((d.ncon[0] if touch else 0, 6))
+    buf = np.empty(18)  # the sensors' small vectors: one allocation, not one per sensor
     if touch:
         contact_frame_forces(m, d, frc)
     for i in range(ns):
@@ -1170,11 +1174,11 @@ def sensor_stage(m, d):
                 out[k] = np.nan
             continue
         if stage == STAGE_POS:
-            _pos_sensor(m, d, i, out, a)
+            _pos_sensor(m, d, i, out, a, buf)
         elif stage == STAGE_VEL:
-            _vel_sensor(m, d, i, out, a)
+            _vel_sensor(m, d, i, out, a, buf)
         else:
-            _acc_sensor(m, d, i, out, a, frc)
+            _acc_sensor(m, d, i, out, a, frc, buf)
         _cutoff(m, i, out, a)
 
 

@@ -205,10 +205,17 @@ def _hfield(m, d, g, pnt, vec):
     adr = m.hfield_adr[hid]
     data = m.hfield_data
     pos, mat = d.geom_xpos[g], d.geom_xmat[g]
-    side = np.empty(6)
-    bsize = np.array([size[0], size[1], 0.5 * size[3]])
-    bpos = np.array([pos[0] - mat[2] * 0.5 * size[3], pos[1] - mat[5] * 0.5 * size[3],
-                     pos[2] - mat[8] * 0.5 * size[3]])
+    # the small vectors below share one buffer: an allocation each cost more than the
+    # test of a cell (20 rangefinders over a height field: 288 allocations a step)
+    buf = np.empty(45)
+    side, top = buf[0:6], buf[6:12]
+    bsize, bpos, tsize, tpos = buf[12:15], buf[15:18], buf[18:21], buf[21:24]
+    lp, lv, b0, b1 = buf[24:27], buf[27:30], buf[30:33], buf[33:36]
+    va, vb, vc = buf[36:39], buf[39:42], buf[42:45]
+    bsize[0], bsize[1], bsize[2] = size[0], size[1], 0.5 * size[3]
+    bpos[0] = pos[0] - mat[2] * 0.5 * size[3]
+    bpos[1] = pos[1] - mat[5] * 0.5 * size[3]
+    bpos[2] = pos[2] - mat[8] * 0.5 * size[3]
     x = _box_sides(bpos, mat, bsize, pnt, vec, side)
     n0, n1, n2 = 0.0, 0.0, 0.0
     if x >= 0.0:  # the base box's face that was hit, in the local frame
@@ -221,30 +228,17 @@ def _hfield(m, d, g, pnt, vec):
                 else:
                     n2 = 2.0 * (i % 2) - 1.0
                 break
-    tsize = np.array([size[0], size[1], 0.5 * size[2]])
-    tpos = np.array([pos[0] + mat[2] * 0.5 * size[2], pos[1] + mat[5] * 0.5 * size[2],
-                     pos[2] + mat[8] * 0.5 * size[2]])
-    top = np.empty(6)
+    tsize[0], tsize[1], tsize[2] = size[0], size[1], 0.5 * size[2]
+    tpos[0] = pos[0] + mat[2] * 0.5 * size[2]
+    tpos[1] = pos[1] + mat[5] * 0.5 * size[2]
+    tpos[2] = pos[2] + mat[8] * 0.5 * size[2]
     tx = _box_sides(tpos, mat, tsize, pnt, vec, top)
     if tx < 0.0:
         return x, n0, n1, n2
     p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
-    lp = np.array([p0, p1, p2])
-    lv = np.array([v0, v1, v2])
-    b0 = np.ones(3)
-    if abs(v0) >= abs(v1) and abs(v0) >= abs(v2):
-        b0[0] = 0.0
-    elif abs(v1) >= abs(v2):
-        b0[1] = 0.0
-    else:
-        b0[2] = 0.0
-    sc = (lv[0] * b0[0] + lv[1] * b0[1] + lv[2] * b0[2]) / (v0 * v0 + v1 * v1 + v2 * v2)
-    b1 = b0 - sc * lv
-    b1 /= math.sqrt(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2])
-    b0[0] = b1[1] * v2 - b1[2] * v1
-    b0[1] = b1[2] * v0 - b1[0] * v2
-    b0[2] = b1[0] * v1 - b1[1] * v0
-    b0 /= math.sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2])
+    lp[0], lp[1], lp[2] = p0, p1, p2
+    lv[0], lv[1], lv[2] = v0, v1, v2
+    _ray_basis(lv, b0, b1)
     # the ray's part inside the top box, projected on the grid, one cell of padding
     s0, s1 = 0.0, tx
     for i in range(6):
@@ -258,9 +252,6 @@ def _hfield(m, d, g, pnt, vec):
     cmax = min(ncol - 1, int(math.ceil(max(sx0, sx1))) + 1)
     rmin = max(0, int(math.floor(min(sy0, sy1))) - 1)
     rmax = min(nrow - 1, int(math.ceil(max(sy0, sy1))) + 1)
-    va = np.empty(3)
-    vb = np.empty(3)
-    vc = np.empty(3)
     # the grid vertices of rows r and r + 1 projected on the plane normal to the ray, each
     # once (a vertex belongs to six triangles): proj[row % 2, 0 or 1, column − cmin]
     proj = np.empty((2, 2, max(cmax - cmin + 1, 1)))
@@ -318,6 +309,35 @@ def _hfield(m, d, g, pnt, vec):
                 else:
                     n1 = 2.0 * (i - 2) - 1.0
     return x, n0, n1, n2
+
+
+@njit(cache=True)
+def _ray_basis(lv, b0, b1):
+    """An orthonormal basis (b0, b1) of the plane normal to the ray direction lv, as MuJoCo's.
+
+    b0 starts as the ones with lv's largest component zeroed; b1 is that less its part
+    along lv, normalized; b0 = b1 × lv, normalized.
+    """
+    v0, v1, v2 = lv[0], lv[1], lv[2]
+    b0[0], b0[1], b0[2] = 1.0, 1.0, 1.0
+    if abs(v0) >= abs(v1) and abs(v0) >= abs(v2):
+        b0[0] = 0.0
+    elif abs(v1) >= abs(v2):
+        b0[1] = 0.0
+    else:
+        b0[2] = 0.0
+    s = (v0 * b0[0] + v1 * b0[1] + v2 * b0[2]) / (v0 * v0 + v1 * v1 + v2 * v2)
+    for k in range(3):
+        b1[k] = b0[k] - s * lv[k]
+    n = math.sqrt(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2])
+    for k in range(3):
+        b1[k] /= n
+    b0[0] = b1[1] * v2 - b1[2] * v1
+    b0[1] = b1[2] * v0 - b1[0] * v2
+    b0[2] = b1[0] * v1 - b1[1] * v0
+    n = math.sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2])
+    for k in range(3):
+        b0[k] /= n
 
 
 @njit(cache=True)
@@ -386,23 +406,11 @@ def _mesh_hit(m, d, g, pnt, vec):
     if _box(pos, mat, m.geom_size[g], pnt, vec) < 0.0:
         return -1.0, -1
     p0, p1, p2, v0, v1, v2 = _local(pos, mat, pnt, vec)
-    lp = np.array([p0, p1, p2])
-    lv = np.array([v0, v1, v2])
-    # a basis (b0, b1) of the plane normal to the ray, as MuJoCo builds it
-    b0 = np.ones(3)
-    if abs(v0) >= abs(v1) and abs(v0) >= abs(v2):
-        b0[0] = 0.0
-    elif abs(v1) >= abs(v2):
-        b0[1] = 0.0
-    else:
-        b0[2] = 0.0
-    s = (lv[0] * b0[0] + lv[1] * b0[1] + lv[2] * b0[2]) / (v0 * v0 + v1 * v1 + v2 * v2)
-    b1 = b0 - s * lv
-    b1 /= math.sqrt(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2])
-    b0[0] = b1[1] * v2 - b1[2] * v1
-    b0[1] = b1[2] * v0 - b1[0] * v2
-    b0[2] = b1[0] * v1 - b1[1] * v0
-    b0 /= math.sqrt(b0[0] * b0[0] + b0[1] * b0[1] + b0[2] * b0[2])
+    buf = np.empty(12)  # one allocation for the four vectors
+    lp, lv, b0, b1 = buf[0:3], buf[3:6], buf[6:9], buf[9:12]
+    lp[0], lp[1], lp[2] = p0, p1, p2
+    lv[0], lv[1], lv[2] = v0, v1, v2
+    _ray_basis(lv, b0, b1)
     mid = m.geom_dataid[g]
     va = m.mesh_vertadr[mid]
     fa = m.mesh_faceadr[mid]
