@@ -35,12 +35,12 @@ MAXCONPAIR_HFIELD = 50  # contacts per height-field pair at most (MuJoCo's mjMAX
 
 @jit
 def _mat_t_mat(a, b):
-    """aᵀ b of two row-major 3×3 tuples."""
-    out = [0.0] * 9
-    for i in range(3):
-        for j in range(3):
-            out[3 * i + j] = a[i] * b[j] + a[3 + i] * b[3 + j] + a[6 + i] * b[6 + j]
-    return (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8])
+    """aᵀ b of two row-major 3×3 tuples (built as a tuple: a list would be a heap object)."""
+    return (a[0] * b[0] + a[3] * b[3] + a[6] * b[6], a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
+            a[0] * b[2] + a[3] * b[5] + a[6] * b[8], a[1] * b[0] + a[4] * b[3] + a[7] * b[6],
+            a[1] * b[1] + a[4] * b[4] + a[7] * b[7], a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
+            a[2] * b[0] + a[5] * b[3] + a[8] * b[6], a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
+            a[2] * b[2] + a[5] * b[5] + a[8] * b[8])
 
 
 @jit
