@@ -116,6 +116,8 @@ MODEL_SIZES = (
     ("nwrap", "number of tendon path elements (fixed: joints; spatial: sites, geoms, pulleys)"),
     ("nsensor", "number of sensors"),
     ("nsensordata", "number of values all sensors write into d.sensordata"),
+    ("nhistory", "number of values in d.history, the delay and sample buffers of actuators "
+     "and sensors (0: none)"),
     ("ncam", "number of cameras"),
     ("nmat", "number of materials"),
     ("nM", "number of non-zeros in the sparse lower triangle of M"),
@@ -308,6 +310,11 @@ MODEL_FIELDS = (
     ("actuator_lengthrange", "f", ("nu", 2), "feasible actuator length range (muscles)"),
     ("actuator_acc0", "f", ("nu",), "norm of the joint acceleration of a unit force at qpos0"),
     ("actuator_cranklength", "f", ("nu",), "crank length of a slider-crank transmission"),
+    # control history (MJCF nsample, interp, delay; see jointspace.history)
+    ("actuator_history", "i", ("nu", 2),
+     "history buffer: [nsample, interp] (interp 0 zero-order hold, 1 linear, 2 cubic)"),
+    ("actuator_historyadr", "i", ("nu",), "address of the buffer in d.history; -1: none"),
+    ("actuator_delay", "f", ("nu",), "delay (s) of the control the force uses; 0: none"),
     # equality constraints
     ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD, EQ_JOINT or EQ_TENDON"),
     ("eq_obj1id", "i", ("neq",), "id of object 1 (body, site, joint or tendon)"),
@@ -371,6 +378,13 @@ MODEL_FIELDS = (
     ("sensor_intprm", "i", ("nsensor", 3),
      "contact sensor: data fields bitmask, reduce (0 none, 1 mindist, 2 maxforce, 3 "
      "netforce), num; rangefinder: data fields bitmask (MuJoCo's sensor_intprm)"),
+    # sensor history (MJCF nsample, interp, delay, interval; see jointspace.history)
+    ("sensor_history", "i", ("nsensor", 2),
+     "history buffer: [nsample, interp] (interp 0 zero-order hold, 1 linear, 2 cubic)"),
+    ("sensor_historyadr", "i", ("nsensor",), "address of the buffer in d.history; -1: none"),
+    ("sensor_delay", "f", ("nsensor",), "delay (s) of the value in sensordata; 0: none"),
+    ("sensor_interval", "f", ("nsensor", 2),
+     "[period, phase] (s): computed every period (0: every step); phase sets the first time"),
     # keyframes (MJCF <keyframe><key>): what reset(m, d, key) sets
     ("key_time", "f", ("nkey",), "time"),
     ("key_qpos", "f", ("nkey", "nq"), "position"),
@@ -404,6 +418,9 @@ DATA_FIELDS = (
     ("mocap_quat", "f", ("nmocap", 4), "orientations of mocap bodies"),
     ("userdata", "f", ("nuserdata",), "user data: never read or written by the pipeline"),
     ("eq_active", "b", ("neq",), "1 if the equality constraint is active (from eq_active0)"),
+    ("history", "f", ("nhistory",),
+     "delay and sample buffers, per actuator or sensor with nsample > 0 at its historyadr: "
+     "[user, cursor, times (nsample), values (nsample · dim)] (see jointspace.history)"),
     # position dependent: kinematics
     ("xpos", "f", ("nbody", 3), "Cartesian position of the body frame"),
     ("xquat", "f", ("nbody", 4), "Cartesian orientation of the body frame"),
@@ -1110,6 +1127,10 @@ def _initial_values(model, own):
     mocap = model.body_mocapid >= 0
     own.mocap_pos[model.body_mocapid[mocap]] = model.body_pos[mocap]
     own.mocap_quat[model.body_mocapid[mocap]] = model.body_quat[mocap]
+    if model.nhistory:
+        from jointspace.history import initial_values
+
+        initial_values(model, own.history)
 
 
 def reset_data(model: Model, d: Data) -> None:
