@@ -53,6 +53,7 @@ XML = """
   <sensor>
     <jointpos name="q" joint="hinge" nsample="4" delay="0.012"/>
     <jointvel name="qd" joint="slide" nsample="3" interval="0.01 -0.002"/>
+    <jointvel name="qd_late" joint="hinge" nsample="5" delay="0.0165" interp="linear"/>
     <accelerometer name="acc" site="imu" nsample="3" delay="0.006" interp="cubic"/>
     <touch name="touch" site="foot" nsample="3" delay="0.005" interp="linear"/>
     <jointpos name="kept" joint="slide" nsample="2"/>

@@ -194,7 +194,11 @@ def read_ctrl_kernel(m, d, i, t, interp):
 
 @njit(cache=True)
 def reset_history(m, d):
-    """Every buffer as mj_resetData leaves it (module docstring); compiled `initial_values`."""
+    """Every buffer as mj_resetData leaves it (module docstring).
+
+    The compiled twin of `types._initial_history` (make_data and reset), for step's reset of
+    a bad state.
+    """
     h = m.opt_timestep[0]
     buf = d.history
     for i in range(m.nu):
@@ -222,31 +226,6 @@ def reset_history(m, d):
                     buf[adr + 2 + j] = -(n - j) * h
             for k in range(n * m.sensor_dim[i]):
                 buf[adr + 2 + n + k] = 0.0
-
-
-def initial_values(m, history):
-    """history = the buffers as mj_resetData leaves them (as `reset_history`, in Python)."""
-    h = float(m.opt_timestep[0])
-    history[:] = 0.0
-    for i in range(m.nu):
-        n = int(m.actuator_history[i, 0])
-        if n > 0:
-            adr = int(m.actuator_historyadr[i])
-            history[adr + 1] = n - 1
-            for j in range(n):
-                history[adr + 2 + j] = -(n - j) * h
-    for i in range(m.nsensor):
-        n = int(m.sensor_history[i, 0])
-        if n > 0:
-            adr = int(m.sensor_historyadr[i])
-            period = float(m.sensor_interval[i, 0])
-            phase = float(m.sensor_interval[i, 1])
-            t0 = (-period if phase == 0.0 else phase) if period > 0.0 else -h
-            history[adr] = t0
-            history[adr + 1] = n - 1
-            for j in range(n):
-                history[adr + 2 + j] = (math.ceil((t0 - (n - 1 - j) * period) / h) * h
-                                        if period > 0.0 else -(n - j) * h)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 
 import numpy as np
 
@@ -1128,9 +1129,38 @@ def _initial_values(model, own):
     own.mocap_pos[model.body_mocapid[mocap]] = model.body_pos[mocap]
     own.mocap_quat[model.body_mocapid[mocap]] = model.body_quat[mocap]
     if model.nhistory:
-        from jointspace.history import initial_values
+        _initial_history(model, own.history)
 
-        initial_values(model, own.history)
+
+def _initial_history(m, history):
+    """history = the buffers as mj_resetData leaves them (`jointspace.history`).
+
+    Zero values at the times [−n·h, …, −h]; a sampled sensor's (period > 0) at
+    ⌈(t₀ − (n − 1 − j)·period) / h⌉·h, t₀ = phase (−period when phase is 0), and its clock
+    (the buffer's first value) at t₀; −h for the other sensors, 0 for actuators. Python twin
+    of the compiled `history.reset_history`.
+    """
+    h = float(m.opt_timestep[0])
+    history[:] = 0.0
+    for i in range(m.nu):
+        n = int(m.actuator_history[i, 0])
+        if n > 0:
+            adr = int(m.actuator_historyadr[i])
+            history[adr + 1] = n - 1
+            for j in range(n):
+                history[adr + 2 + j] = -(n - j) * h
+    for i in range(m.nsensor):
+        n = int(m.sensor_history[i, 0])
+        if n > 0:
+            adr = int(m.sensor_historyadr[i])
+            period = float(m.sensor_interval[i, 0])
+            phase = float(m.sensor_interval[i, 1])
+            t0 = (-period if phase == 0.0 else phase) if period > 0.0 else -h
+            history[adr] = t0
+            history[adr + 1] = n - 1
+            for j in range(n):
+                history[adr + 2 + j] = (math.ceil((t0 - (n - 1 - j) * period) / h) * h
+                                        if period > 0.0 else -(n - j) * h)
 
 
 def reset_data(model: Model, d: Data) -> None:
