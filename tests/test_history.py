@@ -241,3 +241,22 @@ def test_refused_as_mujoco_refuses(actuator, sensor, message):
         js.load_string(xml)
     with pytest.raises(ValueError):
         mujoco.MjModel.from_xml_string(xml)
+
+
+def test_a_model_spec_is_checked_as_mjcf_is():
+    """compile_model refuses what the MJCF reader refuses, for specs built in Python."""
+    from jointspace.io.mjcf import parse_mjcf
+
+    ok = BASE.format('<motor joint="j" nsample="2"/>', '<jointpos joint="j" nsample="2"/>')
+    for edit, message in ((lambda s: setattr(s.actuators[0], "delay", 0.1), None),
+                          (lambda s: setattr(s.actuators[0], "nsample", 0), "needs a history"),
+                          (lambda s: setattr(s.sensors[0], "interval", (0.1, 0.2)), "phase in"),
+                          (lambda s: setattr(s.sensors[0], "interp", "spline"), "spline")):
+        spec = parse_mjcf(ok)
+        spec.actuators[0].delay = 0.1
+        edit(spec)
+        if message is None:
+            assert js.compile_model(spec).actuator_delay[0] == 0.1
+        else:
+            with pytest.raises(ModelError, match=message):
+                js.compile_model(spec)

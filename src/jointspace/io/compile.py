@@ -1286,6 +1286,14 @@ class _Compiler:
                 if e.delay > 0 and n <= 0:
                     raise ModelError(f"{kind} delay={e.delay} needs a history buffer: set "
                                      f"nsample > 0{_where(e)}")
+                if n > 1 << 24:
+                    raise ModelError(f"{kind} nsample={n}: at most 2^24 samples in a "
+                                     f"history buffer{_where(e)}")
+                period, phase = getattr(e, "interval", (0.0, 0.0))
+                if period < 0 or phase > 0 or (period > 0 and phase <= -period):
+                    raise ModelError(f"sensor interval=({period}, {phase}): the period must "
+                                     f"be non-negative and the phase in (-period, 0]"
+                                     f"{_where(e)}")
                 hist.append((n, INTERP_NAMES.index(e.interp)))
                 hadr.append(adr if n > 0 else -1)
                 if n > 0:
