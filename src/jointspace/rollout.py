@@ -626,7 +626,7 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
         model: a Model, or a sequence of nbatch Models of identical sizes.
         data: None, a Data, or a sequence of Data, one per thread (missing ones are made
             and kept by the pool).
-        initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv + na.
+        initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv + na + nhistory.
         control: optional (nbatch | 1, nstep | 1, ncontrol) controls: the inputs
             control_spec selects, set before each step; None: ctrl = 0.
         nstep: number of steps (default: control's second dimension, or 1).
