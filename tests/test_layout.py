@@ -21,7 +21,8 @@ LAYERS = (
     ("jointspace.errors", "jointspace.types", "jointspace._numba", "jointspace.diagnostics"),
     # io.frames: the frame conversions of the loaders, in NumPy (ik uses them too);
     # tendon: lengths and Jacobians from the poses, below kinematics (whose com_pos runs it)
-    ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames", "jointspace.tendon"),
+    ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames", "jointspace.tendon",
+     "jointspace.history"),
     ("jointspace.kinematics", "jointspace.passive", "jointspace.actuation",
      "jointspace.integrate", "jointspace.dynamics", "jointspace.collision",
      "jointspace.state", "jointspace.sensor"),

@@ -14,7 +14,7 @@ from jointspace._numba import cache, notice
 cache.install()  # before any kernel module is imported: see cache's docstring
 notice.install()  # a first use that compiles says so on stderr (notice's docstring)
 
-from jointspace import control, models, rigid
+from jointspace import control, history, models, rigid
 from jointspace.collision import collision
 from jointspace.collision.ray import ray
 from jointspace.constraint import make_constraint, softness_from_epsilon_kappa
@@ -86,5 +86,5 @@ __all__ = [
     "Trajectory", "Viewer", "render", "simulate", "view", "compile", "set_const",
     "get_state", "reset", "set_state", "state_size", "sensor", "ray",
     "rnea_derivatives", "aba_derivatives", "transition_derivatives",
-    "inverse_derivatives", "Rollout", "rollout",
+    "inverse_derivatives", "Rollout", "rollout", "history",
 ]

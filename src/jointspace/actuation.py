@@ -20,6 +20,8 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
   force         f = gain · ctrl + bias,  gain = gainprm₀ (fixed) or
                 gainprm₀ + gainprm₁ length + gainprm₂ velocity (affine),
                 bias = biasprm₀ + biasprm₁ length + biasprm₂ velocity (affine)
+                ctrl is that of d.ctrl, or for a delayed actuator (actuator_delay ≠ 0) the
+                one its history buffer holds for d.time − delay (`jointspace.history`);
                 ctrl is clamped to ctrlrange when ctrllimited (d.ctrl itself is untouched),
                 f to forcerange when forcelimited (after the tendon clamp below)
   activation    act_dot (actuators with dynamics; act is their last activation):
@@ -43,6 +45,7 @@ actuator_moment is stored dense, (nu, nv).
 import numpy as np
 from numba import njit
 
+from jointspace.history import read_ctrl_kernel
 from jointspace.kinematics import jac_point
 from jointspace.passive import quat_to_vel, sub_quat
 from jointspace.rotation import quat_mul, rot_vec_quat
@@ -576,8 +579,15 @@ def actuation(m, d):
 
 @njit(cache=True, inline="always")
 def _clamped_ctrl(m, d, i, clamp):
-    """ctrl[i], clamped to its ctrlrange when it is limited and clamping is on."""
-    u = d.ctrl[i]
+    """ctrl[i], clamped to its ctrlrange when it is limited and clamping is on.
+
+    A delayed actuator (actuator_delay ≠ 0) reads its control at d.time − delay from its
+    history buffer instead (MuJoCo's mj_readCtrl in mj_fwdActuation).
+    """
+    if m.nhistory > 0 and m.actuator_delay[i] != 0.0:
+        u = read_ctrl_kernel(m, d, i, d.time[0], -1)
+    else:
+        u = d.ctrl[i]
     if clamp and m.actuator_ctrllimited[i]:
         u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
     return u

@@ -36,6 +36,7 @@ from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
 from jointspace.passive import damping_deriv, fluid, sub_quat
 from jointspace.rotation import quat_mul_s
+from jointspace.sensor import advance_history
 from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, DSBL_SPRING, JNT_BALL, JNT_FREE, MINVAL
 
 
@@ -109,8 +110,11 @@ def diff_pos_kernel(m, qvel, h, qpos1, qpos2):
 def advance(m, d, qacc):
     """Semi-implicit Euler update (mj_advance).
 
-    act ← next activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h.
+    The history buffers take this step's samples (`jointspace.history`), then act ← next
+    activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h.
     """
+    if m.nhistory > 0:
+        advance_history(m, d, True, True)
     h = m.opt_timestep[0]
     if m.na:
         advance_act(m, d, d.act_dot, h)

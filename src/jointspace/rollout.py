@@ -8,10 +8,12 @@ steps each and returns every state they pass through:
 
 with singleton dimensions of initial_state, control and initial_warmstart tiled (without a
 copy). The state is MuJoCo's mjSTATE_FULLPHYSICS layout (time, qpos, qvel, act, history,
-plastic, plugin state); jointspace models have no history, plastic or plugin state, so a
-state is [time, qpos, qvel, act], nstate = 1 + nq + nv + na, as mj_stateSize gives for
-the same model (`jointspace.get_state(m, d, "fullphysics")` packs the same vector). After each
-step the rollout also records d.sensordata, as MuJoCo's does.
+plastic, plugin state); jointspace models have no plastic or plugin state, so a state is
+[time, qpos, qvel, act, history], nstate = 1 + nq + nv + na + nhistory, as mj_stateSize
+gives for the same model (`jointspace.get_state(m, d, "fullphysics")` packs the same
+vector; the history buffers are those of delayed and sampled actuators and sensors,
+`jointspace.history`). After each step the rollout also records d.sensordata, as MuJoCo's
+does.
 
 Each rollout is a function of its arguments alone, as in MuJoCo: it starts from the inputs
 that the control does not set reset (ctrl zero when no control is given, qfrc_applied and
@@ -61,28 +63,37 @@ from jointspace.types import Data, Model
 
 
 def state_size(m):
-    """Length of a full-physics state of model m: 1 + nq + nv + na (time, qpos, qvel, act)."""
-    return 1 + m.nq + m.nv + m.na
+    """Length of a full-physics state of model m: 1 + nq + nv + na + nhistory.
+
+    That is (time, qpos, qvel, act, history).
+    """
+    return 1 + m.nq + m.nv + m.na + m.nhistory
 
 
 @njit(cache=True)
 def _get_fullphysics(m, d, x):
-    """x = [time, qpos, qvel, act] of d (mj_getState with mjSTATE_FULLPHYSICS)."""
+    """x = [time, qpos, qvel, act, history] of d (mj_getState with mjSTATE_FULLPHYSICS)."""
     nq, nv = m.nq, m.nv
     x[0] = d.time[0]
     x[1:1 + nq] = d.qpos
     x[1 + nq:1 + nq + nv] = d.qvel
-    x[1 + nq + nv:1 + nq + nv + m.na] = d.act
+    a = 1 + nq + nv
+    x[a:a + m.na] = d.act
+    if m.nhistory > 0:
+        x[a + m.na:a + m.na + m.nhistory] = d.history
 
 
 @njit(cache=True)
 def _set_fullphysics(m, d, x):
-    """d's time, qpos, qvel, act = x (mj_setState with mjSTATE_FULLPHYSICS)."""
+    """d's time, qpos, qvel, act, history = x (mj_setState with mjSTATE_FULLPHYSICS)."""
     nq, nv = m.nq, m.nv
     d.time[0] = x[0]
     d.qpos[:] = x[1:1 + nq]
     d.qvel[:] = x[1 + nq:1 + nq + nv]
-    d.act[:] = x[1 + nq + nv:1 + nq + nv + m.na]
+    a = 1 + nq + nv
+    d.act[:] = x[a:a + m.na]
+    if m.nhistory > 0:
+        d.history[:] = x[a + m.na:a + m.na + m.nhistory]
 
 
 @njit(cache=True)
@@ -254,7 +265,7 @@ class Rollout:
                 diverged=None, control_spec=STATE_CTRL):
         """Roll out trajectories from initial states under open-loop controls.
 
-        state[r, t] is the full-physics state [time, qpos, qvel, act] after step t + 1 of
+        state[r, t] is the full-physics state [time, qpos, qvel, act, history] after step t + 1 of
         rollout r, sensordata[r, t] the sensors of step t + 1; see the module docstring for
         what each rollout resets and how divergence ends it.
 
@@ -462,7 +473,7 @@ def check_args(model, initial_state, control=None, nstep=None, initial_warmstart
     ctrl = None if control is None else _input(control, 3, fname, "control")
     warm = (None if initial_warmstart is None
             else _input(initial_warmstart, 2, fname, "initial_warmstart"))
-    _trailing(x0, state_size(m0), fname, "initial_state", "nstate = 1 + nq + nv + na")
+    _trailing(x0, state_size(m0), fname, "initial_state", "nstate = 1 + nq + nv + na + nhistory")
     if control_spec is STATE_CTRL:
         cspec = STATE_CTRL
     else:
@@ -601,12 +612,12 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
     """Roll out trajectories from initial states under open-loop controls, on threads.
 
     MuJoCo's `mujoco.rollout.rollout`: state[r, t] is the full-physics state
-    [time, qpos, qvel] after step t + 1 of rollout r, started from initial_state[r] under
-    control[r, t]; singleton dimensions are tiled. Each rollout resets the inputs the control
-    does not set (see the module docstring), so the call is stateless and the results are
-    bitwise the same for every nthread and chunk_size. A rollout whose state diverges (NaN,
-    inf, |x| > 1e10: `step` resets it to qpos0) stops there: diverged[r] names the step and
-    the rest of its trajectory repeats that state.
+    [time, qpos, qvel, act, history] after step t + 1 of rollout r, started from
+    initial_state[r] under control[r, t]; singleton dimensions are tiled. Each rollout resets
+    the inputs the control does not set (see the module docstring), so the call is stateless
+    and the results are bitwise the same for every nthread and chunk_size. A rollout whose
+    state diverges (NaN, inf, |x| > 1e10: `step` resets it to qpos0) stops there:
+    diverged[r] names the step and the rest of its trajectory repeats that state.
 
     Threads come from a persistent pool per nthread, kept between calls (a concurrent call
     while it is busy gets a pool of its own); `Rollout` gives a pool of one's own.
@@ -615,7 +626,7 @@ def rollout(model, data, initial_state, control=None, *, nstep=None, initial_war
         model: a Model, or a sequence of nbatch Models of identical sizes.
         data: None, a Data, or a sequence of Data, one per thread (missing ones are made
             and kept by the pool).
-        initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv + na.
+        initial_state: (nbatch | 1, nstate) initial states, nstate = 1 + nq + nv + na + nhistory.
         control: optional (nbatch | 1, nstep | 1, ncontrol) controls: the inputs
             control_spec selects, set before each step; None: ctrl = 0.
         nstep: number of steps (default: control's second dimension, or 1).

@@ -36,8 +36,10 @@ by force (maxforce), or the net wrench about the force-weighted centroid (netfor
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
 clips real-valued data to ±cutoff and positive data to ≤ cutoff (not contact or geomfromto
 data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Every type
-that needs no plugin is computed but `tactile`, which is refused at load with the plugin,
-delayed and sampled sensors.
+that needs no plugin is computed but `tactile`, which is refused at load with the plugin
+sensors. A sensor with a history buffer (nsample > 0) that is delayed, or sampled and not
+due, is read from its buffer instead (`jointspace.history`; `advance_history` writes the
+buffers at each step).
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -57,6 +59,7 @@ from jointspace.collision.convex import make_workspace
 from jointspace.collision.driver import geom_distance
 from jointspace.collision.ray import ray_kernel, ray_normal
 from jointspace.dynamics.energy import energy_pos, energy_vel
+from jointspace.history import insert, read
 from jointspace.spatial import cross_force, mul_inert_vec
 from jointspace.types import (
     CNSTR_CONTACT_FRICTIONLESS,
@@ -1129,27 +1132,71 @@ def _cutoff(m, i, out, a):
             out[k] = min(out[k], cut)
 
 
+@njit(cache=True, inline="always")
+def _needs_post(t):
+    """True for the types that read rne_post_constraint's cacc, cfrc_int, cfrc_ext."""
+    return (t == SENS_ACCELEROMETER or t == SENS_FORCE or t == SENS_TORQUE
+            or t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC)
+
+
+@njit(cache=True, inline="always")
+def _computed_now(m, d, i):
+    """True when forward computes sensor i, False when it reads it from its history buffer.
+
+    Read: a delay > 0, or a period > 0 whose next sample is not due (user + period > time);
+    MuJoCo's compute_or_read_sensor.
+    """
+    n = m.sensor_history[i, 0]
+    if n <= 0:
+        return True
+    if m.sensor_delay[i] > 0.0:
+        return False
+    period = m.sensor_interval[i, 0]
+    if period > 0.0:
+        return d.history[m.sensor_historyadr[i]] + period <= d.time[0]
+    return True
+
+
+@njit(cache=True)
+def _compute(m, d, i, out, a, frc, buf):
+    """Sensor i into out[a : a + sensor_dim[i]], cutoff applied (mj_computeSensor).
+
+    buf: scratch (18) for the sensors' small vectors.
+    """
+    stage = m.sensor_needstage[i]
+    if stage == STAGE_POS:
+        _pos_sensor(m, d, i, out, a, buf)
+    elif stage == STAGE_VEL:
+        _vel_sensor(m, d, i, out, a, buf)
+    else:
+        _acc_sensor(m, d, i, out, a, frc, buf)
+    _cutoff(m, i, out, a)
+
+
 @njit(cache=True)
 def sensor_stage(m, d):
     """Every sensor into d.sensordata, position, velocity and acceleration stages in turn.
 
     Nothing happens when the model has no sensor or the "sensor" flag is disabled (MuJoCo
-    then leaves sensordata as it was).
+    then leaves sensordata as it was). A sensor with a history buffer that is delayed, or
+    sampled and not due, is read from the buffer (`jointspace.history`).
     """
     ns = m.nsensor
     if ns == 0 or m.opt_disableflags[0] & DSBL_SENSOR:
         return
     out = d.sensordata
+    hist = m.nhistory > 0
     subtree = False
     post = False
     touch = False
     for i in range(ns):
+        if hist and not _computed_now(m, d, i):
+            continue
         t = m.sensor_type[i]
         stage = m.sensor_needstage[i]
         if t == SENS_SUBTREELINVEL or t == SENS_SUBTREEANGMOM:
             subtree = True
-        elif (t == SENS_ACCELEROMETER or t == SENS_FORCE or t == SENS_TORQUE
-              or t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC):
+        elif _needs_post(t):
             post = True
         elif t == SENS_TOUCH or (t == SENS_CONTACT and stage == STAGE_ACC):
             touch = True
@@ -1164,7 +1211,6 @@ def sensor_stage(m, d):
     for i in range(ns):
         a = m.sensor_adr[i]
         t = m.sensor_type[i]
-        stage = m.sensor_needstage[i]
         if t == SENS_USER:
             for k in range(a, a + m.sensor_dim[i]):
                 out[k] = 0.0
@@ -1173,13 +1219,77 @@ def sensor_stage(m, d):
             for k in range(a, a + m.sensor_dim[i]):
                 out[k] = np.nan
             continue
-        if stage == STAGE_POS:
-            _pos_sensor(m, d, i, out, a, buf)
-        elif stage == STAGE_VEL:
-            _vel_sensor(m, d, i, out, a, buf)
+        if hist and not _computed_now(m, d, i):
+            read(d.history, m.sensor_historyadr[i], m.sensor_history[i, 0], m.sensor_dim[i],
+                 d.time[0] - m.sensor_delay[i], m.sensor_history[i, 1], out, a)
+            continue
+        _compute(m, d, i, out, a, frc, buf)
+
+
+@njit(cache=True)
+def advance_history(m, d, ctrl, sensors):
+    """Write this step's samples into the history buffers (the start of MuJoCo's mj_advance).
+
+    With ctrl, each actuator with a buffer gets d.ctrl at d.time; with sensors, each sensor
+    with one, by its mode (`jointspace.history`): d.sensordata, or (delay > 0) the sensor
+    computed now from d as forward left it, and a sampled sensor only when due, its clock
+    advanced by the period. RK4 writes the sensors before its stages and the controls after
+    them (forward's stages read the control buffers, never the sensor ones): MuJoCo 4.0's
+    RK4 records the sensors of the state the step starts from, measured.
+    """
+    t = d.time[0]
+    buf = d.history
+    if ctrl:
+        for i in range(m.nu):
+            n = m.actuator_history[i, 0]
+            if n > 0:
+                buf[insert(buf, m.actuator_historyadr[i], n, 1, t)] = d.ctrl[i]
+    if not sensors:
+        return
+    ns = m.nsensor
+    due = np.zeros(ns, dtype=np.bool_)
+    subtree = False
+    post = False
+    touch = False
+    for i in range(ns):
+        n = m.sensor_history[i, 0]
+        if n <= 0:
+            continue
+        period = m.sensor_interval[i, 0]
+        due[i] = period <= 0.0 or buf[m.sensor_historyadr[i]] + period <= t
+        if due[i] and m.sensor_delay[i] > 0.0:
+            st = m.sensor_type[i]
+            if st == SENS_SUBTREELINVEL or st == SENS_SUBTREEANGMOM:
+                subtree = True
+            elif _needs_post(st):
+                post = True
+            elif st == SENS_TOUCH or (st == SENS_CONTACT
+                                      and m.sensor_needstage[i] == STAGE_ACC):
+                touch = True
+    if subtree:
+        subtree_vel(m, d)
+    if post:
+        rne_post_constraint(m, d)
+    frc = np.empty((d.ncon[0] if touch else 0, 6))
+    scratch = np.empty(18)
+    if touch:
+        contact_frame_forces(m, d, frc)
+    for i in range(ns):
+        if not due[i]:
+            continue
+        n = m.sensor_history[i, 0]
+        adr = m.sensor_historyadr[i]
+        dim = m.sensor_dim[i]
+        period = m.sensor_interval[i, 0]
+        if period > 0.0:
+            buf[adr] += period
+        slot = insert(buf, adr, n, dim, t)
+        if m.sensor_delay[i] > 0.0:
+            _compute(m, d, i, buf, slot, frc, scratch)
         else:
-            _acc_sensor(m, d, i, out, a, frc, buf)
-        _cutoff(m, i, out, a)
+            a = m.sensor_adr[i]
+            for k in range(dim):
+                buf[slot + k] = d.sensordata[a + k]
 
 
 @njit(cache=True, inline="always")

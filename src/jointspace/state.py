@@ -9,7 +9,7 @@ saved by MuJoCo sets jointspace's Data and the other way round:
     2       qpos           nq                512     eq_active      neq (0.0 or 1.0)
     4       qvel           nv                1024    mocap_pos      3 · nmocap
     8       act            na                2048    mocap_quat     4 · nmocap
-    16      history        0 (no delays)     4096    userdata       nuserdata
+    16      history        nhistory          4096    userdata       nuserdata
     32      warmstart      nv                8192    plugin         0 (no plugins)
     64      ctrl           nu                16384   plastic        0 (no flex)
     128     qfrc_applied   nv
@@ -21,7 +21,8 @@ integer mask (a `mujoco.mjtState` value works), a name ("fullphysics", "qpos", �
 of names.
 
 `reset(m, d)` is mj_resetData: every field of d as `make_data` leaves it (qpos = qpos0,
-mocap bodies at their model pose, eq_active = eq_active0, the rest zero).
+mocap bodies at their model pose, eq_active = eq_active0, the history buffers at their
+initial times with zero values (`jointspace.history`), the rest zero).
 `reset(m, d, key)` is mj_resetDataKeyframe: that, then time, qpos, qvel, act, ctrl and the
 mocap poses from keyframe `key` (a name or an index).
 """
@@ -63,7 +64,7 @@ _COMPONENTS = (
     (STATE_QPOS, "qpos", "qpos"),
     (STATE_QVEL, "qvel", "qvel"),
     (STATE_ACT, "act", "act"),
-    (STATE_HISTORY, "history", None),
+    (STATE_HISTORY, "history", "history"),
     (STATE_WARMSTART, "warmstart", "qacc_warmstart"),
     (STATE_CTRL, "ctrl", "ctrl"),
     (STATE_QFRC_APPLIED, "qfrc_applied", "qfrc_applied"),

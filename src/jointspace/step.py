@@ -40,6 +40,7 @@ from jointspace.forward import (
     fwd_constraint,
     fwd_velocity,
 )
+from jointspace.history import reset_history
 from jointspace.integrate import (
     advance,
     diff_pos_kernel,
@@ -49,7 +50,7 @@ from jointspace.integrate import (
     integrate_pos_kernel,
 )
 from jointspace.inverse import compare_fwd_inv_stage
-from jointspace.sensor import STAGE_POS, STAGE_VEL, sensor_stage
+from jointspace.sensor import STAGE_POS, STAGE_VEL, advance_history, sensor_stage
 from jointspace.types import (
     DSBL_AUTORESET,
     ENBL_FWDINV,
@@ -83,6 +84,8 @@ def _reset(m, d):
         if mid >= 0:
             d.mocap_pos[mid, :] = m.body_pos[b]
             d.mocap_quat[mid, :] = m.body_quat[b]
+    if m.nhistory > 0:
+        reset_history(m, d)
 
 
 @njit(cache=True)
@@ -148,8 +151,9 @@ def _rk4(m, d):
     k_i = dexp⁻¹(θ_i) v_i; the update is θ = h Σ b_i k_i, v = v_0 + h Σ b_i a_i with
     c = (½, ½, 1), b = (1/6, 1/3, 1/3, 1/6). d.qacc ends as Σ b_i a_i (MuJoCo 4 does the
     same). Activations as MuJoCo: stage i at act_0 + h c_i act_dot_{i−1} (unclamped), the
-    update `advance_act` at the rate Σ b_i act_dot_i. Needs forward at X_0 already done
-    (d.qacc = a_0).
+    update `advance_act` at the rate Σ b_i act_dot_i. History buffers: the sensors' samples
+    before the stages (at X_0, from the first forward), the controls' after them, both at
+    t_0. Needs forward at X_0 already done (d.qacc = a_0).
     """
     nv = m.nv
     na = m.na
@@ -166,6 +170,10 @@ def _rk4(m, d):
     adot[0] = d.act_dot
     theta = np.empty(nv)
     c = (0.5, 0.5, 1.0)
+    hist = m.nhistory > 0
+    if hist:
+        # the sensors' samples at X_0, from the first forward (MuJoCo 4.0, measured)
+        advance_history(m, d, False, True)
     for i in range(1, 4):
         # X_i = (q_0 ⊕ θ_i, v_0 + h c_i a_{i−1}),  θ_i = h c_i k_{i−1}
         for j in range(nv):
@@ -180,6 +188,10 @@ def _rk4(m, d):
         _dexp_inv(m, theta, d.qvel, k[i])
         acc[i] = d.qacc
         adot[i] = d.act_dot
+    if hist:
+        # the controls' samples at t_0, after the stages that read the buffers
+        d.time[0] = t0
+        advance_history(m, d, True, False)
     # X_1 = (q_0 ⊕ h Σ b_i k_i, v_0 + h Σ b_i a_i)
     for j in range(nv):
         theta[j] = h * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j]) / 6.0
@@ -573,7 +585,7 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
 
     Raises:
         ValueError: eps is not a positive finite number, nthread not a positive integer,
-            or the integrator is RK4.
+            the integrator is RK4, or the model has history buffers (delays).
         TypeError: sensors is not a bool.
         SingularMassError: m has dofs that move no mass or inertia (and no armature).
     """
@@ -593,6 +605,11 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
                          "MuJoCo's mjd_transitionFD: its intermediate stages make no "
                          "one-step transition to perturb); use Euler, implicit or "
                          "implicitfast")
+    if m.nhistory:
+        raise ValueError("transition_derivatives: the model has history buffers (actuator or "
+                         "sensor nsample > 0), which MuJoCo's mjd_transitionFD refuses too: "
+                         "a step also advances the buffers, so the state is not (qpos, qvel, "
+                         "act) alone")
     if m.singular_dofs:
         check_not_singular(m, "transition_derivatives")
     sensors = bool(sensors)

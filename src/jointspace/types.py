@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 
 import numpy as np
 
@@ -116,6 +117,8 @@ MODEL_SIZES = (
     ("nwrap", "number of tendon path elements (fixed: joints; spatial: sites, geoms, pulleys)"),
     ("nsensor", "number of sensors"),
     ("nsensordata", "number of values all sensors write into d.sensordata"),
+    ("nhistory", "number of values in d.history, the delay and sample buffers of actuators "
+     "and sensors (0: none)"),
     ("ncam", "number of cameras"),
     ("nmat", "number of materials"),
     ("nM", "number of non-zeros in the sparse lower triangle of M"),
@@ -308,6 +311,11 @@ MODEL_FIELDS = (
     ("actuator_lengthrange", "f", ("nu", 2), "feasible actuator length range (muscles)"),
     ("actuator_acc0", "f", ("nu",), "norm of the joint acceleration of a unit force at qpos0"),
     ("actuator_cranklength", "f", ("nu",), "crank length of a slider-crank transmission"),
+    # control history (MJCF nsample, interp, delay; see jointspace.history)
+    ("actuator_history", "i", ("nu", 2),
+     "history buffer: [nsample, interp] (interp 0 zero-order hold, 1 linear, 2 cubic)"),
+    ("actuator_historyadr", "i", ("nu",), "address of the buffer in d.history; -1: none"),
+    ("actuator_delay", "f", ("nu",), "delay (s) of the control the force uses; 0: none"),
     # equality constraints
     ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD, EQ_JOINT or EQ_TENDON"),
     ("eq_obj1id", "i", ("neq",), "id of object 1 (body, site, joint or tendon)"),
@@ -371,6 +379,13 @@ MODEL_FIELDS = (
     ("sensor_intprm", "i", ("nsensor", 3),
      "contact sensor: data fields bitmask, reduce (0 none, 1 mindist, 2 maxforce, 3 "
      "netforce), num; rangefinder: data fields bitmask (MuJoCo's sensor_intprm)"),
+    # sensor history (MJCF nsample, interp, delay, interval; see jointspace.history)
+    ("sensor_history", "i", ("nsensor", 2),
+     "history buffer: [nsample, interp] (interp 0 zero-order hold, 1 linear, 2 cubic)"),
+    ("sensor_historyadr", "i", ("nsensor",), "address of the buffer in d.history; -1: none"),
+    ("sensor_delay", "f", ("nsensor",), "delay (s) of the value in sensordata; 0: none"),
+    ("sensor_interval", "f", ("nsensor", 2),
+     "[period, phase] (s): computed every period (0: every step); phase sets the first time"),
     # keyframes (MJCF <keyframe><key>): what reset(m, d, key) sets
     ("key_time", "f", ("nkey",), "time"),
     ("key_qpos", "f", ("nkey", "nq"), "position"),
@@ -404,6 +419,9 @@ DATA_FIELDS = (
     ("mocap_quat", "f", ("nmocap", 4), "orientations of mocap bodies"),
     ("userdata", "f", ("nuserdata",), "user data: never read or written by the pipeline"),
     ("eq_active", "b", ("neq",), "1 if the equality constraint is active (from eq_active0)"),
+    ("history", "f", ("nhistory",),
+     "delay and sample buffers, per actuator or sensor with nsample > 0 at its historyadr: "
+     "[user, cursor, times (nsample), values (nsample · dim)] (see jointspace.history)"),
     # position dependent: kinematics
     ("xpos", "f", ("nbody", 3), "Cartesian position of the body frame"),
     ("xquat", "f", ("nbody", 4), "Cartesian orientation of the body frame"),
@@ -1110,6 +1128,39 @@ def _initial_values(model, own):
     mocap = model.body_mocapid >= 0
     own.mocap_pos[model.body_mocapid[mocap]] = model.body_pos[mocap]
     own.mocap_quat[model.body_mocapid[mocap]] = model.body_quat[mocap]
+    if model.nhistory:
+        _initial_history(model, own.history)
+
+
+def _initial_history(m, history):
+    """history = the buffers as mj_resetData leaves them (`jointspace.history`).
+
+    Zero values at the times [−n·h, …, −h]; a sampled sensor's (period > 0) at
+    ⌈(t₀ − (n − 1 − j)·period) / h⌉·h, t₀ = phase (−period when phase is 0), and its clock
+    (the buffer's first value) at t₀; −h for the other sensors, 0 for actuators. Python twin
+    of the compiled `history.reset_history`.
+    """
+    h = float(m.opt_timestep[0])
+    history[:] = 0.0
+    for i in range(m.nu):
+        n = int(m.actuator_history[i, 0])
+        if n > 0:
+            adr = int(m.actuator_historyadr[i])
+            history[adr + 1] = n - 1
+            for j in range(n):
+                history[adr + 2 + j] = -(n - j) * h
+    for i in range(m.nsensor):
+        n = int(m.sensor_history[i, 0])
+        if n > 0:
+            adr = int(m.sensor_historyadr[i])
+            period = float(m.sensor_interval[i, 0])
+            phase = float(m.sensor_interval[i, 1])
+            t0 = (-period if phase == 0.0 else phase) if period > 0.0 else -h
+            history[adr] = t0
+            history[adr + 1] = n - 1
+            for j in range(n):
+                history[adr + 2 + j] = (math.ceil((t0 - (n - 1 - j) * period) / h) * h
+                                        if period > 0.0 else -(n - j) * h)
 
 
 def reset_data(model: Model, d: Data) -> None:

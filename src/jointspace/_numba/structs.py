@@ -214,6 +214,7 @@ _MODEL_FIELDS = [
     ("nwrap", types.int64),
     ("nsensor", types.int64),
     ("nsensordata", types.int64),
+    ("nhistory", types.int64),
     ("ncam", types.int64),
     ("nmat", types.int64),
     ("nM", types.int64),
@@ -375,6 +376,9 @@ _MODEL_FIELDS = [
     ("actuator_lengthrange", types.float64[:, ::1]),
     ("actuator_acc0", types.float64[::1]),
     ("actuator_cranklength", types.float64[::1]),
+    ("actuator_history", types.int32[:, ::1]),
+    ("actuator_historyadr", types.int32[::1]),
+    ("actuator_delay", types.float64[::1]),
     ("eq_type", types.int32[::1]),
     ("eq_obj1id", types.int32[::1]),
     ("eq_obj2id", types.int32[::1]),
@@ -427,6 +431,10 @@ _MODEL_FIELDS = [
     ("sensor_cutoff", types.float64[::1]),
     ("sensor_noise", types.float64[::1]),
     ("sensor_intprm", types.int32[:, ::1]),
+    ("sensor_history", types.int32[:, ::1]),
+    ("sensor_historyadr", types.int32[::1]),
+    ("sensor_delay", types.float64[::1]),
+    ("sensor_interval", types.float64[:, ::1]),
     ("key_time", types.float64[::1]),
     ("key_qpos", types.float64[:, ::1]),
     ("key_qvel", types.float64[:, ::1]),
@@ -451,6 +459,7 @@ _DATA_FIELDS = [
     ("mocap_quat", types.float64[:, ::1]),
     ("userdata", types.float64[::1]),
     ("eq_active", types.uint8[::1]),
+    ("history", types.float64[::1]),
     ("xpos", types.float64[:, ::1]),
     ("xquat", types.float64[:, ::1]),
     ("xmat", types.float64[:, ::1]),
@@ -579,7 +588,7 @@ def _new_model():
 
 
 @njit(cache=True)
-def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhfield, nhfielddata, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, ncam, nmat, nM, nconmax, njmax, opt_timestep):
+def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhfield, nhfielddata, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, nhistory, ncam, nmat, nM, nconmax, njmax):
     s.nq = nq
     s.nv = nv
     s.nu = nu
@@ -606,16 +615,17 @@ def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert
     s.nwrap = nwrap
     s.nsensor = nsensor
     s.nsensordata = nsensordata
+    s.nhistory = nhistory
     s.ncam = ncam
     s.nmat = nmat
     s.nM = nM
     s.nconmax = nconmax
     s.njmax = njmax
-    s.opt_timestep = _borrow(opt_timestep)
 
 
 @njit(cache=True)
-def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr):
+def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum):
+    s.opt_timestep = _borrow(opt_timestep)
     s.opt_gravity = _borrow(opt_gravity)
     s.opt_magnetic = _borrow(opt_magnetic)
     s.opt_integrator = _borrow(opt_integrator)
@@ -647,11 +657,11 @@ def _fill_model_1(s, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_so
     s.body_dofnum = _borrow(body_dofnum)
     s.body_dofadr = _borrow(body_dofadr)
     s.body_geomnum = _borrow(body_geomnum)
-    s.body_geomadr = _borrow(body_geomadr)
 
 
 @njit(cache=True)
-def _fill_model_2(s, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp):
+def _fill_model_2(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref):
+    s.body_geomadr = _borrow(body_geomadr)
     s.body_pos = _borrow(body_pos)
     s.body_quat = _borrow(body_quat)
     s.body_ipos = _borrow(body_ipos)
@@ -683,11 +693,11 @@ def _fill_model_2(s, body_pos, body_quat, body_ipos, body_iquat, body_mass, body
     s.dof_Madr = _borrow(dof_Madr)
     s.M_col = _borrow(M_col)
     s.dof_solref = _borrow(dof_solref)
-    s.dof_solimp = _borrow(dof_solimp)
 
 
 @njit(cache=True)
-def _fill_model_3(s, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type, site_bodyid):
+def _fill_model_3(s, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type):
+    s.dof_solimp = _borrow(dof_solimp)
     s.dof_frictionloss = _borrow(dof_frictionloss)
     s.dof_armature = _borrow(dof_armature)
     s.dof_damping = _borrow(dof_damping)
@@ -719,11 +729,11 @@ def _fill_model_3(s, dof_frictionloss, dof_armature, dof_damping, dof_dampingpol
     s.geom_matid = _borrow(geom_matid)
     s.geom_fluid = _borrow(geom_fluid)
     s.site_type = _borrow(site_type)
-    s.site_bodyid = _borrow(site_bodyid)
 
 
 @njit(cache=True)
-def _fill_model_4(s, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr):
+def _fill_model_4(s, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum):
+    s.site_bodyid = _borrow(site_bodyid)
     s.site_size = _borrow(site_size)
     s.site_pos = _borrow(site_pos)
     s.site_quat = _borrow(site_quat)
@@ -755,11 +765,11 @@ def _fill_model_4(s, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_t
     s.hfield_data = _borrow(hfield_data)
     s.mesh_hullvertadr = _borrow(mesh_hullvertadr)
     s.mesh_hullvertnum = _borrow(mesh_hullvertnum)
-    s.mesh_hullpolyadr = _borrow(mesh_hullpolyadr)
 
 
 @njit(cache=True)
-def _fill_model_5(s, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0):
+def _fill_model_5(s, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type):
+    s.mesh_hullpolyadr = _borrow(mesh_hullpolyadr)
     s.mesh_hullpolynum = _borrow(mesh_hullpolynum)
     s.hull_vert = _borrow(hull_vert)
     s.hullpoly_vertadr = _borrow(hullpoly_vertadr)
@@ -787,15 +797,18 @@ def _fill_model_5(s, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_ver
     s.actuator_lengthrange = _borrow(actuator_lengthrange)
     s.actuator_acc0 = _borrow(actuator_acc0)
     s.actuator_cranklength = _borrow(actuator_cranklength)
+    s.actuator_history = _borrow(actuator_history)
+    s.actuator_historyadr = _borrow(actuator_historyadr)
+    s.actuator_delay = _borrow(actuator_delay)
     s.eq_type = _borrow(eq_type)
+
+
+@njit(cache=True)
+def _fill_model_6(s, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited):
     s.eq_obj1id = _borrow(eq_obj1id)
     s.eq_obj2id = _borrow(eq_obj2id)
     s.eq_objtype = _borrow(eq_objtype)
     s.eq_active0 = _borrow(eq_active0)
-
-
-@njit(cache=True)
-def _fill_model_6(s, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0):
     s.eq_solref = _borrow(eq_solref)
     s.eq_solimp = _borrow(eq_solimp)
     s.eq_data = _borrow(eq_data)
@@ -824,14 +837,14 @@ def _fill_model_6(s, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_g
     s.tendon_armature = _borrow(tendon_armature)
     s.tendon_frictionloss = _borrow(tendon_frictionloss)
     s.tendon_actfrclimited = _borrow(tendon_actfrclimited)
+
+
+@njit(cache=True)
+def _fill_model_7(s, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.tendon_actfrcrange = _borrow(tendon_actfrcrange)
     s.tendon_lengthspring = _borrow(tendon_lengthspring)
     s.tendon_length0 = _borrow(tendon_length0)
     s.tendon_invweight0 = _borrow(tendon_invweight0)
-
-
-@njit(cache=True)
-def _fill_model_7(s, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.wrap_type = _borrow(wrap_type)
     s.wrap_objid = _borrow(wrap_objid)
     s.wrap_prm = _borrow(wrap_prm)
@@ -847,6 +860,10 @@ def _fill_model_7(s, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_dataty
     s.sensor_cutoff = _borrow(sensor_cutoff)
     s.sensor_noise = _borrow(sensor_noise)
     s.sensor_intprm = _borrow(sensor_intprm)
+    s.sensor_history = _borrow(sensor_history)
+    s.sensor_historyadr = _borrow(sensor_historyadr)
+    s.sensor_delay = _borrow(sensor_delay)
+    s.sensor_interval = _borrow(sensor_interval)
     s.key_time = _borrow(key_time)
     s.key_qpos = _borrow(key_qpos)
     s.key_qvel = _borrow(key_qvel)
@@ -862,7 +879,7 @@ def _new_data():
 
 
 @njit(cache=True)
-def _fill_data_0(s, time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, mocap_pos, mocap_quat, userdata, eq_active, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, ten_length, ten_J, ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos, subtree_com):
+def _fill_data_0(s, time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, act, mocap_pos, mocap_quat, userdata, eq_active, history, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, ten_length, ten_J, ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos):
     s.time = _borrow(time)
     s.qpos = _borrow(qpos)
     s.qvel = _borrow(qvel)
@@ -875,6 +892,7 @@ def _fill_data_0(s, time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, ac
     s.mocap_quat = _borrow(mocap_quat)
     s.userdata = _borrow(userdata)
     s.eq_active = _borrow(eq_active)
+    s.history = _borrow(history)
     s.xpos = _borrow(xpos)
     s.xquat = _borrow(xquat)
     s.xmat = _borrow(xmat)
@@ -894,11 +912,11 @@ def _fill_data_0(s, time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, ac
     s.ten_wrapnum = _borrow(ten_wrapnum)
     s.wrap_obj = _borrow(wrap_obj)
     s.wrap_xpos = _borrow(wrap_xpos)
-    s.subtree_com = _borrow(subtree_com)
 
 
 @njit(cache=True)
-def _fill_data_1(s, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, ten_velocity, cvel, cdof_dot, qfrc_bias, qfrc_passive, qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid, act_dot):
+def _fill_data_1(s, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, ten_velocity, cvel, cdof_dot, qfrc_bias, qfrc_passive, qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid):
+    s.subtree_com = _borrow(subtree_com)
     s.cinert = _borrow(cinert)
     s.cdof = _borrow(cdof)
     s.ncon = _borrow(ncon)
@@ -930,11 +948,11 @@ def _fill_data_1(s, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame
     s.qfrc_damper = _borrow(qfrc_damper)
     s.qfrc_gravcomp = _borrow(qfrc_gravcomp)
     s.qfrc_fluid = _borrow(qfrc_fluid)
-    s.act_dot = _borrow(act_dot)
 
 
 @njit(cache=True)
-def _fill_data_2(s, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_island, nisland, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force, efc_state):
+def _fill_data_2(s, act_dot, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_island, nisland, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force):
+    s.act_dot = _borrow(act_dot)
     s.actuator_length = _borrow(actuator_length)
     s.actuator_velocity = _borrow(actuator_velocity)
     s.actuator_force = _borrow(actuator_force)
@@ -966,11 +984,11 @@ def _fill_data_2(s, actuator_length, actuator_velocity, actuator_force, actuator
     s.efc_aref = _borrow(efc_aref)
     s.efc_b = _borrow(efc_b)
     s.efc_force = _borrow(efc_force)
-    s.efc_state = _borrow(efc_state)
 
 
 @njit(cache=True)
-def _fill_data_3(s, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_v, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
+def _fill_data_3(s, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_v, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs):
+    s.efc_state = _borrow(efc_state)
     s.qacc_warmstart = _borrow(qacc_warmstart)
     s.solver_niter = _borrow(solver_niter)
     s.solver_improvement = _borrow(solver_improvement)
@@ -1002,6 +1020,10 @@ def _fill_data_3(s, qacc_warmstart, solver_niter, solver_improvement, solver_gra
     s.scratch_collision_f = _borrow(scratch_collision_f)
     s.scratch_collision_l = _borrow(scratch_collision_l)
     s.scratch_pairs = _borrow(scratch_pairs)
+
+
+@njit(cache=True)
+def _fill_data_4(s, model):
     s.model = model
 
 
@@ -1009,14 +1031,14 @@ def make_model_struct(m):
     """Build the struct view of Model `m` (kernels' type; the proxy owns it)."""
     o = m._own
     owner = _new_model()
-    _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep)
-    _fill_model_1(owner, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr)
-    _fill_model_2(owner, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp)
-    _fill_model_3(owner, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type, o.site_bodyid)
-    _fill_model_4(owner, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr)
-    _fill_model_5(owner, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0)
-    _fill_model_6(owner, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0)
-    _fill_model_7(owner, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.nhistory, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax)
+    _fill_model_1(owner, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum)
+    _fill_model_2(owner, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref)
+    _fill_model_3(owner, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type)
+    _fill_model_4(owner, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum)
+    _fill_model_5(owner, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type)
+    _fill_model_6(owner, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited)
+    _fill_model_7(owner, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)
@@ -1027,8 +1049,9 @@ def make_data_struct(d, model_struct):
     """Build the struct view of Data `d`, carrying its model's struct."""
     o = d._own
     owner = _new_data()
-    _fill_data_0(owner, o._time, o.qpos, o.qvel, o.qacc, o.ctrl, o.qfrc_applied, o.xfrc_applied, o.act, o.mocap_pos, o.mocap_quat, o.userdata, o.eq_active, o.xpos, o.xquat, o.xmat, o.xipos, o.ximat, o.xanchor, o.xaxis, o.geom_xpos, o.geom_xmat, o.site_xpos, o.site_xmat, o.cam_xpos, o.cam_xmat, o.ten_length, o.ten_J, o.ten_wrapadr, o.ten_wrapnum, o.wrap_obj, o.wrap_xpos, o.subtree_com)
-    _fill_data_1(owner, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper, o.qfrc_gravcomp, o.qfrc_fluid, o.act_dot)
-    _fill_data_2(owner, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel, o.efc_aref, o.efc_b, o.efc_force, o.efc_state)
-    _fill_data_3(owner, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_v, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
+    _fill_data_0(owner, o._time, o.qpos, o.qvel, o.qacc, o.ctrl, o.qfrc_applied, o.xfrc_applied, o.act, o.mocap_pos, o.mocap_quat, o.userdata, o.eq_active, o.history, o.xpos, o.xquat, o.xmat, o.xipos, o.ximat, o.xanchor, o.xaxis, o.geom_xpos, o.geom_xmat, o.site_xpos, o.site_xmat, o.cam_xpos, o.cam_xmat, o.ten_length, o.ten_J, o.ten_wrapadr, o.ten_wrapnum, o.wrap_obj, o.wrap_xpos)
+    _fill_data_1(owner, o.subtree_com, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper, o.qfrc_gravcomp, o.qfrc_fluid)
+    _fill_data_2(owner, o.act_dot, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel, o.efc_aref, o.efc_b, o.efc_force)
+    _fill_data_3(owner, o.efc_state, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_v, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs)
+    _fill_data_4(owner, model_struct)
     return DataStruct._numba_box_(data_type, owner._meminfo)

@@ -26,6 +26,7 @@ from jointspace import sensor as SN
 from jointspace import types as T
 from jointspace.collision.hull import default_nconmax, hull_arrays
 from jointspace.errors import JointspaceWarning, ModelError
+from jointspace.history import INTERP_NAMES
 from jointspace.io import frames
 from jointspace.io.setconst import (
     default_njmax,
@@ -1060,6 +1061,7 @@ class _Compiler:
         self.compile_option(A)
         self.compile_keys(A, nq, nv, na, A["body_mocapid"], nmocap)
         nsensordata = self.compile_sensors(A)
+        nhistory = self.compile_history(A)
         if not 0 <= int(spec.nuserdata) < 2**31:
             raise ModelError(f"nuserdata must be a non-negative integer, got {spec.nuserdata}")
 
@@ -1071,7 +1073,7 @@ class _Compiler:
                      nhullvert=len(A["hull_vert"]), nhullpoly=len(A["hullpoly_vertnum"]),
                      nhullpolyvert=len(A["hullpoly_vert"]), na=na, nmocap=nmocap,
                      nkey=len(spec.keys), nuserdata=int(spec.nuserdata),
-                     nsensor=len(spec.sensors), nsensordata=nsensordata,
+                     nsensor=len(spec.sensors), nsensordata=nsensordata, nhistory=nhistory,
                      ntendon=ntendon, nwrap=nwrap,
                      ncam=len(cam_rows), nmat=len(self.materials),
                      nconmax=int(getattr(spec, "nconmax", 0) or 0) or default_nconmax(ngeom))
@@ -1266,6 +1268,42 @@ class _Compiler:
                                   .reshape((nu,) + shapes.get(k, ())))
         A["actuator_acc0"] = np.zeros(nu)
         return na
+
+    def compile_history(self, A):
+        """actuator_history* and sensor_history*, delay, interval; returns nhistory.
+
+        MuJoCo's layout: a buffer of 2 + n·(1 + dim) values per actuator (dim 1) and sensor
+        with nsample n > 0, actuators first, in order (`jointspace.history`).
+        """
+        adr = 0
+        for kind, items in (("actuator", self.spec.actuators), ("sensor", self.spec.sensors)):
+            hist, hadr = [], []
+            for k, e in enumerate(items):
+                n = int(e.nsample)
+                if e.interp not in INTERP_NAMES:
+                    raise ModelError(f"{kind} interp={e.interp!r}: use one of "
+                                     f"{', '.join(INTERP_NAMES)}{_where(e)}")
+                if e.delay > 0 and n <= 0:
+                    raise ModelError(f"{kind} delay={e.delay} needs a history buffer: set "
+                                     f"nsample > 0{_where(e)}")
+                if n > 1 << 24:
+                    raise ModelError(f"{kind} nsample={n}: at most 2^24 samples in a "
+                                     f"history buffer{_where(e)}")
+                period, phase = getattr(e, "interval", (0.0, 0.0))
+                if period < 0 or phase > 0 or (period > 0 and phase <= -period):
+                    raise ModelError(f"sensor interval=({period}, {phase}): the period must "
+                                     f"be non-negative and the phase in (-period, 0]"
+                                     f"{_where(e)}")
+                hist.append((n, INTERP_NAMES.index(e.interp)))
+                hadr.append(adr if n > 0 else -1)
+                if n > 0:
+                    adr += 2 + n * (1 + (int(A["sensor_dim"][k]) if kind == "sensor" else 1))
+            A[kind + "_history"] = np.array(hist, dtype=np.int64).reshape(len(items), 2)
+            A[kind + "_historyadr"] = np.array(hadr, dtype=np.int64)
+            A[kind + "_delay"] = np.array([float(e.delay) for e in items])
+        A["sensor_interval"] = np.array([tuple(e.interval) for e in self.spec.sensors],
+                                        dtype=np.float64).reshape(len(self.spec.sensors), 2)
+        return adr
 
     def compile_sensors(self, A):
         """sensor_* from the SensorSpecs (MuJoCo's types, dims, stages); returns nsensordata.

@@ -261,7 +261,8 @@ _TABLES = {
         "lengthrange": _f(2), "gear": _f(6, 1), "cranklength": _f(), "user": _S,
         "joint": _S, "jointinparent": _S, "site": _S, "refsite": _S, "body": _S,
         "tendon": _S, "cranksite": _S, "slidersite": _S, "actdim": _I, "actearly": _B,
-        "nsample": _I, "interp": _S, "delay": _f(), "armature": _f(), "damping": _f(3, 1),
+        "nsample": _I, "interp": _k("zoh", "linear", "cubic"), "delay": _f(), "armature": _f(),
+        "damping": _f(3, 1),
         # general
         "dyntype": _k("none", "integrator", "filter", "filterexact", "muscle", "user"),
         "gaintype": _k("fixed", "affine", "muscle", "user"),
@@ -342,6 +343,7 @@ _BASE = {
         "group": 0, "ctrllimited": "auto", "forcelimited": "auto", "actlimited": "auto",
         "ctrlrange": (0.0, 0.0), "forcerange": (0.0, 0.0), "actrange": (0.0, 0.0),
         "gear": (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), "inheritrange": 0.0, "delay": 0.0,
+        "nsample": 0, "interp": "zoh",
         "armature": 0.0, "damping": (0.0, 0.0, 0.0), "actearly": False, "actdim": -1,
         "lengthrange": (0.0, 0.0), "cranklength": 0.0,
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
@@ -411,6 +413,8 @@ _SENSOR_ATTRS = {"name", "cutoff", "noise", "user", "nsample", "interp", "delay"
                  "reftype", "refname", "camera", "data", "geom1", "geom2", "body1", "body2",
                  "subtree1", "subtree2", "num", "reduce",
                  "dim", "datatype", "needstage"}
+_SENSOR_HISTORY_ATTRS = ("nsample", "interp", "delay", "interval")
+_NSAMPLE_MAX = 1 << 24  # MuJoCo's bound: the cursor is stored as a (possibly float) mjtNum
 _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0),
               "act": _f(None, 0), "ctrl": _f(None, 0), "mpos": _f(None, 0),
               "mquat": _f(None, 0)}
@@ -2117,7 +2121,7 @@ class _Loader:
         if crank and not v["cranklength"] > 0:
             raise ModelError(f"{where}: cranklength={v['cranklength']} must be positive")
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
-        self._ignore_if(node, "delay", v.get("delay", 0.0) != 0.0, "actuator delays")
+        self._check_history(where, v["nsample"], v["delay"])
         self._ignore_if(node, "armature", v["armature"] != 0.0, "actuator armature")
         self._ignore_if(node, "damping", any(v["damping"]), "actuator damping")
         ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
@@ -2145,7 +2149,8 @@ class _Loader:
             gaintype=v["gaintype"], biastype=v["biastype"],
             dyntype=v["dyntype"], group=v["group"], source=where,
             actlimited=actlimited, actrange=tuple(v["actrange"]), actearly=bool(v["actearly"]),
-            lengthrange=tuple(v["lengthrange"]))
+            lengthrange=tuple(v["lengthrange"]), nsample=v["nsample"], interp=v["interp"],
+            delay=float(v["delay"]))
         setattr(act, targets[0], node.attrib[targets[0]])
         act.refsite = node.attrib.get("refsite", "")
         act.slidersite = node.attrib.get("slidersite", "")
@@ -2377,16 +2382,33 @@ class _Loader:
                 raise ModelError(f"{child.where()}: unknown sensor <{tag}>; MuJoCo's sensor "
                                  f"elements are {', '.join(sorted(_SENSOR_OBJECT))}")
             self._check_attrs(child, _SENSOR_ATTRS)
-            for key in ("nsample", "delay", "interval"):
-                v = self._get(child, key, _f(2, 1))
-                if v is not None and any(v):
-                    raise ModelError(f"{child.where()}: attribute {key}={child.attrib[key]!r}: "
-                                     f"delayed and sampled sensors (MuJoCo's sensor history) "
-                                     f"are not supported by jointspace; remove it")
+            if tag == "user":
+                for key in _SENSOR_HISTORY_ATTRS:
+                    if key in child.attrib:
+                        raise ModelError(f"{child.where()}: attribute {key}=: user sensors "
+                                         f"have no history buffer (as in MuJoCo's schema); "
+                                         f"remove it")
             sens = SensorSpec(kind=tag, name=self._get(child, "name", _S, ""),
                               cutoff=self._get(child, "cutoff", _f(), 0.0),
                               noise=self._get(child, "noise", _f(), 0.0),
+                              nsample=self._get(child, "nsample", _I, 0),
+                              interp=self._get(child, "interp", _k("zoh", "linear", "cubic"),
+                                               "zoh"),
+                              delay=self._get(child, "delay", _f(), 0.0),
+                              interval=(tuple(self._get(child, "interval", _f(2, 1), ()))
+                                        + (0.0, 0.0))[:2],
                               source=child.where())
+            period, phase = sens.interval
+            if period < 0:
+                raise ModelError(f"{child.where()}: interval={child.attrib['interval']!r}: "
+                                 f"the period must be non-negative")
+            if phase > 0:
+                raise ModelError(f"{child.where()}: interval={child.attrib['interval']!r}: "
+                                 f"the phase must be zero or negative")
+            if period > 0 and phase <= -period:
+                raise ModelError(f"{child.where()}: interval={child.attrib['interval']!r}: "
+                                 f"the phase must be greater than -period")
+            self._check_history(child.where(), sens.nsample, sens.delay)
             for key in ("cutoff", "noise"):
                 if getattr(sens, key) < 0:
                     raise ModelError(f"{child.where()}: {key} must be non-negative, got "
@@ -2434,6 +2456,16 @@ class _Loader:
                     raise ModelError(f"{child.where()}: a user sensor needs dim= (a positive "
                                      f"number of values)")
             self.spec.sensors.append(sens)
+
+    @staticmethod
+    def _check_history(where, nsample, delay):
+        """MuJoCo's compiler checks of a history buffer: delay > 0 needs nsample > 0."""
+        if delay > 0 and nsample <= 0:
+            raise ModelError(f"{where}: delay={delay} needs a history buffer: set nsample to a "
+                             f"positive number of samples (usually delay / timestep)")
+        if nsample > _NSAMPLE_MAX:
+            raise ModelError(f"{where}: nsample={nsample}: at most 2^24 samples in a history "
+                             f"buffer (as in MuJoCo)")
 
     def _ray_data(self, child):
         """A rangefinder's data fields as a bitmask in _RAYDATA order (default: dist)."""

@@ -309,7 +309,10 @@ class ActuatorSpec:
     force = gain · ctrl + bias, with MuJoCo's affine gain/bias parameterization:
     gain = gainprm[0] + gainprm[1]·length + gainprm[2]·velocity,
     bias = biasprm[0] + biasprm[1]·length + biasprm[2]·velocity.
-    `joint` (or `site`, `body`, `tendon`) names the transmission target.
+    `joint` (or `site`, `body`, `tendon`) names the transmission target. `nsample` > 0
+    gives it a history buffer of its controls, read with `interp` ("zoh", "linear", "cubic");
+    `delay` > 0 (needs nsample) drives the force with the control of `delay` seconds ago
+    (`jointspace.history`).
     """
 
     name: str = ""
@@ -339,6 +342,9 @@ class ActuatorSpec:
     actearly: bool = False
     lengthrange: tuple = (0.0, 0.0)
     group: int = 0
+    nsample: int = 0
+    interp: str = "zoh"
+    delay: float = 0.0
     source: str = ""
 
 
@@ -433,7 +439,9 @@ class SensorSpec:
     `objtype`/`objname` name the sensed object (the element's site, joint, actuator, body
     or objname attribute), `reftype`/`refname` a reference frame (frame sensors), `dim`,
     `datatype` and `needstage` the layout of user sensors; `dim` and `intprm` (data fields,
-    reduce, num) that of contact sensors.
+    reduce, num) that of contact sensors. `nsample` > 0 gives it a history buffer read with
+    `interp`; `delay` (s) delays its sensordata, `interval` = (period, phase) samples it every
+    period (`jointspace.history`).
     """
 
     kind: str = "jointpos"
@@ -448,6 +456,10 @@ class SensorSpec:
     datatype: str = "real"
     needstage: str = "acc"
     intprm: tuple = (0, 0, 0)
+    nsample: int = 0
+    interp: str = "zoh"
+    delay: float = 0.0
+    interval: tuple = (0.0, 0.0)
     source: str = ""
 
 
