@@ -524,7 +524,8 @@ DATA_FIELDS = (
     ("solver_improvement", "f", (200,), "per iteration: scaled cost improvement"),
     ("solver_gradient", "f", (200,), "per iteration: scaled gradient norm (primal solvers)"),
     ("solver_lineslope", "f", (200,), "per iteration: scaled line-search slope (primal solvers)"),
-    ("solver_cost", "f", (200,), "per iteration: cost (primal: c(qacc); dual: ½fᵀARf + fᵀb)"),
+    ("solver_cost", "f", (200,), "per iteration: cost (primal: c(qacc); dual: ½fᵀARf + fᵀb; "
+     "PGS: after its last sweep only, NaN before)"),
     ("solver_nactive", "i", (200,), "per iteration: number of active rows"),
     ("solver_nchange", "i", (200,), "per iteration: number of rows that changed state"),
     ("solver_neval", "i", (200,), "per iteration: line-search evaluations"),
