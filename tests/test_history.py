@@ -187,11 +187,15 @@ def test_read_ctrl_and_read_sensor_match_mujoco():
     _run(m, d, mm, md, rng, 40, dict.fromkeys(("history", "sensordata", "qacc"), 0.0))
     for t in d.time + np.array([-0.05, -0.013, -0.0101, -0.004, 0.0, 0.02]):
         for interp in (0, 1, 2):
+            # the bindings return a view of the result buffer (or of MuJoCo's own memory)
+            # without keeping the buffer alive: hold it in a name and copy the view at once
             for a in range(m.nu):
-                want = mujoco.mj_readCtrl(mm, md, a, t, np.empty(1), interp)
+                res = np.empty(1)
+                want = np.array(mujoco.mj_readCtrl(mm, md, a, t, res, interp), copy=True)
                 assert rel_err(js.history.read_ctrl(m, d, a, t, interp), want) < TOL
             for s in range(m.nsensor):
-                want = mujoco.mj_readSensor(mm, md, s, t, np.empty(m.sensor_dim[s]), interp)
+                res = np.empty(m.sensor_dim[s])
+                want = np.array(mujoco.mj_readSensor(mm, md, s, t, res, interp), copy=True)
                 got = js.history.read_sensor(m, d, s, t, ["zoh", "linear", "cubic"][interp])
                 assert rel_err(got, want) < TOL, (s, t, interp)
     with pytest.raises(ValueError, match="interp must be one of"):
