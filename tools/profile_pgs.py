@@ -13,7 +13,6 @@ beside MuJoCo's other stages.
 
 import pathlib
 import sys
-import time
 import warnings
 
 import mujoco
@@ -27,6 +26,7 @@ from jointspace.solver.cost import dual_cost, dual_finish, make_ar  # noqa: E402
 from jointspace.solver.island import efc_islands  # noqa: E402
 from jointspace.solver.pgs import sol_pgs  # noqa: E402
 from tests._real_models import real_model  # noqa: E402
+from tools.profile_forward import best  # noqa: E402
 
 
 @njit(cache=True)
@@ -101,17 +101,6 @@ def L_finish(m, d, n):
     """dual_finish, n times."""
     for _ in range(n):
         dual_finish(m, d)
-
-
-def best(fn, n, rounds=15):
-    """Best CPU time per call over rounds of n calls, µs."""
-    fn(1)
-    t = []
-    for _ in range(rounds):
-        t0 = time.process_time()
-        fn(n)
-        t.append((time.process_time() - t0) / n)
-    return min(t) * 1e6
 
 
 def main():
