@@ -1157,6 +1157,42 @@ def _computed_now(m, d, i):
     return True
 
 
+# what a sensor reads beyond forward's outputs (`_needs`)
+NEED_NOTHING = 0
+NEED_SUBTREE = 1  # subtree_linvel, subtree_angmom (subtree_vel)
+NEED_POST = 2  # cacc, cfrc_int, cfrc_ext (rne_post_constraint)
+NEED_CONTACT_FORCES = 3  # the contacts' forces in their frames (contact_frame_forces)
+
+
+@njit(cache=True, inline="always")
+def _needs(m, i):
+    """Which of the NEED_* quantities sensor i reads."""
+    t = m.sensor_type[i]
+    if t == SENS_SUBTREELINVEL or t == SENS_SUBTREEANGMOM:
+        return NEED_SUBTREE
+    if _needs_post(t):
+        return NEED_POST
+    if t == SENS_TOUCH or (t == SENS_CONTACT and m.sensor_needstage[i] == STAGE_ACC):
+        return NEED_CONTACT_FORCES
+    return NEED_NOTHING
+
+
+@njit(cache=True)
+def _prerequisites(m, d, subtree, post, touch):
+    """Compute what the sensors to come read; returns the contact forces (ncon × 6).
+
+    The forces have no rows without touch.
+    """
+    if subtree:
+        subtree_vel(m, d)
+    if post:
+        rne_post_constraint(m, d)
+    frc = np.empty((d.ncon[0] if touch else 0, 6))
+    if touch:
+        contact_frame_forces(m, d, frc)
+    return frc
+
+
 @njit(cache=True)
 def _compute(m, d, i, out, a, frc, buf):
     """Sensor i into out[a : a + sensor_dim[i]], cutoff applied (mj_computeSensor).
@@ -1192,22 +1228,12 @@ def sensor_stage(m, d):
     for i in range(ns):
         if hist and not _computed_now(m, d, i):
             continue
-        t = m.sensor_type[i]
-        stage = m.sensor_needstage[i]
-        if t == SENS_SUBTREELINVEL or t == SENS_SUBTREEANGMOM:
-            subtree = True
-        elif _needs_post(t):
-            post = True
-        elif t == SENS_TOUCH or (t == SENS_CONTACT and stage == STAGE_ACC):
-            touch = True
-    if subtree:
-        subtree_vel(m, d)
-    if post:
-        rne_post_constraint(m, d)
-    frc = np.empty((d.ncon[0] if touch else 0, 6))
+        need = _needs(m, i)
+        subtree |= need == NEED_SUBTREE
+        post |= need == NEED_POST
+        touch |= need == NEED_CONTACT_FORCES
+    frc = _prerequisites(m, d, subtree, post, touch)
     buf = np.empty(18)  # the sensors' small vectors: one allocation, not one per sensor
-    if touch:
-        contact_frame_forces(m, d, frc)
     for i in range(ns):
         a = m.sensor_adr[i]
         t = m.sensor_type[i]
@@ -1258,22 +1284,12 @@ def advance_history(m, d, ctrl, sensors):
         period = m.sensor_interval[i, 0]
         due[i] = period <= 0.0 or buf[m.sensor_historyadr[i]] + period <= t
         if due[i] and m.sensor_delay[i] > 0.0:
-            st = m.sensor_type[i]
-            if st == SENS_SUBTREELINVEL or st == SENS_SUBTREEANGMOM:
-                subtree = True
-            elif _needs_post(st):
-                post = True
-            elif st == SENS_TOUCH or (st == SENS_CONTACT
-                                      and m.sensor_needstage[i] == STAGE_ACC):
-                touch = True
-    if subtree:
-        subtree_vel(m, d)
-    if post:
-        rne_post_constraint(m, d)
-    frc = np.empty((d.ncon[0] if touch else 0, 6))
+            need = _needs(m, i)
+            subtree |= need == NEED_SUBTREE
+            post |= need == NEED_POST
+            touch |= need == NEED_CONTACT_FORCES
+    frc = _prerequisites(m, d, subtree, post, touch)
     scratch = np.empty(18)
-    if touch:
-        contact_frame_forces(m, d, frc)
     for i in range(ns):
         if not due[i]:
             continue
