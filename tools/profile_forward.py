@@ -126,17 +126,16 @@ def best(fn, n, rounds=15):
     return min(t) * 1e6
 
 
-def main():
-    """Load the file, settle it in MuJoCo, print the stage table."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("file", nargs="?", default="gymnasium/envs/mujoco/assets/humanoid.xml")
-    ap.add_argument("--settle", type=int, default=300)
-    args = ap.parse_args()
-    dist = dict((p, dd) for dd, p in FILES)[args.file]
-    path = real_model(dist, args.file)
+def settled(file, settle):
+    """(MuJoCo's model and data, our Model and Data) of a test-data file in one state.
+
+    MuJoCo steps it `settle` steps from its initial state and runs mj_forward; our Data takes
+    that full-physics state and MuJoCo's warm start, then runs `forward`.
+    """
+    path = real_model(dict((p, dist) for dist, p in FILES)[file], file)
     mj = mujoco.MjModel.from_xml_path(str(path))
     md = mujoco.MjData(mj)
-    mujoco.mj_step(mj, md, args.settle)
+    mujoco.mj_step(mj, md, settle)
     mujoco.mj_forward(mj, md)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     state = np.empty(mujoco.mj_stateSize(mj, spec))
@@ -147,8 +146,18 @@ def main():
     d = js.make_data(m)
     js.set_state(m, d, state)
     d.qacc_warmstart[:] = md.qacc_warmstart
-    ws = md.qacc_warmstart.copy()
     js.forward(m, d)
+    return mj, md, m, d
+
+
+def main():
+    """Load the file, settle it in MuJoCo, print the stage table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file", nargs="?", default="gymnasium/envs/mujoco/assets/humanoid.xml")
+    ap.add_argument("--settle", type=int, default=300)
+    args = ap.parse_args()
+    mj, md, m, d = settled(args.file, args.settle)
+    ws = md.qacc_warmstart.copy()
     ms, ds = m._s, d._s
     empty = mujoco.MjModel.from_xml_string("<mujoco/>")
     ed = mujoco.MjData(empty)

@@ -13,7 +13,6 @@ beside MuJoCo's other stages.
 
 import pathlib
 import sys
-import warnings
 
 import mujoco
 import numpy as np
@@ -25,8 +24,7 @@ from jointspace.solver import cone_arrays, solve_stage  # noqa: E402
 from jointspace.solver.cost import dual_cost, dual_finish, make_ar  # noqa: E402
 from jointspace.solver.island import efc_islands  # noqa: E402
 from jointspace.solver.pgs import sol_pgs  # noqa: E402
-from tests._real_models import real_model  # noqa: E402
-from tools.profile_forward import best  # noqa: E402
+from tools.profile_forward import best, settled  # noqa: E402
 
 
 @njit(cache=True)
@@ -105,22 +103,8 @@ def L_finish(m, d, n):
 
 def main():
     """Settle the file in MuJoCo, take its state, print the table."""
-    path = real_model("gymnasium", "gymnasium/envs/mujoco/assets/humanoid.xml")
-    mj = mujoco.MjModel.from_xml_path(str(path))
-    md = mujoco.MjData(mj)
     settle = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-    mujoco.mj_step(mj, md, settle)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(mj, spec))
-    mujoco.mj_getState(mj, md, state, spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = js.load(path)
-    d = js.make_data(m)
-    js.set_state(m, d, state)
-    d.qacc_warmstart[:] = md.qacc_warmstart
-    js.forward(m, d)
-    mujoco.mj_forward(mj, md)
+    mj, md, m, d = settled("gymnasium/envs/mujoco/assets/humanoid.xml", settle)
     ws = d.qacc_warmstart.copy()
     ms, ds = m._s, d._s
     print(f"gymnasium humanoid: nv {m.nv}, nefc {d.nefc[0]}, sweeps {d.solver_niter[0]} "
