@@ -8,9 +8,10 @@ engine_solver.c), then moves a ← a + α s with α from the exact line search.
 
 When every constraint's Jacobian pattern lies on one path from a dof to the root (contacts
 with the world, joint limits: see _tree_pattern), H has M's branch-induced sparsity and is
-kept in qM's layout, factored by the same no-fill LᵀDL as M (factor_ld), and factored anew
-when rows change zone or cones are in their middle zone; this costs less than MuJoCo's dense
-factor below nv 60. Otherwise H is dense (nv × nv, lower triangle): the factor of
+kept in qM's layout, factored by the same no-fill LᵀDL as M (factor_ld); the rows that enter
+or leave their quadratic zone are added to or taken from it alone, and it is factored anew
+then or when cones are in their middle zone; this costs less than MuJoCo's dense factor
+below nv 60. Otherwise H is dense (nv × nv, lower triangle): the factor of
 M + Jᵀ D_quad J is computed once, then updated by rank-one changes for each row that enters
 or leaves its quadratic zone (refactored when a downdate loses definiteness), and the
 middle-zone cones are added to a copy of it by rank-one updates, as MuJoCo's
@@ -252,6 +253,37 @@ def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals
 
 
 @njit(cache=True)
+def _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, Hq, vals):
+    """Hq ± D_r v_r v_rᵀ for each row r that entered (+) or left (−) its quadratic zone.
+
+    Hq holds M + Jᵀ D_quad J in qM's layout (`_tree_factor`'s assembly) for the zones of
+    oldstate; afterwards it holds it for those of state, at the cost of the changed rows
+    alone (MuJoCo's HessianIncremental updates its dense factor row by row instead).
+    Returns the number of rows applied.
+    """
+    n = 0
+    madr = m.dof_Madr
+    J = d.efc_J
+    D = d.efc_D
+    for g in range(ng):
+        nz = gnnz[g]
+        for r in range(gstart[g], gstart[g + 1]):
+            now = state[r] == STATE_QUADRATIC
+            if now == (oldstate[r] == STATE_QUADRATIC):
+                continue
+            Dr = D[r] if now else -D[r]
+            n += 1
+            for q in range(nz):
+                vals[q] = J[r, gind[g, q]]
+            for p in range(nz):
+                base = madr[gind[g, p]] - gpos[g, p]
+                t = Dr * vals[p]
+                for q in range(p + 1):
+                    Hq[base + gpos[g, q]] += t * vals[q]
+    return n
+
+
+@njit(cache=True)
 def _quad_update(m, d, state, oldstate, L, x):
     """Update the factor L of _quad_factor for rows that entered or left the quadratic zone.
 
@@ -455,11 +487,14 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed=False, cost_primed=0.0):
                 nchange += 1
         nupdate = 0
         if tree:
-            # a changed row or a cone in its middle zone (whose H_c moved): factor anew
-            if nchange > 0 or ncone > 0 or _any_cone(d, state, cdim):
+            # a row in or out of its quadratic zone (applied to Hq alone) or a cone in its
+            # middle zone (whose H_c moved): factor anew
+            if nchange > 0:
+                nupdate = _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, Hq,
+                                       vals)
+            if nupdate > 0 or ncone > 0 or _any_cone(d, state, cdim):
                 ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
-                                     G, vals, Hc, Hq, Hf, hdiag, nchange > 0)
-                nupdate = nefc if nchange > 0 else 0
+                                     G, vals, Hc, Hq, Hf, hdiag, False)
                 if ncone < 0:
                     tree = False
                     _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
