@@ -152,6 +152,49 @@ def test_islands_partition_the_rows_as_mujoco_does():
     np.testing.assert_array_equal(d.efc_island[:n], mjd.efc_island)
 
 
+# a box resting on the floor (one island) beside a ball in the air and a swinging pendulum
+# (in no island)
+ISLAND_START = """<mujoco><option solver="{solver}"/><worldbody>
+ <geom type="plane" size="5 5 .1"/>
+ <body pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+ <body pos="1 0 2"><freejoint/><geom type="sphere" size=".1"/></body>
+ <body pos="2 0 1"><joint type="hinge" axis="0 1 0" damping=".1"/>
+  <geom type="capsule" fromto="0 0 0 .3 0 0" size=".05"/></body>
+</worldbody></mujoco>"""
+# the same forward from the same state and warm start: rounding (measured 0 on the box's
+# dofs, 2e-15 elsewhere)
+START_TOL = 1e-12
+
+
+@pytest.mark.parametrize("solver", ["Newton", "CG"])
+def test_dofs_in_no_island_start_at_the_smooth_acceleration(solver):
+    """MuJoCo's primal start with islands: dofs in no island take qacc_smooth exactly.
+
+    The warm start is the box's solution with the other trees' accelerations perturbed; it
+    beats qacc_smooth, so it is taken, and then the ball's and the pendulum's dofs are
+    reset: the solver meets the box's converged island alone and stops at once, as MuJoCo's.
+    """
+    xml = ISLAND_START.format(solver=solver)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    for _ in range(100):
+        mujoco.mj_step(mjm, mjd)
+    mujoco.mj_forward(mjm, mjd)
+    assert mjd.nisland == 1 and mjd.ncon > 0
+    free = np.arange(6, mjm.nv)
+    ws = mjd.qacc.copy()
+    ws[free] += np.random.default_rng(3).normal(scale=1e-2, size=free.size)
+    d.qpos[:], d.qvel[:] = mjd.qpos, mjd.qvel
+    d.qacc_warmstart[:] = mjd.qacc_warmstart[:] = ws
+    js.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    np.testing.assert_array_equal(d.qacc[free], d.qacc_smooth[free])
+    assert np.max(np.abs(d.qacc - mjd.qacc)) < START_TOL
+    assert d.solver_niter[0] == mjd.solver_niter[0] == 0
+
+
 @pytest.mark.parametrize("solver", ["PGS", "Newton"])
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_noslip_on_a_gripper_holding_an_object(solver, cone):

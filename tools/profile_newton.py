@@ -52,9 +52,10 @@ def L_cone(m, d, n):
 def L_newton(m, d, ws, n):
     """sol_newton alone from the warm start, n times."""
     cdim, cmu, cfr = cone_arrays(m, d)
+    scale = primal_scale(m, d)
     for _ in range(n):
         d.qacc[:] = ws
-        nw.sol_newton(m, d, 100, cdim, cmu, cfr)
+        nw.sol_newton(m, d, 100, cdim, cmu, cfr, scale)
 
 @njit(cache=True)
 def L_update(m, d, n):

@@ -35,9 +35,10 @@ from jointspace.solver.cost import (
     mul_j,
     mul_jt,
     mul_m,
+    primal_scale,
 )
 from jointspace.solver.ipm import sol_ipm
-from jointspace.solver.island import efc_islands, one_island
+from jointspace.solver.island import efc_islands, island_start, one_island
 from jointspace.solver.newton import sol_newton
 from jointspace.solver.noslip import sol_noslip
 from jointspace.solver.pgs import sol_pgs
@@ -90,6 +91,7 @@ def solve_stage(m, d, solver, maxiter):
     # (scratch_v[1]), forces, zones and cost (cost_ws) are those Newton starts from
     primed = False
     cost_ws = 0.0
+    cost_con = 0.0
     if (m.opt_disableflags[0] & DSBL_WARMSTART) == 0:
         # cost at the warm start (after the smooth point's, so that efc_force and
         # efc_state are the warm start's), primal or dual
@@ -101,14 +103,14 @@ def solve_stage(m, d, solver, maxiter):
         mul_j(d, d.qacc_warmstart, jar)
         for i in range(nefc):
             jar[i] -= d.efc_aref[i]
-        cost_ws = constraint_update(d, jar, cdim, cmu, cfr, d.efc_force, d.efc_state, hc,
+        cost_con = constraint_update(d, jar, cdim, cmu, cfr, d.efc_force, d.efc_state, hc,
                                      False)
         for k in range(nv):
             d.qacc[k] = d.qacc_warmstart[k]
         if not dual:
             Ma = d.scratch_v[1]
             mul_m(m, d.qM, d.qacc_warmstart, Ma)
-            cost_ws += gauss(m, d, d.qacc_warmstart, Ma)
+            cost_ws = cost_con + gauss(m, d, d.qacc_warmstart, Ma)
             primed = cost_ws <= cost_smooth
             if not primed:
                 for k in range(nv):
@@ -118,6 +120,17 @@ def solve_stage(m, d, solver, maxiter):
             d.qacc[k] = d.qacc_smooth[k]
         for i in range(nefc):
             d.efc_force[i] = 0.0
+    scale = 0.0
+    if not dual:
+        if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
+            # dofs in no island start (and stay) at qacc_smooth
+            changed, scale = island_start(m, d)
+            if changed > 0 and primed:
+                Ma = d.scratch_v[1]
+                mul_m(m, d.qM, d.qacc, Ma)
+                cost_ws = cost_con + gauss(m, d, d.qacc, Ma)
+        else:
+            scale = primal_scale(m, d)
     noslip = m.opt_noslip_iterations[0]
     gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual, island by island
     if gs:
@@ -134,9 +147,9 @@ def solve_stage(m, d, solver, maxiter):
         AR = np.empty((nefc, nefc))
         make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
-        sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_ws)
+        sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed, cost_ws)
     elif solver == SOLVER_CG:
-        sol_cg(m, d, maxiter, cdim, cmu, cfr)
+        sol_cg(m, d, maxiter, cdim, cmu, cfr, scale)
     elif solver == SOLVER_PGS:
         sol_pgs(m, d, maxiter, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland)
     else:

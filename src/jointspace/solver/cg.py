@@ -24,7 +24,6 @@ from jointspace.solver.cost import (
     mul_j,
     mul_jt,
     mul_m,
-    primal_scale,
     save_stats,
     solve_m,
 )
@@ -32,8 +31,11 @@ from jointspace.types import MINVAL
 
 
 @njit(cache=True)
-def sol_cg(m, d, maxiter, cdim, cmu, cfr):
-    """CG iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint."""
+def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
+    """CG iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint.
+
+    scale: of the improvement and gradient in the termination tests (see sol_newton).
+    """
     nv = m.nv
     nefc = d.nefc[0]
     tol = m.opt_tolerance[0]
@@ -65,7 +67,6 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
         Mgrad[k] = grad[k]
     solve_m(m, d, Mgrad)
-    scale = primal_scale(m, d)
     # the cost is strongly convex in the M-norm: c(a) − c* ≤ ½ gᵀ M⁻¹ g
     done = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     for k in range(nv):

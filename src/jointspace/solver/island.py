@@ -73,25 +73,24 @@ def _body_tree(m, dof_tree, b):
 
 
 @njit(cache=True)
-def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
-    """Partition d's rows into islands; returns their number (0 without rows).
-
-    rows (nefc) lists the rows island after island, each island's rows in efc order;
-    island k's rows are rows[adr[k] : adr[k] + cnt[k]], of which the first nei[k] are
-    equality rows and the next nfi[k] friction-loss rows; scale[k] = 1 / the trace of M
-    over its dofs, the scale of its solvers' cost improvements (as MuJoCo 4.0's).
-    Writes d.efc_island and d.nisland.
-    """
-    nv = m.nv
-    nefc = d.nefc[0]
-    dof_tree = np.empty(nv, dtype=np.int64)
+def _dof_trees(m, dof_tree):
+    """dof_tree[k] = the tree of dof k (trees numbered in dof order); returns their number."""
     ntree = 0
-    for k in range(nv):
+    for k in range(m.nv):
         if m.dof_parentid[k] < 0:
             ntree += 1
         dof_tree[k] = ntree - 1
-    parent = np.full(max(ntree, 1), -1, dtype=np.int64)
-    efc_tree = np.empty(nefc, dtype=np.int64)
+    return ntree
+
+
+@njit(cache=True)
+def _join_rows(m, d, dof_tree, parent, efc_tree):
+    """Join the trees each row acts on: union–find in parent (−1 on entry for every tree).
+
+    Afterwards parent[t] ≥ 0 exactly for the trees some row acts on, and efc_tree[i] is one
+    tree of row i (−1 for a row on no tree).
+    """
+    nefc = d.nefc[0]
     for i in range(nefc):
         typ = d.efc_type[i]
         oid = d.efc_id[i]
@@ -115,7 +114,8 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
             t2 = _body_tree(m, dof_tree, b2)
         if t1 != -2:
             first = t1 if t1 >= 0 else t2
-            _merge(parent, t1, t2 if t2 != -2 else -1)
+            if first >= 0:
+                _merge(parent, t1, t2 if t2 != -2 else -1)
         else:
             # the trees of the row's Jacobian nonzeros
             first = -1
@@ -130,6 +130,25 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
                 elif tr != first:
                     _merge(parent, first, tr)
         efc_tree[i] = first
+
+
+@njit(cache=True)
+def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
+    """Partition d's rows into islands; returns their number (0 without rows).
+
+    rows (nefc) lists the rows island after island, each island's rows in efc order;
+    island k's rows are rows[adr[k] : adr[k] + cnt[k]], of which the first nei[k] are
+    equality rows and the next nfi[k] friction-loss rows; scale[k] = 1 / the trace of M
+    over its dofs, the scale of its solvers' cost improvements (as MuJoCo 4.0's).
+    Writes d.efc_island and d.nisland.
+    """
+    nv = m.nv
+    nefc = d.nefc[0]
+    dof_tree = np.empty(nv, dtype=np.int64)
+    ntree = _dof_trees(m, dof_tree)
+    parent = np.full(max(ntree, 1), -1, dtype=np.int64)
+    efc_tree = np.empty(nefc, dtype=np.int64)
+    _join_rows(m, d, dof_tree, parent, efc_tree)
     tree_island = np.full(max(ntree, 1), -1, dtype=np.int64)
     nisland = 0
     for t in range(ntree):
@@ -188,3 +207,35 @@ def one_island(m, d, rows, adr, cnt, nei, nfi, scale):
     scale[0] = primal_scale(m, d)
     d.nisland[0] = 1 if nefc > 0 else 0
     return 1
+
+
+@njit(cache=True)
+def island_start(m, d):
+    """MuJoCo's start of the primal solvers with islands; returns their cost scale.
+
+    The dofs of trees that no row acts on are in no island: their qacc is set to
+    qacc_smooth (mj_fwdConstraint's warm start does the same), so that the solver meets no
+    gradient there. Returns (the number of such dofs whose qacc changed, 1 / the trace of M
+    over the dofs in islands): MuJoCo scales each island's improvement and gradient by its
+    own trace; the primal solvers here solve the islands together, with their traces summed
+    (exactly MuJoCo's scale when there is one island).
+    """
+    nv = m.nv
+    nefc = d.nefc[0]
+    buf = np.empty(2 * nv + nefc + 1, dtype=np.int64)
+    dof_tree = buf[:nv]
+    efc_tree = buf[nv:nv + nefc]
+    parent = buf[nv + nefc:]
+    ntree = _dof_trees(m, dof_tree)
+    for t in range(ntree):
+        parent[t] = -1
+    _join_rows(m, d, dof_tree, parent, efc_tree)
+    trace = 0.0
+    changed = 0
+    for k in range(nv):
+        if parent[dof_tree[k]] >= 0:
+            trace += d.qM[m.dof_Madr[k]]
+        elif d.qacc[k] != d.qacc_smooth[k]:
+            d.qacc[k] = d.qacc_smooth[k]
+            changed += 1
+    return changed, 1.0 / max(trace, MINVAL)

@@ -38,7 +38,6 @@ from jointspace.solver.cost import (
     mul_j,
     mul_jt,
     mul_m,
-    primal_scale,
     save_stats,
     solve_m,
 )
@@ -359,8 +358,11 @@ def _any_cone(d, state, cdim):
 
 
 @njit(cache=True)
-def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed=False, cost_primed=0.0):
+def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0.0):
     """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint.
+
+    scale: of the improvement, gradient and decrement in the termination tests (solve_stage:
+    1 / the trace of M over the islands' dofs, `island_start`, or `primal_scale`).
 
     primed: solve_stage has evaluated d.qacc (the warm start) already: J qacc − aref is in
     d.scratch_efc, M qacc in d.scratch_v[1], its forces and zones in efc_force and
@@ -440,7 +442,6 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed=False, cost_primed=0.0):
     mul_jt(d, force, d.qfrc_constraint)
     for k in range(nv):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
-    scale = primal_scale(m, d)
     for k in range(nv):
         Mgrad[k] = grad[k]
     solve_m(m, d, Mgrad)
