@@ -308,6 +308,46 @@ def test_tree_hessian_solves_as_the_dense_one(cone):
     np.testing.assert_allclose(y, expected, rtol=TREE_SOLVE_TOL, atol=TREE_SOLVE_TOL * 1e-3)
 
 
+def test_tree_hessian_rank_one_changes_equal_a_new_factor():
+    """Rows entering and leaving their zone: Hq and its factor updated, as refactored.
+
+    From the pyramidal humanoid's zones halfway to the solution, a row leaves the
+    quadratic zone and two enter it; `_tree_update` on Hq and `_tree_rank1` on the factor
+    (updates, then the downdate) give the factor `_tree_factor` assembles from scratch.
+    """
+    from jointspace.constraint import STATE_QUADRATIC, STATE_SATISFIED
+    from jointspace.solver import newton as nw
+
+    m, d, _, _ = _contact_scene("humanoid_lying", "pyramidal")
+    ms, ds = m._s, d._s
+    nv = m.nv
+    a = 0.5 * (d.qacc_smooth + d.qacc)
+    cdim, state, hcone, ng, gstart, gnnz, gind, gpos, tree = _hessian_parts(m, d, a)
+    assert tree
+    quad = np.flatnonzero(state == STATE_QUADRATIC)
+    other = np.flatnonzero(state != STATE_QUADRATIC)
+    assert quad.size >= 1 and other.size >= 2
+    new = state.copy()
+    new[quad[0]] = STATE_SATISFIED
+    new[other[:2]] = STATE_QUADRATIC
+    nM = d.qM.shape[0]
+    G, W, vals = np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv)
+    Hq, Hf, hdiag = np.empty(nM), np.empty(nM), np.empty(nv)
+    assert nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals,
+                           W, Hq, Hf, hdiag, True) == 0
+    assert nw._tree_update(ms, ds, new, state, ng, gstart, gnnz, gind, gpos, Hq, vals) == 3
+    w = np.zeros(nv)
+    assert nw._tree_rank1(ms, ds, new, state, ng, gstart, gnnz, gind, Hf, hdiag, w)
+    assert not w.any()
+    Hq2, Hf2, hdiag2 = np.empty(nM), np.empty(nM), np.empty(nv)
+    nw._tree_factor(ms, ds, new, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals, W, Hq2,
+                    Hf2, hdiag2, True)
+    scale = np.abs(Hq2).max()
+    np.testing.assert_allclose(Hq, Hq2, rtol=0, atol=TREE_SOLVE_TOL * scale)
+    np.testing.assert_allclose(Hf, Hf2, rtol=TREE_SOLVE_TOL, atol=TREE_SOLVE_TOL)
+    np.testing.assert_allclose(hdiag, hdiag2, rtol=TREE_SOLVE_TOL)
+
+
 def test_rows_across_branches_keep_the_dense_hessian():
     """Contacts between two free boxes couple two trees: Newton keeps the dense factor.
 

@@ -9,16 +9,16 @@ engine_solver.c), then moves a ← a + α s with α from the exact line search.
 When every constraint's Jacobian pattern lies on one path from a dof to the root (contacts
 with the world, joint limits: see _tree_pattern), H has M's branch-induced sparsity and is
 kept in qM's layout, factored by the same no-fill LᵀDL as M (factor_ld); the rows that enter
-or leave their quadratic zone are added to or taken from it alone, and it is factored anew
-then or when cones are in their middle zone; this costs less than MuJoCo's dense factor
-below nv 60. Otherwise H is dense (nv × nv, lower triangle): the factor of
-M + Jᵀ D_quad J is computed once, then updated by rank-one changes for each row that enters
-or leaves its quadratic zone (refactored when a downdate loses definiteness), and the
-middle-zone cones are added to a copy of it by rank-one updates, as MuJoCo's
-HessianIncremental and HessianCone do. Termination (MuJoCo's):
-scaled improvement or gradient below the tolerance, or the Newton decrement ½ ∇cᵀ H⁻¹ ∇c
-(scaled) below it; a warm start whose gradient and M⁻¹ gap are already below the tolerance
-skips the iterations.
+or leave their quadratic zone are added to or taken from it and its factor by rank-one
+changes on their root paths (O(depth²) each), and it is factored anew when cones are in
+their middle zone; this costs less than MuJoCo's dense factor below nv 60. Otherwise H is
+dense (nv × nv, lower triangle): the factor of M + Jᵀ D_quad J is computed once, then
+updated by rank-one changes for each row that enters or leaves its quadratic zone
+(refactored when a downdate loses definiteness), and the middle-zone cones are added to a
+copy of it by rank-one updates, as MuJoCo's HessianIncremental and HessianCone do.
+Termination (MuJoCo's): scaled improvement or gradient below the tolerance, or the Newton
+decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose gradient and M⁻¹ gap are
+already below the tolerance skips the iterations.
 """
 
 import math
@@ -283,6 +283,77 @@ def _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, Hq, vals):
 
 
 @njit(cache=True)
+def _ld_rank1(m, Hf, hdiag, w, sigma, lo):
+    """Hf, hdiag ← the LᵀDL factor (qM's layout) of H + σ w wᵀ, from that of H.
+
+    w is zero outside the path from dof lo to the root and is overwritten there. Dofs are
+    taken in elimination order (leaves first), as in Gill, Golub, Murray and Saunders's
+    method C1 for LDLᵀ; off the path w stays zero, so only the path's rows change and the
+    update costs O(depth²). Returns False when a pivot falls to MINVAL or below (a downdate
+    that lost definiteness: the factor is then unusable).
+    """
+    madr = m.dof_Madr
+    parent = m.dof_parentid
+    alpha = sigma
+    k = lo
+    while k >= 0:
+        p = w[k]
+        if p != 0.0:
+            start = madr[k]
+            dk = Hf[start]
+            dnew = dk + alpha * p * p
+            if not dnew > MINVAL:
+                return False
+            beta = p * alpha / dnew
+            alpha = dk * alpha / dnew
+            Hf[start] = dnew
+            hdiag[k] = 1.0 / dnew
+            adr = start + 1
+            i = parent[k]
+            while i >= 0:
+                w[i] -= p * Hf[adr]
+                Hf[adr] += beta * w[i]
+                adr += 1
+                i = parent[i]
+        k = parent[k]
+    return True
+
+
+@njit(cache=True)
+def _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind, Hf, hdiag, w):
+    """Update the factor Hf, hdiag by ± D_r v_r v_rᵀ for the rows that changed zone.
+
+    The rows that entered their quadratic zone are added first, then those that left it
+    taken away (downdates last, so that the factor stays definite as long as it can).
+    `_tree_update`'s change, applied to the factor instead of refactoring. Returns False
+    when a downdate failed (refactor from Hq then). w: nv scratch, zero on entry and exit.
+    """
+    J = d.efc_J
+    D = d.efc_D
+    parent = m.dof_parentid
+    for sign in (1.0, -1.0):
+        for g in range(ng):
+            nz = gnnz[g]
+            if nz == 0:
+                continue
+            lo = gind[g, nz - 1]
+            for r in range(gstart[g], gstart[g + 1]):
+                now = state[r] == STATE_QUADRATIC
+                if now == (oldstate[r] == STATE_QUADRATIC) or now != (sign > 0.0):
+                    continue
+                for q in range(nz):
+                    w[gind[g, q]] = J[r, gind[g, q]]
+                ok = _ld_rank1(m, Hf, hdiag, w, sign * D[r], lo)
+                k = lo
+                while k >= 0:
+                    w[k] = 0.0
+                    k = parent[k]
+                if not ok:
+                    return False
+    return True
+
+
+@njit(cache=True)
 def _quad_update(m, d, state, oldstate, L, x):
     """Update the factor L of _quad_factor for rows that entered or left the quadratic zone.
 
@@ -392,6 +463,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     Mgrad = fb[3 * nv:4 * nv]
     search = fb[4 * nv:5 * nv]
     x = fb[5 * nv:6 * nv]
+    x[:] = 0.0  # _tree_rank1's scratch, zero between uses
     vals = fb[6 * nv:7 * nv]
     o = 8 * nv
     jar = fb[o:o + nefc]
@@ -488,12 +560,16 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
                 nchange += 1
         nupdate = 0
         if tree:
-            # a row in or out of its quadratic zone (applied to Hq alone) or a cone in its
-            # middle zone (whose H_c moved): factor anew
+            # rows in or out of their quadratic zone change Hq (`_tree_update`) and, without
+            # cones, its factor by rank-one changes (`_tree_rank1`); with cones in their
+            # middle zone (whose H_c moved) or after a failed downdate, H is factored anew
             if nchange > 0:
                 nupdate = _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, Hq,
                                        vals)
-            if nupdate > 0 or ncone > 0 or _any_cone(d, state, cdim):
+            cones = ncone > 0 or _any_cone(d, state, cdim)
+            if (nupdate > 0 or cones) and (
+                    cones or not _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind,
+                                             Hf, hdiag, x)):
                 ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
                                      G, vals, Hc, Hq, Hf, hdiag, False)
                 if ncone < 0:
