@@ -345,7 +345,7 @@ def test_bias_gravity_rnea_honor_the_gravity_flag(flags):
                                    atol=TOL)
 
 
-@pytest.mark.parametrize("flag, value", [("sleep", "enable"), ("diagexact", "enable")])
+@pytest.mark.parametrize("flag, value", [("sleep", "enable"), ("speculative", "enable")])
 def test_flags_that_change_the_physics_are_refused(flag, value):
     xml = arm(flags=f'<flag {flag}="{value}"/>')
     mujoco.MjModel.from_xml_string(xml)

@@ -87,6 +87,7 @@ from jointspace.types import (
     DSBL_ACTUATION,
     DSBL_DAMPER,
     DSBL_GRAVITY,
+    ENBL_DIAGEXACT,
     ENBL_INVDISCRETE,
     INT_EULER,
     INT_IMPLICITFAST,
@@ -383,9 +384,10 @@ def _inverse(m, d, discrete):
     disc = _discrete_flag(m, discrete)
     if disc and m.opt_integrator[0] == INT_RK4:
         return RK4_DISCRETE, 0
-    bad_pivot = fwd_position(m, d, disc)
+    # M for the discrete map and for the exact constraint diagonal ("diagexact") of rows
+    bad_pivot = fwd_position(m, d, disc or (m.opt_enableflags[0] & ENBL_DIAGEXACT) != 0)
     need = fwd_rows(m, d)
-    if bad_pivot >= 0:
+    if bad_pivot >= 0 and (disc or d.nefc[0] > 0):
         return -2 - bad_pivot, need
     fwd_velocity(m, d)
     reference(m, d)
@@ -830,9 +832,11 @@ def _raise_for(m, d, code, fname, stacklevel=3):
     if code <= -2:
         dof = -2 - code
         raise SingularMassError(
-            f"{fname}: the discrete-time inverse needs M⁻¹, but M is singular at dof {dof} "
+            f"{fname}: the discrete-time inverse and the exact constraint diagonal (the "
+            f"'diagexact' flag) need M⁻¹, but M is singular at dof {dof} "
             f"({joint_label(m, int(m.dof_jntid[dof]))}); give the bodies this dof moves "
-            f"mass and inertia, or add armature (the continuous inverse needs no M⁻¹)")
+            f"mass and inertia, or add armature (the continuous inverse without 'diagexact' "
+            f"needs no M⁻¹)")
     kind = (code - 1) % 3
     index = (code - 1) // 3
     raise JointspaceError(

@@ -51,6 +51,7 @@ DSBL_AUTORESET = 1 << DISABLE_FLAGS.index("autoreset")
 ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc",
                 "speculative")
 ENBL_OVERRIDE, ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 0, 1 << 2, 1 << 3
+ENBL_DIAGEXACT = 1 << ENABLE_FLAGS.index("diagexact")
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
@@ -551,7 +552,7 @@ DATA_FIELDS = (
      "per-row scratch (the inverse's and the solve's J qacc − aref)"),
     ("scratch_v", "f", (4, "nv"),
      "per-stage nv vectors: [0] energy_vel's M qvel, [1] the solve's M qacc_warmstart, "
-     "[2] Euler's qacc"),
+     "[2] Euler's qacc, [3] diag_exact's row"),
     ("scratch_small", "f", (64,),
      "fixed-size scratch of the stages, in the regions SMALL_CONE, SMALL_TRANSMISSION, "
      "SMALL_SPRING, SMALL_WRAP, SMALL_ENERGY, SMALL_SOLVE"),

@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from jointspace.constraint.softness import equality_bodies, softness
+from jointspace.constraint.softness import diag_exact, equality_bodies, softness
 from jointspace.errors import JointspaceWarning
 from jointspace.rotation import quat_mul
 from jointspace.types import (
@@ -58,6 +58,7 @@ from jointspace.types import (
     DSBL_EQUALITY,
     DSBL_FRICTIONLOSS,
     DSBL_LIMIT,
+    ENBL_DIAGEXACT,
     EQ_CONNECT,
     EQ_JOINT,
     EQ_TENDON,
@@ -674,7 +675,11 @@ def make_constraint_stage(m, d):
     if not flags & DSBL_CONTACT and m.nv > 0:
         _instantiate_contact(m, d, need)
     if d.nefc[0] > 0:
-        softness(m, d)
+        softness(m, d, False)
+        if m.opt_enableflags[0] & ENBL_DIAGEXACT:
+            # the exact diagonal (needs the current M's factor), impedance from it
+            diag_exact(m, d)
+            softness(m, d, True)
     if need[1] > 0:
         d.warning_cnstrfull[0] += 1
         d.warning_cnstrfull[1] = need[0]

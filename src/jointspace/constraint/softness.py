@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace.dynamics.factor import solve_lt
 from jointspace.types import (
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
@@ -179,13 +180,14 @@ def _solparams(m, d, i):
 
 
 @njit(cache=True)
-def softness(m, d):
+def softness(m, d, exact):
     """efc_diagApprox, efc_R, efc_D, efc_KBIP, one constraint at a time (mj_makeImpedance).
 
     Per constraint: the diagApprox of its rows (diag(J M⁻¹ Jᵀ) approximated from the qpos0
-    inverse weights), one impedance (connect/weld at |pos| over their rows), R = (1 − d)/d ·
-    diagApprox and the reference coefficients of each row, the contacts' friction-dimension
-    R (004 eq. 22), then D = 1/R and diagApprox = R d/(1 − d).
+    inverse weights; with exact, the values already in efc_diagApprox, `diag_exact`), one
+    impedance (connect/weld at |pos| over their rows), R = (1 − d)/d · diagApprox and the
+    reference coefficients of each row, the contacts' friction-dimension R (004 eq. 22),
+    then D = 1/R and diagApprox = R d/(1 − d).
     """
     nefc = d.nefc[0]
     R = d.efc_R
@@ -218,8 +220,11 @@ def softness(m, d):
                 s = 0.0
                 for j in range(dim):
                     s += efc_pos[i + j] * efc_pos[i + j]
-                    dA[i + j] = tran if j < 3 else rot
+                    if not exact:
+                        dA[i + j] = tran if j < 3 else rot
                 pos = math.sqrt(s)
+            elif exact:
+                pass
             elif et == EQ_TENDON:
                 dA[i] = m.tendon_invweight0[b1]
                 if b2 >= 0:
@@ -228,14 +233,17 @@ def softness(m, d):
                 dA[i] = diw[m.jnt_dofadr[b1]]
                 if b2 >= 0:
                     dA[i] += diw[m.jnt_dofadr[b2]]
-        elif t == CNSTR_FRICTION_DOF:
-            dA[i] = diw[cid]
-        elif t == CNSTR_LIMIT_JOINT:
-            dA[i] = diw[m.jnt_dofadr[cid]]
-        elif t == CNSTR_LIMIT_TENDON or t == CNSTR_FRICTION_TENDON:
-            dA[i] = m.tendon_invweight0[cid]
+        elif t < CNSTR_CONTACT_FRICTIONLESS:
+            if exact:
+                pass
+            elif t == CNSTR_FRICTION_DOF:
+                dA[i] = diw[cid]
+            elif t == CNSTR_LIMIT_JOINT:
+                dA[i] = diw[m.jnt_dofadr[cid]]
+            else:
+                dA[i] = m.tendon_invweight0[cid]
         else:
-            dim = _diag_approx_contact(m, d, i)
+            dim = _diag_approx_contact(m, d, i, exact)
         imp, impP = _impedance(d0, dw, width, mid, power, pos, efc_margin[i])
         dwidth2 = dw * dw
         for j in range(dim):
@@ -273,21 +281,49 @@ def softness(m, d):
         i += dim
 
 
+@njit(cache=True)
+def diag_exact(m, d):
+    """efc_diagApprox ← the exact diagonal of J M⁻¹ Jᵀ ("diagexact" flag; mj_projectConstraint).
+
+    Row i gets y_iᵀ D⁻¹ y_i with y_i = L⁻ᵀ J_iᵀ, M = Lᵀ D L the factor in qLD (current M
+    needed). `softness` with exact then takes these values instead of the approximation
+    from the inverse weights, as MuJoCo recomputes its impedance from them.
+    """
+    nv = m.nv
+    x = d.scratch_v[3]
+    J = d.efc_J
+    for i in range(d.nefc[0]):
+        for k in range(nv):
+            x[k] = 0.0
+        for t in range(d.efc_J_rownnz[i]):
+            k = d.efc_J_colind[i, t]
+            x[k] = J[i, k]
+        solve_lt(m, d.qLD, x)
+        s = 0.0
+        for k in range(nv):
+            s += x[k] * x[k] * d.qLDiagInv[k]
+        d.efc_diagApprox[i] = s
+
+
 @njit(cache=True, inline="always")
-def _diag_approx_contact(m, d, i):
+def _diag_approx_contact(m, d, i, exact):
     """Fill diagApprox of the contact starting at row i; returns its number of rows.
 
     tran, rot = Σ over both bodies of body_invweight0; pyramidal edges get
-    tran + μ_k² (tran or rot).
+    tran + μ_k² (tran or rot). With exact, nothing is written.
     """
     c = d.efc_id[i]
     dim = d.contact_dim[c]
+    t = d.efc_type[i]
+    if exact:
+        if t == CNSTR_CONTACT_FRICTIONLESS:
+            return 1
+        return dim if t == CNSTR_CONTACT_ELLIPTIC else 2 * (dim - 1)
     b1 = m.geom_bodyid[d.contact_geom[c, 0]]
     b2 = m.geom_bodyid[d.contact_geom[c, 1]]
     tran = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
     rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
     dA = d.efc_diagApprox
-    t = d.efc_type[i]
     if t == CNSTR_CONTACT_FRICTIONLESS:
         dA[i] = tran
         return 1

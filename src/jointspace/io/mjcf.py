@@ -458,7 +458,6 @@ _OPTION_ATTRS = {
 # option flags whose setting changes what MuJoCo computes in ways jointspace does not follow
 _REFUSED_FLAGS = {
     ("sleep", "enable"): "sleeping islands",
-    ("diagexact", "enable"): "the exact constraint diagonal",
     ("ipc", "enable"): "an alternative contact model",
     ("speculative", "enable"): "speculative contacts",
 }
