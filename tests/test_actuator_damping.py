@@ -218,30 +218,44 @@ def test_inverse_matches_mujoco(integrator, flags):
         assert _rel(d.qfrc_inverse, md.qfrc_inverse) <= INV_TOL
 
 
-def test_inverse_velocity_derivative_has_the_actuators_damping():
-    """inverse_derivatives' analytical ∂f/∂qvel equals centered differences of `inverse`.
+@pytest.mark.parametrize("spatial_armature", [False, True])
+def test_inverse_derivatives_match_differences(spatial_armature):
+    """inverse_derivatives' ∂f/∂qvel and ∂f/∂qpos equal centered differences of `inverse`.
 
-    Without the spatial tendon's armature: its bias term's velocity derivative is not in the
-    analytical ∂f/∂qvel (with the tendon's own armature alone as well), a gap of its own.
+    With and without the spatial tendon's armature (its own and its actuator's). With it,
+    the velocity and position columns are differences of all of f: its share of M and its
+    bias vary with ten_J, which the analytical terms do not differentiate. Regression:
+    they were analytical there too, 5e-3 off (the tendon's own armature alone: 1.4e-3).
     """
-    xml = model().replace('<spatial name="spatial" armature="0.02">', '<spatial name="spatial">')
-    mj, md, m, d = _pair(xml.replace('damping="0.6" armature="0.05"', 'damping="0.6"'))
+    xml = model()
+    if not spatial_armature:
+        xml = xml.replace('<spatial name="spatial" armature="0.02">', '<spatial name="spatial">')
+        xml = xml.replace('damping="0.6" armature="0.05"', 'damping="0.6"')
+    mj, md, m, d = _pair(xml)
     rng = np.random.default_rng(3)
     q, v = random_state(mj, rng, scale=1.5)
     a = rng.normal(size=mj.nv)
     d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
-    _, dfdv, _ = js.inverse_derivatives(m, d)
+    dfdq, dfdv, _ = js.inverse_derivatives(m, d, centered=True)
     eps = 1e-6
-    fd = np.empty((mj.nv, mj.nv))
+    fdv = np.empty((mj.nv, mj.nv))
+    fdq = np.empty((mj.nv, mj.nv))
     for i in range(mj.nv):
-        cols = []
+        cols, rows = [], []
         for s in (1.0, -1.0):
-            d.qvel[:] = v
+            d.qpos[:], d.qvel[:] = q, v
             d.qvel[i] += s * eps
             js.inverse(m, d)
             cols.append(d.qfrc_inverse.copy())
-        fd[:, i] = (cols[0] - cols[1]) / (2 * eps)
-    assert _rel(dfdv, fd) <= FD_TOL
+            dq = np.zeros(mj.nv)
+            dq[i] = s * eps
+            d.qpos[:], d.qvel[:] = js.integrate_pos(m, q, dq, 1.0), v
+            js.inverse(m, d)
+            rows.append(d.qfrc_inverse.copy())
+        fdv[:, i] = (cols[0] - cols[1]) / (2 * eps)
+        fdq[:, i] = (rows[0] - rows[1]) / (2 * eps)
+    assert _rel(dfdv, fdv) <= FD_TOL
+    assert _rel(dfdq, fdq) <= FD_TOL
 
 
 @pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast"])
