@@ -170,6 +170,7 @@ CASES += [
     ('', f'<motor {J} armature="0.1" damping="0.3 0.2 0.1"/>'),
     ('<motor damping="1 2 3" armature="0.2"/>', f'<motor {J} damping="4"/>'),
     ('<position kp="5" damping="0 1"/>', f'<position {J} armature="0.5" gear="2"/>'),
+    ('<position kp="5" dampratio="1"/>', f'<position {J} armature="0.5" gear="2"/>'),
 ]
 
 # MuJoCo loads these; jointspace refuses them with a ModelError naming the cause
