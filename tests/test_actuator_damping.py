@@ -182,6 +182,44 @@ def test_trajectory_matches_mj_step(integrator):
         assert _rel(getattr(d, f), getattr(md, f)) <= TRAJ_TOL, f
 
 
+BALL_FREE = """
+<mujoco>
+  <option integrator="{integrator}"/>
+  <worldbody>
+    <body pos="0 0 1">
+      <joint name="b" type="ball" damping="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -.4" size=".05"/>
+    </body>
+    <body pos="1 0 1"><joint name="f" type="free"/><geom type="box" size=".1 .2 .3"/></body>
+  </worldbody>
+  <actuator>
+    <motor joint="b" gear="2 1 0" damping="0.3 0.2 0.1" armature="0.05"/>
+    <motor jointinparent="b" gear="0 1 1" damping="0.2" armature="0.01"/>
+    <motor joint="f" gear="1.5 0 0 0 0 1" damping="0.4" armature="0.2"/>
+  </actuator>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast", "RK4"])
+def test_ball_and_free_joints_match_mujoco(integrator):
+    """On every dof of a ball (two actuators, one jointinparent) and a free joint, gear₀².
+
+    The free body is standalone: implicitfast's 6×6 block takes M with the armature.
+    """
+    mj, md, m, d = _pair(BALL_FREE.format(integrator=integrator))
+    np.testing.assert_array_equal(m.jnt_actuatorid, [-2, 2])
+    np.testing.assert_allclose(m.dof_M0, mj.dof_M0, rtol=1e-12, atol=0)
+    rng = np.random.default_rng(6)
+    _random(mj, md, d, rng)
+    _compare_forward(mj, md, m, d)
+    for _ in range(200):
+        mujoco.mj_step(mj, md)
+    js.step(m, d, 200)
+    for f in ("qpos", "qvel"):
+        assert _rel(getattr(d, f), getattr(md, f)) <= TRAJ_TOL, f
+
+
 def test_euler_is_implicit_with_actuator_armature_alone():
     """A joint whose actuator has armature only still takes mj_Euler's factored step.
 
