@@ -165,9 +165,18 @@ CASES += [
     ('<muscle/>', f'<general {J}/>'),
 ]
 
+# actuator damping and armature (MuJoCo 4), directly and through classes, entry by entry
+CASES += [
+    ('', f'<motor {J} armature="0.1" damping="0.3 0.2 0.1"/>'),
+    ('<motor damping="1 2 3" armature="0.2"/>', f'<motor {J} damping="4"/>'),
+    ('<position kp="5" damping="0 1"/>', f'<position {J} armature="0.5" gear="2"/>'),
+    ('<position kp="5" dampratio="1"/>', f'<position {J} armature="0.5" gear="2"/>'),
+]
+
 # MuJoCo loads these; jointspace refuses them with a ModelError naming the cause
 REFUSED = [
-    ('', f'<motor {J} armature="0.1"/>', "actuator armature"),
+    ('', f'<motor {J} armature="-0.1"/>', "armature=-0.1 is negative"),
+    ('<motor damping="1 -2"/>', f'<motor {J}/>', "has a negative value"),
 ]
 
 # the body transmission of adhesion actuators: their parameters and acc0 (0: no contacts
@@ -203,20 +212,20 @@ def test_actuator_parameters_match_mujoco(default, actuator):
     for name in ("gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange", "gear"):
         np.testing.assert_allclose(getattr(m, "actuator_" + name), getattr(mj, "actuator_" + name),
                                    rtol=0, atol=TOL, err_msg=name)
-    for name in ("actrange", "lengthrange"):
+    for name in ("actrange", "lengthrange", "damping", "dampingpoly", "armature"):
         np.testing.assert_allclose(getattr(m, "actuator_" + name), getattr(mj, "actuator_" + name),
                                    rtol=0, atol=TOL, err_msg=name)
     # acc0: a dense solve of M at qpos0 against MuJoCo's sparse factorization
     np.testing.assert_allclose(m.actuator_acc0, mj.actuator_acc0, rtol=1e-12, atol=0)
     assert m.na == mj.na
     for name in ("dyntype", "gaintype", "biastype", "ctrllimited", "forcelimited", "trntype",
-                 "actadr", "actnum", "actlimited", "actearly"):
+                 "actadr", "actnum", "actlimited", "actearly", "group"):
         np.testing.assert_array_equal(getattr(m, "actuator_" + name),
                                       getattr(mj, "actuator_" + name), err_msg=name)
 
 
 @pytest.mark.parametrize("default, actuator, cause", REFUSED)
-def test_actuator_with_dynamics_is_refused(default, actuator, cause):
+def test_values_mujoco_loads_are_refused(default, actuator, cause):
     xml = _doc(default, actuator)
     mujoco.MjModel.from_xml_string(xml)  # a valid model for MuJoCo
     with pytest.raises(ModelError, match=cause) as err:

@@ -256,12 +256,21 @@ def test_negative_coefficients_are_refused(xml, what):
         _load(xml)
 
 
-def test_actuator_damping_stays_refused():
-    xml = ('<mujoco><worldbody><body><joint name="j"/><geom size=".1"/></body></worldbody>'
-           '<actuator>\n<motor joint="j" damping="0 1"/></actuator></mujoco>')
-    mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match="actuator damping"):
-        _load(xml)
+def test_actuator_dampingpoly_matches_mujoco():
+    """An actuator's damping polynomial reaches its joint's damper, times gear² (MuJoCo 4).
+
+    tests/test_actuator_damping.py covers actuator damping and armature in full.
+    """
+    xml = ('<mujoco><worldbody><body><joint name="j" damping="0 0.5 0"/><geom size=".1" '
+           'pos=".2 0 0"/></body></worldbody><actuator>\n<motor joint="j" gear="2" '
+           'damping="0 1"/></actuator></mujoco>')
+    mj, md, m, d = _pair(xml)
+    np.testing.assert_array_equal(m.actuator_dampingpoly, mj.actuator_dampingpoly)
+    md.qvel[0] = d.qvel[0] = -1.5
+    mujoco.mj_forward(mj, md)
+    js.forward(m, d)
+    assert _rel(d.qfrc_damper, md.qfrc_damper) <= FORCE_TOL
+    assert d.qfrc_damper[0] == pytest.approx(1.5 * (0.5 + 4.0) * 1.5, rel=1e-14)
 
 
 def test_spec_dampingpoly_is_checked():

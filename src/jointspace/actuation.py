@@ -35,6 +35,9 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
   tendon clamp  the forces of the actuators on a tendon with actuatorfrclimited are scaled
                 so that their sum lies in tendon_actfrcrange (`_tendon_level`), before the
                 forcerange clamp
+  groups        an actuator whose group is disabled (opt_disableactuator, MJCF
+                actuatorgroupdisable) has force 0 and activation rate 0 in the integrators
+                (its act_dot is still computed), as MuJoCo's mj_actuatorDisabled
   joint space   qfrc_actuator = momentᵀ f, plus qfrc_gravcomp on the dofs of joints with
                 actuatorgravcomp; then each joint with actuatorfrclimited has its (first)
                 dof's qfrc_actuator clamped to jnt_actfrcrange (MuJoCo's per-joint clamp)
@@ -45,6 +48,7 @@ actuator_moment is stored dense, (nu, nv).
 import numpy as np
 from numba import njit
 
+from jointspace.actuator_passive import actuator_disabled
 from jointspace.history import read_ctrl_kernel
 from jointspace.kinematics import jac_point
 from jointspace.passive import quat_to_vel, sub_quat
@@ -513,14 +517,16 @@ def next_activation(m, i, act, act_dot, h):
 def advance_act(m, d, act_dot, h):
     """act ← next_activation of every stateful actuator at the rates act_dot (mj_advance).
 
-    With actuation disabled act stays as it is (not even clamped), as in MuJoCo 4.0.
+    With actuation disabled act stays as it is (not even clamped), as in MuJoCo 4.0; an
+    actuator of a disabled group (`actuator_disabled`) advances at rate 0 (clamped only).
     """
     if m.opt_disableflags[0] & DSBL_ACTUATION:
         return
     for i in range(m.nu):
         adr = m.actuator_actadr[i]
         if adr >= 0:
-            d.act[adr] = next_activation(m, i, d.act[adr], act_dot[adr], h)
+            rate = 0.0 if actuator_disabled(m, i) else act_dot[adr]
+            d.act[adr] = next_activation(m, i, d.act[adr], rate, h)
 
 
 @njit(cache=True)
@@ -562,7 +568,8 @@ def actuation(m, d):
                 rate = 0.0
             d.act_dot[adr] = rate
             x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
-        d.actuator_force[i] = _force(m, d, i, x)
+        # a disabled group's actuator keeps its act_dot and exerts no force
+        d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else _force(m, d, i, x)
     if m.ntendon:
         _tendon_level(m, d)
     for i in range(nu):
@@ -654,7 +661,8 @@ def tendon_clamped(m, d, i):
         return False
     total = 0.0
     for k in range(m.nu):
-        if m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t:
+        if (m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t
+                and not actuator_disabled(m, k)):
             total += _force(m, d, k, _input(m, d, k))
     return total != 0.0 and (total < m.tendon_actfrcrange[t, 0]
                              or total > m.tendon_actfrcrange[t, 1])
@@ -717,14 +725,15 @@ def actuator_damping(m, d, i):
     """∂(actuator_force_i)/∂(actuator_velocity_i), 0 when the force is clamped (mjd_actuator_vel).
 
     Clamped: at or beyond forcerange, or on a tendon whose total actuator force is scaled
-    into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured).
+    into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured). 0 too
+    for an actuator of a disabled group (`actuator_disabled`).
 
     The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
     velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
     mjd_actuator_vel's approximation), or with activation dynamics times act (the next
     step's act with actearly).
     """
-    if m.opt_disableflags[0] & DSBL_ACTUATION:
+    if m.opt_disableflags[0] & DSBL_ACTUATION or actuator_disabled(m, i):
         return 0.0
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[i]

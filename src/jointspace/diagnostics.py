@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.errors import JointspaceError, JointspaceWarning, SingularMassError
-from jointspace.types import DSBL_AUTORESET, MAXVAL
+from jointspace.types import DSBL_AUTORESET, MAXVAL, TRN_JOINT, TRN_JOINTINPARENT
 
 WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2  # rows of d.warning
 WARN_FIELDS = ("qpos", "qvel", "qacc")
@@ -100,14 +100,23 @@ def dof_label(m, i):
     return f"dof {i} (joint {name!r})" if name else f"dof {i} (joint #{j})"
 
 
+def _actuator_armature(m, i):
+    """Σ actuator_armature gear₀² over the joint and jointinparent actuators on dof i's joint."""
+    j = m.dof_jntid[i]
+    on = (m.actuator_trnid[:, 0] == j) & ((m.actuator_trntype == TRN_JOINT)
+                                          | (m.actuator_trntype == TRN_JOINTINPARENT))
+    return float(np.sum(m.actuator_armature[on] * m.actuator_gear[on, 0] ** 2))
+
+
 def check_not_singular(m, fname):
     """Raise SingularMassError if the compiler found dofs that move no mass or inertia.
 
-    Dofs that have been given armature since compilation no longer count as singular.
+    Dofs that have been given armature since compilation (their own, or their joint's
+    actuators', times gear₀²) no longer count as singular.
     """
     bad = getattr(m, "singular_dofs", None)
     if bad:
-        bad = [i for i in bad if not m.dof_armature[i] > 0]
+        bad = [i for i in bad if not m.dof_armature[i] + _actuator_armature(m, i) > 0]
         if bad:
             raise SingularMassError(
                 f"{fname}: the joint-space inertia M is singular: {_dof_groups(m, bad)} "

@@ -11,7 +11,8 @@ semi-implicit position update q ← q ⊕ h v_next (and preceded by the activati
 act ← next_activation(act, act_dot), `jointspace.actuation`):
   Euler         v_next = v + h (M + h B)⁻¹ (qfrc_smooth + qfrc_constraint)
                 B = diag(∂(c(v) v)/∂v) of the dof dampers, c(v) = b + p₀ |v| + p₁ v²
-                (dof_damping, dof_dampingpoly; diag(dof_damping) when linear): the
+                (dof_damping, dof_dampingpoly and the joint's actuators' damping times
+                gear₀², `jointspace.actuator_passive`; diag(b) when linear): the
                 implicit damping of Todorov (ICRA 2014, §II.B),
                 D = armature + B h; without damping (M + hB) = M and the step uses qacc.
   implicitfast  v_next = v + h (M − h D)⁻¹ f,  D = ∂(qfrc_passive + qfrc_actuator)/∂v
@@ -31,6 +32,8 @@ from numba import njit
 
 from jointspace._numba import entry
 from jointspace.actuation import actuator_damping, advance_act
+from jointspace.actuator_passive import dof_damping
+from jointspace.actuator_passive import tendon_damping as tendon_damping_poly
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
@@ -126,30 +129,36 @@ def advance(m, d, qacc):
 
 @njit(cache=True, inline="always")
 def damping(m, d, i):
-    """B_ii = ∂(c(v) v)/∂v at v = qvel[i] (b + 2 p₀ |v| + 3 p₁ v²), 0 with damping disabled."""
+    """B_ii = ∂(c(v) v)/∂v at v = qvel[i] (b + 2 p₀ |v| + 3 p₁ v²), 0 with damping disabled.
+
+    b, p: the dof's damping and polynomial with its joint's actuators' (`dof_damping`).
+    """
     if m.opt_disableflags[0] & DSBL_DAMPER:
         return 0.0
-    return damping_deriv(m.dof_damping[i], m.dof_dampingpoly[i], d.qvel[i])
+    b, p0, p1 = dof_damping(m, i)
+    return damping_deriv(b, p0, p1, d.qvel[i])
 
 
 @njit(cache=True, inline="always")
 def tendon_damping(m, d, t):
-    """b_t = ∂(c(v) v)/∂v of tendon t's damper at v = ten_velocity[t]."""
-    return damping_deriv(m.tendon_damping[t], m.tendon_dampingpoly[t], d.ten_velocity[t])
+    """b_t = ∂(c(v) v)/∂v of tendon t's damper at v = ten_velocity[t], its actuators' included."""
+    b, p0, p1 = tendon_damping_poly(m, t)
+    return damping_deriv(b, p0, p1, d.ten_velocity[t])
 
 
 @njit(cache=True)
 def euler_damped(m):
     """True when the Euler step integrates dof damping implicitly.
 
-    That is when some dof has damping > 0 or a nonzero damping polynomial, unless implicit
-    damping is disabled (eulerdamp) or damping itself is off (damper).
+    That is when some dof has damping > 0, a nonzero damping polynomial or a joint with an
+    actuator that has damping or armature (jnt_actuatorid ≠ −1, as mj_Euler tests), unless
+    implicit damping is disabled (eulerdamp) or damping itself is off (damper).
     """
     if m.opt_disableflags[0] & (DSBL_EULERDAMP | DSBL_DAMPER):
         return False
     for i in range(m.nv):
         if (m.dof_damping[i] > 0.0 or m.dof_dampingpoly[i, 0] != 0.0
-                or m.dof_dampingpoly[i, 1] != 0.0):
+                or m.dof_dampingpoly[i, 1] != 0.0 or m.jnt_actuatorid[m.dof_jntid[i]] != -1):
             return True
     return False
 

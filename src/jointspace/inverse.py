@@ -48,6 +48,7 @@ from numba import njit
 
 from jointspace._numba import entry
 from jointspace.actuation import actuation
+from jointspace.actuator_passive import tendon_armature
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
     STATE_CONE,
@@ -94,6 +95,7 @@ from jointspace.types import (
     INT_RK4,
     JNT_FREE,
     SMALL_CONE,
+    WRAP_JOINT,
 )
 
 # return codes of the compiled drivers (≥ 1: 1 + 3 · index + kind, a bad qpos/qvel/qacc element)
@@ -733,6 +735,20 @@ def _inv_force(m, d, use_actuation, smooth, out):
         out[k] = f - (d.qfrc_actuator[k] if use_actuation else 0.0)
 
 
+@njit(cache=True)
+def _spatial_armature(m):
+    """True when a spatial tendon has armature (its own or its actuators', `tendon_armature`).
+
+    Its part of M (armature ten_Jᵀ ten_J) and its bias depend on qpos and qvel through
+    ten_J, which `_inverse_jacobians` does not differentiate: `_inverse_fd_entry` then
+    differences all of f over qvel and qpos.
+    """
+    for t in range(m.ntendon):
+        if m.wrap_type[m.tendon_adr[t]] != WRAP_JOINT and tendon_armature(m, t) != 0.0:
+            return True
+    return False
+
+
 @njit(cache=True, nogil=True)
 def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     """∂f/∂qacc and ∂f/∂qvel analytical, ∂f/∂qpos (tangent) analytical in its smooth part.
@@ -743,7 +759,9 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     forward (and backward when centered); out[:, i] = ∂f/∂x_i. For the continuous inverse
     ∂f/∂qpos = ∂(M qacc + c)/∂qpos (analytical, `_inverse_jacobians`) plus the differences
     of the rest, −qfrc_passive − qfrc_constraint (− qfrc_actuator); the discrete inverse
-    differences all of f. Returns the inverse's code (OK, or the first failure).
+    differences all of f, and so do the velocity and position columns with a spatial tendon
+    that has armature (`_spatial_armature`). Returns the inverse's code (OK, or the first
+    failure).
     """
     m = d.model
     nv = m.nv
@@ -751,6 +769,8 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     if code != OK:
         return code
     disc = _discrete_flag(m, -1)
+    # the position columns: differences of all of f (else of its non-smooth part only)
+    whole = disc or _spatial_armature(m)
     q0 = d.qpos.copy()
     f0 = np.empty(nv)
     fp = np.empty(nv)
@@ -759,12 +779,12 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     _inv_force(m, d, use_actuation, True, f0)
     # analytical: ∂/∂qacc of the continuous inverse and the smooth part of ∂/∂qpos;
     # ∂/∂qvel too without equality rows (their aref has J̇ qvel) and actuation (its
-    # velocity terms)
-    with_v = not disc and not use_actuation and d.ne[0] == 0
+    # velocity terms), nor a spatial tendon's armature
+    with_v = not whole and not use_actuation and d.ne[0] == 0
     if not disc:
         _inverse_jacobians(m, d, DfDa, DfDv, DfDq, with_v)
     r0 = np.empty(nv)
-    _inv_force(m, d, use_actuation, disc, r0)
+    _inv_force(m, d, use_actuation, whole, r0)
     for stage in range(3):
         # 0: accelerations; 1: velocities; 2: positions, by differences where not analytical
         if (stage == 0 and not disc) or (stage == 1 and with_v):
@@ -794,15 +814,15 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                     d.qpos[:] = q0
                     if code != OK:
                         return code
-                _inv_force(m, d, use_actuation, stage < 2 or disc, fp if sign > 0 else fm)
+                _inv_force(m, d, use_actuation, stage < 2 or whole, fp if sign > 0 else fm)
             smooth = 0.0
             for k in range(nv):
-                if stage == 2 and not disc:
+                if stage == 2 and not whole:
                     smooth = out[k, i]
                 if centered:
                     out[k, i] = smooth + (fp[k] - fm[k]) / (2.0 * eps)
                 else:
-                    out[k, i] = smooth + (fp[k] - (f0[k] if stage < 2 or disc else r0[k])) / eps
+                    out[k, i] = smooth + (fp[k] - (f0[k] if stage < 2 or whole else r0[k])) / eps
     return OK
 
 
@@ -982,13 +1002,14 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     surface the derivative of Algorithm 5's projection). ∂f/∂qvel is analytical too,
     ∂c/∂qvel (`rnea_derivatives`) + the dof and tendon dampers' derivatives + Jᵀ H B J
     (B the rows' reference damping), unless the model has active equality rows (whose aref
-    holds J̇ qvel) or `actuation` is set: then it is finite-differenced, rerunning the
-    velocity stage onward.
+    holds J̇ qvel) or `actuation` is set, or a spatial tendon has armature (its own or its
+    actuators'): then it is finite-differenced, rerunning the velocity stage onward.
     ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is ∂(M qacc + c)/∂qpos
     (analytical, `rnea_derivatives`) plus finite differences of the rest, −qfrc_passive
     − qfrc_constraint (− qfrc_actuator), forward (MuJoCo's definition) or centered. With
-    the "invdiscrete" flag all three are differences of all of f. d holds the last
-    evaluation afterwards, its qpos, qvel, qacc as before.
+    the "invdiscrete" flag all three are differences of all of f; with a spatial tendon
+    that has armature the position columns are (its M and bias terms vary with ten_J).
+    d holds the last evaluation afterwards, its qpos, qvel, qacc as before.
 
     Args:
         m: the Model.

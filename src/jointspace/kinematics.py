@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, uint64
 
 from jointspace._numba import entry
+from jointspace.actuator_passive import tendon_armature as tendon_armature_total
 from jointspace.diagnostics import element_id
 from jointspace.rotation import (
     quat_mul_s,
@@ -601,7 +602,7 @@ def tendon_bias(m, d, qfrc):
     """
     spatial = False  # only spatial tendons with armature have a bias: no scratch otherwise
     for t in range(m.ntendon):
-        if m.tendon_armature[t] != 0.0 and m.wrap_type[m.tendon_adr[t]] != WRAP_JOINT:
+        if tendon_armature_total(m, t) != 0.0 and m.wrap_type[m.tendon_adr[t]] != WRAP_JOINT:
             spatial = True
             break
     if not spatial:
@@ -611,7 +612,7 @@ def tendon_bias(m, d, qfrc):
     vel0 = np.empty(3)
     vel1 = np.empty(3)
     for t in range(m.ntendon):
-        arm = m.tendon_armature[t]
+        arm = tendon_armature_total(m, t)
         adr = m.tendon_adr[t]
         if arm == 0.0 or m.wrap_type[adr] == WRAP_JOINT:
             continue

@@ -16,12 +16,13 @@ without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.a
                  fluidshape="ellipsoid", the ellipsoid model's force on each such geom
 with k = jnt_stiffness, b = dof_damping and p = dof_dampingpoly (MuJoCo 4's damping
 polynomial, the second and third values of `damping`; tendon_damping and tendon_dampingpoly
-for tendons). The implicit integrators and the inverse use the damper's velocity derivative
-−c'(v) with c'(v) = ∂(c(v) v)/∂v = b + 2 p₀ |v| + 3 p₁ v² (`damping_deriv`). The spring
-forces are exact gradients of the energies that `jointspace.dynamics.energy` reports
-(½ k |x|² with x the displacement above). With both the "spring" and "damper" flags
-disabled every passive force is zero, as in MuJoCo; gravity compensation also needs gravity
-(flag and a nonzero vector).
+for tendons), each plus what the joint's or tendon's actuators lend it, their damping
+times gear₀² (`jointspace.actuator_passive`). The implicit integrators and the inverse use
+the damper's velocity derivative −c'(v) with c'(v) = ∂(c(v) v)/∂v = b + 2 p₀ |v| + 3 p₁ v²
+(`damping_deriv`). The spring forces are exact gradients of the energies that
+`jointspace.dynamics.energy` reports (½ k |x|² with x the displacement above). With both
+the "spring" and "damper" flags disabled every passive force is zero, as in MuJoCo;
+gravity compensation also needs gravity (flag and a nonzero vector).
 
 The inertia-box model (MuJoCo's "Computation" chapter, fluid forces) replaces body b of mass
 m and principal inertia (I₀, I₁, I₂) by the uniform box of the same inertia, of sides
@@ -44,6 +45,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace.actuator_passive import dof_damping, tendon_damping
 from jointspace.rotation import quat_mul
 from jointspace.types import (
     DSBL_DAMPER,
@@ -60,17 +62,17 @@ from jointspace.types import (
 
 
 @njit(cache=True, inline="always")
-def damping_coef(b, poly, v):
+def damping_coef(b, p0, p1, v):
     """c(v) = b + p₀ |v| + p₁ v²: the damper force is −c(v) v (mju_polyForce, odd)."""
     x = abs(v)
-    return b + poly[0] * x + poly[1] * (x * x)
+    return b + p0 * x + p1 * (x * x)
 
 
 @njit(cache=True, inline="always")
-def damping_deriv(b, poly, v):
+def damping_deriv(b, p0, p1, v):
     """∂(c(v) v)/∂v = b + 2 p₀ |v| + 3 p₁ v², the damper's velocity derivative (mjd_xPolyForce)."""
     x = abs(v)
-    return b + 2.0 * poly[0] * x + 3.0 * poly[1] * (x * x)
+    return b + 2.0 * p0 * x + 3.0 * p1 * (x * x)
 
 
 @njit(cache=True, inline="always")
@@ -172,16 +174,16 @@ def _tendon_springs_dampers(m, d, flags):
 
     x = L − upper above the band, L − lower below it, 0 inside;
     qfrc_spring += ten_Jᵀ (−k x),  qfrc_damper += ten_Jᵀ (−c(v) v), v = ten_velocity,
-    c(v) = b + p₀ |v| + p₁ v² (`damping_coef`).
+    c(v) = b + p₀ |v| + p₁ v² (`damping_coef`), the tendon's actuators' damping included.
     """
     spring = not flags & DSBL_SPRING
     damper = not flags & DSBL_DAMPER
     for t in range(m.ntendon):
         k = m.tendon_stiffness[t] if spring else 0.0
-        b = m.tendon_damping[t] if damper else 0.0
-        poly = m.tendon_dampingpoly[t]
-        has_poly = damper and (poly[0] != 0.0 or poly[1] != 0.0)
-        if k == 0.0 and b == 0.0 and not has_poly:
+        b, p0, p1 = tendon_damping(m, t)
+        if not damper:
+            b = p0 = p1 = 0.0
+        if k == 0.0 and b == 0.0 and p0 == 0.0 and p1 == 0.0:
             continue
         length = d.ten_length[t]
         lower = m.tendon_lengthspring[t, 0]
@@ -189,7 +191,7 @@ def _tendon_springs_dampers(m, d, flags):
         x = length - upper if length > upper else length - lower if length < lower else 0.0
         fs = -k * x
         v = d.ten_velocity[t]
-        fd = -v * damping_coef(b, poly, v) if damper else 0.0
+        fd = -v * damping_coef(b, p0, p1, v) if damper else 0.0
         J = d.ten_J[t]
         for c in range(m.nv):
             if J[c] != 0.0:
@@ -442,14 +444,13 @@ def passive(m, d):
     flags = m.opt_disableflags[0]
     if flags & DSBL_SPRING and flags & DSBL_DAMPER:
         return
-    # qfrc_damper = -c(v) v,  c(v) = b + p₀ |v| + p₁ v²
+    # qfrc_damper = -c(v) v,  c(v) = b + p₀ |v| + p₁ v² (the joint's actuators' included)
     if not flags & DSBL_DAMPER:
-        damping = m.dof_damping
-        poly = m.dof_dampingpoly
         qvel = d.qvel
         for i in range(nv):
             v = qvel[i]
-            d.qfrc_damper[i] = -v * damping_coef(damping[i], poly[i], v)
+            b, p0, p1 = dof_damping(m, i)
+            d.qfrc_damper[i] = -v * damping_coef(b, p0, p1, v)
     if not flags & DSBL_SPRING:
         _springs(m, d)
     if m.ntendon:

@@ -21,7 +21,8 @@ and their coefficients (wrap_prm):
 The tendon's forces reach the joints through ten_J: springs and dampers
 (`jointspace.passive`), limit and friction-loss rows (`jointspace.constraint.rows`),
 `<equality><tendon>` rows, tendon actuators (`jointspace.actuation`) and the armature,
-M += armature ten_Jᵀ ten_J (`tendon_armature`, MuJoCo's mj_tendonArmature). Every stage
+M += armature ten_Jᵀ ten_J (`tendon_armature`, MuJoCo's mj_tendonArmature; the armature of
+the tendon's actuators, times gear₀², included: `jointspace.actuator_passive`). Every stage
 returns at once when the model has no tendon.
 """
 
@@ -30,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace.actuator_passive import tendon_armature as tendon_armature_total
 from jointspace.types import (
     MINVAL,
     SMALL_WRAP,
@@ -438,7 +440,7 @@ def tendon_armature(m, d):
     in MuJoCo's qM and in ours alike.
     """
     for t in range(m.ntendon):
-        a = m.tendon_armature[t]
+        a = tendon_armature_total(m, t)
         if a == 0.0:
             continue
         J = d.ten_J[t]
@@ -463,7 +465,7 @@ def tendon_armature_force(m, d, qacc, tau):
     a ten_Jᵀ (ten_J qacc).
     """
     for t in range(m.ntendon):
-        a = m.tendon_armature[t]
+        a = tendon_armature_total(m, t)
         if a == 0.0:
             continue
         J = d.ten_J[t]

@@ -144,6 +144,8 @@ MODEL_FIELDS = (
     ("opt_noslip_tolerance", "f", (1,), "noslip tolerance on the relative cost improvement"),
     ("opt_disableflags", "i", (1,), "bit mask of disabled features (see DISABLE_FLAGS)"),
     ("opt_enableflags", "i", (1,), "bit mask of enabled optional features (see ENABLE_FLAGS)"),
+    ("opt_disableactuator", "i", (1,),
+     "bit mask of disabled actuator groups: bit g disables the actuators of group g (0..30)"),
     ("opt_wind", "f", (3,), "wind velocity (m/s), for the fluid forces"),
     ("opt_density", "f", (1,), "density of the medium (kg/m³), for the fluid forces"),
     ("opt_viscosity", "f", (1,), "viscosity of the medium (Pa·s), for the fluid forces"),
@@ -191,6 +193,8 @@ MODEL_FIELDS = (
     ("jnt_actfrcrange", "f", ("njnt", 2), "range of the joint's total actuator force"),
     ("jnt_actgravcomp", "b", ("njnt",),
      "1 if gravity compensation is added to qfrc_actuator, not qfrc_passive"),
+    ("jnt_actuatorid", "i", ("njnt",),
+     "the one joint actuator with damping or armature; -1: none, -2: several (set_const)"),
     # dofs
     ("dof_bodyid", "i", ("nv",), "id of the body the dof moves"),
     ("dof_jntid", "i", ("nv",), "id of the joint the dof belongs to"),
@@ -303,6 +307,13 @@ MODEL_FIELDS = (
     ("actuator_ctrlrange", "f", ("nu", 2), "range of controls"),
     ("actuator_forcerange", "f", ("nu", 2), "range of forces"),
     ("actuator_gear", "f", ("nu", 6), "scale of length and transmitted force"),
+    ("actuator_group", "i", ("nu",), "group, for disabling (opt_disableactuator) and display"),
+    ("actuator_damping", "f", ("nu",),
+     "damping the actuator adds to its joint or tendon, times gear₀² (mj_actuatorDamping)"),
+    ("actuator_dampingpoly", "f", ("nu", 2),
+     "damping polynomial (p0, p1) the actuator adds to its joint or tendon, times gear₀²"),
+    ("actuator_armature", "f", ("nu",),
+     "armature the actuator adds to its joint or tendon, times gear₀² (mj_actuatorArmature)"),
     # activation state (MuJoCo's layout: actuator i owns act[actadr : actadr + actnum])
     ("actuator_actadr", "i", ("nu",), "first activation address; -1: stateless"),
     ("actuator_actnum", "i", ("nu",), "number of activation variables (0 or 1)"),
@@ -358,6 +369,8 @@ MODEL_FIELDS = (
      "1 if the total force of the tendon's actuators is clamped to tendon_actfrcrange"),
     ("tendon_actfrcrange", "f", ("ntendon", 2),
      "range of the total force of the tendon's actuators (their forces scaled into it)"),
+    ("tendon_actuatorid", "i", ("ntendon",),
+     "the one tendon actuator with damping or armature; -1: none, -2: several (set_const)"),
     ("tendon_lengthspring", "f", ("ntendon", 2),
      "spring rest length: a dead band [lower, upper] with no spring force inside"),
     ("tendon_length0", "f", ("ntendon",), "length at qpos0"),
@@ -577,7 +590,7 @@ _DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8, "l": np.int64}
 MODEL_WRITABLE_INTS = frozenset((
     "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
     "geom_priority", "jnt_group", "jnt_limited", "jnt_actfrclimited", "jnt_actgravcomp",
-    "actuator_ctrllimited",
+    "actuator_ctrllimited", "actuator_group", "opt_disableactuator",
     "actuator_forcelimited", "actuator_actlimited", "actuator_actearly", "eq_active0",
     "tendon_limited"))
 # Fields of Model derived from its parameters by `set_const` (MuJoCo's mj_setConst):

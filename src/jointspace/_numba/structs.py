@@ -235,6 +235,7 @@ _MODEL_FIELDS = [
     ("opt_noslip_tolerance", types.float64[::1]),
     ("opt_disableflags", types.int32[::1]),
     ("opt_enableflags", types.int32[::1]),
+    ("opt_disableactuator", types.int32[::1]),
     ("opt_wind", types.float64[::1]),
     ("opt_density", types.float64[::1]),
     ("opt_viscosity", types.float64[::1]),
@@ -278,6 +279,7 @@ _MODEL_FIELDS = [
     ("jnt_actfrclimited", types.uint8[::1]),
     ("jnt_actfrcrange", types.float64[:, ::1]),
     ("jnt_actgravcomp", types.uint8[::1]),
+    ("jnt_actuatorid", types.int32[::1]),
     ("dof_bodyid", types.int32[::1]),
     ("dof_jntid", types.int32[::1]),
     ("dof_parentid", types.int32[::1]),
@@ -368,6 +370,10 @@ _MODEL_FIELDS = [
     ("actuator_ctrlrange", types.float64[:, ::1]),
     ("actuator_forcerange", types.float64[:, ::1]),
     ("actuator_gear", types.float64[:, ::1]),
+    ("actuator_group", types.int32[::1]),
+    ("actuator_damping", types.float64[::1]),
+    ("actuator_dampingpoly", types.float64[:, ::1]),
+    ("actuator_armature", types.float64[::1]),
     ("actuator_actadr", types.int32[::1]),
     ("actuator_actnum", types.int32[::1]),
     ("actuator_actlimited", types.uint8[::1]),
@@ -413,6 +419,7 @@ _MODEL_FIELDS = [
     ("tendon_frictionloss", types.float64[::1]),
     ("tendon_actfrclimited", types.uint8[::1]),
     ("tendon_actfrcrange", types.float64[:, ::1]),
+    ("tendon_actuatorid", types.int32[::1]),
     ("tendon_lengthspring", types.float64[:, ::1]),
     ("tendon_length0", types.float64[::1]),
     ("tendon_invweight0", types.float64[::1]),
@@ -624,7 +631,7 @@ def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert
 
 
 @njit(cache=True)
-def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum):
+def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr):
     s.opt_timestep = _borrow(opt_timestep)
     s.opt_gravity = _borrow(opt_gravity)
     s.opt_magnetic = _borrow(opt_magnetic)
@@ -640,6 +647,7 @@ def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, op
     s.opt_noslip_tolerance = _borrow(opt_noslip_tolerance)
     s.opt_disableflags = _borrow(opt_disableflags)
     s.opt_enableflags = _borrow(opt_enableflags)
+    s.opt_disableactuator = _borrow(opt_disableactuator)
     s.opt_wind = _borrow(opt_wind)
     s.opt_density = _borrow(opt_density)
     s.opt_viscosity = _borrow(opt_viscosity)
@@ -656,11 +664,11 @@ def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, op
     s.body_jntadr = _borrow(body_jntadr)
     s.body_dofnum = _borrow(body_dofnum)
     s.body_dofadr = _borrow(body_dofadr)
-    s.body_geomnum = _borrow(body_geomnum)
 
 
 @njit(cache=True)
-def _fill_model_2(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref):
+def _fill_model_2(s, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyid, dof_jntid, dof_parentid, dof_Madr):
+    s.body_geomnum = _borrow(body_geomnum)
     s.body_geomadr = _borrow(body_geomadr)
     s.body_pos = _borrow(body_pos)
     s.body_quat = _borrow(body_quat)
@@ -687,16 +695,17 @@ def _fill_model_2(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, b
     s.jnt_actfrclimited = _borrow(jnt_actfrclimited)
     s.jnt_actfrcrange = _borrow(jnt_actfrcrange)
     s.jnt_actgravcomp = _borrow(jnt_actgravcomp)
+    s.jnt_actuatorid = _borrow(jnt_actuatorid)
     s.dof_bodyid = _borrow(dof_bodyid)
     s.dof_jntid = _borrow(dof_jntid)
     s.dof_parentid = _borrow(dof_parentid)
     s.dof_Madr = _borrow(dof_Madr)
-    s.M_col = _borrow(M_col)
-    s.dof_solref = _borrow(dof_solref)
 
 
 @njit(cache=True)
-def _fill_model_3(s, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, site_type):
+def _fill_model_3(s, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid):
+    s.M_col = _borrow(M_col)
+    s.dof_solref = _borrow(dof_solref)
     s.dof_solimp = _borrow(dof_solimp)
     s.dof_frictionloss = _borrow(dof_frictionloss)
     s.dof_armature = _borrow(dof_armature)
@@ -727,12 +736,12 @@ def _fill_model_3(s, dof_solimp, dof_frictionloss, dof_armature, dof_damping, do
     s.geom_gap = _borrow(geom_gap)
     s.geom_rgba = _borrow(geom_rgba)
     s.geom_matid = _borrow(geom_matid)
-    s.geom_fluid = _borrow(geom_fluid)
-    s.site_type = _borrow(site_type)
 
 
 @njit(cache=True)
-def _fill_model_4(s, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum):
+def _fill_model_4(s, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data):
+    s.geom_fluid = _borrow(geom_fluid)
+    s.site_type = _borrow(site_type)
     s.site_bodyid = _borrow(site_bodyid)
     s.site_size = _borrow(site_size)
     s.site_pos = _borrow(site_pos)
@@ -763,12 +772,12 @@ def _fill_model_4(s, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_
     s.hfield_ncol = _borrow(hfield_ncol)
     s.hfield_adr = _borrow(hfield_adr)
     s.hfield_data = _borrow(hfield_data)
-    s.mesh_hullvertadr = _borrow(mesh_hullvertadr)
-    s.mesh_hullvertnum = _borrow(mesh_hullvertnum)
 
 
 @njit(cache=True)
-def _fill_model_5(s, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type):
+def _fill_model_5(s, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange):
+    s.mesh_hullvertadr = _borrow(mesh_hullvertadr)
+    s.mesh_hullvertnum = _borrow(mesh_hullvertnum)
     s.mesh_hullpolyadr = _borrow(mesh_hullpolyadr)
     s.mesh_hullpolynum = _borrow(mesh_hullpolynum)
     s.hull_vert = _borrow(hull_vert)
@@ -789,22 +798,26 @@ def _fill_model_5(s, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_ver
     s.actuator_ctrlrange = _borrow(actuator_ctrlrange)
     s.actuator_forcerange = _borrow(actuator_forcerange)
     s.actuator_gear = _borrow(actuator_gear)
+    s.actuator_group = _borrow(actuator_group)
+    s.actuator_damping = _borrow(actuator_damping)
+    s.actuator_dampingpoly = _borrow(actuator_dampingpoly)
+    s.actuator_armature = _borrow(actuator_armature)
     s.actuator_actadr = _borrow(actuator_actadr)
     s.actuator_actnum = _borrow(actuator_actnum)
     s.actuator_actlimited = _borrow(actuator_actlimited)
     s.actuator_actrange = _borrow(actuator_actrange)
     s.actuator_actearly = _borrow(actuator_actearly)
     s.actuator_lengthrange = _borrow(actuator_lengthrange)
+
+
+@njit(cache=True)
+def _fill_model_6(s, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin):
     s.actuator_acc0 = _borrow(actuator_acc0)
     s.actuator_cranklength = _borrow(actuator_cranklength)
     s.actuator_history = _borrow(actuator_history)
     s.actuator_historyadr = _borrow(actuator_historyadr)
     s.actuator_delay = _borrow(actuator_delay)
     s.eq_type = _borrow(eq_type)
-
-
-@njit(cache=True)
-def _fill_model_6(s, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited):
     s.eq_obj1id = _borrow(eq_obj1id)
     s.eq_obj2id = _borrow(eq_obj2id)
     s.eq_objtype = _borrow(eq_objtype)
@@ -831,17 +844,18 @@ def _fill_model_6(s, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq
     s.tendon_solimp_fri = _borrow(tendon_solimp_fri)
     s.tendon_range = _borrow(tendon_range)
     s.tendon_margin = _borrow(tendon_margin)
+
+
+@njit(cache=True)
+def _fill_model_7(s, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos):
     s.tendon_stiffness = _borrow(tendon_stiffness)
     s.tendon_damping = _borrow(tendon_damping)
     s.tendon_dampingpoly = _borrow(tendon_dampingpoly)
     s.tendon_armature = _borrow(tendon_armature)
     s.tendon_frictionloss = _borrow(tendon_frictionloss)
     s.tendon_actfrclimited = _borrow(tendon_actfrclimited)
-
-
-@njit(cache=True)
-def _fill_model_7(s, tendon_actfrcrange, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.tendon_actfrcrange = _borrow(tendon_actfrcrange)
+    s.tendon_actuatorid = _borrow(tendon_actuatorid)
     s.tendon_lengthspring = _borrow(tendon_lengthspring)
     s.tendon_length0 = _borrow(tendon_length0)
     s.tendon_invweight0 = _borrow(tendon_invweight0)
@@ -866,6 +880,10 @@ def _fill_model_7(s, tendon_actfrcrange, tendon_lengthspring, tendon_length0, te
     s.sensor_interval = _borrow(sensor_interval)
     s.key_time = _borrow(key_time)
     s.key_qpos = _borrow(key_qpos)
+
+
+@njit(cache=True)
+def _fill_model_8(s, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.key_qvel = _borrow(key_qvel)
     s.key_act = _borrow(key_act)
     s.key_ctrl = _borrow(key_ctrl)
@@ -1032,13 +1050,14 @@ def make_model_struct(m):
     o = m._own
     owner = _new_model()
     _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.nhistory, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax)
-    _fill_model_1(owner, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum)
-    _fill_model_2(owner, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref)
-    _fill_model_3(owner, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.site_type)
-    _fill_model_4(owner, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum)
-    _fill_model_5(owner, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type)
-    _fill_model_6(owner, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited)
-    _fill_model_7(owner, o.tendon_actfrcrange, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_1(owner, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr)
+    _fill_model_2(owner, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr)
+    _fill_model_3(owner, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid)
+    _fill_model_4(owner, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data)
+    _fill_model_5(owner, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange)
+    _fill_model_6(owner, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin)
+    _fill_model_7(owner, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos)
+    _fill_model_8(owner, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

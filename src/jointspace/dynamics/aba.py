@@ -26,6 +26,7 @@ scratch_nv[k] holds U (6), 1/D, u.
 from numba import njit, uint64
 
 from jointspace._numba import entry
+from jointspace.actuator_passive import dof_armature
 from jointspace.kinematics import com_vel_stage, poses_at
 from jointspace.spatial import (
     ZERO6,
@@ -64,7 +65,6 @@ def aba_kernel(m, d, tau, use_fext, fext, qacc):
     parentid = m.body_parentid
     dofadr = m.body_dofadr
     dofnum = m.body_dofnum
-    armature = m.dof_armature
     qvel = d.qvel
     cdof = d.cdof
     cdof_dot = d.cdof_dot
@@ -99,7 +99,7 @@ def aba_kernel(m, d, tau, use_fext, fext, qacc):
             s = row6(cdof, k)
             # U = IA s,  D = sᵀ U + armature,  u = τ - sᵀ pA
             U = sym_mul6(IA, b, s)
-            D = dot6(s, U) + armature[k]
+            D = dot6(s, U) + dof_armature(m, k)
             if not D > MINVAL:
                 return kk
             Dinv = 1.0 / D

@@ -15,6 +15,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
+from jointspace.actuator_passive import dof_armature
 from jointspace.kinematics import poses_at
 from jointspace.spatial import inert_mul
 from jointspace.tendon import tendon_armature
@@ -29,7 +30,6 @@ def crb_stage(m, d):
     dof_bodyid = m.dof_bodyid
     dof_parentid = m.dof_parentid
     madr = m.dof_Madr
-    armature = m.dof_armature
     crb = d.crb
     cinert = d.cinert
     cdof = d.cdof
@@ -55,7 +55,7 @@ def crb_stage(m, d):
                        + cdof[ju, 3] * f3 + cdof[ju, 4] * f4 + cdof[ju, 5] * f5)
             adr += uint64(1)
             j = dof_parentid[j]
-        qM[uint64(madr[i])] += armature[i]
+        qM[uint64(madr[i])] += dof_armature(m, i)  # the joint's actuators' included
     # M += armature ten_Jᵀ ten_J (mj_makeM: mj_crb, then mj_tendonArmature)
     if m.ntendon:
         tendon_armature(m, d)

@@ -54,6 +54,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
+from jointspace.actuator_passive import dof_armature
 from jointspace.dynamics.aba import aba_kernel
 from jointspace.dynamics.minv import minv_kernel
 from jointspace.dynamics.rnea import RNE_ACC, RNE_FEXT, RNE_GRAVITY, RNE_VEL, rne
@@ -295,7 +296,6 @@ def rnea_derivatives_kernel(m, d, use_fext, fext, dtau_dq, dtau_dv, mass):
     _dof_terms(m, d, use_fext, X, W)
     cdof = d.cdof
     parent = m.dof_parentid
-    armature = m.dof_armature
     for k in range(nv):
         for j in range(nv):
             dtau_dq[k, j] = 0.0
@@ -306,7 +306,7 @@ def rnea_derivatives_kernel(m, d, use_fext, fext, dtau_dq, dtau_dv, mass):
         g, n = _group(m, k)
         bt = _get6(W, k, _BT)
         ks = _get6(W, k, _IS)
-        mass[k, k] = dot6(ks, s) + armature[k]
+        mass[k, k] = dot6(ks, s) + dof_armature(m, k)
         dtau_dq[k, k] = _dq_below(W, cdof, k, k)
         dtau_dv[k, k] = -dot6(bt, s) - dot6(ks, _get6(W, k, _Z))
         phi = _get6(W, k, _PHI)

@@ -32,6 +32,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
+from jointspace.actuator_passive import dof_armature
 from jointspace.kinematics import poses_at
 from jointspace.spatial import (
     add_scl6,
@@ -94,7 +95,6 @@ def _minv_backward(m, d, out):
     parentid = m.body_parentid
     dofadr = m.body_dofadr
     dofnum = m.body_dofnum
-    armature = m.dof_armature
     nv = uint64(m.nv)
     cdof = d.cdof
     IA = d.scratch_body
@@ -107,7 +107,7 @@ def _minv_backward(m, d, out):
             s = row6(cdof, k)
             # U = IA s,  D = sᵀ U + armature
             U = sym_mul6(IA, b, s)
-            D = dot6(s, U) + armature[k]
+            D = dot6(s, U) + dof_armature(m, k)
             if not D > MINVAL:
                 return kk
             Dinv = 1.0 / D

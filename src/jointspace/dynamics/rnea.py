@@ -23,6 +23,7 @@ from numba import njit, uint64
 
 from jointspace._numba import entry
 from jointspace._numba.entry import empty
+from jointspace.actuator_passive import dof_armature
 from jointspace.kinematics import com_vel_stage, poses_at
 from jointspace.spatial import (
     ZERO6,
@@ -111,11 +112,10 @@ def rne(m, d, flags, fext, tau):
             set_row6(cfrc, p, add6(row6(cfrc, p), row6(cfrc, i)))
     # tau = cdof · cfrc_body + armature qacc
     bodyid = m.dof_bodyid
-    armature = m.dof_armature
     for j in range(m.nv):
         t = dot6(row6(cdof, j), row6(cfrc, uint64(bodyid[j])))
         if use_acc:
-            t += armature[j] * qacc[j]
+            t += dof_armature(m, j) * qacc[j]
         tau[j] = t
     # tau += Σ_t armature_t ten_Jᵀ ten_J qacc (tendon armature, as crba's M carries it)
     if use_acc and m.ntendon:

@@ -1241,6 +1241,20 @@ class _Compiler:
             if a.dyntype == "none" and (a.actlimited or any(a.actrange)):
                 raise ModelError(f"actuator has actrange or actlimited but no activation "
                                  f"dynamics (dyntype='none'){_where(a)}")
+            if not (np.isfinite(a.damping) and a.damping >= 0):
+                raise ModelError(f"actuator damping={a.damping} must be finite and "
+                                 f"non-negative{_where(a)}")
+            _check_dampingpoly("actuator", a.dampingpoly, _where(a))
+            if not (np.isfinite(a.armature) and a.armature >= 0):
+                raise ModelError(f"actuator armature={a.armature} must be finite and "
+                                 f"non-negative{_where(a)}")
+            lends = (a.damping != 0 or any(float(p) != 0 for p in a.dampingpoly),
+                     a.armature != 0)
+            for what, given in zip(("damping", "armature"), lends):
+                if given and trn not in (T.TRN_JOINT, T.TRN_JOINTINPARENT, T.TRN_TENDON):
+                    raise ModelError(f"actuator {what} needs a joint, jointinparent or "
+                                     f"tendon transmission (it is added to that joint's or "
+                                     f"tendon's){_where(a)}")
             actnum = int(a.dyntype != "none")
             rows.append(dict(trntype=trn, dyntype=_DYNTYPES.index(a.dyntype),
                              gaintype=_GAINTYPES.index(a.gaintype),
@@ -1255,18 +1269,26 @@ class _Compiler:
                              biasprm=np.resize(np.asarray(a.biasprm, dtype=np.float64), 10),
                              dynprm=np.resize(np.asarray(a.dynprm, dtype=np.float64), 10),
                              ctrlrange=a.ctrlrange, forcerange=a.forcerange,
-                             gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6)))
+                             gear=np.resize(np.asarray(a.gear, dtype=np.float64), 6),
+                             group=int(a.group), damping=float(a.damping),
+                             dampingpoly=[float(p) for p in a.dampingpoly],
+                             armature=float(a.armature)))
             na += actnum
         nu = len(rows)
         shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,), ctrlrange=(2,),
-                      forcerange=(2,), gear=(6,), actrange=(2,), lengthrange=(2,))
+                      forcerange=(2,), gear=(6,), actrange=(2,), lengthrange=(2,),
+                      dampingpoly=(2,))
         for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
                   "forcelimited", "gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange",
                   "gear", "actadr", "actnum", "actlimited", "actrange", "actearly",
-                  "lengthrange", "cranklength"):
+                  "lengthrange", "cranklength", "group", "damping", "dampingpoly",
+                  "armature"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nu,) + shapes.get(k, ())))
         A["actuator_acc0"] = np.zeros(nu)
+        # which actuators lend damping or armature: set_const (mass_constants) sets them
+        A["jnt_actuatorid"] = np.full(len(A["jnt_type"]), -1)
+        A["tendon_actuatorid"] = np.full(len(A["tendon_num"]), -1)
         return na
 
     def compile_history(self, A):
@@ -1605,6 +1627,13 @@ class _Compiler:
                                  f"{T.ENABLE_FLAGS}{_where(self.spec)}")
             mask |= 1 << T.ENABLE_FLAGS.index(flag)
         A["opt_enableflags"] = [mask]
+        mask = 0
+        for g in o.disable_actuator_groups:
+            if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g <= 30:
+                raise ModelError(f"option disable_actuator_groups: {g!r} is not an actuator "
+                                 f"group in 0..30{_where(self.spec)}")
+            mask |= 1 << int(g)
+        A["opt_disableactuator"] = [mask]
         A["stat_meaninertia"] = [1.0]
 
     # -- 5. constants at qpos0 ------------------------------------------------------------------

@@ -994,8 +994,15 @@ class _Loader:
                 raise ModelError(f"{node.where()}: {key}={getattr(opt, key)} is negative; it "
                                  f"must be >= 0")
         groups = self._get(node, "actuatorgroupdisable", ("i", 0, None))
-        self._ignore_if(node, "actuatorgroupdisable", bool(groups),
-                        "disabling actuator groups")
+        if groups:
+            if len(groups) > 31:
+                raise ModelError(f"{node.where()}: actuatorgroupdisable has {len(groups)} "
+                                 f"values; at most 31 (groups 0..30)")
+            for g in groups:
+                if not 0 <= g <= 30:
+                    raise ModelError(f"{node.where()}: actuatorgroupdisable={g}: a disabled "
+                                     f"actuator group must be in 0..30")
+            opt.disable_actuator_groups = tuple(int(g) for g in groups)
         disable, enable = list(opt.disable_flags), list(opt.enable_flags)
         for child in node.children:
             if child.tag != "flag":
@@ -2121,8 +2128,15 @@ class _Loader:
             raise ModelError(f"{where}: cranklength={v['cranklength']} must be positive")
         origin = f"{where} (class {cls.name!r})" if cls.name != "main" else where
         self._check_history(where, v["nsample"], v["delay"])
-        self._ignore_if(node, "armature", v["armature"] != 0.0, "actuator armature")
-        self._ignore_if(node, "damping", any(v["damping"]), "actuator damping")
+        if v["armature"] < 0:
+            raise ModelError(f"{where}: armature={v['armature']} is negative; it must be >= 0")
+        damping = self._damping(where, v["damping"])
+        if (any(damping) or v["armature"]) and targets[0] not in ("joint", "jointinparent",
+                                                                   "tendon"):
+            what = "damping" if any(damping) else "armature"
+            raise ModelError(f"{where}: {what} needs a joint, jointinparent or tendon "
+                             f"transmission (it is added to that joint's or tendon's), not "
+                             f"{targets[0]}={node.attrib[targets[0]]!r}")
         ctrllimited = self._limited(node, v["ctrllimited"], v["ctrlrange"], "ctrl", "actuator")
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
@@ -2149,7 +2163,8 @@ class _Loader:
             dyntype=v["dyntype"], group=v["group"], source=where,
             actlimited=actlimited, actrange=tuple(v["actrange"]), actearly=bool(v["actearly"]),
             lengthrange=tuple(v["lengthrange"]), nsample=v["nsample"], interp=v["interp"],
-            delay=float(v["delay"]))
+            delay=float(v["delay"]), damping=damping[0], dampingpoly=damping[1:],
+            armature=float(v["armature"]))
         setattr(act, targets[0], node.attrib[targets[0]])
         act.refsite = node.attrib.get("refsite", "")
         act.slidersite = node.attrib.get("slidersite", "")

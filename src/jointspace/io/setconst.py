@@ -27,6 +27,9 @@ from jointspace.types import (
     JNT_SLIDE,
     MINVAL,
     OBJ_SITE,
+    TRN_JOINT,
+    TRN_JOINTINPARENT,
+    TRN_TENDON,
     Data,
     Model,
 )
@@ -67,7 +70,8 @@ def _body_simple(m):
 def set_const(m, *, stat=False):
     """Recompute m's derived constants from its parameters (MuJoCo's mj_setConst).
 
-    Call it after changing masses, inertias, body or joint frames, armature or geometry
+    Call it after changing masses, inertias, body or joint frames, armature (actuators'
+    included: which actuators lend damping or armature is decided here) or geometry
     of a compiled model: the constraint stage's softness (diagApprox, from the inverse
     weights), subtree masses, dof_M0 and the connect and weld anchors depend on them.
     Warns (JointspaceWarning) when some dofs move no mass. Like mj_setConst, it leaves
@@ -85,16 +89,59 @@ def set_const(m, *, stat=False):
     inertia_constants(m, d, stat)
 
 
+def actuator_ids(m):
+    """jnt_actuatorid and tendon_actuatorid (mj_setConst's setFixed).
+
+    For each joint (tendon): the id of the one joint or jointinparent (tendon) actuator on
+    it with nonzero damping, damping polynomial or armature, −1 if none, −2 if several;
+    `jointspace.actuator_passive` reads them.
+    """
+    o = m._own
+    o.jnt_actuatorid[:] = -1
+    o.tendon_actuatorid[:] = -1
+    for i in range(m.nu):
+        if (m.actuator_damping[i] == 0 and not np.any(m.actuator_dampingpoly[i])
+                and m.actuator_armature[i] == 0):
+            continue
+        trn = m.actuator_trntype[i]
+        if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
+            ids = o.jnt_actuatorid
+        elif trn == TRN_TENDON:
+            ids = o.tendon_actuatorid
+        else:
+            continue
+        k = m.actuator_trnid[i, 0]
+        ids[k] = i if ids[k] == -1 else -2
+
+
+def _tendon_armature_diag(m, d):
+    """Σ_t a_t ten_J_t² per dof: the tendon armature's share of diag(M) (a_t its total)."""
+    out = np.zeros(m.nv)
+    for t in range(m.ntendon):
+        on = (m.actuator_trntype == TRN_TENDON) & (m.actuator_trnid[:, 0] == t)
+        a = m.tendon_armature[t] + np.sum(m.actuator_armature[on] * m.actuator_gear[on, 0] ** 2)
+        if a != 0.0:
+            out += a * d.ten_J[t] ** 2
+    return out
+
+
 def mass_constants(m):
-    """body_subtreemass and dof_M0 = diag(M) at qpos0; returns the Data holding that M."""
+    """body_subtreemass and dof_M0 at qpos0; returns the Data holding M there.
+
+    dof_M0 is M's diagonal without the tendon armature (mj_setM0 takes it from the
+    composite inertias and the dofs' armature, their joint's actuators' included). Sets the
+    actuator ids first (`actuator_ids`): M's diagonal has the actuators' armature.
+    """
     o = m._own  # the derived fields are read-only views; their buffers are written here
+    actuator_ids(m)
     o.body_subtreemass[:] = m.body_mass
     for i in range(m.nbody - 1, 0, -1):
         o.body_subtreemass[m.body_parentid[i]] += o.body_subtreemass[i]
     d = Data(m)
     kinematics_com_pos(m._s, d._s)
     crb_stage(m._s, d._s)
-    o.dof_M0[:] = d.qM[m.dof_Madr]
+    # dof_M0 = diag(M) less the tendon armature's a_t ten_J_t², as mj_setM0 (crb only)
+    o.dof_M0[:] = d.qM[m.dof_Madr] - _tendon_armature_diag(m, d)
     if m.ncam:  # camera offsets at qpos0, every camera posed as fixed (mj_setConst)
         camlight(m._s, d._s, True)
         b, t = m.cam_bodyid, m.cam_targetbodyid

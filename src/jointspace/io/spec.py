@@ -64,6 +64,7 @@ class OptionSpec:
     o_friction: tuple = (1.0, 1.0, 0.005, 0.0001, 0.0001)
     disable_flags: tuple = ()
     enable_flags: tuple = ()
+    disable_actuator_groups: tuple = ()  # actuator groups (0..30) whose actuators are off
 
 
 @dataclass
@@ -312,7 +313,10 @@ class ActuatorSpec:
     `joint` (or `site`, `body`, `tendon`) names the transmission target. `nsample` > 0
     gives it a history buffer of its controls, read with `interp` ("zoh", "linear", "cubic");
     `delay` > 0 (needs nsample) drives the force with the control of `delay` seconds ago
-    (`jointspace.history`).
+    (`jointspace.history`). `damping`, `dampingpoly` (p₀, p₁) and `armature`, non-negative,
+    are added, times gear[0]², to the damping and armature of the joint or tendon the
+    actuator drives (MuJoCo 4's actuator damping and armature; joint, jointinparent and
+    tendon transmissions only).
     """
 
     name: str = ""
@@ -345,6 +349,9 @@ class ActuatorSpec:
     nsample: int = 0
     interp: str = "zoh"
     delay: float = 0.0
+    damping: float = 0.0
+    dampingpoly: tuple = (0.0, 0.0)
+    armature: float = 0.0
     source: str = ""
 
 
