@@ -20,9 +20,10 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "src" / "jointspace"
 LAYERS = (
     ("jointspace.errors", "jointspace.types", "jointspace._numba", "jointspace.diagnostics"),
     # io.frames: the frame conversions of the loaders, in NumPy (ik uses them too);
-    # tendon: lengths and Jacobians from the poses, below kinematics (whose com_pos runs it)
+    # tendon: lengths and Jacobians from the poses, below kinematics (whose com_pos runs it);
+    # actuator_passive: the damping and armature actuators lend, read by most stages
     ("jointspace.rotation", "jointspace.spatial", "jointspace.io.frames", "jointspace.tendon",
-     "jointspace.history"),
+     "jointspace.history", "jointspace.actuator_passive"),
     ("jointspace.kinematics", "jointspace.passive", "jointspace.actuation",
      "jointspace.integrate", "jointspace.dynamics", "jointspace.collision",
      "jointspace.state", "jointspace.sensor"),
