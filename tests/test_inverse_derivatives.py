@@ -20,6 +20,9 @@ from tests.test_inverse import _scene
 
 TOL = 1e-6  # relative to the largest entry: the same differences of inverses that agree
 EPS = 1e-6  # to ~1e-12, divided by eps
+# qfrc_inverse left in d against mj_inverse at the same state: closed-form forces on the
+# same rows (test_inverse's bound)
+INVERSE_TOL = 1e-8
 TOL_ACC = 1e-7  # analytical ∂f/∂qacc, ∂f/∂qvel vs central differences (issue 21's bound)
 # our analytical ∂f/∂qvel vs MuJoCo's forward differences: on an elliptic contact on the
 # cone's curved surface they carry a truncation error ~ eps B² (curvature), B ~ 1/timeconst
@@ -60,7 +63,10 @@ def test_matches_mjd_inverse_fd(name, cone):
     for actuation in (False, True):
         ours = js.inverse_derivatives(m, d, EPS, actuation)
         theirs = _mujoco(mjm, mjd, actuation)
+        # d ends with the inverse at the given state (MuJoCo's at its last perturbed one)
+        mujoco.mj_inverse(mjm, mjd)
         assert d.ncon[0] == mjd.ncon > 0
+        _close(d.qfrc_inverse, mjd.qfrc_inverse, f"{name} {cone} qfrc_inverse", INVERSE_TOL)
         for x, y, w in zip(ours, theirs, ("DfDq", "DfDv", "DfDa")):
             tol = TOL_VEL_MJ if w == "DfDv" and cone == "elliptic" else TOL
             _close(x, y, f"{name} {cone} {w} actuation={actuation}", tol)

@@ -97,6 +97,16 @@ def fwd_rows(m, d):
     return nrows
 
 
+@njit(cache=True, inline="always")
+def fwd_velocity_passive(m, d):
+    """The velocity stage up to the passive forces: tendon and actuator velocities, cvel."""
+    if m.ntendon:
+        tendon_velocity(m, d)
+    actuator_velocity(m, d)
+    com_vel_stage(m, d)
+    passive(m, d)
+
+
 @njit(cache=True)
 def fwd_velocity(m, d):
     """Velocity stage: tendon and actuator velocities, cvel, passive forces, bias c(q, v).
@@ -104,11 +114,7 @@ def fwd_velocity(m, d):
     qfrc_bias is RNE's c(q, v) plus the tendon armature's bias (`tendon_bias`), as MuJoCo's
     mj_fwdVelocity.
     """
-    if m.ntendon:
-        tendon_velocity(m, d)
-    actuator_velocity(m, d)
-    com_vel_stage(m, d)
-    passive(m, d)
+    fwd_velocity_passive(m, d)
     gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
     rne(m, d, RNE_VEL | gravity, d.cfrc_ext, d.qfrc_bias)
     if m.ntendon:

@@ -69,6 +69,7 @@ from jointspace.forward import (
     fwd_position,
     fwd_rows,
     fwd_velocity,
+    fwd_velocity_passive,
     warn_forward,
 )
 from jointspace.integrate import (
@@ -394,6 +395,38 @@ def _inverse(m, d, discrete):
     fwd_velocity(m, d)
     reference(m, d)
     _inv_acceleration(m, d, disc)
+    return OK, need
+
+
+@njit(cache=True)
+def _inverse_rest(m, d):
+    """The continuous inverse's qfrc_passive and qfrc_constraint alone (no M, no RNE).
+
+    What the position columns of `_inverse_fd_entry` difference when the rest of f is
+    analytical: poses, rows (M and its factor only for "diagexact"), the passive forces,
+    the reference and the closed-form constraint forces; qfrc_bias and qfrc_inverse are
+    left as they were. Returns (code, rows requested) as `_inverse`.
+    """
+    code = _check_state(d)
+    if code != OK:
+        return code, 0
+    bad_pivot = fwd_position(m, d, (m.opt_enableflags[0] & ENBL_DIAGEXACT) != 0)
+    need = fwd_rows(m, d)
+    nefc = d.nefc[0]
+    if bad_pivot >= 0 and nefc > 0:
+        return -2 - bad_pivot, need
+    fwd_velocity_passive(m, d)
+    reference(m, d)
+    if nefc == 0:
+        for k in range(m.nv):
+            d.qfrc_constraint[k] = 0.0
+    else:
+        jar = d.scratch_efc[:nefc]
+        mul_j(d, d.qacc, jar)
+        for i in range(nefc):
+            jar[i] -= d.efc_aref[i]
+        _constraint_forces(d, jar, d.efc_force, d.efc_state)
+        mul_jt(d, d.efc_force, d.qfrc_constraint)
     return OK, need
 
 
@@ -760,8 +793,9 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     ∂f/∂qpos = ∂(M qacc + c)/∂qpos (analytical, `_inverse_jacobians`) plus the differences
     of the rest, −qfrc_passive − qfrc_constraint (− qfrc_actuator); the discrete inverse
     differences all of f, and so do the velocity and position columns with a spatial tendon
-    that has armature (`_spatial_armature`). Returns the inverse's code (OK, or the first
-    failure).
+    that has armature (`_spatial_armature`). The position columns of the rest run
+    `_inverse_rest` (no M, no RNE); d ends with the inverse at the given state. Returns the
+    inverse's code (OK, or the first failure).
     """
     m = d.model
     nv = m.nv
@@ -810,7 +844,10 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                     dpos[i] = 1.0
                     integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
                     dpos[i] = 0.0
-                    code, need = _inverse(m, d, -1)
+                    if whole:
+                        code, need = _inverse(m, d, -1)
+                    else:
+                        code, need = _inverse_rest(m, d)
                     d.qpos[:] = q0
                     if code != OK:
                         return code
@@ -823,7 +860,9 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                     out[k, i] = smooth + (fp[k] - fm[k]) / (2.0 * eps)
                 else:
                     out[k, i] = smooth + (fp[k] - (f0[k] if stage < 2 or whole else r0[k])) / eps
-    return OK
+    # d back at the inverse of the given state
+    code, need = _inverse(m, d, -1)
+    return code
 
 
 _k_inverse = entry.Kernel(_inverse_entry)
@@ -1009,7 +1048,7 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     − qfrc_constraint (− qfrc_actuator), forward (MuJoCo's definition) or centered. With
     the "invdiscrete" flag all three are differences of all of f; with a spatial tendon
     that has armature the position columns are (its M and bias terms vary with ten_J).
-    d holds the last evaluation afterwards, its qpos, qvel, qacc as before.
+    Afterwards d holds `inverse`'s results at its (unchanged) qpos, qvel and qacc.
 
     Args:
         m: the Model.
