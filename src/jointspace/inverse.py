@@ -335,6 +335,23 @@ def _discrete_acc(m, d, qacc):
     return True
 
 
+@njit(cache=True, inline="always")
+def _inv_constraint(m, d):
+    """efc_force, efc_state and qfrc_constraint = Jᵀ f at d.qacc (mj_invConstraint)."""
+    nefc = d.nefc[0]
+    if nefc == 0:
+        for k in range(m.nv):
+            d.qfrc_constraint[k] = 0.0
+        return
+    # jar = J qacc − aref
+    jar = d.scratch_efc[:nefc]
+    mul_j(d, d.qacc, jar)
+    for i in range(nefc):
+        jar[i] -= d.efc_aref[i]
+    _constraint_forces(d, jar, d.efc_force, d.efc_state)
+    mul_jt(d, d.efc_force, d.qfrc_constraint)
+
+
 @njit(cache=True)
 def _inv_acceleration(m, d, discrete):
     """efc_force, qfrc_constraint and qfrc_inverse at d.qacc (mj_invConstraint and the rest).
@@ -346,18 +363,7 @@ def _inv_acceleration(m, d, discrete):
     saved = d.qacc.copy() if discrete else d.qacc
     if discrete:
         _discrete_acc(m, d, d.qacc)
-    nefc = d.nefc[0]
-    if nefc == 0:
-        for k in range(nv):
-            d.qfrc_constraint[k] = 0.0
-    else:
-        # jar = J qacc − aref
-        jar = d.scratch_efc[:nefc]
-        mul_j(d, d.qacc, jar)
-        for i in range(nefc):
-            jar[i] -= d.efc_aref[i]
-        _constraint_forces(d, jar, d.efc_force, d.efc_state)
-        mul_jt(d, d.efc_force, d.qfrc_constraint)
+    _inv_constraint(m, d)
     # qfrc_inverse = M qacc + c(q, v) (+ tendon armature bias) − qfrc_passive − qfrc_constraint
     gravity = RNE_GRAVITY if (m.opt_disableflags[0] & DSBL_GRAVITY) == 0 else 0
     rne(m, d, RNE_VEL | RNE_ACC | gravity, d.cfrc_ext, d.qfrc_inverse)
@@ -412,21 +418,11 @@ def _inverse_rest(m, d):
         return code, 0
     bad_pivot = fwd_position(m, d, (m.opt_enableflags[0] & ENBL_DIAGEXACT) != 0)
     need = fwd_rows(m, d)
-    nefc = d.nefc[0]
-    if bad_pivot >= 0 and nefc > 0:
+    if bad_pivot >= 0 and d.nefc[0] > 0:
         return -2 - bad_pivot, need
     fwd_velocity_passive(m, d)
     reference(m, d)
-    if nefc == 0:
-        for k in range(m.nv):
-            d.qfrc_constraint[k] = 0.0
-    else:
-        jar = d.scratch_efc[:nefc]
-        mul_j(d, d.qacc, jar)
-        for i in range(nefc):
-            jar[i] -= d.efc_aref[i]
-        _constraint_forces(d, jar, d.efc_force, d.efc_state)
-        mul_jt(d, d.efc_force, d.qfrc_constraint)
+    _inv_constraint(m, d)
     return OK, need
 
 
