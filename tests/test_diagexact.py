@@ -36,7 +36,7 @@ EXACT_ROW_TOL = 1e-9
 
 
 def _enable(m, mjm):
-    m.opt_enableflags[0] |= ENBL_DIAGEXACT
+    m.opt.enableflags |= ENBL_DIAGEXACT
     mjm.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_DIAGEXACT
 
 
@@ -56,10 +56,10 @@ def test_rows_solution_and_inverse_match_mujoco(xml):
         _check_solution(m, d, mjd)
         # the exact diagonal is not the approximation
         dexact = d.efc_diagApprox[:mjd.nefc].copy()
-        m.opt_enableflags[0] &= ~ENBL_DIAGEXACT
+        m.opt.enableflags &= ~ENBL_DIAGEXACT
         js.forward(m, d)
         moved = max(moved, np.max(np.abs(d.efc_diagApprox[:mjd.nefc] - dexact) / dexact))
-        m.opt_enableflags[0] |= ENBL_DIAGEXACT
+        m.opt.enableflags |= ENBL_DIAGEXACT
         # the inverse at MuJoCo's qacc builds the same rows (with M, as mj_invPosition)
         d.qacc[:] = mjd.qacc
         mujoco.mj_inverse(mjm, mjd)
@@ -109,6 +109,6 @@ def test_continuous_inverse_with_singular_mass_names_the_flag():
     d.qpos[1] = 0.3
     with pytest.raises(js.SingularMassError, match="'massless'.*diagexact|diagexact.*'massless'"):
         js.inverse(m, d)
-    m.opt_enableflags[0] &= ~ENBL_DIAGEXACT
+    m.opt.enableflags &= ~ENBL_DIAGEXACT
     js.inverse(m, d)
     assert d.nefc[0] == 1

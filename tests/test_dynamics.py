@@ -434,6 +434,31 @@ def test_solve_m_needs_a_factorization():
         js.solve_m(m, d, np.ones(m.nv))
 
 
+
+def test_actuator_armature_counts_for_the_singular_check_as_for_m():
+    """An actuator's armature lifts the singular flag once set_const lists it, as M gets it.
+
+    MuJoCo 4.0 adds actuator armature through jnt_actuatorid (set by mj_setConst): given to
+    an actuator that had none, it reaches M, and so the check, only after set_const.
+    """
+    xml = SINGULAR_XML.replace("</mujoco>",
+                               '<actuator><motor joint="massless" gear="2"/></actuator></mujoco>')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        m = js.load_string(xml)
+    d = js.make_data(m)
+    m.actuator_armature[0] = 0.1
+    assert m.jnt_actuatorid[1] == -1
+    assert js.crba(m, d, m.qpos0)[1, 1] == 0.0  # M has no armature yet, nor may the check
+    with pytest.raises(SingularMassError, match="'massless'"):
+        js.minv(m, d, m.qpos0)
+    js.set_const(m)
+    assert m.jnt_actuatorid[1] == 0
+    M = js.crba(m, d, m.qpos0)
+    assert M[1, 1] >= 0.4  # armature 0.1 times gear 2 squared
+    _close(js.minv(m, d, m.qpos0) @ M, np.eye(m.nv), "minv with actuator armature")
+
+
 SINGULAR_XML = """
 <mujoco>
   <worldbody>

@@ -226,7 +226,7 @@ def test_invdiscrete_matches_mj_inverse(integrator):
     m, d, mjm, mjd = _scene("mixed", "elliptic")
     mjm.opt.integrator = {"Euler": 0, "implicit": 2, "implicitfast": 3}[integrator]
     m.opt.integrator = integrator
-    m.opt_enableflags[0] |= ENBL_INVDISCRETE
+    m.opt.enableflags |= ENBL_INVDISCRETE
     mjm.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_INVDISCRETE
     rng = np.random.default_rng(5)
     _drive(m, d, rng)
@@ -244,10 +244,10 @@ def test_rk4_discrete_is_refused_and_continuous_works():
     js.forward(m, d)
     with pytest.raises(js.JointspaceError, match="RK4"):
         js.inverse_step(m, d, d.qvel + 0.01)
-    m.opt_enableflags[0] |= ENBL_INVDISCRETE
+    m.opt.enableflags |= ENBL_INVDISCRETE
     with pytest.raises(js.JointspaceError, match="invdiscrete"):
         js.inverse(m, d)
-    m.opt_enableflags[0] = 0
+    m.opt.enableflags = 0
     force = d.efc_force[:d.nefc[0]].copy()
     js.inverse(m, d)
     assert np.max(np.abs(d.efc_force[:d.nefc[0]] - force)) < ROUND_TOL * _scale(force)
@@ -257,7 +257,7 @@ def test_fwdinv_diagnostic():
     """step records the forward/inverse gap; compare_fwd_inv leaves forward's results."""
     m, d, _, _ = _scene("humanoid_lying", "elliptic")
     _drive(m, d, np.random.default_rng(6))
-    m.opt_enableflags[0] |= ENBL_FWDINV
+    m.opt.enableflags |= ENBL_FWDINV
     m.opt.tolerance = 1e-14
     js.step(m, d, 3)
     scale = _scale(d.qfrc_constraint, d.qfrc_bias)

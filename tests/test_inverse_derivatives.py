@@ -159,7 +159,7 @@ def test_position_derivative_is_analytical_in_its_smooth_part():
 def test_discrete_inverse_matches_mujoco():
     """With the invdiscrete flag both differentiate the step's inverse (Euler, damped)."""
     m, d, mjm, mjd = _state("mixed", "elliptic", seed=3)
-    m.opt_enableflags[0] |= ENBL_INVDISCRETE
+    m.opt.enableflags |= ENBL_INVDISCRETE
     mjm.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_INVDISCRETE
     for x, y, w in zip(js.inverse_derivatives(m, d, EPS), _mujoco(mjm, mjd, False),
                        ("DfDq", "DfDv", "DfDa")):
@@ -190,6 +190,6 @@ def test_bad_state_and_rk4_discrete_are_refused():
         js.inverse_derivatives(m, d)
     d.qacc[2] = 0.0
     m.opt.integrator = "RK4"
-    m.opt_enableflags[0] |= ENBL_INVDISCRETE
+    m.opt.enableflags |= ENBL_INVDISCRETE
     with pytest.raises(JointspaceError, match="not defined for the RK4 integrator"):
         js.inverse_derivatives(m, d)

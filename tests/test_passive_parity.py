@@ -17,6 +17,7 @@ import pytest
 
 import jointspace as js
 from jointspace.errors import ModelError
+from jointspace.io.mjcf import parse_mjcf
 from tests._util import random_state
 
 # smooth dynamics without contacts: the same float64 formulas in another order, divided by
@@ -345,12 +346,33 @@ def test_bias_gravity_rnea_honor_the_gravity_flag(flags):
                                    atol=TOL)
 
 
-@pytest.mark.parametrize("flag, value", [("sleep", "enable"), ("speculative", "enable")])
-def test_flags_that_change_the_physics_are_refused(flag, value):
-    xml = arm(flags=f'<flag {flag}="{value}"/>')
-    mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match=rf"<string>:\d+ <flag>: <flag {flag}='{value}'>"):
+@pytest.mark.parametrize("flag", ["sleep", "ipc", "speculative"])
+def test_flags_that_change_the_physics_are_refused(flag):
+    """MuJoCo 4.0's sleep, ipc and speculative flags: refused in MJCF, a ModelSpec and at run time.
+
+    MuJoCo computes with them; jointspace has no such computation, so a model or a program
+    that turns one on gets an error naming the flag, never a silent result without it.
+    """
+    xml = arm(flags=f'<flag {flag}="enable"/>')
+    # MuJoCo loads each (ipc only with its own integrator, which jointspace lacks too)
+    mujoco.MjModel.from_xml_string(
+        xml.replace("<option", '<option integrator="discrete"') if flag == "ipc" else xml)
+    with pytest.raises(ModelError, match=rf"<string>:\d+ <flag>: <flag {flag}='enable'>"):
         _load(xml)
+    spec = parse_mjcf(arm())
+    spec.option.enable_flags = (flag,)
+    with pytest.raises(ModelError, match=f"enable flag '{flag}'"):
+        js.compile_model(spec)
+    m = _load(arm())
+    bit = 1 << js.types.ENABLE_FLAGS.index(flag)
+    assert bit == getattr(mujoco.mjtEnableBit, f"mjENBL_{flag.upper()}")
+    with pytest.raises(ValueError, match=f"option enableflags: the {flag} flag"):
+        m.opt.enableflags |= bit
+    with pytest.raises(ValueError, match="read-only"):
+        m.opt_enableflags[0] = bit
+    assert m.opt.enableflags == 0
+    m.opt.enableflags |= js.types.ENBL_DIAGEXACT  # the flags jointspace computes stay writable
+    assert m.opt_enableflags[0] == js.types.ENBL_DIAGEXACT
 
 
 @pytest.mark.parametrize("groups, actuators", [

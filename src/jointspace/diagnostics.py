@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from jointspace.errors import JointspaceError, JointspaceWarning, SingularMassError
-from jointspace.types import DSBL_AUTORESET, MAXVAL, TRN_JOINT, TRN_JOINTINPARENT
+from jointspace.types import DSBL_AUTORESET, MAXVAL, TRN_JOINT, TRN_JOINTINPARENT, TRN_TENDON
 
 WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 0, 1, 2  # rows of d.warning
 WARN_FIELDS = ("qpos", "qvel", "qacc")
@@ -100,11 +100,21 @@ def dof_label(m, i):
     return f"dof {i} (joint {name!r})" if name else f"dof {i} (joint #{j})"
 
 
-def _actuator_armature(m, i):
-    """Σ actuator_armature gear₀² over the joint and jointinparent actuators on dof i's joint."""
-    j = m.dof_jntid[i]
-    on = (m.actuator_trnid[:, 0] == j) & ((m.actuator_trntype == TRN_JOINT)
-                                          | (m.actuator_trntype == TRN_JOINTINPARENT))
+def lent_armature(m, obj, tendon):
+    """Σ actuator_armature gear₀² that the actuators lend joint (tendon, when `tendon`) obj.
+
+    As the compiled M adds it (`jointspace.actuator_passive`): through the actuator id
+    `set_const` recorded in jnt_actuatorid (tendon_actuatorid): none (−1), that one
+    actuator, or every actuator on obj (−2).
+    """
+    aid = int((m.tendon_actuatorid if tendon else m.jnt_actuatorid)[obj])
+    if aid == -1:
+        return 0.0
+    trn = m.actuator_trntype
+    kind = (trn == TRN_TENDON) if tendon else ((trn == TRN_JOINT) | (trn == TRN_JOINTINPARENT))
+    on = kind & (m.actuator_trnid[:, 0] == obj)
+    if aid >= 0:
+        on = np.arange(m.nu) == aid
     return float(np.sum(m.actuator_armature[on] * m.actuator_gear[on, 0] ** 2))
 
 
@@ -112,11 +122,13 @@ def check_not_singular(m, fname):
     """Raise SingularMassError if the compiler found dofs that move no mass or inertia.
 
     Dofs that have been given armature since compilation (their own, or their joint's
-    actuators', times gear₀²) no longer count as singular.
+    actuators', times gear₀², those `set_const` has listed in jnt_actuatorid, as the compiled
+    M counts them) no longer count as singular.
     """
     bad = getattr(m, "singular_dofs", None)
     if bad:
-        bad = [i for i in bad if not m.dof_armature[i] + _actuator_armature(m, i) > 0]
+        bad = [i for i in bad
+               if not m.dof_armature[i] + lent_armature(m, m.dof_jntid[i], False) > 0]
         if bad:
             raise SingularMassError(
                 f"{fname}: the joint-space inertia M is singular: {_dof_groups(m, bad)} "

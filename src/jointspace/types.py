@@ -52,6 +52,11 @@ ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexa
                 "speculative")
 ENBL_OVERRIDE, ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 0, 1 << 2, 1 << 3
 ENBL_DIAGEXACT = 1 << ENABLE_FLAGS.index("diagexact")
+# enable flags of MuJoCo 4.0 whose computation jointspace does not have: refused in MJCF, in
+# a ModelSpec and when set at run time (`m.opt.enableflags`), never silently ignored
+ENABLE_REFUSED = {"sleep": "sleeping islands", "ipc": "an alternative contact model",
+                  "speculative": "speculative contacts"}
+ENBL_REFUSED = sum(1 << ENABLE_FLAGS.index(f) for f in ENABLE_REFUSED)
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
@@ -588,7 +593,7 @@ _DTYPES = {"f": np.float64, "i": np.int32, "b": np.uint8, "l": np.int64}
 # select, never index or count. The other integer fields are the model's structure (ids,
 # addresses, counts, types, and the options kept in range by `m.opt`): read-only.
 MODEL_WRITABLE_INTS = frozenset((
-    "opt_disableflags", "opt_enableflags", "geom_contype", "geom_conaffinity", "geom_group",
+    "opt_disableflags", "geom_contype", "geom_conaffinity", "geom_group",
     "geom_priority", "jnt_group", "jnt_limited", "jnt_actfrclimited", "jnt_actgravcomp",
     "actuator_ctrllimited", "actuator_group", "opt_disableactuator",
     "actuator_forcelimited", "actuator_actlimited", "actuator_actearly", "eq_active0",
@@ -689,6 +694,12 @@ class Option:
                     or not 0 <= value < 2**31):
                 raise ValueError(f"option {name} must be an integer in [0, 2**31), "
                                  f"got {value!r}")
+            if name == "enableflags" and value & ENBL_REFUSED:
+                on = [f for f in ENABLE_REFUSED if value & (1 << ENABLE_FLAGS.index(f))]
+                raise ValueError(
+                    f"option enableflags: the {', '.join(on)} flag(s) (MuJoCo 4.0: "
+                    f"{', '.join(ENABLE_REFUSED[f] for f in on)}) are not computed by "
+                    "jointspace; clear their bits")
             arr[0] = value
         else:
             v = float(value)

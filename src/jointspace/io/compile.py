@@ -1625,6 +1625,10 @@ class _Compiler:
             if flag not in T.ENABLE_FLAGS:
                 raise ModelError(f"unknown enable flag {flag!r}; use one of "
                                  f"{T.ENABLE_FLAGS}{_where(self.spec)}")
+            if flag in T.ENABLE_REFUSED:
+                raise ModelError(f"enable flag {flag!r} (MuJoCo 4.0: "
+                                 f"{T.ENABLE_REFUSED[flag]}) is not computed by jointspace; "
+                                 f"remove it{_where(self.spec)}")
             mask |= 1 << T.ENABLE_FLAGS.index(flag)
         A["opt_enableflags"] = [mask]
         mask = 0

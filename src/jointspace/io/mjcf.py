@@ -58,7 +58,7 @@ from jointspace.io.spec import (
     SiteSpec,
     TendonSpec,
 )
-from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS
+from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS, ENABLE_REFUSED
 
 __all__ = ["parse_mjcf", "load_mjcf", "load_mjcf_string"]
 
@@ -454,12 +454,6 @@ _OPTION_ATTRS = {
     "viscosity", "o_margin", "o_solref", "o_solimp", "o_friction", "integrator", "cone",
     "jacobian", "solver", "iterations", "ls_iterations", "noslip_iterations",
     "ccd_iterations", "sdf_iterations", "sdf_initpoints", "actuatorgroupdisable",
-}
-# option flags whose setting changes what MuJoCo computes in ways jointspace does not follow
-_REFUSED_FLAGS = {
-    ("sleep", "enable"): "sleeping islands",
-    ("ipc", "enable"): "an alternative contact model",
-    ("speculative", "enable"): "speculative contacts",
 }
 # <compiler><lengthrange>: the options of MuJoCo's actuator length-range simulation
 _LENGTHRANGE = {"mode": _k("none", "muscle", "muscleuser", "all"), "useexisting": _B,
@@ -1013,9 +1007,9 @@ class _Loader:
                     if key in DISABLE_FLAGS + ENABLE_FLAGS else None
                 if v is None:
                     self.unknown_attrs.setdefault(f"<flag> {key}", child.where())
-                elif (key, v) in _REFUSED_FLAGS:
+                elif v == "enable" and key in ENABLE_REFUSED:
                     raise ModelError(f"{child.where()}: <flag {key}={v!r}> is not supported by "
-                                     f"jointspace ({_REFUSED_FLAGS[key, v]}); remove it or use "
+                                     f"jointspace ({ENABLE_REFUSED[key]}); remove it or use "
                                      f"MuJoCo for this model")
                 elif key in DISABLE_FLAGS:
                     disable = [f for f in disable if f != key] + ([key] if v == "disable" else [])

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from jointspace.actuation import transmission
+from jointspace.diagnostics import lent_armature
 from jointspace.dynamics.crba import crb_stage, dense_from_sparse
 from jointspace.errors import JointspaceWarning
 from jointspace.kinematics import camlight, jac_point, kinematics_com_pos
@@ -118,8 +119,7 @@ def _tendon_armature_diag(m, d):
     """Σ_t a_t ten_J_t² per dof: the tendon armature's share of diag(M) (a_t its total)."""
     out = np.zeros(m.nv)
     for t in range(m.ntendon):
-        on = (m.actuator_trntype == TRN_TENDON) & (m.actuator_trnid[:, 0] == t)
-        a = m.tendon_armature[t] + np.sum(m.actuator_armature[on] * m.actuator_gear[on, 0] ** 2)
+        a = m.tendon_armature[t] + lent_armature(m, t, True)
         if a != 0.0:
             out += a * d.ten_J[t] ** 2
     return out
