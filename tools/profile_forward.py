@@ -3,15 +3,15 @@
     python tools/profile_forward.py [FILE] [--settle N]
 
 FILE is a path inside the test-data wheels (tests/test_real_sweep.py's FILES; default
-gymnasium's humanoid). MuJoCo steps it N steps (default 300) from its initial state; our
-Data takes that full-physics state. Each of our stages then runs n times in its own compiled
-loop, and MuJoCo's matching functions (mj_kinematics + mj_comPos, mj_crb + mj_factorM, …)
-n times from Python; the best of 15 rounds of CPU time per call is printed in µs, with
-MuJoCo's time less the cost of one binding call (measured on mj_fwdActuation of a model
-without actuators). MuJoCo's rows include its islands and the dual's J M⁻¹ Jᵀ
-(mj_island, mj_projectConstraint: mj_fwdConstraint needs them), which ours builds in the
-solve; our solve includes efc_aref (MuJoCo's is in mj_fwdVelocity). Ratios below 1: ours
-is faster.
+gymnasium's humanoid) or an MJCF file on disk. MuJoCo steps it N steps (default 300) from
+its initial state; our Data takes that full-physics state. Each of our stages then runs n
+times in its own compiled loop, and MuJoCo's matching functions (mj_kinematics + mj_comPos,
+mj_crb + mj_factorM, …) n times from Python; the best of 15 rounds of CPU time per call is
+printed in µs, with MuJoCo's time less the cost of one binding call (measured on
+mj_fwdActuation of a model without actuators). MuJoCo's rows include its islands and the
+dual's J M⁻¹ Jᵀ (mj_island, mj_projectConstraint: mj_fwdConstraint needs them), which ours
+builds in the solve; our solve includes efc_aref (MuJoCo's is in mj_fwdVelocity). Ratios
+below 1: ours is faster.
 """
 
 import argparse
@@ -132,7 +132,9 @@ def settled(file, settle):
     MuJoCo steps it `settle` steps from its initial state and runs mj_forward; our Data takes
     that full-physics state and MuJoCo's warm start, then runs `forward`.
     """
-    path = real_model(dict((p, dist) for dist, p in FILES)[file], file)
+    path = pathlib.Path(file)
+    if not path.is_file():
+        path = real_model(dict((p, dist) for dist, p in FILES)[file], file)
     mj = mujoco.MjModel.from_xml_path(str(path))
     md = mujoco.MjData(mj)
     mujoco.mj_step(mj, md, settle)
