@@ -8,7 +8,7 @@ The data struct also carries the model struct (field `model`), so the hottest ke
 the Data struct alone: each struct crossing into compiled code costs ≈ 0.15 µs.
 
 The structs' arrays are borrowed: they point at the Python object's NumPy buffers without a
-reference-counting handle (`_borrow`), so reading a field in compiled code costs no atomic
+reference-counting handle (`borrow`), so reading a field in compiled code costs no atomic
 increment and decrement. The Python Model and Data own the buffers; they keep them for
 their whole life because their __setattr__ copies into a field instead of rebinding it.
 """
@@ -45,7 +45,7 @@ def _constructor(kind, names, arrays):
            f"    return structref.new(_{kind}_owner_type)"]
     for i, chunk in enumerate(_chunks(names)):
         out += ["", "", "@njit(cache=True)", f"def _fill_{kind}_{i}(s, " + ", ".join(chunk) + "):"]
-        out += [f"    s.{n} = _borrow({n})" if n in arrays else f"    s.{n} = {n}"
+        out += [f"    s.{n} = borrow({n})" if n in arrays else f"    s.{n} = {n}"
                 for n in chunk]
     return out
 
@@ -64,7 +64,7 @@ def render():
         "Each struct references the same NumPy buffers as the Python object it mirrors, so",
         "compiled code reads and writes the arrays users see.",
         "",
-        "The arrays in the structs are borrowed (see `_borrow`): the Model and Data objects own",
+        "The arrays in the structs are borrowed (see `borrow`): the Model and Data objects own",
         "the buffers and never rebind a field, so the buffers live as long as those objects.",
         "Kernels take the structs as types whose references compiled code does not count",
         "(`_UncountedModel`); the constructors make them as counted types, and the proxy that",
@@ -85,7 +85,7 @@ def render():
         "",
         "",
         "@intrinsic",
-        "def _borrow(typingctx, arr):",
+        "def borrow(typingctx, arr):",
         '    """The array arr without its reference-counting handle (meminfo), parent kept.',
         "",
         "    Compiled code then takes and drops references to it for free (NRT_incref returns at",

@@ -62,7 +62,7 @@ def _quad(a, b, c):
     return -1.0, x0, x1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sphere(pos, r2, pnt, vec):
     d0, d1, d2 = pnt[0] - pos[0], pnt[1] - pos[1], pnt[2] - pos[2]
     a = vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2]
@@ -494,7 +494,7 @@ def _unit(a, b, c):
     return a * inv, b * inv, c * inv
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def ray_geom(m, d, g, pnt, vec):
     """Distance along the ray to geom g's surface, −1 if it misses (no filtering)."""
     t = m.geom_type[g]

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace._numba.scratch import borrow, keep
 from jointspace.constraint import (
     cone_info,
     warn_cnstrfull,
@@ -84,7 +85,11 @@ def solve_stage(m, d, solver, maxiter):
     mul_j(d, d.qacc_smooth, d.efc_b)
     for i in range(nefc):
         d.efc_b[i] -= d.efc_aref[i]
-    cdim, cmu, cfr = cone_arrays(m, d)
+    # the solvers get borrowed views (`_numba.scratch`); the owners are kept to the end
+    cdim_own, cmu_own, cfr_own = cone_arrays(m, d)
+    cdim = borrow(cdim_own)
+    cmu = borrow(cmu_own)
+    cfr = borrow(cfr_own)
     hc = d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1].reshape((1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
     # primed: qacc is the warm start, and its J qacc − aref (scratch_efc), M qacc
@@ -133,18 +138,22 @@ def solve_stage(m, d, solver, maxiter):
             scale = primal_scale(m, d)
     noslip = m.opt_noslip_iterations[0]
     gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual, island by island
+    gs_own = np.empty(5 * nefc if gs else 0, dtype=np.int64)
+    ar_own = np.empty(nefc * (nefc + 1) if gs else 0)  # AR, then the islands' scales
     if gs:
-        rows = np.empty(nefc, dtype=np.int64)
-        adr = np.empty(nefc, dtype=np.int64)
-        cnt = np.empty(nefc, dtype=np.int64)
-        nei = np.empty(nefc, dtype=np.int64)
-        nfi = np.empty(nefc, dtype=np.int64)
-        iscale = np.empty(nefc)
+        g = borrow(gs_own)
+        rows = g[0:nefc]
+        adr = g[nefc:2 * nefc]
+        cnt = g[2 * nefc:3 * nefc]
+        nei = g[3 * nefc:4 * nefc]
+        nfi = g[4 * nefc:5 * nefc]
+        a = borrow(ar_own)
+        iscale = a[nefc * nefc:]
         if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
             nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale)
         else:
             nisland = one_island(m, d, rows, adr, cnt, nei, nfi, iscale)
-        AR = np.empty((nefc, nefc))
+        AR = a[0:nefc * nefc].reshape((nefc, nefc))
         make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
         sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed, cost_ws)
@@ -158,6 +167,11 @@ def solve_stage(m, d, solver, maxiter):
         sol_noslip(m, d, noslip, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland)
     if dual or noslip > 0:
         dual_finish(m, d)
+    keep(cdim_own)
+    keep(cmu_own)
+    keep(cfr_own)
+    keep(gs_own)
+    keep(ar_own)
 
 
 @njit(cache=True, nogil=True)

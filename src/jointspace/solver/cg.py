@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace._numba.scratch import borrow, keep
 from jointspace.solver.cost import (
     constraint_update,
     count_active,
@@ -37,24 +38,31 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
     scale: of the improvement and gradient in the termination tests (see sol_newton).
     """
     nv = m.nv
-    nefc = d.nefc[0]
+    nefc = np.int64(d.nefc[0])
     tol = m.opt_tolerance[0]
     qacc = d.qacc
     force = d.efc_force
     state = d.efc_state
-    Ma = np.empty(nv)
-    Mv = np.empty(nv)
-    grad = np.empty(nv)
-    Mgrad = np.empty(nv)
-    gradold = np.empty(nv)
-    Mgradold = np.empty(nv)
-    search = np.empty(nv)
-    jar = np.empty(nefc)
-    Jv = np.empty(nefc)
-    quad = np.empty((nefc, 9))
-    hcone = np.empty((1, 1))
-    oldstate = np.empty(nefc, dtype=np.int32)
-    res = np.empty(3)
+    # scratch in one block, used through borrowed views (`_numba.scratch`)
+    f_own = np.empty(7 * nv + 11 * nefc + 32)
+    i_own = np.empty(nefc, dtype=np.int32)
+    fb = borrow(f_own)
+    Ma = fb[0:nv]
+    Mv = fb[nv:2 * nv]
+    grad = fb[2 * nv:3 * nv]
+    Mgrad = fb[3 * nv:4 * nv]
+    gradold = fb[4 * nv:5 * nv]
+    Mgradold = fb[5 * nv:6 * nv]
+    search = fb[6 * nv:7 * nv]
+    o = 7 * nv
+    jar = fb[o:o + nefc]
+    Jv = fb[o + nefc:o + 2 * nefc]
+    quad = fb[o + 2 * nefc:o + 11 * nefc].reshape((nefc, 9))
+    o += 11 * nefc
+    hcone = fb[o:o + 1].reshape((1, 1))
+    res = fb[o + 1:o + 4]
+    pts = fb[o + 4:o + 32].reshape((7, 4))
+    oldstate = borrow(i_own)
 
     mul_m(m, d.qM, qacc, Ma)
     mul_j(d, qacc, jar)
@@ -73,7 +81,8 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
         search[k] = -Mgrad[k]
     it = 0
     while not done and it < maxiter:
-        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
+        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res,
+                           pts)
         if alpha == 0.0:
             break
         for k in range(nv):
@@ -124,3 +133,5 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
         for k in range(nv):
             search[k] = -Mgrad[k] + beta * search[k]
     d.solver_niter[0] = it
+    keep(f_own)
+    keep(i_own)

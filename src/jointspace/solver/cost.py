@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+from jointspace._numba.scratch import borrow, keep
 from jointspace.constraint import (
     STATE_CONE,
     STATE_LINEARNEG,
@@ -445,8 +446,10 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
 
 
 @njit(cache=True)
-def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
+def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
     """Exact line search along v: returns α, the minimizer of cost(a + α v) to tolerance.
+
+    pts: (7, 4) scratch for the search's points, from the caller's borrowed block.
 
     One-dimensional Newton steps from α = 0, then a bracketed search mixing Newton steps and
     bisection (the method of MuJoCo's PrimalSearch). Converged when |∂cost/∂α| <
@@ -469,7 +472,7 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res):
     g1 = dot(v, Ma, nv) - dot(d.qfrc_smooth, v, nv)
     g2 = 0.5 * dot(v, Mv, nv)
     # points are (α, cost, d1, d2), rows of one block
-    pts = np.zeros((7, 4))
+    pts[:, :] = 0.0
     p0 = pts[0]
     p1 = pts[1]
     p2 = pts[2]
@@ -635,9 +638,11 @@ def make_ar(m, d, AR):
     nefc = d.nefc[0]
     nv = m.nv
     J = d.efc_J
-    Y = np.empty((nefc, nv))
-    Yt = np.empty((nv, nefc))
-    dsqrt = np.empty(nv)  # D^-½, once (MuJoCo keeps it as qLDiagSqrtInv)
+    own = np.empty(2 * nefc * nv + nv)
+    buf = borrow(own)  # its rows reach solve_lt uncounted (`_numba.scratch`)
+    Y = buf[0:nefc * nv].reshape((np.int64(nefc), nv))
+    Yt = buf[nefc * nv:2 * nefc * nv].reshape((nv, np.int64(nefc)))
+    dsqrt = buf[2 * nefc * nv:]  # D^-½, once (MuJoCo keeps it as qLDiagSqrtInv)
     for k in range(nv):
         dsqrt[k] = math.sqrt(d.qLDiagInv[k])
     for i in range(nefc):
@@ -660,6 +665,7 @@ def make_ar(m, d, AR):
         for j in range(i):
             AR[j, i] = AR[i, j]
         AR[i, i] += d.efc_R[i]
+    keep(own)
 
 
 @njit(cache=True)

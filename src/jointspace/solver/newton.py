@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve, chol_update
+from jointspace._numba.scratch import borrow, keep
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.solver.cost import (
@@ -455,8 +456,11 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     # much as a small product here); cone Hessians only for elliptic contacts
     nh = nefc if elliptic else 1
     nM = d.qM.shape[0]
-    fb = np.empty(9 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 39)
-    ib = np.empty(nefc * (2 * nv + 3) + 1, dtype=np.int32)
+    f_own = np.empty(9 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67)
+    i_own = np.empty(nefc * (2 * nv + 3) + 1, dtype=np.int32)
+    # borrowed views (`_numba.scratch`): the iterations' calls count no references on them
+    fb = borrow(f_own)
+    ib = borrow(i_own)
     Ma = fb[0:nv]
     Mv = fb[nv:2 * nv]
     grad = fb[2 * nv:3 * nv]
@@ -483,6 +487,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     Hq = fb[o:o + nM]
     Hf = fb[o + nM:o + 2 * nM]
     hdiag = fb[o + 2 * nM:o + 2 * nM + nv]
+    pts = fb[o + 2 * nM + nv:o + 2 * nM + nv + 28].reshape((7, 4))
     oldstate = ib[0:nefc]
     gnnz = ib[nefc:2 * nefc]
     gstart = ib[2 * nefc:3 * nefc + 1]
@@ -540,7 +545,8 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
         search[k] = -Mgrad[k]
     it = 0
     while not done and it < maxiter:
-        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
+        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res,
+                           pts)
         if alpha == 0.0:
             break
         for k in range(nv):
@@ -599,3 +605,5 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
         for k in range(nv):
             search[k] = -Mgrad[k]
     d.solver_niter[0] = it
+    keep(f_own)
+    keep(i_own)

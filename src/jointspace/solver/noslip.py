@@ -24,6 +24,7 @@ by island (jointspace.solver.island) unless the "island" flag is disabled.
 import numpy as np
 from numba import njit
 
+from jointspace._numba.scratch import borrow, keep
 from jointspace.solver.cost import save_stats
 from jointspace.solver.pgs import dual_state_rows, project_ellipsoid, qcqp, row_dot
 from jointspace.types import CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_PYRAMIDAL, MINVAL
@@ -75,12 +76,16 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
     b = d.efc_b
     R = d.efc_R
     floss = d.efc_frictionloss
-    res = np.empty(6)
-    old = np.empty(6)
-    Ac = np.empty((5, 5))
-    bc = np.empty(5)
-    x = np.empty(5)
-    oldstate = np.empty(n, dtype=np.int32)
+    # scratch through borrowed views (`_numba.scratch`)
+    f_own = np.empty(47)
+    i_own = np.empty(n, dtype=np.int32)
+    fb = borrow(f_own)
+    res = fb[0:6]
+    old = fb[6:12]
+    Ac = fb[12:37].reshape((5, 5))
+    bc = fb[37:42]
+    x = fb[42:47]
+    oldstate = borrow(i_own)
     niter0 = d.solver_niter[0]
     lo = rows[0]
     contig = rows[n - 1] - lo == n - 1
@@ -175,6 +180,8 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
         it += 1
         if improvement < tol:
             break
+    keep(f_own)
+    keep(i_own)
     return it
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
+from jointspace._numba.scratch import borrow, keep
 from jointspace.solver.cost import dot4, dual_cost, save_stats
 from jointspace.types import (
     MINVAL,
@@ -332,27 +333,34 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     f = d.efc_force
     b = d.efc_b
     floss = d.efc_frictionloss
-    res = np.empty(6)
-    old = np.empty(6)
-    delta = np.empty(6)
-    At = np.empty((5, 5))
-    bt = np.empty(5)
-    x = np.empty(5)
-    oldstate = np.empty(n, dtype=np.int32)
-    arinv = np.empty(n)  # 1 / AR_ii, multiplied by as MuJoCo does (not divided)
-    f_prev = np.empty(n)
-    f_mom = np.empty(n)
+    # scratch in two blocks, used through borrowed views (`_numba.scratch`): the sweep's
+    # calls then count no references on them
+    f_own = np.empty(53 + 3 * n)
+    i_own = np.empty(2 * n, dtype=np.int64)
+    r_own = np.zeros(2, dtype=np.uint64)
+    fb = borrow(f_own)
+    ib = borrow(i_own)
+    res = fb[0:6]
+    old = fb[6:12]
+    delta = fb[12:18]
+    At = fb[18:43].reshape((5, 5))
+    bt = fb[43:48]
+    x = fb[48:53]
+    arinv = fb[53:53 + n]  # 1 / AR_ii, multiplied by as MuJoCo does (not divided)
+    f_prev = fb[53 + n:53 + 2 * n]
+    f_mom = fb[53 + 2 * n:53 + 3 * n]
+    oldstate = ib[0:n]
+    blocks = ib[n:2 * n]
+    rng = borrow(r_own)
     for c in range(n):
         arinv[c] = 1.0 / AR[rows[c], rows[c]]
         f_prev[c] = f[rows[c]]
-    blocks = np.empty(n, dtype=np.int64)
     nblocks = 0
     c = 0
     while c < n:
         blocks[nblocks] = c
         nblocks += 1
         c += max(cdim[rows[c]], 1)
-    rng = np.zeros(2, dtype=np.uint64)
     rng[1] = _U1
     _pcg32(rng)
     lo = rows[0]
@@ -488,6 +496,9 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
             break
     if stats and 0 < it <= d.solver_cost.shape[0]:
         d.solver_cost[it - 1] = _rows_cost(d, AR, f, rows, lo, contig)
+    keep(f_own)
+    keep(i_own)
+    keep(r_own)
     return it
 
 
