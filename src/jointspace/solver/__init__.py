@@ -138,9 +138,9 @@ def solve_stage(m, d, solver, maxiter):
             scale = primal_scale(m, d)
     noslip = m.opt_noslip_iterations[0]
     gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual, island by island
-    gs_own = np.empty(5 * nefc if gs else 0, dtype=np.int64)
-    ar_own = np.empty(nefc * (nefc + 1) if gs else 0)  # AR, then the islands' scales
     if gs:
+        gs_own = np.empty(5 * nefc, dtype=np.int64)
+        ar_own = np.empty(nefc * (nefc + 1))  # AR, then the islands' scales
         g = borrow(gs_own)
         rows = g[0:nefc]
         adr = g[nefc:2 * nefc]
@@ -170,8 +170,9 @@ def solve_stage(m, d, solver, maxiter):
     keep(cdim_own)
     keep(cmu_own)
     keep(cfr_own)
-    keep(gs_own)
-    keep(ar_own)
+    if gs:
+        keep(gs_own)
+        keep(ar_own)
 
 
 @njit(cache=True, nogil=True)
