@@ -141,6 +141,25 @@ def test_singleton_dimensions_tile():
     assert np.array_equal(got, want)
 
 
+
+def test_the_common_calls_shortcut_agrees_with_the_general_checks():
+    # A call with only model, initial_state and control skips check_args (_quick_args);
+    # giving an output array sends the same call through check_args. Both must infer the
+    # same nbatch and nstep from the tiled shapes and give bitwise the same trajectories.
+    m = js.models.quadruped()
+    rng = np.random.default_rng(5)
+    nbatch, nstep = 3, 7
+    x0 = _initial_states(m, rng, nbatch)
+    u = rng.uniform(-1, 1, (nbatch, nstep, m.nu))
+    nstate = 1 + m.nq + m.nv
+    for x, c in ((x0, u), (x0[:1], u), (x0, u[:1]), (x0, u[:, :1]), (x0, None)):
+        quick, quick_sensors = js.rollout(m, None, x, c)
+        shape = (max(len(x), 1 if c is None else len(c)), 1 if c is None else c.shape[1])
+        state = np.empty(shape + (nstate,))
+        general, general_sensors = js.rollout(m, None, x, c, state=state)
+        assert quick.shape == shape + (nstate,)
+        assert np.array_equal(quick, general) and np.array_equal(quick_sensors, general_sensors)
+
 def test_a_list_of_models_runs_each_its_own_and_leaves_data_bound():
     base = js.models.humanoid()
     models = []
