@@ -24,9 +24,10 @@ diverged[r] is that step and the rest of the trajectory repeats the state it lef
 MuJoCo's rollout repeats the state after a warning.
 
 Threads: the batch is cut into chunks of `chunk_size` rollouts; `nthread` workers (the
-calling thread and nthread − 1 threads of a persistent pool) take chunks in turn, each with
-a Data of its own, and run a chunk as one compiled call (`_rollout_chunk`) that releases
-the GIL and loops over its rollouts and steps. Every rollout starts from the same reset
+calling thread and nthread − 1 threads of a persistent pool) each make one compiled call
+(`_rollout_chunks`) that releases the GIL and takes chunks in turn from a shared atomic
+counter until none is left, each worker with a Data of its own; a chunk costs no Python
+and no GIL, so small chunks balance the load for free. Every rollout starts from the same reset
 state whichever Data runs it, so the results are bitwise the same for any nthread and
 chunk_size.
 """
@@ -41,6 +42,7 @@ import numpy as np
 from numba import njit, types
 
 from jointspace._numba import entry
+from jointspace._numba.atomic import fetch_add
 from jointspace.diagnostics import check_not_singular, division_error
 from jointspace.errors import JointspaceWarning
 from jointspace.state import (
@@ -160,46 +162,56 @@ def _set_controls(m, d, u, spec):
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk(d, m, r0, r1, nstep, state0, warmstart0, use_warmstart, control,
-                   use_control, control_spec, state, sensordata, diverged):
-    """Rollouts r0 … r1−1 of model m on Data d, every step's state into state[r].
+def _rollout_chunks(d, m, next_chunk, nchunk, cs, r0, r1, nstep, state0, warmstart0,
+                    use_warmstart, control, use_control, control_spec, state, sensordata,
+                    diverged):
+    """Chunks of rollouts r0 … r1−1 of model m, taken in turn, on Data d.
 
-    sensordata[r, t] is d.sensordata after step t (the sensors of the state it started from).
+    The chunks are numbered 0 … nchunk−1, chunk c holding rollouts r0 + c cs … up to r1;
+    the call takes the next number from the shared counter next_chunk[0] (an atomic
+    fetch-and-add, so that threads running this call at once each get their own chunks)
+    until none is left. The whole loop runs without the GIL: a thread crosses into
+    compiled code once per call, however many chunks it runs.
 
-    x_0 = state0[r] (row 0 if state0 has one row), warm start warmstart0[r] or 0, then for t <
-    nstep: the inputs control_spec selects = control[r, t] (row and column 0 where control has
-    one), step, state[r, t] = x. A step that reset a bad state ends the rollout: diverged[r] = t
-    and state[r, t + 1:] = state[r, t]; diverged[r] = −1 otherwise. d's struct is pointed at m
-    for the call and back at its own model at the end. Returns the number of rollouts that
-    diverged.
+    Rollout r: x_0 = state0[r] (row 0 if state0 has one row), warm start warmstart0[r] or
+    0, then for t < nstep: the inputs control_spec selects = control[r, t] (row and column 0
+    where control has one), step, state[r, t] = x, sensordata[r, t] = d.sensordata (the
+    sensors of the state the step started from). A step that reset a bad state ends the
+    rollout: diverged[r] = t and state[r, t + 1:] = state[r, t]; diverged[r] = −1 otherwise.
+    d's struct is pointed at m for the call and back at its own model at the end. Returns
+    the number of rollouts that diverged.
     """
     own = d.model
     d.model = m
     nv = m.nv
     ndiverged = 0
-    for r in range(r0, r1):
-        _reset_inputs(m, d)
-        _set_fullphysics(m, d, state0[r if state0.shape[0] > 1 else 0])
-        if use_warmstart:
-            d.qacc_warmstart[:] = warmstart0[r if warmstart0.shape[0] > 1 else 0, :nv]
-        else:
-            d.qacc_warmstart[:] = 0.0
-        diverged[r] = -1
-        rc = r if control.shape[0] > 1 else 0
-        for t in range(nstep):
-            if use_control:
-                _set_controls(m, d, control[rc, t if control.shape[1] > 1 else 0],
-                              control_spec)
-            bad = step_entry(d, np.int64(1), np.bool_(True))  # not literals: see _step_entry
-            _get_fullphysics(m, d, state[r, t])
-            sensordata[r, t] = d.sensordata
-            if bad:
-                diverged[r] = t
-                ndiverged += 1
-                for k in range(t + 1, nstep):
-                    state[r, k] = state[r, t]
-                    sensordata[r, k] = sensordata[r, t]
-                break
+    while True:
+        c = fetch_add(next_chunk, 0, 1)
+        if c >= nchunk:
+            break
+        for r in range(r0 + c * cs, min(r1, r0 + (c + 1) * cs)):
+            _reset_inputs(m, d)
+            _set_fullphysics(m, d, state0[r if state0.shape[0] > 1 else 0])
+            if use_warmstart:
+                d.qacc_warmstart[:] = warmstart0[r if warmstart0.shape[0] > 1 else 0, :nv]
+            else:
+                d.qacc_warmstart[:] = 0.0
+            diverged[r] = -1
+            rc = r if control.shape[0] > 1 else 0
+            for t in range(nstep):
+                if use_control:
+                    _set_controls(m, d, control[rc, t if control.shape[1] > 1 else 0],
+                                  control_spec)
+                bad = step_entry(d, np.int64(1), np.bool_(True))  # not literals: _step_entry
+                _get_fullphysics(m, d, state[r, t])
+                sensordata[r, t] = d.sensordata
+                if bad:
+                    diverged[r] = t
+                    ndiverged += 1
+                    for k in range(t + 1, nstep):
+                        state[r, k] = state[r, t]
+                        sensordata[r, k] = sensordata[r, t]
+                    break
     d.model = own
     return ndiverged
 
@@ -208,9 +220,9 @@ _IN2 = types.Array(types.float64, 2, "C", readonly=True)
 _IN3 = types.Array(types.float64, 3, "C", readonly=True)
 _OUT3 = types.Array(types.float64, 3, "C")
 _OUT1I = types.Array(types.int64, 1, "C")
-_k_chunk = entry.Kernel(_rollout_chunk, sig=(
-    None, None, types.int64, types.int64, types.int64, _IN2, _IN2, types.boolean, _IN3,
-    types.boolean, types.int64, _OUT3, _OUT3, _OUT1I))
+_k_chunks = entry.Kernel(_rollout_chunks, sig=(
+    None, None, _OUT1I, types.int64, types.int64, types.int64, types.int64, types.int64, _IN2,
+    _IN2, types.boolean, _IN3, types.boolean, types.int64, _OUT3, _OUT3, _OUT1I))
 
 # ---------------------------------------------------------------------------------------------
 # the thread pool and the Python side
@@ -405,43 +417,43 @@ class Rollout:
     def _dispatch(self, models, datas, nbatch, cs, args):
         """Run the chunks on the workers; return how many rollouts diverged.
 
-        Each chunk is one compiled call per run of rollouts with the same model.
+        One model: each worker makes one compiled call, which takes chunks from a shared
+        counter until none is left, so that a chunk costs no GIL and no Python. A list of
+        models: the chunks are handed out in Python, and each run of rollouts with the same
+        model inside a chunk is a compiled call of its own.
         """
         nchunk = -(-nbatch // cs)
-        if len(models) == 1 and (nchunk == 1 or len(datas) == 1):  # the calling thread alone
-            d = datas[0]
-            ep = _k_chunk.ep
-            try:
-                return ep(d._s, models[0]._s, 0, nbatch, *args)
-            except ZeroDivisionError:
-                d._ms = None
-                raise division_error("rollout") from None
-        chunks = iter(range(nchunk))
+        single = len(models) == 1
+        if single:
+            next_chunk = np.zeros(1, np.int64)
+        else:
+            chunks = iter(range(nchunk))
 
         def work(d):
             ds = d._s
-            n = 0
             try:
+                if single:
+                    ep = _k_chunks.ep
+                    return ep(ds, models[0]._s, next_chunk, nchunk, cs, 0, nbatch, *args)
+                n = 0
                 for c in chunks:
                     r, b = c * cs, min(nbatch, (c + 1) * cs)
                     while r < b:  # runs of rollouts with the same model
-                        e = r + 1
-                        if len(models) == 1:
-                            e, m = b, models[0]
-                        else:
-                            m = models[r]
-                            while e < b and models[e] is m:
-                                e += 1
-                        ep = _k_chunk.ep
-                        n += ep(ds, m._s, r, e, *args)
+                        m, e = models[r], r + 1
+                        while e < b and models[e] is m:
+                            e += 1
+                        ep = _k_chunks.ep
+                        n += ep(ds, m._s, np.zeros(1, np.int64), 1, e - r, r, e, *args)
                         r = e
+                return n
             except BaseException:
                 d._ms = None  # its struct may still point at another model: rebuild it
                 raise
-            return n
 
         nworker = min(len(datas), nchunk)
         try:
+            if nworker == 1:  # the calling thread alone
+                return work(datas[0])
             futures = [self._pool.submit(work, d) for d in datas[1:nworker]]
             try:
                 n = work(datas[0])
