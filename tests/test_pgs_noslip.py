@@ -256,3 +256,40 @@ def test_noslip_options_reach_the_model():
     assert m.opt.noslip_iterations == 7 and m.opt.noslip_tolerance == 1e-9
     assert js.load_string("<mujoco/>").opt.noslip_iterations == 0
     assert T.DSBL_ISLAND == 1 << 18
+
+
+def test_the_shuffle_draws_mujocos_permutation_without_a_division():
+    # _shuffle takes the remainder x mod (i + 1) of each 32-bit draw from a floating-point
+    # quotient, corrected once; MuJoCo's shuffle_int takes it with an integer division.
+    # Against that reference, in Python integers, for PCG32 streams from several states
+    # and block counts up to 2^20 (where the quotient's rounding is largest), the
+    # permutations and the generator's final state must be identical.
+    from jointspace.solver.pgs import _pcg32, _shuffle
+
+    mult, mask = 6364136223846793005, 2**64 - 1
+
+    def reference(n, state, inc):
+        a = list(range(n))
+        for i in range(n - 1, 0, -1):
+            old = state
+            state = (old * mult + (inc | 1)) & mask
+            x = (((old >> 18) ^ old) >> 27) & 0xFFFFFFFF
+            rot = old >> 59
+            x = ((x >> rot) | (x << ((32 - rot) & 31))) & 0xFFFFFFFF
+            j = x % (i + 1)
+            a[i], a[j] = a[j], a[i]
+        return a, state
+
+    rng = np.random.default_rng(8)
+    for n in (2, 3, 7, 28, 1000, 2**20):
+        for _ in range(3 if n < 2**20 else 1):
+            seed = int(rng.integers(0, 2**63))
+            gen = np.array([seed, 1], dtype=np.uint64)
+            _pcg32(gen)  # a state reached by the generator, as the solver's
+            state = int(gen[0])
+            a = np.arange(n, dtype=np.int64)
+            inv = 1.0 / np.arange(1, n + 1)
+            _shuffle(a, n, gen, inv)
+            want, want_state = reference(n, state, 1)
+            assert a.tolist() == want, n
+            assert int(gen[0]) == want_state

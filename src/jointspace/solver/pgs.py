@@ -22,7 +22,7 @@ from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace._numba.scratch import borrow, keep
-from jointspace.solver.cost import dot4, dual_cost, save_stats
+from jointspace.solver.cost import dual_cost, row_dot4, save_stats
 from jointspace.types import (
     MINVAL,
     STATE_CONE,
@@ -186,28 +186,49 @@ _U1 = np.uint64(1)
 _U32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
-def _pcg32(rng):
-    """The next 32-bit draw of a PCG32 generator (state rng[0], increment rng[1])."""
-    old = rng[0]
-    rng[0] = old * _PCG_MULT + (rng[1] | _U1)
+@njit(cache=True, inline="always")
+def _pcg32_out(old):
+    """PCG32's 32-bit output for the state old (XSH RR), as a uint64 below 2³²."""
     x = (((old >> np.uint64(18)) ^ old) >> np.uint64(27)) & _U32
     rot = old >> np.uint64(59)
     return ((x >> rot) | (x << ((np.uint64(32) - rot) & np.uint64(31)))) & _U32
 
 
 @njit(cache=True)
-def _shuffle(a, n, rng):
-    """Fisher–Yates shuffle of a[:n] in place, drawing from rng.
+def _pcg32(rng):
+    """The next 32-bit draw of a PCG32 generator (state rng[0], increment rng[1])."""
+    old = rng[0]
+    rng[0] = old * _PCG_MULT + (rng[1] | _U1)
+    return _pcg32_out(old)
 
-    The draw is reduced modulo i + 1 in 32 bits, as MuJoCo's shuffle_int (a 64-bit
-    division costs about twice as much, for the same value).
+
+@njit(cache=True)
+def _shuffle(a, n, rng, inv):
+    """Fisher–Yates shuffle of a[:n] in place, drawing from rng; inv[i] = 1 / (i + 1).
+
+    The draw x is reduced modulo i + 1 as MuJoCo's shuffle_int reduces it (32-bit
+    unsigned remainder), computed without a division: q = trunc(x · inv[i]) is x // (i + 1)
+    or one off (x < 2³², so the product's error is below 1e-6), and one correction of the
+    remainder x − q (i + 1) makes it exact. The hardware division was an eighth of the
+    sweep's time on gymnasium's humanoid. The generator's state stays in a register for
+    the loop and is stored once at the end.
     """
+    state = rng[0]
+    inc = rng[1] | _U1
     for i in range(n - 1, 0, -1):
-        j = int(np.uint32(_pcg32(rng)) % np.uint32(i + 1))
+        old = state
+        state = old * _PCG_MULT + inc
+        x = np.int64(_pcg32_out(old))
+        m = i + 1
+        j = x - np.int64(np.float64(x) * inv[i]) * m
+        if j < 0:
+            j += m
+        elif j >= m:
+            j -= m
         t = a[i]
         a[i] = a[j]
         a[j] = t
+    rng[0] = state
 
 
 @njit(cache=True)
@@ -264,11 +285,12 @@ def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
 def row_dot(AR, i, f, rows, lo, contig):
     """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run.
 
-    The run is summed by dot4 (four interleaved sums, as MuJoCo's mju_dot) rather than in one
-    chain of dependent additions: 40 sweeps over gymnasium humanoid's 18 rows 51 -> 41 µs.
+    The run is summed by row_dot4 (four interleaved sums, as MuJoCo's mju_dot) rather than
+    in one chain of dependent additions: 40 sweeps over gymnasium humanoid's 18 rows 51 ->
+    41 µs.
     """
     if contig:
-        return dot4(AR[i], f, lo, lo + rows.shape[0])
+        return row_dot4(AR, i, f, lo, lo + rows.shape[0])
     s = 0.0
     for r in rows:
         s += AR[i, r] * f[r]
@@ -330,12 +352,15 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     """
     n = rows.shape[0]
     tol = m.opt_tolerance[0]
-    f = d.efc_force
-    b = d.efc_b
-    floss = d.efc_frictionloss
+    # the Data's arrays and the scratch through borrowed views (`_numba.scratch`): the
+    # sweep's calls then count no references on them
+    f = borrow(d.efc_force)
+    b = borrow(d.efc_b)
+    floss = borrow(d.efc_frictionloss)
+    state = borrow(d.efc_state)
     # scratch in two blocks, used through borrowed views (`_numba.scratch`): the sweep's
     # calls then count no references on them
-    f_own = np.empty(53 + 3 * n)
+    f_own = np.empty(53 + 4 * n)
     i_own = np.empty(2 * n, dtype=np.int64)
     r_own = np.zeros(2, dtype=np.uint64)
     fb = borrow(f_own)
@@ -349,12 +374,14 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     arinv = fb[53:53 + n]  # 1 / AR_ii, multiplied by as MuJoCo does (not divided)
     f_prev = fb[53 + n:53 + 2 * n]
     f_mom = fb[53 + 2 * n:53 + 3 * n]
+    inv = fb[53 + 3 * n:53 + 4 * n]  # 1 / (k + 1), for the shuffle's remainders
     oldstate = ib[0:n]
     blocks = ib[n:2 * n]
     rng = borrow(r_own)
     for c in range(n):
         arinv[c] = 1.0 / AR[rows[c], rows[c]]
         f_prev[c] = f[rows[c]]
+        inv[c] = 1.0 / (c + 1)
     nblocks = 0
     c = 0
     while c < n:
@@ -383,7 +410,7 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
         for c in range(n):
             f_mom[c] = f[rows[c]]
         improvement = 0.0
-        _shuffle(blocks, nblocks, rng)
+        _shuffle(blocks, nblocks, rng, inv)
         for bi in range(nblocks):
             c = blocks[bi]
             i = rows[c]
@@ -474,11 +501,11 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
                 change = 0.0
             improvement -= change
         for c in range(n):
-            oldstate[c] = d.efc_state[rows[c]]
+            oldstate[c] = state[rows[c]]
         nactive = dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf)
         nchange = 0
         for c in range(n):
-            if d.efc_state[rows[c]] != oldstate[c]:
+            if state[rows[c]] != oldstate[c]:
                 nchange += 1
         improvement *= scale
         if stats:
