@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace._numba.scratch import shaped
 from jointspace.actuation import (
     actuation,
     actuator_velocity,
@@ -160,7 +161,7 @@ def fwd_acceleration(m, d):
                             + d.qfrc_actuator[i])
     xfrc_accumulate(m, d, d.qfrc_smooth)
     d.qacc_smooth[:] = d.qfrc_smooth
-    solve_ld(m, d.qLD, d.qLDiagInv, d.qacc_smooth.reshape((1, m.nv)))
+    solve_ld(m, d.qLD, d.qLDiagInv, shaped(d.qacc_smooth, (1, m.nv)))
 
 
 @njit(cache=True, inline="always")

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace._numba.scratch import shaped
 from jointspace.actuation import actuator_damping, advance_act
 from jointspace.actuator_passive import dof_damping
 from jointspace.actuator_passive import tendon_damping as tendon_damping_poly
@@ -182,7 +183,7 @@ def euler(m, d):
     if bad >= 0:
         qacc[:] = np.nan  # M + hB singular: no acceleration; step's state check resets
     else:
-        solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+        solve_ld(m, d.qH, d.qHDiagInv, shaped(qacc, (1, nv)))
     advance(m, d, qacc)
 
 
@@ -209,8 +210,8 @@ def _free_bias_vel(m, d, b, vel, out):
     ∂f/∂ω = −m K with K = [ω×s]ₓ + [ω]ₓ[s]ₓ, ∂τ/∂ω = [ω]ₓ I_w − [I_w ω]ₓ.
     """
     out[:, :] = 0.0
-    R = d.xmat[b].reshape((3, 3))
-    Xi = d.ximat[b].reshape((3, 3))
+    R = shaped(d.xmat[b], (3, 3))
+    Xi = shaped(d.ximat[b], (3, 3))
     mass = m.body_mass[b]
     s = d.xipos[b] - d.xpos[b]
     w = R @ vel
@@ -435,7 +436,7 @@ def implicitfast(m, d):
     if bad >= 0:
         qacc[:] = np.nan  # qH singular: no acceleration; step's state check resets
     else:
-        solve_ld(m, d.qH, d.qHDiagInv, qacc.reshape((1, nv)))
+        solve_ld(m, d.qH, d.qHDiagInv, shaped(qacc, (1, nv)))
     if nfree > 0:
         A = np.empty((6, 6))
         B = np.empty((6, 6))

@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from jointspace._numba.scratch import shaped
 from jointspace.actuator_passive import tendon_armature as tendon_armature_total
 from jointspace.types import (
     MINVAL,
@@ -330,7 +331,7 @@ def _spatial(m, d, i, wrapcount):
     adr = m.tendon_adr[i]
     num = m.tendon_num[i]
     row = d.ten_J[i]
-    tangent = d.scratch_small[SMALL_WRAP:SMALL_WRAP + 6].reshape((2, 3))
+    tangent = shaped(d.scratch_small[SMALL_WRAP:SMALL_WRAP + 6], (2, 3))
     divisor = 1.0
     length = 0.0
     j = 0

@@ -75,6 +75,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace._numba.scratch import shaped
 from jointspace.collision import box as B
 from jointspace.collision import convex as C
 from jointspace.collision import hfield as H
@@ -468,7 +469,7 @@ def _broadphase(m, d, box, fs, iscr):
     filterparent = (m.opt_disableflags[0] & DSBL_FILTERPARENT) == 0
     # 1. candidates: box overlaps along the sweep axis, every plane with every other geom
     ncmax = max(64, 4 * ngeom)
-    cand = iscr[:2 * ncmax].reshape((ncmax, 2))
+    cand = shaped(iscr[:2 * ncmax], (ncmax, 2))
     ncand = 0
     order = iscr[2 * ncmax:2 * ncmax + ngeom]
     planes = iscr[2 * ncmax + ngeom:2 * ncmax + 2 * ngeom]
@@ -491,7 +492,7 @@ def _broadphase(m, d, box, fs, iscr):
         lo[i] = box[order[i], axis]
     _argsort_small(lo, nsw, srt)
     # boxes in sweep order, the sweep axis first, for a sequential inner loop
-    sb = fs[ngeom:7 * ngeom].reshape((ngeom, 6))
+    sb = shaped(fs[ngeom:7 * ngeom], (ngeom, 6))
     ax1 = (axis + 1) % 3
     ax2 = (axis + 2) % 3
     for ii in range(nsw):
@@ -534,7 +535,7 @@ def _broadphase(m, d, box, fs, iscr):
     need = 9 * nmax + 2 * nbody + 1
     ps = d.scratch_pairs[:need] if need <= d.scratch_pairs.shape[0] else np.empty(
         need, dtype=np.int64)
-    pg = ps[:3 * nmax].reshape((nmax, 3))
+    pg = shaped(ps[:3 * nmax], (nmax, 3))
     bucket = ps[3 * nmax:4 * nmax]  # lower body id
     sub = ps[4 * nmax:5 * nmax]  # higher body, explicit first, geom ids
     n = 0
@@ -607,7 +608,7 @@ def _broadphase(m, d, box, fs, iscr):
     srt = ps[5 * nmax:6 * nmax]
     _sort_pairs(bucket, sub, n, nbody, ps[9 * nmax:9 * nmax + nbody + 1],
                 ps[9 * nmax + nbody + 1:9 * nmax + 2 * nbody + 1], srt)
-    out = ps[6 * nmax:9 * nmax].reshape((nmax, 3))
+    out = shaped(ps[6 * nmax:9 * nmax], (nmax, 3))
     for i in range(n):
         for c in range(3):
             out[i, c] = pg[srt[i], c]
@@ -661,12 +662,12 @@ def collision_stage(m, d):
     nbp = 2 * B._MAXVERT * 3
     fs = d.scratch_collision_f
     iscr = d.scratch_collision_l
-    box = fs[:6 * ngeom].reshape((ngeom, 6))
+    box = shaped(fs[:6 * ngeom], (ngeom, 6))
     pg, npair, noverlap = _broadphase(m, d, box, fs[6 * ngeom:13 * ngeom], iscr)
     o = 13 * ngeom
-    buf = fs[o:o + 10 * MAXCONPAIR].reshape((MAXCONPAIR, 10))
+    buf = shaped(fs[o:o + 10 * MAXCONPAIR], (MAXCONPAIR, 10))
     o += 10 * MAXCONPAIR
-    boxpoly = fs[o:o + nbp].reshape((2, B._MAXVERT, 3))
+    boxpoly = shaped(fs[o:o + nbp], (2, B._MAXVERT, 3))
     o += nbp
     ref = fs[o:o + 2]
     imp = fs[o + 2:o + 7]

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace._numba.scratch import borrow, keep
+from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.constraint import (
     cone_info,
     warn_cnstrfull,
@@ -63,7 +63,7 @@ def cone_arrays(m, d):
     buf = np.empty(6 * n)  # one allocation for both float arrays
     cmu = buf[:n]
     cmu[:] = 0.0
-    cfr = buf[n:].reshape((n, 5))
+    cfr = shaped(buf[n:], (n, 5))
     cfr[:, :] = 1.0
     cone_info(m, d, cdim, cmu, cfr)
     return cdim, cmu, cfr
@@ -90,7 +90,7 @@ def solve_stage(m, d, solver, maxiter):
     cdim = borrow(cdim_own)
     cmu = borrow(cmu_own)
     cfr = borrow(cfr_own)
-    hc = d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1].reshape((1, 1))
+    hc = shaped(d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1], (1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
     # primed: qacc is the warm start, and its J qacc − aref (scratch_efc), M qacc
     # (scratch_v[1]), forces, zones and cost (cost_ws) are those Newton starts from
@@ -153,7 +153,7 @@ def solve_stage(m, d, solver, maxiter):
             nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale)
         else:
             nisland = one_island(m, d, rows, adr, cnt, nei, nfi, iscale)
-        AR = a[0:nefc * nefc].reshape((nefc, nefc))
+        AR = shaped(a[0:nefc * nefc], (nefc, nefc))
         make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
         sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed, cost_ws)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from jointspace._numba.scratch import borrow, keep
+from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.solver.cost import (
     constraint_update,
     count_active,
@@ -57,11 +57,11 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
     o = 7 * nv
     jar = fb[o:o + nefc]
     Jv = fb[o + nefc:o + 2 * nefc]
-    quad = fb[o + 2 * nefc:o + 11 * nefc].reshape((nefc, 9))
+    quad = shaped(fb[o + 2 * nefc:o + 11 * nefc], (nefc, 9))
     o += 11 * nefc
-    hcone = fb[o:o + 1].reshape((1, 1))
+    hcone = shaped(fb[o:o + 1], (1, 1))
     res = fb[o + 1:o + 4]
-    pts = fb[o + 4:o + 32].reshape((7, 4))
+    pts = shaped(fb[o + 4:o + 32], (7, 4))
     oldstate = borrow(i_own)
 
     mul_m(m, d.qM, qacc, Ma)

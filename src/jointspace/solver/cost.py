@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from jointspace._numba.scratch import borrow, keep
+from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.constraint import (
     STATE_CONE,
     STATE_LINEARNEG,
@@ -648,8 +648,8 @@ def make_ar(m, d, AR):
     J = d.efc_J
     own = np.empty(2 * nefc * nv + nv)
     buf = borrow(own)  # its rows reach solve_lt uncounted (`_numba.scratch`)
-    Y = buf[0:nefc * nv].reshape((np.int64(nefc), nv))
-    Yt = buf[nefc * nv:2 * nefc * nv].reshape((nv, np.int64(nefc)))
+    Y = shaped(buf[0:nefc * nv], (np.int64(nefc), nv))
+    Yt = shaped(buf[nefc * nv:2 * nefc * nv], (nv, np.int64(nefc)))
     dsqrt = buf[2 * nefc * nv:]  # D^-½, once (MuJoCo keeps it as qLDiagSqrtInv)
     for k in range(nv):
         dsqrt[k] = math.sqrt(d.qLDiagInv[k])

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve, chol_update
-from jointspace._numba.scratch import borrow, keep
+from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.solver.cost import (
@@ -473,27 +473,27 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     jar = fb[o:o + nefc]
     Jv = fb[o + nefc:o + 2 * nefc]
     o += 2 * nefc
-    quad = fb[o:o + 9 * nefc].reshape((nefc, 9))
+    quad = shaped(fb[o:o + 9 * nefc], (nefc, 9))
     o += 9 * nefc
-    hcone = fb[o:o + 36 * nh].reshape((nh, 36))
+    hcone = shaped(fb[o:o + 36 * nh], (nh, 36))
     o += 36 * nh
-    H = fb[o:o + nv * nv].reshape((nv, nv))
-    Hc = fb[o + nv * nv:o + 2 * nv * nv].reshape((nv, nv))
-    G = fb[o + 2 * nv * nv:o + 3 * nv * nv].reshape((nv, nv))
+    H = shaped(fb[o:o + nv * nv], (nv, nv))
+    Hc = shaped(fb[o + nv * nv:o + 2 * nv * nv], (nv, nv))
+    G = shaped(fb[o + 2 * nv * nv:o + 3 * nv * nv], (nv, nv))
     o += 3 * nv * nv
-    U = fb[o:o + 36].reshape((6, 6))
+    U = shaped(fb[o:o + 36], (6, 6))
     res = fb[o + 36:o + 39]
     o += 39
     Hq = fb[o:o + nM]
     Hf = fb[o + nM:o + 2 * nM]
     hdiag = fb[o + 2 * nM:o + 2 * nM + nv]
-    pts = fb[o + 2 * nM + nv:o + 2 * nM + nv + 28].reshape((7, 4))
+    pts = shaped(fb[o + 2 * nM + nv:o + 2 * nM + nv + 28], (7, 4))
     oldstate = ib[0:nefc]
     gnnz = ib[nefc:2 * nefc]
     gstart = ib[2 * nefc:3 * nefc + 1]
     o = 3 * nefc + 1
-    gind = ib[o:o + nefc * nv].reshape((nefc, nv))
-    gpos = ib[o + nefc * nv:o + 2 * nefc * nv].reshape((nefc, nv))
+    gind = shaped(ib[o:o + nefc * nv], (nefc, nv))
+    gpos = shaped(ib[o + nefc * nv:o + 2 * nefc * nv], (nefc, nv))
     ng = _row_pattern(d, gstart, gnnz, gind)
     # H with M's tree sparsity when every row lies on one root path (_tree_pattern); the
     # dense factor with rank-one updates otherwise

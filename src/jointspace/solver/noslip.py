@@ -24,7 +24,7 @@ by island (jointspace.solver.island) unless the "island" flag is disabled.
 import numpy as np
 from numba import njit
 
-from jointspace._numba.scratch import borrow, keep
+from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.solver.cost import save_stats
 from jointspace.solver.pgs import dual_state_rows, project_ellipsoid, qcqp, row_dot
 from jointspace.types import CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_PYRAMIDAL, MINVAL
@@ -82,7 +82,7 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
     fb = borrow(f_own)
     res = fb[0:6]
     old = fb[6:12]
-    Ac = fb[12:37].reshape((5, 5))
+    Ac = shaped(fb[12:37], (5, 5))
     bc = fb[37:42]
     x = fb[42:47]
     oldstate = borrow(i_own)

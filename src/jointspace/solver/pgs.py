@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
-from jointspace._numba.scratch import borrow, keep
+from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.solver.cost import dual_cost, row_dot4, save_stats
 from jointspace.types import (
     MINVAL,
@@ -352,12 +352,10 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     """
     n = rows.shape[0]
     tol = m.opt_tolerance[0]
-    # the Data's arrays and the scratch through borrowed views (`_numba.scratch`): the
-    # sweep's calls then count no references on them
-    f = borrow(d.efc_force)
-    b = borrow(d.efc_b)
-    floss = borrow(d.efc_frictionloss)
-    state = borrow(d.efc_state)
+    f = d.efc_force
+    b = d.efc_b
+    floss = d.efc_frictionloss
+    state = d.efc_state
     # scratch in two blocks, used through borrowed views (`_numba.scratch`): the sweep's
     # calls then count no references on them
     f_own = np.empty(53 + 4 * n)
@@ -368,7 +366,7 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     res = fb[0:6]
     old = fb[6:12]
     delta = fb[12:18]
-    At = fb[18:43].reshape((5, 5))
+    At = shaped(fb[18:43], (5, 5))
     bt = fb[43:48]
     x = fb[48:53]
     arinv = fb[53:53 + n]  # 1 / AR_ii, multiplied by as MuJoCo does (not divided)
