@@ -225,7 +225,9 @@ def test_muscle_curves_match_mujoco():
     ('<muscle joint="h1" lengthrange="-1 1" lmin="1.2"/>', "lmin < 1 < lmax"),
     ('<muscle joint="h1" lengthrange="-1 1" vmax="0"/>', "positive scale"),
     ('<general joint="h1" actlimited="true" actrange="-1 1"/>', "no activation dynamics"),
-    ('<general joint="h1" dyntype="filter" actdim="2"/>', "actdim=2"),
+    ('<general joint="h1" dyntype="filter" actdim="2"/>', "actdim=2: more than one"),
+    ('<general joint="h1" actdim="1"/>', "actdim=1 on an actuator without activation"),
+    ('<general joint="h1" dyntype="muscle" actdim="0"/>', "actdim=0 on an actuator with"),
     ('<general joint="h1" dyntype="user"/>', "dyntype='user'"),
 ])
 def test_bad_activation_input_is_an_error(actuator, what):
@@ -234,6 +236,31 @@ def test_bad_activation_input_is_an_error(actuator, what):
             warnings.simplefilter("ignore")
             js.load_string(_xml(actuators=actuator))
     assert "line" in str(err.value) or "<string>" in str(err.value)
+
+
+@pytest.mark.parametrize("actuator", [
+    '<general joint="h1" actdim="0"/>',
+    '<general joint="h1" actdim="-2"/>',
+    '<general joint="h1" actdim="1" dyntype="filter" dynprm="0.1"/>',
+    '<general joint="h1" actdim="1" dyntype="integrator"/>',
+    '<general joint="h1" actdim="1" dyntype="filterexact" dynprm="0.1"/>',
+])
+def test_actdim_that_mujoco_accepts_loads_and_steps_as_in_mujoco(actuator):
+    # actdim equal to what the dyntype gives (any negative value meaning "as the dyntype
+    # gives") is accepted by MuJoCo 4.0; the model must load with the same activations and
+    # step to the same state.
+    xml = _xml(actuators=actuator)
+    ref = mujoco.MjModel.from_xml_string(xml)
+    m = js.load_string(xml)
+    assert m.na == ref.na and list(m.actuator_actnum) == list(ref.actuator_actnum)
+    rd = mujoco.MjData(ref)
+    d = js.make_data(m)
+    rd.ctrl[:] = d.ctrl[:] = 0.5
+    for _ in range(20):
+        mujoco.mj_step(ref, rd)
+        js.step(m, d)
+    assert np.allclose(d.qpos, rd.qpos, rtol=0, atol=1e-12)
+    assert np.allclose(d.act, rd.act, rtol=0, atol=1e-12)
 
 
 def _limited_xml(integrator, actuators):

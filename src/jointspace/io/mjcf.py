@@ -2141,9 +2141,16 @@ class _Loader:
         if v["gaintype"] == "user" or v["biastype"] == "user":
             raise ModelError(f"{origin}: gaintype or biastype 'user' is not supported by "
                              f"jointspace (user gains run MuJoCo callbacks)")
-        if v["actdim"] not in (-1, int(v["dyntype"] != "none")):
-            raise ModelError(f"{where}: actdim={v['actdim']} is not supported by jointspace "
-                             f"(one activation per actuator with dynamics, none without)")
+        actdim = v["actdim"]  # negative: as the dyntype gives (MuJoCo's default, -1)
+        if actdim > 1:
+            raise ModelError(f"{where}: actdim={actdim}: more than one activation is only "
+                             f"for dyntype user, dcmotor and pid (MuJoCo refuses it for "
+                             f"dyntype={v['dyntype']!r} too); remove actdim")
+        if actdim >= 0 and actdim != int(v["dyntype"] != "none"):
+            what = ("an actuator without activation dynamics (dyntype none)" if actdim
+                    else f"an actuator with dyntype={v['dyntype']!r}, which has one activation")
+            raise ModelError(f"{where}: actdim={actdim} on {what}; MuJoCo refuses it too: "
+                             f"remove actdim")
         for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange"),
                           (actlimited, "actrange")):
             if flag and v[key][0] > v[key][1]:
