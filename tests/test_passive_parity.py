@@ -280,15 +280,31 @@ def test_ellipsoid_fluid_trajectory_matches_mj_step():
         assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL, integrator
 
 
-def test_ellipsoid_fluid_on_a_mesh_geom_is_refused():
+def test_ellipsoid_fluid_on_mesh_and_plane_geoms_matches_mujoco():
+    # A mesh geom's ellipsoid is its compiled geom_size (the mesh's box), a plane's its
+    # size (x, y, spacing), as mju_geomSemiAxes reads them: geom_fluid, qfrc_fluid at
+    # random states and a trajectory with wind equal MuJoCo's.
     mesh = ('<asset><mesh name="tet" vertex="0 0 0  0.2 0 0  0 0.3 0  0 0 0.25"/></asset>'
-            '<worldbody>')
-    xml = arm(option='density="1000"').replace("<worldbody>", mesh, 1).replace(
+            '<worldbody><geom type="plane" size="2 2 .1" fluidshape="ellipsoid"/>')
+    xml = arm(option='density="1000" viscosity="0.02" wind="0.5 -0.3 0.1"').replace(
+        "<worldbody>", mesh, 1).replace(
         '<geom type="box" size="0.1 0.2 0.3"/>',
-        '<geom type="mesh" mesh="tet" fluidshape="ellipsoid"/>')
-    mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match=r"<string>:\d+ <geom>: attribute fluidshape"):
-        _load(xml)
+        '<geom type="mesh" mesh="tet" fluidshape="ellipsoid" fluidcoef=".4 .3 1.2 .9 1.1"/>')
+    mj = mujoco.MjModel.from_xml_string(xml)
+    m = _load(xml)
+    assert m.geom_fluid[:, 0].sum() == 2  # the mesh and the plane use the ellipsoid model
+    np.testing.assert_allclose(m.geom_fluid, mj.geom_fluid, rtol=TOL, atol=1e-15)
+    worst = compare_forward(xml, nstate=8)
+    assert worst["qfrc_fluid"] <= TOL
+    md = mujoco.MjData(mj)
+    d = js.Data(m)
+    q, v = random_state(mj, np.random.default_rng(6))
+    md.qpos[:], md.qvel[:] = q, v
+    d.qpos[:], d.qvel[:] = q, v
+    for _ in range(1000):
+        mujoco.mj_step(mj, md)
+    js.step(m, d, 1000)
+    assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL
 
 
 # ---- actuators: damper (affine gain), dampratio ----------------------------------------

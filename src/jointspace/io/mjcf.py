@@ -1884,11 +1884,6 @@ class _Loader:
             raise ModelError(f"{where}: a mesh geom needs a mesh attribute naming an asset")
         self._ignore_if(node, "surfacevel", any(v["surfacevel"]), "moving contact surfaces")
         self._ignore_if(node, "adhesion", v["adhesion"] != 0.0, "geom adhesion")
-        opt = self.spec.option
-        self._ignore_if(node, "fluidshape", v["fluidshape"] != "none" and gtype not in (
-            "sphere", "capsule", "cylinder", "ellipsoid", "box") and (
-            opt.density != 0.0 or opt.viscosity != 0.0), "the ellipsoid fluid model of a "
-            "plane or mesh geom")
         size = [float(s) for s in v["size"]]
         pos = np.array(v["pos"], dtype=np.float64)
         if v["fromto"] is not None:
