@@ -178,24 +178,34 @@ def test_inertia_box_fluid_matches_mujoco(option):
     assert worst["qfrc_fluid"] <= TOL
 
 
+def _trajectory_gap(xml, seed, integrator=None):
+    """Max |Δqpos| and |Δqvel| after 1000 steps of ours and mj_step from one random state.
+
+    integrator (a name): set on both models after loading; None keeps the file's.
+    """
+    mj = mujoco.MjModel.from_xml_string(xml)
+    m = _load(xml)
+    if integrator is not None:
+        mj.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+        m.opt.integrator = integrator
+    md = mujoco.MjData(mj)
+    d = js.Data(m)
+    q, v = random_state(mj, np.random.default_rng(seed))
+    md.qpos[:], md.qvel[:] = q, v
+    d.qpos[:], d.qvel[:] = q, v
+    for _ in range(1000):
+        mujoco.mj_step(mj, md)
+    js.step(m, d, 1000)
+    return np.max(np.abs(d.qpos - md.qpos)), np.max(np.abs(d.qvel - md.qvel))
+
+
 def test_fluid_trajectory_matches_mj_step():
     xml = arm(option='density="1000" viscosity="0.05" wind="0.5 0 0" integrator="RK4"')
     for integrator in ("Euler", "RK4"):
-        mj = mujoco.MjModel.from_xml_string(xml)
-        mj.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-        md = mujoco.MjData(mj)
-        m = _load(xml)
-        m.opt.integrator = integrator
-        d = js.Data(m)
-        rng = np.random.default_rng(3)
-        q, v = random_state(mj, rng)
-        md.qpos[:], md.qvel[:] = q, v
-        d.qpos[:], d.qvel[:] = q, v
-        for _ in range(1000):
-            mujoco.mj_step(mj, md)
-        js.step(m, d, 1000)
-        assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL, integrator
-        assert np.max(np.abs(d.qvel - md.qvel)) < TRAJ_TOL, integrator
+        gap_q, gap_v = _trajectory_gap(xml, 3, integrator)
+        assert gap_q < TRAJ_TOL, integrator
+        assert gap_v < TRAJ_TOL, integrator
+
 
 
 FLUID_IMPLICIT = """<mujoco><option density="1.2" viscosity="0.02" wind="0.3 -.2 .1"
@@ -265,19 +275,7 @@ def test_ellipsoid_fluid_trajectory_matches_mj_step():
         '<default><geom contype="0" conaffinity="0"/></default>',
         '<default><geom contype="0" conaffinity="0" fluidshape="ellipsoid"/></default>')
     for integrator in ("Euler", "RK4"):
-        mj = mujoco.MjModel.from_xml_string(xml)
-        mj.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-        md = mujoco.MjData(mj)
-        m = _load(xml)
-        m.opt.integrator = integrator
-        d = js.Data(m)
-        q, v = random_state(mj, np.random.default_rng(4))
-        md.qpos[:], md.qvel[:] = q, v
-        d.qpos[:], d.qvel[:] = q, v
-        for _ in range(1000):
-            mujoco.mj_step(mj, md)
-        js.step(m, d, 1000)
-        assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL, integrator
+        assert _trajectory_gap(xml, 4, integrator)[0] < TRAJ_TOL, integrator
 
 
 def test_ellipsoid_fluid_on_mesh_and_plane_geoms_matches_mujoco():
@@ -296,15 +294,7 @@ def test_ellipsoid_fluid_on_mesh_and_plane_geoms_matches_mujoco():
     np.testing.assert_allclose(m.geom_fluid, mj.geom_fluid, rtol=TOL, atol=1e-15)
     worst = compare_forward(xml, nstate=8)
     assert worst["qfrc_fluid"] <= TOL
-    md = mujoco.MjData(mj)
-    d = js.Data(m)
-    q, v = random_state(mj, np.random.default_rng(6))
-    md.qpos[:], md.qvel[:] = q, v
-    d.qpos[:], d.qvel[:] = q, v
-    for _ in range(1000):
-        mujoco.mj_step(mj, md)
-    js.step(m, d, 1000)
-    assert np.max(np.abs(d.qpos - md.qpos)) < TRAJ_TOL
+    assert _trajectory_gap(xml, 6)[0] < TRAJ_TOL
 
 
 # ---- actuators: damper (affine gain), dampratio ----------------------------------------
