@@ -10,6 +10,8 @@ second loads what the first cached) and the others run beside them, one process 
     python -m jointspace compile --jobs 1   # one process (slowest, least memory)
 
 A job run twice is a cache load: `compile` after a finished `compile` takes a few seconds.
+The jobs compile for this machine's CPU even the kernels the package ships prebuilt in
+generic x86-64 code (`_numba/prebuilt.py`), which a process then no longer loads.
 """
 
 from __future__ import annotations
@@ -136,7 +138,9 @@ def compile(jobs=None, progress=True, stream=None):
     if jobs < 1:
         raise ValueError(f"compile: jobs must be at least 1, got {jobs}")
     stream = stream or sys.stderr
-    env = dict(os.environ, JOINTSPACE_COMPILE_NOTICE="0")
+    # the jobs compile for this machine's CPU what the package's prebuilt store
+    # (_numba/prebuilt.py) has in generic code: later processes then find theirs first
+    env = dict(os.environ, JOINTSPACE_COMPILE_NOTICE="0", JOINTSPACE_PREBUILT="0")
     todo = list(JOBS)
     running, done, result = {}, set(), {}
     t0 = time.perf_counter()

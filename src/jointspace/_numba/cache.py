@@ -37,7 +37,7 @@ import numba
 from numba.core import caching, codegen, cpu
 from numba.core.runtime import rtsys
 
-from jointspace._numba import ship
+from jointspace._numba import prebuilt, ship
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]  # the package, src/jointspace
 
@@ -379,19 +379,34 @@ _RESOLVED = set()  # names the engine was found to resolve (they stay registered
 
 
 def _load_overload_unstarted(self, sig, target_context):
-    """Numba's Cache.load_overload, without refreshing the target context where it can."""
+    """Numba's Cache.load_overload, without refreshing the target context where it can.
+
+    A kernel of the package that misses is then looked up in the machine code the package
+    ships (`_numba/prebuilt.py`), loaded the same way.
+    """
+    out = _load_unstarted(self, target_context, lambda: self._load_overload(sig, target_context))
+    if out is None and self._enabled and isinstance(self._impl.locator, _Keyed):
+        out = _load_unstarted(self, target_context,
+                              lambda: prebuilt.load(self, sig, target_context, _ROOT))
+    return out
+
+
+def _load_unstarted(self, target_context, load):
+    """`load()`, a cache lookup of `self`'s kernel, before Numba's compiler starts where it can."""
     if type(target_context) is cpu.CPUContext:
         rtsys.initialize(target_context)  # the NRT functions loaded code calls
         outer = getattr(_LOADING, "unstarted", False)
         _LOADING.unstarted = True
         try:
             with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
+                return load()
         except _CompilerNeeded:
             pass
         finally:
             _LOADING.unstarted = outer
-    return _NUMBA_CODE["load_overload"](self, sig, target_context)
+    target_context.refresh()  # what Numba's load_overload does first
+    with self._guard_against_spurious_io_errors():
+        return load()
 
 
 def _resolvable(names, engine):

@@ -13,6 +13,7 @@ that does not fit that machine or that version of the package is ignored there a
 kernel compiled, never run.
 """
 
+import io
 import os
 import pathlib
 import pickle
@@ -46,18 +47,33 @@ def bundle():
         cf = cache._cache_file
         base = cf._index_name[:-len(".nbi")]
         try:
-            names = os.listdir(cf._cache_path)
-            files = {}
-            for name in names:
-                if name == cf._index_name or (name.startswith(base + ".")
-                                              and name.endswith(".nbc")):
+            with open(os.path.join(cf._cache_path, cf._index_name), "rb") as fh:
+                files = {cf._index_name: fh.read()}
+            wanted = _data_files(files[cf._index_name])
+            for name in os.listdir(cf._cache_path):
+                if (name.startswith(base + ".") and name.endswith(".nbc")
+                        and (wanted is None or name in wanted)):
                     with open(os.path.join(cf._cache_path, name), "rb") as fh:
                         files[name] = fh.read()
         except OSError:
             continue
-        if cf._index_name in files:
-            out[key] = files
+        out[key] = files
     return out
+
+
+def _data_files(index):
+    """The data files a Numba index file's entries name; None if it does not read as one.
+
+    A folder also holds data files of entries an index no longer lists (Numba renumbers
+    rather than deletes them when sources change): those are not carried.
+    """
+    try:
+        fh = io.BytesIO(index)
+        pickle.load(fh)  # the Numba version that wrote it
+        _, overloads = pickle.loads(fh.read())
+        return set(overloads.values())
+    except Exception:  # noqa: BLE001 (any unreadable index: carry every data file, as before)
+        return None
 
 
 def _py_func(module, qualname):

@@ -1,0 +1,90 @@
+"""The machine code the package ships (`_numba/prebuilt.py`): current, used, and exact.
+
+The store holds the README demo's kernels compiled for a generic x86-64 CPU. These tests
+check that it fits today's sources (else `python tools/prebuild.py` must be run), that a
+process with an empty cache runs the demo's kernels from it without compiling anything
+and computes bitwise what kernels compiled for this machine compute, and that an entry
+made for another target is never loaded.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba.core.registry import cpu_target
+
+import jointspace as js
+from jointspace._numba import prebuilt
+
+# the demo's model and a span of its fall that includes contacts with the floor
+_STEPS = 300
+
+_CHILD = f"""
+import sys
+import numpy as np
+import jointspace as js
+from jointspace._numba import notice
+m = js.models.load("humanoid")
+d = js.make_data(m)
+js.step(m, d, {_STEPS})
+np.save(sys.argv[1], np.concatenate([d.qpos, d.qvel, np.ravel(d.ncon)]))
+print(notice.compiled())
+"""
+
+
+def _usable_here():
+    """Whether the store's target, Python and Numba are this process's."""
+    with open(prebuilt.STORE / prebuilt.MANIFEST, encoding="utf-8") as fh:
+        info = json.load(fh)
+    triple = cpu_target.target_context.codegen().magic_tuple()[0]
+    python = f"{sys.version_info[0]}{sys.version_info[1]}"
+    return info["target"][0] == triple and info["python"] == python
+
+
+def test_the_store_fits_the_sources():
+    stale = prebuilt.stale()
+    assert stale == [], (f"{len(stale)} entries of src/jointspace/_prebuilt no longer fit the "
+                         f"sources (first: {stale[:3]}): run `python tools/prebuild.py`")
+
+
+def test_an_empty_cache_runs_the_demo_from_the_store_and_computes_the_same(tmp_path):
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.step(m, d, _STEPS)  # kernels of this machine's own cache (or compiled now)
+    ours = np.concatenate([d.qpos, d.qvel, np.ravel(d.ncon)])
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               JOINTSPACE_COMPILE_NOTICE="0")
+    env.pop("NUMBA_CPU_NAME", None)
+    env.pop("NUMBA_CPU_FEATURES", None)
+    out = tmp_path / "state.npy"
+    if not _usable_here():
+        pytest.fail("the shipped store was built for another Python or platform than the "
+                    "one running the tests: run `python tools/prebuild.py` here")
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(out)], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout.split()[-1]) == 0, "kernels compiled despite the store"
+    theirs = np.load(out)
+    assert theirs[-1] > 0, "the span should include contacts"
+    # the generic code and this CPU's differ in instructions, not in arithmetic: Numba
+    # compiles without fast-math, so no reassociation and no fused multiply-add
+    np.testing.assert_array_equal(theirs, ours)
+
+
+def test_an_entry_for_another_target_is_never_loaded(monkeypatch):
+    m = js.models.load("humanoid")
+    js.step(m, js.make_data(m), 1)
+    entry = sys.modules["jointspace.step"]._step_entry
+    cache, sig, ctx = entry._cache, entry.signatures[0], cpu_target.target_context
+    assert prebuilt.load(cache, sig, ctx, prebuilt.STORE.parent) is not None, \
+        "the step entry should be in the store"
+    target = prebuilt._target()
+    monkeypatch.setitem(prebuilt._STATE, "target", ("aarch64-unknown-linux-gnu",) + target[1:])
+    assert prebuilt.load(cache, sig, ctx, prebuilt.STORE.parent) is None
+    monkeypatch.setitem(prebuilt._STATE, "target", target)
+    monkeypatch.setenv("JOINTSPACE_PREBUILT", "0")
+    assert prebuilt.load(cache, sig, ctx, prebuilt.STORE.parent) is None

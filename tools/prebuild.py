@@ -1,0 +1,107 @@
+"""Write src/jointspace/_prebuilt/: the machine code of the README's first run, portable.
+
+    python tools/prebuild.py          # minutes: compiles what changed since the last build
+    python tools/prebuild.py --check  # exit 1 if the store no longer fits the sources
+
+Runs the README demo (`jointspace simulate humanoid --seconds 2`) in a fresh interpreter
+with NUMBA_CPU_NAME=generic (code any x86-64 processor runs) and its own Numba cache
+(`.prebuild-cache/` at the checkout's root, kept between builds so that a build after a
+small change compiles only what the change touched), with the store itself turned off,
+then replaces the store with the cache entries that run used (`_numba/ship.bundle_of`)
+and a manifest naming the target the code was compiled for.
+
+Run it after changing any kernel the demo runs: tests/test_prebuilt.py fails until the
+store fits the sources again (`--check` says which entries are stale). The store is only
+usable with the Python minor version, Numba version and platform it was built with
+(CPython 3.11, x86-64 Linux today); elsewhere kernels compile on first use as before.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+DEMO = ("from jointspace import cli; "
+        "assert cli.main(['simulate', 'humanoid', '--seconds', '2']) == 0")
+
+
+def _environment(cache_dir):
+    """This environment, compiling generic code into `cache_dir`, the store turned off."""
+    return dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), NUMBA_CPU_NAME="generic",
+                NUMBA_CPU_FEATURES="", JOINTSPACE_PREBUILT="0")
+
+
+def _target(env):
+    """The (triple, cpu, features) Numba keys code compiled under `env` with."""
+    code = ("import json; from numba.core.registry import cpu_target; "
+            "print(json.dumps(cpu_target.target_context.codegen().magic_tuple()))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def build():
+    """Compile the demo's kernels in generic code and write them as the store."""
+    import jointspace  # noqa: F401 (imports every module that holds kernels)
+    from jointspace._numba import prebuilt, ship
+
+    cache_dir = ROOT / ".prebuild-cache"
+    env = _environment(cache_dir)
+    t0 = time.perf_counter()
+    saved = dict(os.environ)
+    os.environ.update(env)  # bundle_of runs its interpreter with this process's environment
+    try:
+        ship.bundle_of(DEMO)  # compiles what the cache lacks: its bundle holds every helper
+        bundle = ship.bundle_of(DEMO)  # loads: the kernels the demo calls, nothing inlined
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    target = _target(env)
+    shutil.rmtree(prebuilt.STORE, ignore_errors=True)
+    files = {}  # index file -> its kernel's source, both relative to the package
+    for (module, _qualname), entries in sorted(bundle.items()):
+        source = pathlib.Path(sys.modules[module].__file__).resolve()
+        rel = source.relative_to(prebuilt.STORE.parent)
+        out = prebuilt.STORE / rel.parent
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in sorted(entries.items()):
+            (out / name).write_bytes(data)
+            if name.endswith(".nbi"):
+                files[(rel.parent / name).as_posix()] = rel.as_posix()
+    manifest = {"target": target, "python": f"{sys.version_info[0]}{sys.version_info[1]}",
+                "files": dict(sorted(files.items()))}
+    with open(prebuilt.STORE / prebuilt.MANIFEST, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    size = sum(p.stat().st_size for p in prebuilt.STORE.rglob("*") if p.is_file())
+    print(f"prebuild: {len(files)} kernels, {size / 1e6:.1f} MB, target {target}, "
+          f"{time.perf_counter() - t0:.0f} s")
+
+
+def main():
+    """`tools/prebuild.py [--check]`; the exit status."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true",
+                    help="list the store's entries that no longer fit the sources; exit 1 if any")
+    args = ap.parse_args()
+    if args.check:
+        import jointspace  # noqa: F401 (installs the package's cache locators)
+        from jointspace._numba import prebuilt
+
+        stale = prebuilt.stale()
+        for name in stale:
+            print(f"stale: {name}")
+        return 1 if stale else 0
+    build()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
