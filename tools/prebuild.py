@@ -1,9 +1,10 @@
-"""Write src/jointspace/_prebuilt/: the machine code of the README's first run, portable.
+"""Write src/jointspace/_prebuilt/: the machine code of the README's first steps, portable.
 
     python tools/prebuild.py          # minutes: compiles what changed since the last build
     python tools/prebuild.py --check  # exit 1 if the store no longer fits the sources
 
-Runs the README demo (`jointspace simulate humanoid --seconds 2`) in a fresh interpreter
+Runs the README demo (`jointspace simulate humanoid --seconds 2`) and the calls of the
+README's short tour in a fresh interpreter
 with NUMBA_CPU_NAME=generic (code any x86-64 processor runs) and its own Numba cache
 (`.prebuild-cache/` at the checkout's root, kept between builds so that a build after a
 small change compiles only what the change touched), with the store itself turned off,
@@ -28,8 +29,42 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-DEMO = ("from jointspace import cli; "
-        "assert cli.main(['simulate', 'humanoid', '--seconds', '2']) == 0")
+# the README's first command, then the calls of its short tour (on the embedded humanoid;
+# the tour's keyframe and sensor names are a robot file's, which the humanoid lacks), then
+# a model with what the real files of the test data add to the kernels the humanoid loads
+DEMO = """
+import numpy as np
+import jointspace as js
+from jointspace import cli
+
+assert cli.main(["simulate", "humanoid", "--seconds", "2"]) == 0
+m = js.models.humanoid()
+d = js.make_data(m)
+js.kinematics(m, d)
+js.jacobian_site(m, d, 0)
+js.jacobian_dot_qvel(m, d, m.site_bodyid[0], d.site_xpos[0])
+q, v, a = m.qpos0.copy(), np.zeros(m.nv), np.zeros(m.nv)
+tau = js.rnea(m, d, q, v, a)
+js.crba(m, d, q)
+js.aba(m, d, q, v, tau)
+js.minv(m, d, q)
+js.step(m, d, 40)
+for solver in ("Newton", "CG", "PGS"):
+    m.opt.solver = solver
+    js.forward(m, d)
+js.inverse(m, d)
+js.reset(m, d)
+x = js.get_state(m, d, "fullphysics")
+js.set_state(m, d, x, "fullphysics")
+js.rollout(m, None, x, np.zeros((1, 3, m.nu)), nthread=2)
+js.rnea_derivatives(m, d, q, v, a)
+js.aba_derivatives(m, d, q, v, tau)
+js.transition_derivatives(m, d)
+# what a robot file adds to the humanoid's path: cameras and lights (the dm_control suite's)
+m = js.load_string('<mujoco><worldbody><light pos="0 0 3"/><camera pos="0 -2 1"/>'
+                   '<body><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
+js.step(m, js.make_data(m), 2)
+"""
 
 
 def _environment(cache_dir):

@@ -14,10 +14,11 @@ import time
 
 from numba.core import event
 
-# measured from an empty cache on a 2-core machine: import + load + first step of the
-# humanoid (docs/speed.md, "Start-up"); a whole `jointspace compile` takes about as long
-# spread over the cores
-USUAL = "about 5 minutes on 2 cores, once"
+# measured from an empty cache with the package's prebuilt store not fitting (another
+# Python, Numba or platform): the README demo compiled 564 functions in 9 min 40 s on a
+# 2-core machine (docs/speed.md, "Start-up"); `jointspace compile` takes about 14 minutes
+# there, spread over the cores
+USUAL = "several minutes on 2 cores, once"
 
 _state = {"said": False, "count": 0, "depth": 0, "t0": None}
 _lock = threading.Lock()
