@@ -14,8 +14,10 @@ regular expression (no import, no AST), once per file per process.
 Compiled loops in the checkout's benchmarks, examples, tests and tools inline the package's
 kernels too: theirs are keyed the same way, on their own file and the package files they
 import. Caches live where Numba would put them (`__pycache__` beside the sources, or the
-user-wide cache directory when the installation is read-only). Every entry of ours that
-Numba loads or saves is noted for `ship.bundle`, which carries them to other processes.
+user-wide cache directory when the installation is read-only). A kernel of the package
+that misses there is looked up in the machine code the package ships (`prebuilt.py`)
+before Numba compiles it. Every entry of ours that Numba loads or saves is noted for
+`ship.bundle`, which carries them to other processes.
 
 Loading a warm cache skips work of Numba's that running cached kernels does not need
 (`defer_linking_bitcode`, `defer_compiler_start`, `defer_blas_check`): patches of Numba
