@@ -337,7 +337,7 @@ def test_spatial_tendon_spring_conserves_energy():
 
 
 def test_wrapping_matches_mujoco():
-    """Sphere and cylinder wrapping (side sites are refused: see test_bad_tendon_input).
+    """Sphere and cylinder wrapping without side sites (with them: the tests below).
 
     ten_length, ten_J, the path points (sites, tangent points, their geoms) and qacc at
     seeded states, which wrap every tendon in some and leave it straight in others.
@@ -361,6 +361,118 @@ def test_wrapping_matches_mujoco():
         assert rel_err(d.qacc, md.qacc) <= SMOOTH_TOL
         wrapped += np.array(md.ten_wrapnum) > 2
     assert np.all(wrapped > 0) and np.all(wrapped < 40), wrapped
+
+
+# side sites: a tendon over the cylinder with a side site behind it, and one over the ball
+# with a side site inside it (the single-contact path)
+WRAPPING_SIDE = WRAPPING.replace(
+    '<geom name="ball" type="sphere" size="0.08" pos="0.3 0 -0.2"/>',
+    '<geom name="ball" type="sphere" size="0.08" pos="0.3 0 -0.2"/>'
+    '<site name="far" pos="-0.3 0 0.1"/><site name="core" pos="0.33 0 -0.18"/>').replace(
+    '<spatial name="cn">',
+    '<spatial name="cs" stiffness="20"><site site="top"/><geom geom="cyl" sidesite="far"/>'
+    '<site site="end"/></spatial><spatial name="bs" stiffness="5"><site site="top"/>'
+    '<geom geom="ball" sidesite="core"/><site site="end2"/></spatial><spatial name="cn">')
+
+# the path points of one spatial tendon site, geom, site set directly (mocap bodies): both
+# geoms share a body, so each pose wraps the same sites around a sphere and a cylinder
+SIDE_POSES = """
+<mujoco>
+  <worldbody>
+    <body name="geoms" mocap="true">
+      <geom name="ball" type="sphere" size="0.1" contype="0" conaffinity="0"/>
+      <geom name="can" type="cylinder" size="0.1 0.5" contype="0" conaffinity="0"/>
+    </body>
+    <body name="b0" mocap="true"><site name="x0"/></body>
+    <body name="b1" mocap="true"><site name="x1"/></body>
+    <body name="bs" mocap="true"><site name="side"/></body>
+  </worldbody>
+  <tendon>
+    <spatial name="ball_side"><site site="x0"/><geom geom="ball" sidesite="side"/>
+      <site site="x1"/></spatial>
+    <spatial name="can_side"><site site="x0"/><geom geom="can" sidesite="side"/>
+      <site site="x1"/></spatial>
+    <spatial name="ball"><site site="x0"/><geom geom="ball"/><site site="x1"/></spatial>
+    <spatial name="can"><site site="x0"/><geom geom="can"/><site site="x1"/></spatial>
+  </tendon>
+</mujoco>
+"""
+# MuJoCo 4.0's wrap and ours take the same steps (atan2, asin, the same Newton iteration):
+# the lengths and points agree to rounding, relative to max(1, |x|)
+WRAP_POSE_TOL = 1e-12
+
+
+def test_side_sites_wrap_as_mujoco_4():
+    """5,000 seeded poses: sites and a side site around a sphere and a cylinder.
+
+    MuJoCo 4.0 chooses the side by the sense of the sweep from the first site through the
+    side site to the second, and keeps the straight path where it misses the geom with the
+    side site's direction between the sites' (which the published mju_wrap wraps); a side
+    site inside the geom gives the single-contact path. ten_length, ten_wrapnum, wrap_obj
+    and wrap_xpos of every tendon, with and without the side site, against mj_forward.
+    """
+    m, mj = js.load_string(SIDE_POSES), mujoco.MjModel.from_xml_string(SIDE_POSES)
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    rng = np.random.default_rng(7)
+    r = 0.1
+    kinds = {"side wraps, plain straight": 0, "plain wraps, side straight": 0,
+             "inside, one contact": 0, "both wrap": 0}
+    for _ in range(5000):
+        quat = rng.normal(size=4)
+        pos = np.empty((4, 3))
+        pos[0] = rng.uniform(-0.2, 0.2, 3)
+        pos[1:3] = pos[0] + rng.uniform(-4 * r, 4 * r, (2, 3))
+        u = rng.normal(size=3)
+        if rng.uniform() < 0.25:  # the side site inside the geom
+            pos[3] = pos[0] + u / np.linalg.norm(u) * r * rng.uniform() ** (1 / 3)
+        else:
+            pos[3] = pos[0] + u / np.linalg.norm(u) * r * rng.uniform(1.2, 4)
+        for dd in (d, md):
+            dd.mocap_pos[:] = pos
+            dd.mocap_quat[:] = [quat / np.linalg.norm(quat), [1, 0, 0, 0], [1, 0, 0, 0],
+                                [1, 0, 0, 0]]
+        js.forward(m, d)
+        mujoco.mj_forward(mj, md)
+        assert list(d.ten_wrapnum) == list(md.ten_wrapnum)
+        nw = md.ten_wrapadr[-1] + md.ten_wrapnum[-1]
+        assert list(d.wrap_obj[:nw]) == list(md.wrap_obj.reshape(-1)[:nw])
+        assert rel_err(d.ten_length, md.ten_length) <= WRAP_POSE_TOL
+        assert rel_err(d.wrap_xpos[:nw], md.wrap_xpos.reshape(-1, 3)[:nw]) <= WRAP_POSE_TOL
+        wraps = np.array(md.ten_wrapnum) > 2
+        inside = np.linalg.norm(pos[3] - pos[0]) < r
+        for side, plain in ((0, 2), (1, 3)):
+            if inside and wraps[side]:
+                kinds["inside, one contact"] += 1
+            elif wraps[side] and not wraps[plain]:
+                kinds["side wraps, plain straight"] += 1
+            elif wraps[plain] and not wraps[side]:
+                kinds["plain wraps, side straight"] += 1
+            elif wraps[side]:
+                kinds["both wrap"] += 1
+    assert min(kinds.values()) >= 100, kinds  # every case the side site decides, often
+
+
+def test_side_sites_match_mujoco_in_forward_and_1000_steps():
+    """ten_J, forces and qacc at seeded states, then 1000 steps against mj_step."""
+    m, mj, _ = _pair(WRAPPING_SIDE, gravity="enable")
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        q = 0.8 * rng.normal(size=m.nq)
+        v = rng.normal(size=m.nv)
+        _set(m, d, mj, md, q, v, np.zeros(0))
+        js.forward(m, d)
+        mujoco.mj_forward(mj, md)
+        assert list(d.ten_wrapnum) == list(md.ten_wrapnum)
+        assert rel_err(d.ten_length, md.ten_length) <= SMOOTH_TOL
+        assert rel_err(d.ten_J, _dense_ten_J(mj, md)) <= SMOOTH_TOL
+        assert rel_err(d.qacc, md.qacc) <= SMOOTH_TOL
+    _set(m, d, mj, md, m.qpos0 + 0.3, np.zeros(m.nv), np.zeros(0))
+    for _ in range(1000):
+        js.step(m, d)
+        mujoco.mj_step(mj, md)
+    assert rel_err(d.qpos, md.qpos) <= TRAJECTORY_TOL
+    assert rel_err(d.qvel, md.qvel) <= TRAJECTORY_TOL
 
 
 def test_tendon_over_a_cylinder_conserves_energy():
@@ -396,7 +508,7 @@ ONE_SITE = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/></w
 SIDESITE = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/>
 <geom name="g" type="sphere" size="0.1"/></worldbody>
 <tendon><spatial name="s"><site site="b"/>
-<geom geom="g" sidesite="a"/><site site="b"/></spatial></tendon></mujoco>"""
+<geom geom="g" sidesite="nope"/><site site="b"/></spatial></tendon></mujoco>"""
 WRAP_BOX = """<mujoco><worldbody><site name="a"/><site name="b" pos="1 0 0"/>
 <geom name="g" type="box" size="0.1 0.1 0.1"/></worldbody>
 <tendon><spatial name="s"><site site="a"/>
@@ -411,7 +523,7 @@ BALL_JOINT = """<mujoco><worldbody><body><joint name="j" type="ball"/><geom size
     (BALL_JOINT, ["<string>:2 <joint>", "joint 'j'", "hinge or a slide"]),
     (UNLIMITED, ["<string>:3 <tendonlimitpos>", "limited tendon"]),
     (ONE_SITE, ["<string>:2 <spatial name='s'>", "at least two sites"]),
-    (SIDESITE, ["<string>:4 <geom>: attribute sidesite='a'", "side sites"]),
+    (SIDESITE, ["<string>:4 <geom>", "unknown site 'nope'"]),
     (WRAP_BOX, ["<string>:4 <geom> geom='g'", "sphere or a cylinder", "box"]),
 ])
 def test_bad_tendon_input_is_named(xml, words):

@@ -6,7 +6,7 @@ A spatial tendon is a path through sites, straight between consecutive sites; a 
   ten_length = Σ_seg |p1 − p0| / divisor
   ten_J      = Σ_seg u · (jacp(p1) − jacp(p0)) / divisor,   u = (p1 − p0)/|p1 − p0|
 
-and a site, sphere or cylinder, site sequence wraps around the geom (`wrap`: MuJoCo's
+and a site, sphere or cylinder, site sequence wraps around the geom (`wrap`: MuJoCo 4.0's
 mju_wrap, with the optional side site choosing the side or, inside the geom, the
 single-contact path).
 
@@ -50,13 +50,20 @@ from jointspace.types import (
 
 @njit(cache=True, inline="always")
 def _segments_cross(a0, a1, b0, b1, c0, c1, e0, e1):
-    """True when the 2D segments (a, b) and (c, e) intersect."""
+    """True when the 2D segments (a, b) and (c, e) intersect, b and e themselves excluded.
+
+    With p = a + s (b − a) = c + t (e − c): 0 ≤ s < 1 and 0 ≤ t < 1, each compared as a
+    product with the determinant's sign rather than divided by it (MuJoCo 4.0's test).
+    """
     det = (e1 - c1) * (b0 - a0) - (e0 - c0) * (b1 - a1)
     if abs(det) < MINVAL:
         return False
-    s = ((e0 - c0) * (a1 - c1) - (e1 - c1) * (a0 - c0)) / det
-    t = ((b0 - a0) * (a1 - c1) - (b1 - a1) * (a0 - c0)) / det
-    return 0.0 <= s <= 1.0 and 0.0 <= t <= 1.0
+    sg = 1.0 if det > 0.0 else -1.0
+    s_num = (e0 - c0) * (a1 - c1) - (e1 - c1) * (a0 - c0)
+    t_num = (b0 - a0) * (a1 - c1) - (b1 - a1) * (a0 - c0)
+    s_below_1 = sg * ((e0 - c0) * (b1 - e1) - (e1 - c1) * (b0 - e0)) < 0.0
+    t_below_1 = sg * ((b0 - a0) * (b1 - e1) - (b1 - a1) * (b0 - e0)) < 0.0
+    return s_below_1 and sg * s_num >= 0.0 and sg * t_num >= 0.0 and t_below_1
 
 
 @njit(cache=True, inline="always")
@@ -68,24 +75,25 @@ def _unit2(x, y):
     return x / n, y / n
 
 
-@njit(cache=True)
-def _arc_length(t0x, t0y, t1x, t1y, second, radius):
-    """Length of the arc from tangent point t0 to t1, the way the chosen solution turns."""
-    ax, ay = _unit2(t0x, t0y)
-    bx, by = _unit2(t1x, t1y)
-    angle = math.acos(min(1.0, max(-1.0, ax * bx + ay * by)))
-    turn = t0y * t1x - t0x * t1y
-    if (turn > 0.0 and second) or (turn < 0.0 and not second):
-        angle = 2.0 * math.pi - angle
-    return radius * angle
+@njit(cache=True, inline="always")
+def _turn(ax, ay, bx, by):
+    """The signed angle from direction a to direction b, in (−π, π]."""
+    return math.atan2(ax * by - ay * bx, ax * bx + ay * by)
 
 
 @njit(cache=True)
 def _circle_wrap(e, side, has_side, radius, pnt):
     """Tangent points pnt (4) of the 2D path between e[0:2] and e[2:4] around the circle.
 
-    Returns the arc length, or −1 when the straight segment misses the circle (on the
-    side-site's side when there is one) or a point lies inside it.
+    Returns the arc length, or −1 for no wrap: a point inside the circle, the tangent
+    lines crossing, or a straight segment that misses the circle (with a side site: and
+    the side site's direction lies between the two ends, so that the straight path is
+    already on its side).
+
+    MuJoCo 4.0's rules, which differ from the mju_wrap of its published source where a side
+    site is given: the side is chosen by the sense in which the sweep end 0 → side → end 1
+    turns, not by which tangent pair's midpoint lies nearer the side site, and the arc is
+    the angle of that sweep less the two straight legs' angles.
     """
     sq0 = e[0] * e[0] + e[1] * e[1]
     sq1 = e[2] * e[2] + e[3] * e[3]
@@ -101,7 +109,15 @@ def _circle_wrap(e, side, has_side, radius, pnt):
     a = min(1.0, max(0.0, -(dx * e[0] + dy * e[1]) / dd))
     nx = e[0] + a * dx
     ny = e[1] + a * dy
-    if nx * nx + ny * ny > r2 and (not has_side or side[0] * nx + side[1] * ny >= 0.0):
+    misses = nx * nx + ny * ny > r2
+    sweep = 0.0
+    best = 0
+    if has_side:
+        sweep = _turn(e[0], e[1], side[0], side[1]) + _turn(side[0], side[1], e[2], e[3])
+        if misses and abs(sweep - _turn(e[0], e[1], e[2], e[3])) < math.pi:
+            return -1.0
+        best = 1 if sweep > 0.0 else 0
+    elif misses:
         return -1.0
     q0 = math.sqrt(sq0 - r2)
     q1 = math.sqrt(sq1 - r2)
@@ -114,32 +130,39 @@ def _circle_wrap(e, side, has_side, radius, pnt):
         sol[k, 1] = (e[1] * r2 - sg * radius * e[0] * q0) / sq0
         sol[k, 2] = (e[2] * r2 - sg * radius * e[3] * q1) / sq1
         sol[k, 3] = (e[3] * r2 + sg * radius * e[2] * q1) / sq1
-        if has_side:
-            mx, my = _unit2(sol[k, 0] + sol[k, 2], sol[k, 1] + sol[k, 3])
-            good = mx * side[0] + my * side[1]
-        else:
-            gx = sol[k, 0] - sol[k, 2]
-            gy = sol[k, 1] - sol[k, 3]
-            good = -(gx * gx + gy * gy)
+        # without a side site: the shorter chord between the tangent points, unless the
+        # two tangent lines cross
+        gx = sol[k, 0] - sol[k, 2]
+        gy = sol[k, 1] - sol[k, 3]
+        goods[k] = -(gx * gx + gy * gy)
         if _segments_cross(e[0], e[1], sol[k, 0], sol[k, 1], e[2], e[3], sol[k, 2], sol[k, 3]):
-            good = -10000.0
-        goods[k] = good
-    # the better solution; a tie takes the second
-    best = 0 if goods[0] > goods[1] else 1
+            goods[k] = -10000.0
+    if not has_side:
+        best = 0 if goods[0] > goods[1] else 1  # a tie takes the second
     for c in range(4):
         pnt[c] = sol[best, c]
     if _segments_cross(e[0], e[1], pnt[0], pnt[1], e[2], e[3], pnt[2], pnt[3]):
         return -1.0
-    return _arc_length(pnt[0], pnt[1], pnt[2], pnt[3], best == 1, radius)
+    if has_side:
+        return radius * abs(sweep - _turn(e[0], e[1], pnt[0], pnt[1])
+                            - _turn(pnt[2], pnt[3], e[2], e[3]))
+    # the angle between the tangent points, the long way round where the chosen
+    # solution turns against it
+    turn = pnt[1] * pnt[2] - pnt[0] * pnt[3]
+    angle = math.atan2(abs(turn), pnt[0] * pnt[2] + pnt[1] * pnt[3])
+    if angle > 1e-6 and ((best == 0 and turn < 0.0) or (best == 1 and turn > 0.0)):
+        angle = 2.0 * math.pi - angle
+    return radius * angle
 
 
 @njit(cache=True)
 def _inside_wrap(e, radius, pnt):
     """One contact point pnt (4, twice the same) for a side site inside the circle.
 
-    The path from e[0:2] to e[2:4] touches the circle once, where
-    asin(A z) + asin(B z) − 2 asin(z) + G = 0 (A = r/|e0|, B = r/|e1|, G the angle between
-    the ends), solved by Newton's method from z just below 1. Returns 0, or −1 for no wrap.
+    The path from e[0:2] to e[2:4] touches the circle once, at the angle t where
+    asin(A sin t) + asin(B sin t) − 2t + G = 0 (A = r/|e0|, B = r/|e1|, G the angle
+    between the ends), found by Newton's method in t from π/2 (MuJoCo 4.0's iteration;
+    its published source iterates in z = sin t). Returns 0, or −1 for no wrap.
     """
     l0 = math.sqrt(e[0] * e[0] + e[1] * e[1])
     l1 = math.sqrt(e[2] * e[2] + e[3] * e[3])
@@ -167,22 +190,23 @@ def _inside_wrap(e, radius, pnt):
     if cosg > 1.0 - MINVAL:
         return 0.0
     G = math.acos(cosg)
-    z = 1.0 - 1e-7
-    f = math.asin(A * z) + math.asin(B * z) - 2.0 * math.asin(z) + G
+    t = 0.5 * math.pi
+    z = 1.0
+    f = math.asin(A) + math.asin(B) - math.pi + G
     if f > 0.0:
         return 0.0
     it = 0
     while it < 20 and abs(f) > 1e-6:
-        df = (A / max(MINVAL, math.sqrt(1.0 - z * z * A * A))
-              + B / max(MINVAL, math.sqrt(1.0 - z * z * B * B))
-              - 2.0 / max(MINVAL, math.sqrt(1.0 - z * z)))
+        df = math.cos(t) * (A / max(MINVAL, math.sqrt(1.0 - A * A * z * z))
+                            + B / max(MINVAL, math.sqrt(1.0 - B * B * z * z))) - 2.0
         if df > -MINVAL:
             return 0.0
-        z1 = z - f / df
-        if z1 > z:
+        t1 = t - f / df
+        if t1 > t:
             return 0.0
-        z = z1
-        f = math.asin(A * z) + math.asin(B * z) - 2.0 * math.asin(z) + G
+        t = t1
+        z = math.sin(t)
+        f = math.asin(A * z) + math.asin(B * z) - 2.0 * t + G
         if f > 1e-6:
             return 0.0
         it += 1
@@ -191,10 +215,10 @@ def _inside_wrap(e, radius, pnt):
     # rotate the end that turns counter-clockwise into the other by the contact angle
     if e[0] * e[3] - e[1] * e[2] > 0.0:
         vx, vy = _unit2(e[0], e[1])
-        ang = math.asin(z) - math.asin(A * z)
+        ang = t - math.asin(A * z)
     else:
         vx, vy = _unit2(e[2], e[3])
-        ang = math.asin(z) - math.asin(B * z)
+        ang = t - math.asin(B * z)
     c = math.cos(ang)
     s = math.sin(ang)
     pnt[0] = pnt[2] = radius * (c * vx - s * vy)

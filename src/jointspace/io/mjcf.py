@@ -2313,9 +2313,7 @@ class _Loader:
                     self._check_attrs(j, {"geom", "sidesite"})
                     if "geom" not in j.attrib:
                         raise ModelError(f"{jw}: <geom> in a spatial tendon needs geom")
-                    self._ignore_if(j, "sidesite", "sidesite" in j.attrib,
-                                    "side sites of wrap geoms")
-                    path.append(("geom", j.attrib["geom"], "", jw))
+                    path.append(("geom", j.attrib["geom"], j.attrib.get("sidesite", ""), jw))
                 else:
                     raise ModelError(f"{jw}: unknown element <{j.tag}> in a spatial tendon; "
                                      f"use site, geom or pulley")
