@@ -310,3 +310,12 @@ def test_bad_values_are_refused(xml, what):
         mujoco.MjModel.from_xml_string(xml)
     with pytest.raises(ModelError, match=rf"<string>:2 <(geom|pair)>.*{what}"):
         js.load_string(xml)
+
+
+@pytest.mark.parametrize("attr", ['surfacevel="nan 0 0"', 'adhesion="inf"'])
+def test_non_finite_values_are_refused(attr):
+    """MuJoCo loads them (with a warning); jointspace refuses them, naming the attribute."""
+    xml = f'<mujoco><worldbody><geom size=".1" {attr}/></worldbody></mujoco>'
+    mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=attr.split("=")[0]):
+        js.load_string(xml)
