@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
-from jointspace.errors import ModelError
+from jointspace.errors import JointspaceError, ModelError
 from tests._util import rel_err
 
 # compiled fields and the smooth parts of mj_forward (contacts, efc_vel, efc_aref,
@@ -319,3 +319,19 @@ def test_non_finite_values_are_refused(attr):
     mujoco.MjModel.from_xml_string(xml)
     with pytest.raises(ModelError, match=attr.split("=")[0]):
         js.load_string(xml)
+
+
+def test_contact_forces_are_the_net_force_of_mj_contact_force():
+    """rigid.contact_forces: the normal less the adhesion (negative under tension)."""
+    m, mj = _pair(_xml(cone="pyramidal", condim=3, tilt=7, order=("belt", "ball")))
+    d, md = js.make_data(m), mujoco.MjData(mj)
+    js.forward(m, d)
+    mujoco.mj_forward(mj, md)
+    ours = js.rigid.contact_forces(m, d)
+    theirs = np.zeros((md.ncon, 6))
+    for c in range(md.ncon):
+        mujoco.mj_contactForce(mj, md, c, theirs[c])
+    assert np.any(theirs[:, 0] < 0)
+    assert rel_err(ours, theirs[:, :3]) <= SOLVER_TOL["Newton"]
+    with pytest.raises(JointspaceError, match="surfacevel"):
+        js.rigid.inverse_dynamics(m, d, np.zeros(m.nv))
