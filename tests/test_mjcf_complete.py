@@ -717,19 +717,6 @@ def test_mesh_material_applies_to_its_geoms_as_in_mujoco():
     assert abs(dist - x) <= TOL
 
 
-@pytest.mark.parametrize("xml, what", [
-    ('<mujoco><worldbody><geom name="a" size=".1"/><body><freejoint/><geom name="b" '
-     'size=".1"/></body></worldbody><contact>\n<pair geom1="a" geom2="b" adhesion="1"/>'
-     '</contact></mujoco>', "model.xml:2 <pair>: adhesion=1.0"),
-    ('<mujoco><default><pair adhesion="2"/></default><worldbody><geom name="a" size=".1"/>'
-     '<body><freejoint/><geom name="b" size=".1"/></body></worldbody><contact>\n'
-     '<pair geom1="a" geom2="b"/></contact></mujoco>', "model.xml:2 <pair>: adhesion=2.0"),
-])
-def test_mjcf_that_mujoco_computes_and_jointspace_does_not_is_refused(xml, what):
-    mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 loads it
-    _error(xml, "model.xml:2 <", what)
-
-
 FLAT = ('<mujoco><asset><mesh name="flat" inertia="shell" vertex="0 0 0 1 0 0 0 1 0 1 1 0" '
         'face="0 1 2 1 3 2"/></asset><worldbody><body><freejoint/>\n'
         '<geom type="mesh" mesh="flat" {attrs}/></body></worldbody></mujoco>')

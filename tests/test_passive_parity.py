@@ -403,19 +403,6 @@ def test_options_that_jointspace_does_not_compute_are_refused(option, what):
         _load(arm(option=option))
 
 
-@pytest.mark.parametrize("old, new, what", [
-    ('<geom type="box" size="0.1 0.2 0.3"/>',
-     '<geom type="box" size="0.1 0.2 0.3" surfacevel="1 0 0"/>', "<geom>: attribute surfacevel"),
-    ('<geom type="box" size="0.1 0.2 0.3"/>',
-     '<geom type="box" size="0.1 0.2 0.3" adhesion="2"/>', "<geom>: attribute adhesion"),
-])
-def test_attributes_jointspace_does_not_compute_are_refused(old, new, what):
-    xml = arm().replace(old, new)
-    mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 computes them
-    with pytest.raises(ModelError, match=rf"<string>:\d+ {what}"):
-        _load(xml)
-
-
 @pytest.mark.parametrize("kw", [
     dict(option='density="1000" viscosity="0.05" wind="0.5 0 0"'),
     dict(g1='gravcomp="1"', g2='gravcomp="0.5"', j2='actuatorgravcomp="true"',

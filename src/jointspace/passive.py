@@ -3,7 +3,8 @@
 MuJoCo's engine_passive.c and the "Computation" chapter's fluid forces, both fluid models.
 
 qfrc_passive = qfrc_spring + qfrc_damper + qfrc_fluid + qfrc_gravcomp (on the dofs of joints
-without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.actuation`):
+without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.actuation`)
++ qfrc_adhesion:
   hinge, slide:  qfrc_spring = -k (q - q_spring)
   ball:          qfrc_spring = -k log(q_spring⁻¹ ⊗ q)   (rotation vector in the joint frame)
   free:          the ball rule for the rotation, -k (p - p_spring) for the world translation
@@ -14,6 +15,11 @@ without actuatorgravcomp; the others get it through qfrc_actuator, `jointspace.a
   fluid:         qfrc_fluid = Σ_b J_bᵀ R_b f_b, with f_b the inertia-box drag and viscous
                  force of body b in its inertial frame (below), or, for a body with a geom of
                  fluidshape="ellipsoid", the ellipsoid model's force on each such geom
+  adhesion:      qfrc_adhesion = Σ_c J_cᵀ (−δ_c n_c) over the contacts of the last collision
+                 with adhesion δ_c ≠ 0 (J_c the Jacobian of geom 2's point minus geom 1's at
+                 the contact point, n_c the normal): the constant pull that, with the
+                 reference bias of `jointspace.constraint.reference`, translates the
+                 friction cone by δ_c (MuJoCo 4.0's mj_adhesion; only when m.flg_adhesion)
 with k = jnt_stiffness, b = dof_damping and p = dof_dampingpoly (MuJoCo 4's damping
 polynomial, the second and third values of `damping`; tendon_damping and tendon_dampingpoly
 for tendons), each plus what the joint's or tendon's actuators lend it, their damping
@@ -48,6 +54,7 @@ from numba import njit
 from jointspace.actuator_passive import dof_damping, tendon_damping
 from jointspace.rotation import quat_mul
 from jointspace.types import (
+    DSBL_CONTACT,
     DSBL_DAMPER,
     DSBL_GRAVITY,
     DSBL_SPRING,
@@ -427,12 +434,50 @@ def fluid(m, d):
     return True
 
 
+@njit(cache=True)
+def adhesion(m, d):
+    """qfrc_adhesion += J_cᵀ (−δ_c n_c) for each adhesive contact (mj_adhesion).
+
+    The Jacobian is walked along both geoms' dof chains (their common dofs cancel);
+    returns True if some contact pulled.
+    """
+    if m.opt_disableflags[0] & DSBL_CONTACT:
+        return False
+    found = False
+    for c in range(d.ncon[0]):
+        delta = d.contact_adhesion[c]
+        if delta == 0.0 or d.contact_exclude[c] > 1:
+            continue
+        found = True
+        p = d.contact_pos[c]
+        f = d.contact_frame[c]
+        for side in range(2):
+            b = m.geom_bodyid[d.contact_geom[c, side]]
+            root = m.body_rootid[b]
+            o0 = p[0] - d.subtree_com[root, 0]
+            o1 = p[1] - d.subtree_com[root, 1]
+            o2 = p[2] - d.subtree_com[root, 2]
+            scale = delta if side == 0 else -delta
+            w = m.body_weldid[b]
+            num = m.body_dofnum[w]
+            i = m.body_dofadr[w] + num - 1 if num else -1
+            while i >= 0:
+                cd = d.cdof[i]
+                jp0 = cd[3] + cd[1] * o2 - cd[2] * o1
+                jp1 = cd[4] + cd[2] * o0 - cd[0] * o2
+                jp2 = cd[5] + cd[0] * o1 - cd[1] * o0
+                d.qfrc_adhesion[i] += scale * (f[0] * jp0 + f[1] * jp1 + f[2] * jp2)
+                i = m.dof_parentid[i]
+    return found
+
+
 @njit(cache=True, nogil=True)
 def passive(m, d):
-    """qfrc_passive and its parts qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid.
+    """qfrc_passive and its parts (spring, damper, gravcomp, fluid and adhesion forces).
 
-    mj_passive: springs and dampers, gravity compensation and fluid forces; zero when both
-    the "spring" and "damper" flags are disabled.
+    mj_passive: springs and dampers, gravity compensation, fluid forces and contact
+    adhesion (from the contacts in d); zero when both the "spring" and "damper" flags are
+    disabled.
     """
     nv = m.nv
     for i in range(nv):
@@ -440,6 +485,7 @@ def passive(m, d):
         d.qfrc_damper[i] = 0.0
         d.qfrc_gravcomp[i] = 0.0
         d.qfrc_fluid[i] = 0.0
+        d.qfrc_adhesion[i] = 0.0
         d.qfrc_passive[i] = 0.0
     flags = m.opt_disableflags[0]
     if flags & DSBL_SPRING and flags & DSBL_DAMPER:
@@ -457,11 +503,15 @@ def passive(m, d):
         _tendon_springs_dampers(m, d, flags)
     has_gravcomp = gravcomp(m, d)
     has_fluid = fluid(m, d)
+    has_adhesion = m.flg_adhesion[0] != 0 and adhesion(m, d)
     for i in range(nv):
         d.qfrc_passive[i] = d.qfrc_spring[i] + d.qfrc_damper[i]
     if has_fluid:
         for i in range(nv):
             d.qfrc_passive[i] += d.qfrc_fluid[i]
+    if has_adhesion:
+        for i in range(nv):
+            d.qfrc_passive[i] += d.qfrc_adhesion[i]
     if has_gravcomp:
         for i in range(nv):
             if not m.jnt_actgravcomp[m.dof_jntid[i]]:

@@ -296,24 +296,27 @@ def _contact_force(d, i):
     """The contact whose rows start at efc row i, its force in its frame, the next row.
 
     (c, next, normal, tangent 1, tangent 2, torsion, roll 1, roll 2), as mj_contactForce:
-    elliptic rows as they are; pyramidal edges decoded as normal = Σ f, f_k = μ_k (f₊ − f₋).
-    Scalars, so the sensors and the post-constraint RNE read a contact's force without a
-    buffer.
+    elliptic rows as they are; pyramidal edges decoded as normal = Σ f, f_k = μ_k (f₊ − f₋);
+    the normal less the contact's adhesion (the net interface force: the cone force minus
+    the adhesive pull, negative under tension, MuJoCo 4.0). Scalars, so the sensors and the
+    post-constraint RNE read a contact's force without a buffer.
     """
     c = d.efc_id[i]
     dim = d.contact_dim[c]
     t = d.efc_type[i]
+    pull = d.contact_adhesion[c]
     if t == CNSTR_CONTACT_FRICTIONLESS:
-        return c, i + 1, d.efc_force[i], 0.0, 0.0, 0.0, 0.0, 0.0
+        return c, i + 1, d.efc_force[i] - pull, 0.0, 0.0, 0.0, 0.0, 0.0
     if t == CNSTR_CONTACT_PYRAMIDAL:
         n = 0.0
         for k in range(2 * (dim - 1)):
             n += d.efc_force[i + k]
-        return (c, i + 2 * (dim - 1), n, _edge_pair(d, c, i, 0, dim),
+        return (c, i + 2 * (dim - 1), n - pull, _edge_pair(d, c, i, 0, dim),
                 _edge_pair(d, c, i, 1, dim), _edge_pair(d, c, i, 2, dim),
                 _edge_pair(d, c, i, 3, dim), _edge_pair(d, c, i, 4, dim))
-    return (c, i + dim, d.efc_force[i], _row_force(d, i, 1, dim), _row_force(d, i, 2, dim),
-            _row_force(d, i, 3, dim), _row_force(d, i, 4, dim), _row_force(d, i, 5, dim))
+    return (c, i + dim, d.efc_force[i] - pull, _row_force(d, i, 1, dim),
+            _row_force(d, i, 2, dim), _row_force(d, i, 3, dim), _row_force(d, i, 4, dim),
+            _row_force(d, i, 5, dim))
 
 
 @njit(cache=True)
@@ -321,7 +324,7 @@ def contact_frame_forces(m, d, out):
     """out[c, :6] = force of contact c in its frame (normal, tangents, torsion, rolling).
 
     mj_contactForce: elliptic rows as they are; pyramidal edges decoded as normal = Σ f,
-    f_k = μ_k (f₊ − f₋); excluded contacts get zeros.
+    f_k = μ_k (f₊ − f₋); the normal less the adhesion; excluded contacts get zeros.
     """
     ncon = d.ncon[0]
     for c in range(ncon):

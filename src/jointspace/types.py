@@ -159,6 +159,10 @@ MODEL_FIELDS = (
     ("opt_o_solimp", "f", (5,), "contact solimp with the override flag"),
     ("opt_o_friction", "f", (5,), "contact friction (5 coefficients) with the override flag"),
     ("stat_meaninertia", "f", (1,), "mean diagonal of M at qpos0 (solver scaling)"),
+    ("flg_surfacevel", "b", (1,),
+     "1 if some geom has a nonzero geom_surfacevel (set by compile and set_const)"),
+    ("flg_adhesion", "b", (1,),
+     "1 if some geom or pair has a nonzero adhesion (set by compile and set_const)"),
     # bodies
     ("body_parentid", "i", ("nbody",), "id of the parent body (world: 0)"),
     ("body_rootid", "i", ("nbody",), "id of the root body of the kinematic tree"),
@@ -242,6 +246,10 @@ MODEL_FIELDS = (
     ("geom_fluid", "f", ("ngeom", 12),
      "ellipsoid fluid model: 1 if used, fluidcoef (blunt drag, slender drag, angular drag, "
      "Kutta lift, Magnus lift), virtual mass (3), virtual inertia (3)"),
+    ("geom_surfacevel", "f", ("ngeom", 6),
+     "velocity of the surface as contacts see it, in the geom frame: linear, angular about "
+     "the geom origin"),
+    ("geom_adhesion", "f", ("ngeom",), "adhesive force of its contacts (pull before breaking)"),
     # sites
     ("site_type", "i", ("nsite",), "geom type used for visualization"),
     ("site_bodyid", "i", ("nsite",), "id of the body the site is attached to"),
@@ -353,6 +361,7 @@ MODEL_FIELDS = (
     ("pair_margin", "f", ("npair",), "detection margin"),
     ("pair_gap", "f", ("npair",), "inclusion gap"),
     ("pair_friction", "f", ("npair", 5), "tangent1, 2, spin, roll1, 2"),
+    ("pair_adhesion", "f", ("npair",), "adhesive force of its contacts (replaces the geoms')"),
     ("exclude_signature", "i", ("nexclude",), "body1 << 16 + body2, body1 < body2"),
     # tendons (MJCF <tendon>; see jointspace.tendon)
     ("tendon_adr", "i", ("ntendon",), "address of the tendon's first path element in wrap_*"),
@@ -480,7 +489,12 @@ DATA_FIELDS = (
     ("contact_solimp", "f", ("nconmax", 5), "solimp"),
     ("contact_includemargin", "f", ("nconmax",), "the contact is active when dist < this"),
     ("contact_gap", "f", ("nconmax",), "detected up to includemargin + gap, inactive beyond"),
-    ("contact_exclude", "i", ("nconmax",), "1 if inactive (dist >= includemargin), else 0"),
+    ("contact_exclude", "i", ("nconmax",),
+     "1 if inactive (dist >= includemargin and no adhesion), else 0"),
+    ("contact_adhesion", "f", ("nconmax",), "adhesive force along the normal"),
+    ("contact_surfacevel", "f", ("nconmax", 3),
+     "surface velocity of geom 2 minus geom 1 in the contact frame: tangent1, tangent2, spin "
+     "(set when flg_surfacevel)"),
     ("collision_warning", "i", (2, 2),
      "contact buffer full (count, contacts dropped), bad geom pose (count, geom id)"),
     # position dependent: crba and factor_m
@@ -496,11 +510,14 @@ DATA_FIELDS = (
     ("cdof_dot", "f", ("nv", 6), "time derivative of cdof (rot : lin)"),
     ("qfrc_bias", "f", ("nv",), "C(q, v): Coriolis, centrifugal and gravitational force"),
     ("qfrc_passive", "f", ("nv",),
-     "passive force: springs, damping, fluid, gravity compensation (not via actuators)"),
+     "passive force: springs, damping, fluid, gravity compensation (not via actuators), "
+     "contact adhesion"),
     ("qfrc_spring", "f", ("nv",), "passive spring force"),
     ("qfrc_damper", "f", ("nv",), "passive damper force"),
     ("qfrc_gravcomp", "f", ("nv",), "gravity compensation force (body_gravcomp)"),
     ("qfrc_fluid", "f", ("nv",), "fluid force (opt_density, opt_viscosity, opt_wind)"),
+    ("qfrc_adhesion", "f", ("nv",),
+     "contact adhesion: the attraction along the normals of adhesive contacts"),
     ("act_dot", "f", ("na",), "time derivative of the activation"),
     ("actuator_length", "f", ("nu",), "actuator length"),
     ("actuator_velocity", "f", ("nu",), "actuator velocity"),
@@ -597,7 +614,7 @@ MODEL_WRITABLE_INTS = frozenset((
     "geom_priority", "jnt_group", "jnt_limited", "jnt_actfrclimited", "jnt_actgravcomp",
     "actuator_ctrllimited", "actuator_group", "opt_disableactuator",
     "actuator_forcelimited", "actuator_actlimited", "actuator_actearly", "eq_active0",
-    "tendon_limited"))
+    "tendon_limited", "flg_surfacevel", "flg_adhesion"))
 # Fields of Model derived from its parameters by `set_const` (MuJoCo's mj_setConst):
 # read-only, so that a changed parameter is followed by `js.set_const(m)`, not by a
 # hand-made value that compiled code would divide by.
@@ -1060,7 +1077,7 @@ class EfcView:
 
 
 _CONTACT_FIELDS = ("dist", "pos", "frame", "geom", "dim", "friction", "solref", "solreffriction",
-           "solimp", "includemargin", "gap", "exclude")
+           "solimp", "includemargin", "gap", "exclude", "adhesion", "surfacevel")
 
 
 class ContactView:

@@ -244,6 +244,8 @@ _MODEL_FIELDS = [
     ("opt_o_solimp", types.float64[::1]),
     ("opt_o_friction", types.float64[::1]),
     ("stat_meaninertia", types.float64[::1]),
+    ("flg_surfacevel", types.uint8[::1]),
+    ("flg_adhesion", types.uint8[::1]),
     ("body_parentid", types.int32[::1]),
     ("body_rootid", types.int32[::1]),
     ("body_weldid", types.int32[::1]),
@@ -317,6 +319,8 @@ _MODEL_FIELDS = [
     ("geom_rgba", types.float64[:, ::1]),
     ("geom_matid", types.int32[::1]),
     ("geom_fluid", types.float64[:, ::1]),
+    ("geom_surfacevel", types.float64[:, ::1]),
+    ("geom_adhesion", types.float64[::1]),
     ("site_type", types.int32[::1]),
     ("site_bodyid", types.int32[::1]),
     ("site_size", types.float64[:, ::1]),
@@ -402,6 +406,7 @@ _MODEL_FIELDS = [
     ("pair_margin", types.float64[::1]),
     ("pair_gap", types.float64[::1]),
     ("pair_friction", types.float64[:, ::1]),
+    ("pair_adhesion", types.float64[::1]),
     ("exclude_signature", types.int32[::1]),
     ("tendon_adr", types.int32[::1]),
     ("tendon_num", types.int32[::1]),
@@ -502,6 +507,8 @@ _DATA_FIELDS = [
     ("contact_includemargin", types.float64[::1]),
     ("contact_gap", types.float64[::1]),
     ("contact_exclude", types.int32[::1]),
+    ("contact_adhesion", types.float64[::1]),
+    ("contact_surfacevel", types.float64[:, ::1]),
     ("collision_warning", types.int32[:, ::1]),
     ("crb", types.float64[:, ::1]),
     ("qM", types.float64[::1]),
@@ -518,6 +525,7 @@ _DATA_FIELDS = [
     ("qfrc_damper", types.float64[::1]),
     ("qfrc_gravcomp", types.float64[::1]),
     ("qfrc_fluid", types.float64[::1]),
+    ("qfrc_adhesion", types.float64[::1]),
     ("act_dot", types.float64[::1]),
     ("actuator_length", types.float64[::1]),
     ("actuator_velocity", types.float64[::1]),
@@ -631,7 +639,7 @@ def _fill_model_0(s, nq, nv, nu, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert
 
 
 @njit(cache=True)
-def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr):
+def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, flg_surfacevel, flg_adhesion, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr):
     s.opt_timestep = borrow(opt_timestep)
     s.opt_gravity = borrow(opt_gravity)
     s.opt_magnetic = borrow(opt_magnetic)
@@ -656,18 +664,20 @@ def _fill_model_1(s, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, op
     s.opt_o_solimp = borrow(opt_o_solimp)
     s.opt_o_friction = borrow(opt_o_friction)
     s.stat_meaninertia = borrow(stat_meaninertia)
+    s.flg_surfacevel = borrow(flg_surfacevel)
+    s.flg_adhesion = borrow(flg_adhesion)
     s.body_parentid = borrow(body_parentid)
     s.body_rootid = borrow(body_rootid)
     s.body_weldid = borrow(body_weldid)
     s.body_mocapid = borrow(body_mocapid)
     s.body_jntnum = borrow(body_jntnum)
     s.body_jntadr = borrow(body_jntadr)
-    s.body_dofnum = borrow(body_dofnum)
-    s.body_dofadr = borrow(body_dofadr)
 
 
 @njit(cache=True)
-def _fill_model_2(s, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyid, dof_jntid, dof_parentid, dof_Madr):
+def _fill_model_2(s, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyid, dof_jntid):
+    s.body_dofnum = borrow(body_dofnum)
+    s.body_dofadr = borrow(body_dofadr)
     s.body_geomnum = borrow(body_geomnum)
     s.body_geomadr = borrow(body_geomadr)
     s.body_pos = borrow(body_pos)
@@ -698,12 +708,12 @@ def _fill_model_2(s, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos,
     s.jnt_actuatorid = borrow(jnt_actuatorid)
     s.dof_bodyid = borrow(dof_bodyid)
     s.dof_jntid = borrow(dof_jntid)
-    s.dof_parentid = borrow(dof_parentid)
-    s.dof_Madr = borrow(dof_Madr)
 
 
 @njit(cache=True)
-def _fill_model_3(s, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid):
+def _fill_model_3(s, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap):
+    s.dof_parentid = borrow(dof_parentid)
+    s.dof_Madr = borrow(dof_Madr)
     s.M_col = borrow(M_col)
     s.dof_solref = borrow(dof_solref)
     s.dof_solimp = borrow(dof_solimp)
@@ -734,13 +744,15 @@ def _fill_model_3(s, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armatu
     s.geom_friction = borrow(geom_friction)
     s.geom_margin = borrow(geom_margin)
     s.geom_gap = borrow(geom_gap)
-    s.geom_rgba = borrow(geom_rgba)
-    s.geom_matid = borrow(geom_matid)
 
 
 @njit(cache=True)
-def _fill_model_4(s, geom_fluid, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data):
+def _fill_model_4(s, geom_rgba, geom_matid, geom_fluid, geom_surfacevel, geom_adhesion, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size):
+    s.geom_rgba = borrow(geom_rgba)
+    s.geom_matid = borrow(geom_matid)
     s.geom_fluid = borrow(geom_fluid)
+    s.geom_surfacevel = borrow(geom_surfacevel)
+    s.geom_adhesion = borrow(geom_adhesion)
     s.site_type = borrow(site_type)
     s.site_bodyid = borrow(site_bodyid)
     s.site_size = borrow(site_size)
@@ -768,14 +780,14 @@ def _fill_model_4(s, geom_fluid, site_type, site_bodyid, site_size, site_pos, si
     s.mesh_vert = borrow(mesh_vert)
     s.mesh_face = borrow(mesh_face)
     s.hfield_size = borrow(hfield_size)
+
+
+@njit(cache=True)
+def _fill_model_5(s, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum):
     s.hfield_nrow = borrow(hfield_nrow)
     s.hfield_ncol = borrow(hfield_ncol)
     s.hfield_adr = borrow(hfield_adr)
     s.hfield_data = borrow(hfield_data)
-
-
-@njit(cache=True)
-def _fill_model_5(s, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange):
     s.mesh_hullvertadr = borrow(mesh_hullvertadr)
     s.mesh_hullvertnum = borrow(mesh_hullvertnum)
     s.mesh_hullpolyadr = borrow(mesh_hullpolyadr)
@@ -804,14 +816,14 @@ def _fill_model_5(s, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_
     s.actuator_armature = borrow(actuator_armature)
     s.actuator_actadr = borrow(actuator_actadr)
     s.actuator_actnum = borrow(actuator_actnum)
+
+
+@njit(cache=True)
+def _fill_model_6(s, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, pair_adhesion, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim):
     s.actuator_actlimited = borrow(actuator_actlimited)
     s.actuator_actrange = borrow(actuator_actrange)
     s.actuator_actearly = borrow(actuator_actearly)
     s.actuator_lengthrange = borrow(actuator_lengthrange)
-
-
-@njit(cache=True)
-def _fill_model_6(s, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin):
     s.actuator_acc0 = borrow(actuator_acc0)
     s.actuator_cranklength = borrow(actuator_cranklength)
     s.actuator_history = borrow(actuator_history)
@@ -834,20 +846,21 @@ def _fill_model_6(s, actuator_acc0, actuator_cranklength, actuator_history, actu
     s.pair_margin = borrow(pair_margin)
     s.pair_gap = borrow(pair_gap)
     s.pair_friction = borrow(pair_friction)
+    s.pair_adhesion = borrow(pair_adhesion)
     s.exclude_signature = borrow(exclude_signature)
     s.tendon_adr = borrow(tendon_adr)
     s.tendon_num = borrow(tendon_num)
     s.tendon_limited = borrow(tendon_limited)
     s.tendon_solref_lim = borrow(tendon_solref_lim)
+
+
+@njit(cache=True)
+def _fill_model_7(s, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history):
     s.tendon_solimp_lim = borrow(tendon_solimp_lim)
     s.tendon_solref_fri = borrow(tendon_solref_fri)
     s.tendon_solimp_fri = borrow(tendon_solimp_fri)
     s.tendon_range = borrow(tendon_range)
     s.tendon_margin = borrow(tendon_margin)
-
-
-@njit(cache=True)
-def _fill_model_7(s, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos):
     s.tendon_stiffness = borrow(tendon_stiffness)
     s.tendon_damping = borrow(tendon_damping)
     s.tendon_dampingpoly = borrow(tendon_dampingpoly)
@@ -875,15 +888,15 @@ def _fill_model_7(s, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendo
     s.sensor_noise = borrow(sensor_noise)
     s.sensor_intprm = borrow(sensor_intprm)
     s.sensor_history = borrow(sensor_history)
+
+
+@njit(cache=True)
+def _fill_model_8(s, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.sensor_historyadr = borrow(sensor_historyadr)
     s.sensor_delay = borrow(sensor_delay)
     s.sensor_interval = borrow(sensor_interval)
     s.key_time = borrow(key_time)
     s.key_qpos = borrow(key_qpos)
-
-
-@njit(cache=True)
-def _fill_model_8(s, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
     s.key_qvel = borrow(key_qvel)
     s.key_act = borrow(key_act)
     s.key_ctrl = borrow(key_ctrl)
@@ -933,7 +946,7 @@ def _fill_data_0(s, time, qpos, qvel, qacc, ctrl, qfrc_applied, xfrc_applied, ac
 
 
 @njit(cache=True)
-def _fill_data_1(s, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, ten_velocity, cvel, cdof_dot, qfrc_bias, qfrc_passive, qfrc_spring, qfrc_damper, qfrc_gravcomp, qfrc_fluid):
+def _fill_data_1(s, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, contact_frame, contact_geom, contact_dim, contact_friction, contact_solref, contact_solreffriction, contact_solimp, contact_includemargin, contact_gap, contact_exclude, contact_adhesion, contact_surfacevel, collision_warning, crb, qM, qLD, qLDiagInv, qH, qHDiagInv, ten_velocity, cvel, cdof_dot, qfrc_bias, qfrc_passive, qfrc_spring, qfrc_damper):
     s.subtree_com = borrow(subtree_com)
     s.cinert = borrow(cinert)
     s.cdof = borrow(cdof)
@@ -950,6 +963,8 @@ def _fill_data_1(s, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, 
     s.contact_includemargin = borrow(contact_includemargin)
     s.contact_gap = borrow(contact_gap)
     s.contact_exclude = borrow(contact_exclude)
+    s.contact_adhesion = borrow(contact_adhesion)
+    s.contact_surfacevel = borrow(contact_surfacevel)
     s.collision_warning = borrow(collision_warning)
     s.crb = borrow(crb)
     s.qM = borrow(qM)
@@ -964,12 +979,13 @@ def _fill_data_1(s, subtree_com, cinert, cdof, ncon, contact_dist, contact_pos, 
     s.qfrc_passive = borrow(qfrc_passive)
     s.qfrc_spring = borrow(qfrc_spring)
     s.qfrc_damper = borrow(qfrc_damper)
-    s.qfrc_gravcomp = borrow(qfrc_gravcomp)
-    s.qfrc_fluid = borrow(qfrc_fluid)
 
 
 @njit(cache=True)
-def _fill_data_2(s, act_dot, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_island, nisland, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_b, efc_force):
+def _fill_data_2(s, qfrc_gravcomp, qfrc_fluid, qfrc_adhesion, act_dot, actuator_length, actuator_velocity, actuator_force, actuator_moment, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, ne, nf, nl, nefc, efc_type, efc_id, efc_island, nisland, efc_J, efc_J_rownnz, efc_J_colind, efc_pos, efc_margin, efc_frictionloss, efc_diagApprox, efc_R, efc_D, efc_KBIP, efc_vel):
+    s.qfrc_gravcomp = borrow(qfrc_gravcomp)
+    s.qfrc_fluid = borrow(qfrc_fluid)
+    s.qfrc_adhesion = borrow(qfrc_adhesion)
     s.act_dot = borrow(act_dot)
     s.actuator_length = borrow(actuator_length)
     s.actuator_velocity = borrow(actuator_velocity)
@@ -999,13 +1015,13 @@ def _fill_data_2(s, act_dot, actuator_length, actuator_velocity, actuator_force,
     s.efc_D = borrow(efc_D)
     s.efc_KBIP = borrow(efc_KBIP)
     s.efc_vel = borrow(efc_vel)
-    s.efc_aref = borrow(efc_aref)
-    s.efc_b = borrow(efc_b)
-    s.efc_force = borrow(efc_force)
 
 
 @njit(cache=True)
-def _fill_data_3(s, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_v, scratch_small, scratch_small_l, scratch_collision_f, scratch_collision_l, scratch_pairs):
+def _fill_data_3(s, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solver_niter, solver_improvement, solver_gradient, solver_lineslope, solver_cost, solver_nactive, solver_nchange, solver_neval, solver_nupdate, solver_fwdinv, cacc, cfrc_int, cfrc_ext, subtree_linvel, subtree_angmom, sensordata, energy, warning, warning_cnstrfull, scratch_nv, scratch_body, scratch_vv, scratch_body_nv, scratch_efc, scratch_v, scratch_small, scratch_small_l):
+    s.efc_aref = borrow(efc_aref)
+    s.efc_b = borrow(efc_b)
+    s.efc_force = borrow(efc_force)
     s.efc_state = borrow(efc_state)
     s.qacc_warmstart = borrow(qacc_warmstart)
     s.solver_niter = borrow(solver_niter)
@@ -1035,13 +1051,13 @@ def _fill_data_3(s, efc_state, qacc_warmstart, solver_niter, solver_improvement,
     s.scratch_v = borrow(scratch_v)
     s.scratch_small = borrow(scratch_small)
     s.scratch_small_l = borrow(scratch_small_l)
-    s.scratch_collision_f = borrow(scratch_collision_f)
-    s.scratch_collision_l = borrow(scratch_collision_l)
-    s.scratch_pairs = borrow(scratch_pairs)
 
 
 @njit(cache=True)
-def _fill_data_4(s, model):
+def _fill_data_4(s, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
+    s.scratch_collision_f = borrow(scratch_collision_f)
+    s.scratch_collision_l = borrow(scratch_collision_l)
+    s.scratch_pairs = borrow(scratch_pairs)
     s.model = model
 
 
@@ -1050,14 +1066,14 @@ def make_model_struct(m):
     o = m._own
     owner = _new_model()
     _fill_model_0(owner, m.nq, m.nv, m.nu, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.nhistory, m.ncam, m.nmat, m.nM, m.nconmax, m.njmax)
-    _fill_model_1(owner, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr)
-    _fill_model_2(owner, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr)
-    _fill_model_3(owner, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid)
-    _fill_model_4(owner, o.geom_fluid, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data)
-    _fill_model_5(owner, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange)
-    _fill_model_6(owner, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin)
-    _fill_model_7(owner, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos)
-    _fill_model_8(owner, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_1(owner, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.flg_surfacevel, o.flg_adhesion, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr)
+    _fill_model_2(owner, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid, o.dof_bodyid, o.dof_jntid)
+    _fill_model_3(owner, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin, o.geom_gap)
+    _fill_model_4(owner, o.geom_rgba, o.geom_matid, o.geom_fluid, o.geom_surfacevel, o.geom_adhesion, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.hfield_size)
+    _fill_model_5(owner, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum)
+    _fill_model_6(owner, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.pair_adhesion, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim)
+    _fill_model_7(owner, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history)
+    _fill_model_8(owner, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)
@@ -1069,8 +1085,8 @@ def make_data_struct(d, model_struct):
     o = d._own
     owner = _new_data()
     _fill_data_0(owner, o._time, o.qpos, o.qvel, o.qacc, o.ctrl, o.qfrc_applied, o.xfrc_applied, o.act, o.mocap_pos, o.mocap_quat, o.userdata, o.eq_active, o.history, o.xpos, o.xquat, o.xmat, o.xipos, o.ximat, o.xanchor, o.xaxis, o.geom_xpos, o.geom_xmat, o.site_xpos, o.site_xmat, o.cam_xpos, o.cam_xmat, o.ten_length, o.ten_J, o.ten_wrapadr, o.ten_wrapnum, o.wrap_obj, o.wrap_xpos)
-    _fill_data_1(owner, o.subtree_com, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper, o.qfrc_gravcomp, o.qfrc_fluid)
-    _fill_data_2(owner, o.act_dot, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel, o.efc_aref, o.efc_b, o.efc_force)
-    _fill_data_3(owner, o.efc_state, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_v, o.scratch_small, o.scratch_small_l, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs)
-    _fill_data_4(owner, model_struct)
+    _fill_data_1(owner, o.subtree_com, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.contact_adhesion, o.contact_surfacevel, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper)
+    _fill_data_2(owner, o.qfrc_gravcomp, o.qfrc_fluid, o.qfrc_adhesion, o.act_dot, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel)
+    _fill_data_3(owner, o.efc_aref, o.efc_b, o.efc_force, o.efc_state, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_v, o.scratch_small, o.scratch_small_l)
+    _fill_data_4(owner, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
     return DataStruct._numba_box_(data_type, owner._meminfo)

@@ -37,11 +37,15 @@ order: by body pair, explicit pairs first, then by geom ids (lower geom type fir
 
 Margins follow MuJoCo 3.3+: a pair's margin and gap are the sums of its geoms' (an explicit
 pair has its own); a contact is recorded when dist <= margin + gap; includemargin = margin,
-and a contact with dist >= includemargin is recorded with exclude = 1 (inactive).
+and a contact with dist >= includemargin is recorded with exclude = 1 (inactive), unless it
+is adhesive: then it stays active with dim 1 (MuJoCo 4.0's adhesion at a distance).
 Parameters: an explicit pair's own; otherwise the geom with the higher priority sets
 condim, solref, solimp and friction; equal priorities take the larger condim, solref and
 solimp mixed by solmix weights (solref elementwise minimum when either is a direct, i.e.
-non-positive, reference), and the larger of each friction coefficient.
+non-positive, reference), and the larger of each friction coefficient. Adhesion: an
+explicit pair's own, else the higher priority geom's, else the sum of the two geoms'.
+Surface velocities (when m.flg_surfacevel): contact_surfacevel is geom 2's minus geom 1's
+at the contact point, in the contact frame (tangent1, tangent2, spin).
 
 Capacity: d holds at most m.nconmax contacts (`Model.nconmax`, default max(100, 8 ngeom),
 set it with `spec.nconmax` before compiling). Contacts beyond it are dropped and counted
@@ -271,6 +275,67 @@ def _mix(m, g1, g2, out_ref, out_imp, out_fric):
     out_fric[3] = s2
     out_fric[4] = s2
     return condim
+
+
+@njit(cache=True, inline="always")
+def _adhesion(m, g1, g2):
+    """Adhesion of an automatic pair's contacts: the higher priority geom's, else the sum."""
+    pr1 = m.geom_priority[g1]
+    pr2 = m.geom_priority[g2]
+    if pr1 > pr2:
+        return m.geom_adhesion[g1]
+    if pr1 < pr2:
+        return m.geom_adhesion[g2]
+    return m.geom_adhesion[g1] + m.geom_adhesion[g2]
+
+
+@njit(cache=True)
+def _surface_velocity(m, d, c):
+    """contact_surfacevel[c]: surface velocity of geom 2 minus geom 1 in the contact frame.
+
+    A geom's surface moves at R (v + ω × (p − x_g)) at the contact point p (R, x_g its
+    world pose; v, ω its geom_surfacevel); the relative velocity is rotated into the
+    contact frame and its tangent1, tangent2 and spin (normal angular) parts kept.
+    """
+    p = d.contact_pos[c]
+    lin0 = 0.0
+    lin1 = 0.0
+    lin2 = 0.0
+    ang0 = 0.0
+    ang1 = 0.0
+    ang2 = 0.0
+    for side in range(2):
+        g = d.contact_geom[c, side]
+        sv = m.geom_surfacevel[g]
+        if (sv[0] == 0.0 and sv[1] == 0.0 and sv[2] == 0.0 and sv[3] == 0.0 and sv[4] == 0.0
+                and sv[5] == 0.0):
+            continue
+        R = d.geom_xmat[g]
+        x = d.geom_xpos[g]
+        v0 = R[0] * sv[0] + R[1] * sv[1] + R[2] * sv[2]
+        v1 = R[3] * sv[0] + R[4] * sv[1] + R[5] * sv[2]
+        v2 = R[6] * sv[0] + R[7] * sv[1] + R[8] * sv[2]
+        w0 = R[0] * sv[3] + R[1] * sv[4] + R[2] * sv[5]
+        w1 = R[3] * sv[3] + R[4] * sv[4] + R[5] * sv[5]
+        w2 = R[6] * sv[3] + R[7] * sv[4] + R[8] * sv[5]
+        r0 = p[0] - x[0]
+        r1 = p[1] - x[1]
+        r2 = p[2] - x[2]
+        v0 += w1 * r2 - w2 * r1
+        v1 += w2 * r0 - w0 * r2
+        v2 += w0 * r1 - w1 * r0
+        sgn = 1.0 if side == 1 else -1.0
+        lin0 += sgn * v0
+        lin1 += sgn * v1
+        lin2 += sgn * v2
+        ang0 += sgn * w0
+        ang1 += sgn * w1
+        ang2 += sgn * w2
+    f = d.contact_frame[c]
+    out = d.contact_surfacevel[c]
+    out[0] = f[3] * lin0 + f[4] * lin1 + f[5] * lin2
+    out[1] = f[6] * lin0 + f[7] * lin1 + f[8] * lin2
+    out[2] = f[0] * ang0 + f[1] * ang1 + f[2] * ang2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -688,6 +753,9 @@ def collision_stage(m, d):
     c_imargin = d.contact_includemargin
     c_gap = d.contact_gap
     c_excl = d.contact_exclude
+    c_adh = d.contact_adhesion
+    c_sv = d.contact_surfacevel
+    surfacevel = m.flg_surfacevel[0] != 0
     nconmax = m.nconmax
     ncon = 0
     dropped = 0
@@ -726,10 +794,12 @@ def collision_stage(m, d):
             ref[1] = m.pair_solref[ip, 1]
             rf0 = m.pair_solreffriction[ip, 0]
             rf1 = m.pair_solreffriction[ip, 1]
+            adhesion = m.pair_adhesion[ip]
         else:
             condim = _mix(m, g1, g2, ref, imp, fric)
             rf0 = 0.0
             rf1 = 0.0
+            adhesion = _adhesion(m, g1, g2)
         if override:
             for q in range(5):
                 imp[q] = m.opt_o_solimp[q]
@@ -759,7 +829,23 @@ def collision_stage(m, d):
             c_reff[ncon, 1] = rf1
             c_imargin[ncon] = margin
             c_gap[ncon] = gap
-            c_excl[ncon] = 1 if dist >= margin else 0
+            c_adh[ncon] = adhesion
+            # an adhesive contact stays active in the gap, there normal-only (no friction
+            # without touching) and pulling through its reference (mj_setContact)
+            if dist >= margin:
+                if adhesion != 0.0:
+                    c_excl[ncon] = 0
+                    c_dim[ncon] = 1
+                else:
+                    c_excl[ncon] = 1
+            else:
+                c_excl[ncon] = 0
+            if surfacevel:
+                _surface_velocity(m, d, ncon)
+            else:
+                c_sv[ncon, 0] = 0.0
+                c_sv[ncon, 1] = 0.0
+                c_sv[ncon, 2] = 0.0
             ncon += 1
     d.ncon[0] = ncon
     flags = 0

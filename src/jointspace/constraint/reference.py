@@ -2,6 +2,14 @@
 
 efc_vel = J qvel; aref = −B efc_vel − K imp (efc_pos − margin), minus J̇ qvel on connect and
 weld rows (`jdotv_equality`); B, K and imp come from `jointspace.constraint.softness`.
+
+Moving surfaces and adhesion (MuJoCo 4.0's mj_addSurfaceVel and mj_adhesionRef), each
+skipped when its model flag is 0: a contact's efc_vel rows are measured relative to the
+moving surfaces, i.e. contact_surfacevel (tangent1, tangent2, spin) is added to the
+frictional rows (pyramidal edges: ± μ_k times it), before aref; then an adhesive contact's
+aref gains R δ on its normal row (pyramidal: R δ / (2 (dim − 1)) on each edge), which with
+the passive pull −δ along the normal (`jointspace.passive`) translates the friction cone
+down by δ.
 `cone_info` gives the solvers each elliptic contact's dimension and regularized μ.
 """
 
@@ -19,6 +27,8 @@ from jointspace.constraint.rows import (
 from jointspace.rotation import quat_mul
 from jointspace.types import (
     CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
     EQ_CONNECT,
     EQ_WELD,
     JNT_BALL,
@@ -160,11 +170,79 @@ def _jdotv_equality(m, d):
             row += 3
 
 
+@njit(cache=True, inline="always")
+def _contact_rows(d, i):
+    """(contact id, rows, pyramidal) of the contact whose rows start at row i, or rows 0."""
+    t = d.efc_type[i]
+    if t == CNSTR_CONTACT_FRICTIONLESS:
+        return d.efc_id[i], 1, False
+    if t == CNSTR_CONTACT_PYRAMIDAL:
+        c = d.efc_id[i]
+        return c, 2 * (d.contact_dim[c] - 1), True
+    if t == CNSTR_CONTACT_ELLIPTIC:
+        c = d.efc_id[i]
+        return c, d.contact_dim[c], False
+    return -1, 0, False
+
+
+@njit(cache=True)
+def _add_surface_velocity(d):
+    """efc_vel of contact rows += the contact's relative surface velocity (mj_addSurfaceVel).
+
+    Frictional rows only (no normal push, no rolling drive): elliptic tangent rows and the
+    spin row get contact_surfacevel; pyramidal edges 2(k−1), 2(k−1)+1 get ± μ_k times it.
+    """
+    nefc = d.nefc[0]
+    vel = d.efc_vel
+    i = d.ne[0] + d.nf[0]
+    while i < nefc:
+        c, size, pyramidal = _contact_rows(d, i)
+        if size == 0:
+            i += 1
+            continue
+        if size > 1:
+            sv = d.contact_surfacevel[c]
+            dim = d.contact_dim[c]
+            for k in range(1, min(dim, 4)):
+                s = sv[k - 1]
+                if pyramidal:
+                    mu = d.contact_friction[c, k - 1]
+                    vel[i + 2 * (k - 1)] += mu * s
+                    vel[i + 2 * (k - 1) + 1] -= mu * s
+                else:
+                    vel[i + k] += s
+        i += size
+
+
+@njit(cache=True)
+def _adhesion_reference(d):
+    """aref of adhesive contact rows += R δ, split over pyramidal edges (mj_adhesionRef)."""
+    nefc = d.nefc[0]
+    aref = d.efc_aref
+    R = d.efc_R
+    i = d.ne[0] + d.nf[0]
+    while i < nefc:
+        c, size, pyramidal = _contact_rows(d, i)
+        if size == 0:
+            i += 1
+            continue
+        delta = d.contact_adhesion[c]
+        if delta != 0.0:
+            if pyramidal:
+                edge = delta / size
+                for r in range(size):
+                    aref[i + r] += R[i + r] * edge
+            else:
+                aref[i] += R[i] * delta
+        i += size
+
+
 @njit(cache=True)
 def reference(m, d):
     """efc_vel = J qvel, efc_aref = −B vel − K I (pos − margin) − J̇ qvel (mj_referenceConstraint).
 
-    Needs the velocity stage (cvel, cdof_dot).
+    With the surface velocities added to efc_vel and the adhesion bias to aref (see the
+    module doc). Needs the velocity stage (cvel, cdof_dot).
     """
     nefc = d.nefc[0]
     J = d.efc_J
@@ -179,11 +257,15 @@ def reference(m, d):
             k = np.uint32(ind[i, j])  # unsigned: no negative-index wraparound
             s += J[i, k] * qvel[k]
         vel[i] = s
+    if m.flg_surfacevel[0]:
+        _add_surface_velocity(d)
     pos = d.efc_pos
     margin = d.efc_margin
     aref = d.efc_aref
     for i in range(nefc):
         aref[i] = -kb[i, 1] * vel[i] - kb[i, 0] * kb[i, 2] * (pos[i] - margin[i])
+    if m.flg_adhesion[0]:
+        _adhesion_reference(d)
     if d.ne[0] > 0:
         _jdotv_equality(m, d)
 

@@ -95,6 +95,31 @@ def _check_finite(values, what, elem):
     return a
 
 
+def geom_surfacevel(g, pos, quat):
+    """MuJoCo's geom_surfacevel row of geom g compiled to frame (pos, quat) in its body.
+
+    The spec's 6 numbers (1 to 6 given, the rest 0) are in the geom frame as written. A geom
+    on a mesh (type mesh, or a primitive fitted to one) is moved to the mesh's frame: the
+    angular part's origin moves there too (the linear part gains ω × the offset), and both
+    parts are re-expressed in the moved frame, as mjCGeom::Compile does.
+    """
+    sv = np.zeros(6)
+    given = _check_finite(g.surfacevel, "geom surfacevel", g).reshape(-1)
+    if given.size > 6:
+        raise ModelError(f"geom surfacevel takes 1 to 6 numbers (linear, angular), got "
+                         f"{given.size}{_where(g)}")
+    sv[:given.size] = given
+    if g.mesh and np.any(sv):
+        q0 = frames.quat_normalize(np.asarray(g.quat, dtype=np.float64))
+        inv0 = q0 * np.array([1.0, -1.0, -1.0, -1.0])
+        offset = frames.rotate(inv0, np.asarray(pos, dtype=np.float64)
+                               - np.asarray(g.pos, dtype=np.float64).reshape(3))
+        rel = frames.quat_mul(inv0, quat) * np.array([1.0, -1.0, -1.0, -1.0])
+        sv[:3] = frames.rotate(rel, sv[:3] + np.cross(sv[3:], offset))
+        sv[3:] = frames.rotate(rel, sv[3:])
+    return sv
+
+
 def _check_inertia_finite(b, geoms, mass, ipos, inertia):
     """ModelError naming the geom or attribute when body b's mass, com or inertia overflowed."""
     if np.isfinite(mass) and np.all(np.isfinite(ipos)) and np.all(np.isfinite(inertia)):
@@ -904,7 +929,10 @@ class _Compiler:
                                       solmix=g.solmix, solref=g.solref, solimp=g.solimp,
                                       size=size, aabb=aabb, rbound=rbound, pos=gpos, quat=gquat,
                                       friction=fr, margin=g.margin, gap=g.gap, rgba=g.rgba,
-                                      fluid=geom_fluid(g, size), matid=self.material_id(g)))
+                                      fluid=geom_fluid(g, size), matid=self.material_id(g),
+                                      surfacevel=geom_surfacevel(g, gpos, gquat),
+                                      adhesion=float(_check_finite(g.adhesion, "geom adhesion",
+                                                                   g))))
             for s in b.sites:
                 add_name("site", s.name, s)
                 if s.type not in _SITE:
@@ -997,9 +1025,9 @@ class _Compiler:
         table("geom_", geom_rows, ("type", "contype", "conaffinity", "condim", "bodyid",
                                    "dataid", "group", "priority", "solmix", "solref", "solimp",
                                    "size", "aabb", "rbound", "pos", "quat", "friction", "margin",
-                                   "gap", "rgba", "fluid", "matid"), ngeom,
-              dict(solref=(2,), solimp=(5,), size=(3,), aabb=(6,), pos=(3,), quat=(4,),
-                   friction=(3,), rgba=(4,), fluid=(12,)))
+                                   "gap", "rgba", "fluid", "matid", "surfacevel", "adhesion"),
+              ngeom, dict(solref=(2,), solimp=(5,), size=(3,), aabb=(6,), pos=(3,), quat=(4,),
+                          friction=(3,), rgba=(4,), fluid=(12,), surfacevel=(6,)))
         table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
               dict(size=(3,), pos=(3,), quat=(4,)))
         for r, c in zip(cam_rows, self.cam_specs):
@@ -1556,7 +1584,7 @@ class _Compiler:
                 margin=p.margin if p.margin is not None else max(A["geom_margin"][g1],
                                                                  A["geom_margin"][g2]),
                 gap=p.gap if p.gap is not None else max(A["geom_gap"][g1], A["geom_gap"][g2]),
-                friction=fr))
+                friction=fr, adhesion=float(_check_finite(p.adhesion, "pair adhesion", p))))
             # MuJoCo orders a pair's geoms by body id and the pairs by (body1, body2),
             # stably: the signature body1 << 16 + body2
             r = rows[-1]
@@ -1569,9 +1597,12 @@ class _Compiler:
         n = len(rows)
         shapes = dict(solref=(2,), solreffriction=(2,), solimp=(5,), friction=(5,))
         for k in ("dim", "geom1", "geom2", "solref", "solreffriction", "solimp", "margin", "gap",
-                  "friction"):
+                  "friction", "adhesion"):
             A["pair_" + k] = np.array([r[k] for r in rows], dtype=np.float64).reshape(
                 (n,) + shapes.get(k, ()))
+        A["flg_surfacevel"] = [bool(np.any(A["geom_surfacevel"] != 0))]
+        A["flg_adhesion"] = [bool(np.any(A["geom_adhesion"] != 0)
+                                  or np.any(A["pair_adhesion"] != 0))]
         sig = []
         for e in self.spec.excludes:
             b1 = self.lookup("body", e.body1, e, "exclude body1")

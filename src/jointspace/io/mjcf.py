@@ -211,7 +211,7 @@ _TABLES = {
         "condim": _I, "priority": _I, "solmix": _f(), "solref": _SOLREF, "solimp": _SOLIMP,
         "margin": _f(), "gap": _f(), "group": _I, "rgba": _f(4), "mesh": _S, "hfield": _S,
         "material": _S, "fitscale": _f(), "fluidshape": _k("none", "ellipsoid"),
-        "fluidcoef": _f(5, 1), "user": _S, "adhesion": _f(), "surfacevel": _f(3),
+        "fluidcoef": _f(5, 1), "user": _S, "adhesion": _f(), "surfacevel": _f(6, 1),
     },
     "site": {
         "name": _S, "class": _S, "type": _k(*_GEOM_TYPES), "size": _f(3, 1),
@@ -319,7 +319,7 @@ _BASE = {
         "priority": 0, "solmix": 1.0, "solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP,
         "margin": 0.0, "gap": 0.0, "group": 0, "rgba": (0.5, 0.5, 0.5, 1.0), "mesh": "",
         "hfield": "", "fluidshape": "none", "fluidcoef": (0.5, 0.25, 1.5, 1.0, 1.0),
-        "adhesion": 0.0, "surfacevel": (0.0, 0.0, 0.0), "fitscale": 1.0,
+        "adhesion": 0.0, "surfacevel": (0.0,) * 6, "fitscale": 1.0,
     },
     "site": {
         "type": "sphere", "size": (0.005, 0.005, 0.005), "fromto": None,
@@ -1882,8 +1882,6 @@ class _Loader:
                              f"asset: write inertia='shell' on <mesh name='{mesh}'>")
         if gtype == "mesh" and not mesh:
             raise ModelError(f"{where}: a mesh geom needs a mesh attribute naming an asset")
-        self._ignore_if(node, "surfacevel", any(v["surfacevel"]), "moving contact surfaces")
-        self._ignore_if(node, "adhesion", v["adhesion"] != 0.0, "geom adhesion")
         size = [float(s) for s in v["size"]]
         pos = np.array(v["pos"], dtype=np.float64)
         if v["fromto"] is not None:
@@ -1921,7 +1919,8 @@ class _Loader:
             solref=tuple(v["solref"]), solimp=tuple(v["solimp"]), margin=v["margin"],
             gap=v["gap"], group=v["group"], rgba=tuple(v["rgba"]),
             material=v.get("material") or "", fluidshape=v["fluidshape"],
-            fluidcoef=tuple(v["fluidcoef"]), source=where)
+            fluidcoef=tuple(v["fluidcoef"]), surfacevel=tuple(v["surfacevel"]),
+            adhesion=v["adhesion"], source=where)
 
     def _check_size(self, node, gtype, size):
         """MuJoCo's size checks: the sizes a type uses must be positive."""
@@ -2249,17 +2248,12 @@ class _Loader:
                 if v["condim"] not in (1, 3, 4, 6):
                     raise ModelError(f"{where}: condim={v['condim']} is invalid; use 1, 3, 4 "
                                      f"or 6")
-                if v["adhesion"] != 0.0:
-                    raise ModelError(f"{where}: adhesion={v['adhesion']} (of the pair or its "
-                                     f"default class) is not supported by jointspace "
-                                     f"(contact adhesion); remove it or use MuJoCo for this "
-                                     f"model")
                 self.spec.pairs.append(PairSpec(
                     geom1=v["geom1"], geom2=v["geom2"], name=v.get("name", ""),
                     condim=v["condim"], friction=tuple(v["friction"]),
                     solref=tuple(v["solref"]), solreffriction=tuple(v["solreffriction"]),
                     solimp=tuple(v["solimp"]), margin=v["margin"], gap=v["gap"],
-                    source=where))
+                    adhesion=v["adhesion"], source=where))
             else:
                 raise ModelError(f"{where}: unknown element <{child.tag}> in <contact>; use "
                                  f"pair or exclude")

@@ -4,9 +4,11 @@
 diagonal of M (dof_M0) and the dofs that move no mass, body and dof inverse weights (the
 constraint stage's diagApprox), the mean inertia that scales the solvers' tolerance, the
 equality data that depends on qpos0, position actuators' damping from their damping
-ratio, and actuator_acc0. The compiler runs it once; a user who changes masses, inertias,
-armature or geometry runs it again (`js.set_const`). The derived fields
-are read-only from Python (types.MODEL_DERIVED): it writes them through the model's buffers.
+ratio, actuator_acc0, and the flags flg_surfacevel and flg_adhesion (whether any geom has
+a surface velocity, any geom or pair an adhesion). The compiler runs it once; a user who
+changes masses, inertias, armature, geometry, surface velocities or adhesion runs it again
+(`js.set_const`). The derived fields are read-only from Python (types.MODEL_DERIVED): it
+writes them through the model's buffers; the two flags are writable, as MuJoCo's.
 """
 
 import warnings
@@ -88,6 +90,17 @@ def set_const(m, *, stat=False):
                         f"got {type(m).__name__}")
     d = mass_constants(m)
     inertia_constants(m, d, stat)
+    contact_flags(m)
+
+
+def contact_flags(m):
+    """flg_surfacevel and flg_adhesion from geom_surfacevel, geom_adhesion, pair_adhesion.
+
+    The contact stages skip surface velocities and adhesion when their flag is 0, as
+    MuJoCo's mj_setConst sets them (1 if any value is nonzero).
+    """
+    m.flg_surfacevel[0] = bool(np.any(m.geom_surfacevel != 0))
+    m.flg_adhesion[0] = bool(np.any(m.geom_adhesion != 0) or np.any(m.pair_adhesion != 0))
 
 
 def actuator_ids(m):

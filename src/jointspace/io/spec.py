@@ -129,6 +129,11 @@ class GeomSpec:
     ellipsoid (radii), plane (half-sizes x, y, grid spacing). For a mesh, `mesh` names a
     `MeshSpec` and `pos`/`quat` are the mesh's frame in the body; the compiler moves the
     geom frame to the mesh's inertial frame as MuJoCo does.
+
+    `surfacevel` (6: linear, angular) is the velocity of the geom's surface as its contacts
+    see it, in this geom frame, the angular part about its origin (conveyors, turntables:
+    MuJoCo 4.0's geom surfacevel); `adhesion` is the force each of its contacts can pull
+    with before breaking (MuJoCo 4.0's geom adhesion).
     """
 
     type: str = "sphere"
@@ -157,6 +162,8 @@ class GeomSpec:
     material: str = ""
     fluidshape: str = "none"
     fluidcoef: tuple = (0.5, 0.25, 1.5, 1.0, 1.0)
+    surfacevel: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    adhesion: float = 0.0
     source: str = ""
 
 
@@ -414,7 +421,8 @@ class TendonSpec:
 class PairSpec:
     """An explicit contact pair with its own parameters (MJCF <contact><pair>).
 
-    Unset (None) parameters are filled by the compiler from the two geoms.
+    Unset (None) parameters are filled by the compiler from the two geoms; `adhesion`
+    replaces the geoms' adhesion for the pair's contacts (0: none, even if they have some).
     """
 
     geom1: str = ""
@@ -427,6 +435,7 @@ class PairSpec:
     solimp: tuple | None = None
     margin: float | None = None
     gap: float | None = None
+    adhesion: float = 0.0
     source: str = ""
 
 

@@ -762,7 +762,8 @@ def contact_forces_kernel(m, d, out):
 
     out[c] = (normal, tangent 1, tangent 2) in newtons for c < ncon (zero for excluded
     contacts). Pyramidal edges f_e on J_n ± μ_k J_k give normal Σ f_e and tangent k
-    μ_k (f_{k+} − f_{k−}); elliptic rows are the frame components themselves.
+    μ_k (f_{k+} − f_{k−}); elliptic rows are the frame components themselves. An adhesive
+    contact's normal is less its adhesion (the net interface force, as MuJoCo 4.0's).
     """
     for c in range(d.ncon[0]):
         out[c, 0] = 0.0
@@ -773,7 +774,8 @@ def contact_forces_kernel(m, d, out):
     while i < nefc:
         t = d.efc_type[i]
         if t == CNSTR_CONTACT_FRICTIONLESS:
-            out[d.efc_id[i], 0] = d.efc_force[i]
+            c = d.efc_id[i]
+            out[c, 0] = d.efc_force[i]
             i += 1
         elif t == CNSTR_CONTACT_PYRAMIDAL:
             c = d.efc_id[i]
@@ -793,3 +795,5 @@ def contact_forces_kernel(m, d, out):
             i += dim
         else:
             i += 1
+            continue
+        out[c, 0] -= d.contact_adhesion[c]

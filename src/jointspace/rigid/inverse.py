@@ -205,13 +205,18 @@ def inverse_dynamics(m, d, qacc_desired, formulation="cfree", mu=None, previous=
         `RigidIDResult`.
 
     Raises:
-        JointspaceError: unknown formulation, bad shapes or non-finite values, mu ≤ 0 or
+        JointspaceError: a model with surfacevel or adhesion (flg_surfacevel,
+            flg_adhesion), unknown formulation, bad shapes or non-finite values, mu ≤ 0 or
             not finite, edges not in [3, 64], h ≤ 0, gap_gain not in [0, 1], an actuator
             that is not a hinge/slide joint transmission, or a state with NaN.
         TypeError: a complex number or array, or a number that is not one.
     """
     fname = "rigid.inverse_dynamics"
     entry.check_pair(m, d, fname)
+    if m.flg_surfacevel[0] or m.flg_adhesion[0]:
+        raise JointspaceError(f"{fname}: the rigid-contact formulations have no moving "
+                              f"contact surfaces (geom surfacevel) or contact adhesion; "
+                              f"this model has them (m.flg_surfacevel, m.flg_adhesion)")
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise JointspaceError(f"{fname}: formulation must be one of {tuple(FORMULATIONS)}, "
                               f"got {formulation!r}")
