@@ -17,7 +17,7 @@ import pytest
 from numba.core.registry import cpu_target
 
 import jointspace as js
-from jointspace._numba import prebuilt
+from jointspace._numba import cache, prebuilt
 
 # the demo's model and a span of its fall that includes contacts with the floor
 _STEPS = 300
@@ -45,7 +45,7 @@ def _usable_here():
 
 
 def test_the_store_fits_the_sources():
-    stale = prebuilt.stale()
+    stale = cache.prebuilt_stale()
     assert stale == [], (f"{len(stale)} entries of src/jointspace/_prebuilt no longer fit the "
                          f"sources (first: {stale[:3]}): run `python tools/prebuild.py`")
 

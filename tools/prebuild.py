@@ -128,9 +128,9 @@ def main():
     args = ap.parse_args()
     if args.check:
         import jointspace  # noqa: F401 (installs the package's cache locators)
-        from jointspace._numba import prebuilt
+        from jointspace._numba import cache
 
-        stale = prebuilt.stale()
+        stale = cache.prebuilt_stale()
         for name in stale:
             print(f"stale: {name}")
         return 1 if stale else 0

@@ -380,6 +380,11 @@ _LOADING = threading.local()  # .unstarted: a load on this thread runs without t
 _RESOLVED = set()  # names the engine was found to resolve (they stay registered)
 
 
+def prebuilt_stale():
+    """The entries of the package's prebuilt store that no longer fit the sources (none: [])."""
+    return prebuilt.stale(_stamp)
+
+
 def _load_overload_unstarted(self, sig, target_context):
     """Numba's Cache.load_overload, without refreshing the target context where it can.
 

@@ -94,14 +94,13 @@ def load(cache, sig, target_context, root):
     return cache._impl.rebuild(target_context, data)
 
 
-def stale():
+def stale(stamp_now):
     """The store's index files that do not fit today's sources (names relative to the store).
 
-    An index fits when it reads as Numba's and its stamp is the dependency stamp of its
-    kernel's source file now. An empty list: the store fits.
+    An index fits when it reads as Numba's and its stamp is `stamp_now(source file)`, the
+    dependency stamp of its kernel's source now (`cache.prebuilt_stale` passes it). An
+    empty list: the store fits.
     """
-    from jointspace._numba import cache
-
     try:
         with open(STORE / MANIFEST, encoding="utf-8") as fh:
             files = json.load(fh)["files"]
@@ -117,6 +116,6 @@ def stale():
         except (OSError, pickle.UnpicklingError, EOFError, ValueError):
             out.append(name)
             continue
-        if not source.is_file() or stamp != cache._stamp(str(source)):
+        if not source.is_file() or stamp != stamp_now(str(source)):
             out.append(name)
     return out
