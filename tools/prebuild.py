@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -107,7 +108,8 @@ def build():
         out = prebuilt.STORE / rel.parent
         out.mkdir(parents=True, exist_ok=True)
         for name, data in sorted(entries.items()):
-            (out / name).write_bytes(data)
+            # data files compressed: `_numba/prebuilt.py` reads them so
+            (out / name).write_bytes(zlib.compress(data, 9) if name.endswith(".nbc") else data)
             if name.endswith(".nbi"):
                 files[(rel.parent / name).as_posix()] = rel.as_posix()
     manifest = {"target": target, "python": f"{sys.version_info[0]}{sys.version_info[1]}",
