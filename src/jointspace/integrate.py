@@ -118,7 +118,7 @@ def advance(m, d, qacc):
     activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h.
     """
     if m.nhistory > 0:
-        advance_history(m, d, True, True)
+        advance_history(m, d, np.bool_(True), np.bool_(True))
     h = m.opt_timestep[0]
     if m.na:
         advance_act(m, d, d.act_dot, h)

@@ -450,7 +450,7 @@ def _xfrc_qfrc(m, d, out):
             out[k] = 0.0
         return
     # RNE with only the external forces gives −Jᵀ xfrc
-    rne(m, d, RNE_FEXT, d.xfrc_applied, out)
+    rne(m, d, np.int64(RNE_FEXT), d.xfrc_applied, out)
     for k in range(m.nv):
         out[k] = -out[k]
 

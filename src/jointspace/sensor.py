@@ -230,7 +230,7 @@ def subtree_vel(m, d):
     lin = d.subtree_linvel
     ang = d.subtree_angmom
     for b in range(nb):
-        object_velocity(m, d, OBJ_BODY, b, False, vel[b])
+        object_velocity(m, d, np.int64(OBJ_BODY), np.int64(b), np.bool_(False), vel[b])
         # linear momentum m v; angular momentum R I Rᵀ ω about the body com
         for k in range(3):
             lin[b, k] = m.body_mass[b] * vel[b, 3 + k]
@@ -677,7 +677,7 @@ def _contact_sensor(m, d, i, out, a, forces):
     ids = np.empty(ncon, dtype=np.int64)
     sign = np.empty(ncon)
     crit = np.empty(ncon)
-    n = 0
+    n = np.int64(0)  # not the literal 0, which would compile a second _net_wrench
     for c in range(ncon):
         mt = _match_contact(m, d, c, m.sensor_objtype[i], m.sensor_objid[i],
                             m.sensor_reftype[i], m.sensor_refid[i])
@@ -832,14 +832,15 @@ def _frame_vel_sensor(m, d, i, out, a, buf):
     buf: scratch (18).
     """
     v = buf[0:6]
-    object_velocity(m, d, m.sensor_objtype[i], m.sensor_objid[i], False, v)
+    object_velocity(m, d, np.int64(m.sensor_objtype[i]), np.int64(m.sensor_objid[i]),
+                    np.bool_(False), v)
     refid = m.sensor_refid[i]
     if refid >= 0:
         reftype = m.sensor_reftype[i]
         pos, _, _ = _object_frame(m, d, m.sensor_objtype[i], m.sensor_objid[i])
         rpos, rmat, _ = _object_frame(m, d, reftype, refid)
         vr = buf[6:12]
-        object_velocity(m, d, reftype, refid, False, vr)
+        object_velocity(m, d, np.int64(reftype), np.int64(refid), np.bool_(False), vr)
         for k in range(6):
             v[k] -= vr[k]
         r0, r1, r2 = pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]
@@ -1046,13 +1047,14 @@ def _pos_sensor(m, d, i, out, a, buf):
             _camera_rays(m, d, obj, m.sensor_intprm[i, 0], out, a)
         else:
             R = d.site_xmat[obj]
-            p = d.site_xpos[obj]
+            # a tuple, as the camera's rays pass it: one compiled ray_kernel for both
+            p = (d.site_xpos[obj, 0], d.site_xpos[obj, 1], d.site_xpos[obj, 2])
             v = (R[2], R[5], R[8])
             dist, g = ray_kernel(m, d, p, v, _ALL_GROUPS, True, m.site_bodyid[obj])
             n = (0.0, 0.0, 0.0)
             if g >= 0 and m.sensor_intprm[i, 0] & (1 << RAYDATA_NORMAL):
                 n = ray_normal(m, d, g, p, v, dist)
-            _ray_data(out, a, m.sensor_intprm[i, 0], dist, (p[0], p[1], p[2]), v, n, dist)
+            _ray_data(out, a, m.sensor_intprm[i, 0], dist, p, v, n, dist)
     elif t == SENS_CAMPROJECTION:
         _cam_project(m, d, d.site_xpos[obj], m.sensor_refid[i], out, a)
     elif t == SENS_INSIDESITE:
@@ -1067,7 +1069,7 @@ def _pos_sensor(m, d, i, out, a, buf):
     elif t == SENS_GEOMDIST or t == SENS_GEOMNORMAL or t == SENS_GEOMFROMTO:
         _geom_distance_sensor(m, d, i, out, a)
     elif t == SENS_CONTACT:  # at this stage without forces
-        _contact_sensor(m, d, i, out, a, False)
+        _contact_sensor(m, d, i, out, a, np.bool_(False))
     elif t == SENS_E_POTENTIAL:
         energy_pos(m, d)
         out[a] = d.energy[0]
@@ -1100,7 +1102,7 @@ def _acc_sensor(m, d, i, out, a, buf):
     t = m.sensor_type[i]
     obj = m.sensor_objid[i]
     if t == SENS_CONTACT:
-        _contact_sensor(m, d, i, out, a, True)
+        _contact_sensor(m, d, i, out, a, np.bool_(True))
     elif t == SENS_FORCE or t == SENS_TORQUE:
         # cfrc_int of the site's body moved to the site and rotated into its frame
         b = m.site_bodyid[obj]
@@ -1127,7 +1129,8 @@ def _acc_sensor(m, d, i, out, a, buf):
         out[a] = f
     elif t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC:
         v = buf[0:6]
-        object_acceleration(m, d, m.sensor_objtype[i], obj, False, v, buf[6:12])
+        object_acceleration(m, d, np.int64(m.sensor_objtype[i]), np.int64(obj), np.bool_(False),
+                            v, buf[6:12])
         k = 3 if t == SENS_FRAMELINACC else 0
         out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
 
@@ -1214,9 +1217,10 @@ def _site_motion(m, d, t, site, out, a, buf):
     """accelerometer, velocimeter or gyro at a site, in the site's frame."""
     v = buf[0:6]
     if t == SENS_ACCELEROMETER:
-        object_acceleration(m, d, OBJ_SITE, site, True, v, buf[6:12])
+        object_acceleration(m, d, np.int64(OBJ_SITE), np.int64(site), np.bool_(True), v,
+                            buf[6:12])
     else:
-        object_velocity(m, d, OBJ_SITE, site, True, v)
+        object_velocity(m, d, np.int64(OBJ_SITE), np.int64(site), np.bool_(True), v)
     k = 0 if t == SENS_GYRO else 3
     out[a], out[a + 1], out[a + 2] = v[k], v[k + 1], v[k + 2]
 
@@ -1302,7 +1306,7 @@ def sensor_stage(m, d):
     _prerequisites(m, d, subtree, post)
     buf = _sensor_scratch(d)
     for i in range(ns):
-        a = m.sensor_adr[i]
+        a = np.int64(m.sensor_adr[i])  # advance_history's slots are int64: one type for both
         t = m.sensor_type[i]
         if t == SENS_USER:
             for k in range(a, a + m.sensor_dim[i]):

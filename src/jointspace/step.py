@@ -173,7 +173,7 @@ def _rk4(m, d):
     hist = m.nhistory > 0
     if hist:
         # the sensors' samples at X_0, from the first forward (MuJoCo 4.0, measured)
-        advance_history(m, d, False, True)
+        advance_history(m, d, np.bool_(False), np.bool_(True))
     for i in range(1, 4):
         # X_i = (q_0 ⊕ θ_i, v_0 + h c_i a_{i−1}),  θ_i = h c_i k_{i−1}
         for j in range(nv):
@@ -191,7 +191,7 @@ def _rk4(m, d):
     if hist:
         # the controls' samples at t_0, after the stages that read the buffers
         d.time[0] = t0
-        advance_history(m, d, True, False)
+        advance_history(m, d, np.bool_(True), np.bool_(False))
     # X_1 = (q_0 ⊕ h Σ b_i k_i, v_0 + h Σ b_i a_i)
     for j in range(nv):
         theta[j] = h * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j]) / 6.0

@@ -38,7 +38,8 @@ from llvmlite import ir
 from numba import typeof, types
 from numba.core import cgutils
 from numba.core.datamodel.models import ArrayModel
-from numba.extending import NativeValue, register_model, unbox
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import NativeValue, intrinsic, register_model, unbox
 
 from jointspace.diagnostics import check_not_singular, raise_pivot  # noqa: F401 (generated code)
 from jointspace.types import Data, Model
@@ -200,6 +201,23 @@ IN1 = CheckedArray(1, False)
 IN2 = CheckedArray(2, False)
 OUT1 = CheckedArray(1, True)
 OUT2 = CheckedArray(2, True)
+
+
+@intrinsic
+def plain(typingctx, x):
+    """A `CheckedArray` as Numba's own array type, the same array (no copy).
+
+    For a driver that passes its checked output to a kernel other callers give plain
+    arrays: one compiled overload of that kernel instead of two (their data models are
+    the same).
+    """
+    if not isinstance(x, CheckedArray):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+    return types.Array(x.dtype, x.ndim, x.layout, readonly=not x.mutable)(x), codegen
 
 # Byte offsets in CPython's object header and NumPy's PyArrayObject (64-bit, the same in
 # NumPy 1.x and 2.x); verified on a live array when this module is imported.

@@ -408,7 +408,8 @@ def _instantiate_equality(m, d, need):
                         + data[4] * dif * dif * dif * dif)
                 deriv = (data[1] + 2.0 * data[2] * dif + 3.0 * data[3] * dif * dif
                          + 4.0 * data[4] * dif * dif * dif)
-            _tendon_row(m, d, t1, 1.0, t2, -deriv, pos, 0.0, 0.0, CNSTR_EQUALITY, i, need)
+            _tendon_row(m, d, np.int64(t1), 1.0, np.int64(t2), -deriv, pos, 0.0, 0.0,
+                        np.int64(CNSTR_EQUALITY), i, need)
 
 
 @njit(cache=True)
@@ -421,8 +422,8 @@ def _instantiate_friction(m, d, need):
                      need)
     for t in range(m.ntendon):
         if m.tendon_frictionloss[t] > 0.0:
-            _tendon_row(m, d, t, 1.0, -1, 0.0, 0.0, 0.0, m.tendon_frictionloss[t],
-                        CNSTR_FRICTION_TENDON, t, need)
+            _tendon_row(m, d, t, 1.0, np.int64(-1), 0.0, 0.0, 0.0, m.tendon_frictionloss[t],
+                        np.int64(CNSTR_FRICTION_TENDON), t, need)
 
 
 @njit(cache=True)
@@ -487,8 +488,8 @@ def _instantiate_limit(m, d, need):
             # dist = side (range[side] − L), J = −side ten_J
             dist = side * (m.tendon_range[t, (side + 1) // 2] - value)
             if dist < margin:
-                _tendon_row(m, d, t, -float(side), -1, 0.0, dist, margin, 0.0,
-                            CNSTR_LIMIT_TENDON, t, need)
+                _tendon_row(m, d, t, -float(side), np.int64(-1), 0.0, dist, margin, 0.0,
+                            np.int64(CNSTR_LIMIT_TENDON), t, need)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -675,11 +676,11 @@ def make_constraint_stage(m, d):
     if not flags & DSBL_CONTACT and m.nv > 0:
         _instantiate_contact(m, d, need)
     if d.nefc[0] > 0:
-        softness(m, d, False)
+        softness(m, d, np.bool_(False))
         if m.opt_enableflags[0] & ENBL_DIAGEXACT:
             # the exact diagonal (needs the current M's factor), impedance from it
             diag_exact(m, d)
-            softness(m, d, True)
+            softness(m, d, np.bool_(True))
     if need[1] > 0:
         d.warning_cnstrfull[0] += 1
         d.warning_cnstrfull[1] = need[0]

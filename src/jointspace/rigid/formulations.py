@@ -419,8 +419,8 @@ def _solve_once(M, f, v, qacc_des, act, rows, phi, mu, nc, fprm, iprm, warm, nwa
         diag[DG_PIVOTS] = piv
         diag[DG_NLCP] = ne
         if status == LCP_SOLVED and ne > 0 and iprm[IP_STAGE2]:
-            diag[DG_STAGE2] = _stage2(EF, fe, ev, True, M, f, v, v0, Q, un, act, h, tau_prev,
-                                      fprm[FP_EPS], max_iter, tol, diag)
+            diag[DG_STAGE2] = _stage2(EF, fe, ev, np.bool_(True), M, f, v, v0, Q, un, act, h,
+                                      tau_prev, fprm[FP_EPS], max_iter, tol, diag)
         for c in range(nc):
             fn = 0.0
             f1 = 0.0
@@ -586,7 +586,8 @@ def _noslip_stage2(rows, phi, nc, cn, ct, M, f, v, v0, Q, un, act, h, gain, tau_
         V[ncl + 2 * nc + r, :] = -rows[3 * c + 1 + r % 2]
         x[ncl + r] = max(ct[r], 0.0)
         x[ncl + 2 * nc + r] = max(-ct[r], 0.0)
-    it = _stage2(V, x, x, False, M, f, v, v0, Q, un, act, h, tau_prev, eps, max_iter, tol, diag)
+    it = _stage2(V, x, x, np.bool_(False), M, f, v, v0, Q, un, act, h, tau_prev, eps, max_iter,
+                 tol, diag)
     for a in range(ncl):
         cn[closed[a]] = x[a]
     for r in range(2 * nc):
@@ -634,7 +635,7 @@ def _project(M, v, a_ref, rows, phi, mu, nc, gain, h, form, k, max_iter, tol, a_
     ct = np.zeros(nt)
     act = np.empty(max(nc * per, 1), dtype=np.int64)
     info = np.zeros(5)
-    _noslip_core(Gf, qn, Tf, qt, Minv, act, 0, max_iter, tol, cn, ct, act, info)
+    _noslip_core(Gf, qn, Tf, qt, Minv, act, np.int64(0), max_iter, tol, cn, ct, act, info)
     p = Gf.T @ cn + Tf.T @ ct
     a_out[:] = a_ref + (Minv @ p) / h
     return int(info[0])
@@ -731,7 +732,7 @@ def rigid_kernel(m, d, qacc_des, fprm, iprm, act, warm_keys, nwarm, tau_prev, ou
     form = iprm[IP_FORM]
     per = 1 if form == NOSLIP else iprm[IP_K]
     warm = np.empty(max(nwarm, 1), dtype=np.int64)
-    nw = 0
+    nw = np.int64(0)  # not the literal 0: one compiled _rigid_solve, not two
     for a in range(nwarm):
         for c in range(nc):
             ci = cid[c]

@@ -655,7 +655,7 @@ def qp_eq_nonneg(H, g, E, x, max_iter, tol):
     lam = np.zeros(n)
     act = np.empty(n, dtype=np.int64)
     warm = np.empty(1, dtype=np.int64)
-    st, piv, _ = ppm(Z, Hinv, qv, warm, 0, lam, act, max_iter, tol)
+    st, piv, _ = ppm(Z, Hinv, qv, warm, np.int64(0), lam, act, max_iter, tol)
     if st == LCP_MAXITER:
         st, piv2 = lemke(Z @ Hinv @ Z.T, qv, lam, 50 * (n + 1), tol)
         piv += piv2

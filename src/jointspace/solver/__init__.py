@@ -186,7 +186,8 @@ def _primal_cost(m, d, qacc):
         jar[i] -= d.efc_aref[i]
     force = np.empty(max(nefc, 1))
     state = np.empty(max(nefc, 1), dtype=np.int32)
-    s = constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
+    s = constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)),
+                          np.bool_(False))
     Ma = np.empty(m.nv)
     mul_m(m, d.qM, qacc, Ma)
     return s + gauss(m, d, qacc, Ma)
@@ -202,7 +203,8 @@ def _constraint_force(m, d, qacc, force, qfrc):
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
     state = np.empty(max(nefc, 1), dtype=np.int32)
-    constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)), False)
+    constraint_update(d, jar, cdim, cmu, cfr, force, state, np.empty((1, 1)),
+                          np.bool_(False))
     mul_jt(d, force, qfrc)
 
 
@@ -250,7 +252,9 @@ def solve(m, d, solver=None, iterations=None):
         raise ValueError(f"solve: argument iterations must be a non-negative integer, "
                          f"got {iterations!r}")
     ep = _k_solve.ep
-    ep(m._s, d._s, sid, int(iterations))
+    # int32, the types forward's call passes (m.opt_solver, m.opt_iterations): one
+    # compiled solve_stage for both
+    ep(m._s, d._s, np.int32(sid), np.int32(min(int(iterations), 2**31 - 1)))
     return int(d.solver_niter[0])
 
 

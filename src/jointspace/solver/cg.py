@@ -68,7 +68,7 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
     mul_j(d, qacc, jar)
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
-    cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, False)
+    cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, np.bool_(False))
     cost += gauss(m, d, qacc, Ma)
     mul_jt(d, force, d.qfrc_constraint)
     for k in range(nv):
@@ -93,7 +93,7 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
         for i in range(nefc):
             jar[i] += alpha * Jv[i]
             oldstate[i] = state[i]
-        cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, False)
+        cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, np.bool_(False))
         cost += gauss(m, d, qacc, Ma)
         mul_jt(d, force, d.qfrc_constraint)
         for k in range(nv):

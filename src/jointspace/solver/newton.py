@@ -144,7 +144,7 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
     for a in range(nv):
         for b in range(a + 1):
             H[a, b] = 0.0
-    g = 0
+    g = np.int64(0)  # not the literal 0, which would compile a second _run_block
     while g < ng:
         e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
         if e < 0:
@@ -213,7 +213,7 @@ def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals
     if assemble:
         for t in range(nM):
             Hq[t] = d.qM[t]
-        g = 0
+        g = np.int64(0)
         while g < ng:
             e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
             if e < 0:
@@ -416,7 +416,7 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
                 for c in range(r, dim):
                     s += U[c, r] * J[i0 + c, k]
                 x[k] = s
-            chol_update(Lc, nv, x, True, MINVAL)
+            chol_update(Lc, nv, x, np.bool_(True), MINVAL)
     return ncone
 
 

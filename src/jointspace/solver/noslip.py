@@ -99,7 +99,7 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
         # dry friction
         for c in range(ne, ne + nf):
             i = rows[c]
-            _residual(AR, R, b, f, rows, lo, contig, i, 1, res)
+            _residual(AR, R, b, f, rows, lo, contig, i, np.int64(1), res)
             f0 = f[i]
             ainv = 1.0 / max(MINVAL, AR[i, i] - R[i])
             f[i] -= res[0] * ainv
@@ -117,10 +117,10 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
             if typ == CNSTR_CONTACT_PYRAMIDAL:
                 dim = d.contact_dim[d.efc_id[i]]
                 for j in range(i, i + 2 * (dim - 1), 2):
-                    _residual(AR, R, b, f, rows, lo, contig, j, 2, res)
+                    _residual(AR, R, b, f, rows, lo, contig, j, np.int64(2), res)
                     old[0] = f[j]
                     old[1] = f[j + 1]
-                    _block(AR, R, j, 2, Ac)
+                    _block(AR, R, j, np.int64(2), Ac)
                     for k in range(2):
                         bc[k] = res[k] - (Ac[k, 0] * old[0] + Ac[k, 1] * old[1])
                     # f_j = mid + y, f_j+1 = mid − y, y ∈ [−mid, mid]
@@ -141,7 +141,7 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
                         else:
                             f[j] = mid + y
                             f[j + 1] = mid - y
-                    improvement -= _cost_change(Ac, f, j, old, res, 2)
+                    improvement -= _cost_change(Ac, f, j, old, res, np.int64(2))
                 c += 2 * (dim - 1)
             elif typ == CNSTR_CONTACT_ELLIPTIC:
                 dim = d.contact_dim[d.efc_id[i]]
@@ -176,7 +176,8 @@ def _noslip_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats
                 nchange += 1
         improvement *= scale
         if stats:
-            save_stats(d, niter0 + it, improvement, 0.0, 0.0, 0.0, nactive, nchange, 0, 0)
+            save_stats(d, niter0 + it, improvement, 0.0, 0.0, 0.0, nactive, nchange, np.int64(0),
+                       np.int64(0))
         it += 1
         if improvement < tol:
             break

@@ -507,7 +507,8 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
                 nchange += 1
         improvement *= scale
         if stats:
-            save_stats(d, it, improvement, 0.0, 0.0, np.nan, nactive, nchange, 0, 0)
+            save_stats(d, it, improvement, 0.0, 0.0, np.nan, nactive, nchange, np.int64(0),
+                       np.int64(0))
         # adaptive restart: the sweep's correction against the extrapolation
         restart = False
         if it > 0:
