@@ -685,7 +685,8 @@ def _inverse_jacobians(m, d, out, outv, outq, with_v):
     """
     nv = m.nv
     mass = np.empty((nv, nv))
-    rnea_derivatives_kernel(m, d, False, d.cfrc_ext, outq, outv, mass)
+    rnea_derivatives_kernel(m, d, np.bool_(False), entry.input_view(d.cfrc_ext), outq, outv,
+                            mass)
     if with_v:
         if (m.opt_disableflags[0] & DSBL_DAMPER) == 0:
             for k in range(nv):

@@ -219,6 +219,22 @@ def plain(typingctx, x):
 
     return types.Array(x.dtype, x.ndim, x.layout, readonly=not x.mutable)(x), codegen
 
+
+@intrinsic
+def input_view(typingctx, x):
+    """A plain array typed as `plain` types a checked input (any layout, read-only).
+
+    The same array, no copy: for a kernel that also passes its own array where drivers
+    pass their checked inputs, so that the callee compiles once.
+    """
+    if not isinstance(x, types.Array) or isinstance(x, CheckedArray):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+    return types.Array(x.dtype, x.ndim, "A", readonly=True)(x), codegen
+
 # Byte offsets in CPython's object header and NumPy's PyArrayObject (64-bit, the same in
 # NumPy 1.x and 2.x); verified on a live array when this module is imported.
 _OB_TYPE, _DATA, _NDIM, _DIMS, _STRIDES, _DESCR, _FLAGS = 8, 16, 24, 32, 40, 56, 64
