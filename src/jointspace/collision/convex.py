@@ -1037,11 +1037,13 @@ def _quad_rows(buf, k, n):
 @jit_sig(I8(BUF, I8, F8, V3, M9, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I1, I1, F2))
 def plane_convex(buf, k, margin, p1, m1, t2, p2, m2, s2, hv, va, nv_, pa, np_, pva, pvn, pv,
                  pn):
-    """Plane and ellipsoid or mesh: the support point below the plane, or a mesh face's.
+    """Plane and ellipsoid or mesh: the support point below the plane, and a mesh face's.
 
-    For a mesh, the contacts are the vertices within the margin of the hull face at the
-    deepest vertex that faces the plane most (MuJoCo 3.3+; at most 4, the largest
-    quadrilateral when more).
+    As MuJoCo 4.0 does: the deepest vertex is the first contact; for a mesh, the hull face
+    at that vertex whose normal points down the most adds its other vertices, walked
+    counter-clockwise from the deepest one, that are within the margin and below the geom
+    centre (their offset from the centre points into the plane). More than 4 are reduced to
+    the 4 spanning the largest area (MuJoCo: a heuristic search for them).
     """
     n = col(m1, 2)
     down = scl(n, -1.0)
@@ -1062,25 +1064,28 @@ def plane_convex(buf, k, margin, p1, m1, t2, p2, m2, s2, hv, va, nv_, pa, np_, p
             iv = i
     best = -2.0
     g = -1
+    at = 0
     for f in range(pa, pa + np_):
-        has = False
+        pos_iv = -1
         for q in range(pvn[f]):
             if va + pv[pva[f] + q] == iv:
-                has = True
+                pos_iv = q
         c = ld[0] * pn[f, 0] + ld[1] * pn[f, 1] + ld[2] * pn[f, 2]
-        if has and c > best:
+        if pos_iv >= 0 and c > best:
             best = c
             g = f
+            at = pos_iv
     if g < 0:
         return 1
-    cnt = 0
-    for q in range(pvn[g]):
-        j = va + pv[pva[g] + q]
+    cnt = 1
+    nq = pvn[g]
+    for q in range(1, nq):
+        j = va + pv[pva[g] + (at + q) % nq]
         w = add(mat_vec(m2, (hv[j, 0], hv[j, 1], hv[j, 2])), p2)
         dj = dot(n, sub(w, p1))
-        if dj <= margin and k + cnt < buf.shape[0]:
+        if dj <= margin and dot(n, sub(w, p2)) < 0.0 and k + cnt < buf.shape[0]:
             put(buf, k + cnt, add_scl(w, n, -0.5 * dj), n, dj)
             cnt += 1
     if cnt > 4:
         cnt = _quad_rows(buf, k, cnt)
-    return cnt if cnt > 0 else 1
+    return cnt
