@@ -82,6 +82,7 @@ EPA_NV = EPA_ITER + 8  # vertex capacity of the EPA polytope
 EPA_NF = 2 * EPA_NV + 64  # face capacity (faces are recycled)
 FACE_TOL = 0.996  # cos of the angle within which two faces count as facing (MuJoCo)
 EDGE_TOL = 0.0888  # sin of the angle within which an edge lies on a face (MuJoCo)
+WITNESS_TOL = 1e-6  # a face passes through a witness point within this distance (m)
 CYL_SIDES = 16  # a cylinder cap is a regular polygon with this many sides for face clipping
 
 
@@ -933,10 +934,34 @@ def _quad(poly, s, n):
     return packed
 
 
-@jit_sig(I8(BUF, I8, WS, F8, V3, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8, I8,
-            I1, I1, I1, F2))
-def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, va2, pa1,
-                  np1, pa2, np2, pva, pvn, pv, pn):
+@jit_sig(types.Tuple((I8, V3))(F3, I8, M9, V3, F2, I8, I8, I8, I1, I1, I1, F2, V3, V3))
+def _witness_face(poly, slot, mat, pos, hv, va, pa, np_, pva, pvn, pv, pn, x, axis):
+    """A mesh face through the witness point x that the direction axis lies on.
+
+    The faces whose planes pass within WITNESS_TOL of x (the face, edge or vertex of the
+    hull that x lies on), in polygon order; the first with |axis · normal| < EDGE_TOL is
+    written into poly[slot]. Returns (vertex count, 0 when none; its outward normal).
+    """
+    for f in range(pa, pa + np_):
+        fn = mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
+        if abs(dot(axis, fn)) >= EDGE_TOL or pvn[f] > POLY_MAX:
+            continue
+        i0 = va + pv[pva[f]]
+        w0 = add(mat_vec(mat, (hv[i0, 0], hv[i0, 1], hv[i0, 2])), pos)
+        if abs(dot(sub(x, w0), fn)) >= WITNESS_TOL:
+            continue
+        for q in range(pvn[f]):
+            i = va + pv[pva[f] + q]
+            w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+            poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+        return pvn[f], fn
+    return 0, (0.0, 0.0, 0.0)
+
+
+@jit_sig(I8(BUF, I8, WS, F8, V3, V3, F8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8,
+            I8, I1, I1, I1, F2))
+def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1,
+                  va2, pa1, np1, pa2, np2, pva, pvn, pv, pn):
     """Contacts between flat features of two geoms in contact along nrm (geom 1 to geom 2).
 
     Faces facing each other within FACE_TOL: the face of geom 2 clipped by the prism of the
@@ -977,6 +1002,14 @@ def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, v
         return out
     # an edge of geom 1 on the face of geom 2, or a face of geom 1 under an edge of geom 2
     edge1 = n2 > 0 and c2 >= FACE_TOL
+    if t1 == GEOM_CAPSULE and t2 == GEOM_MESH:
+        # MuJoCo 4.0: the segment on a mesh face through the witness point, even one that
+        # does not face the contact normal
+        n2, f2 = _witness_face(poly, 3, m2, p2, hv, va2, pa2, np2, pva, pvn, pv, pn,
+                               add_scl(pos, nrm, 0.5 * dist), col(m1, 2))
+        edge1 = n2 > 0
+        if not edge1:
+            return 0
     if edge1:
         fn, ref, nref = f2, 3, n2
         ok, a, b, r = _edge_of(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pvn, pv, nrm, f2)

@@ -180,9 +180,9 @@ def _narrow_convex(m, d, g1, g2, margin, buf, ws):
     P.put(buf, 0, pos, nrm, dist)
     if t1 == GEOM_SPHERE or t1 == GEOM_ELLIPSOID or t2 == GEOM_ELLIPSOID:
         return 1
-    n = C.flat_contacts(buf, 0, ws, margin, nrm, t1, p1, r1, s1, t2, p2, r2, s2, m.hull_vert,
-                        va1, va2, pa1, np1, pa2, np2, m.hullpoly_vertadr, m.hullpoly_vertnum,
-                        m.hullpoly_vert, m.hullpoly_normal)
+    n = C.flat_contacts(buf, 0, ws, margin, nrm, pos, dist, t1, p1, r1, s1, t2, p2, r2, s2,
+                        m.hull_vert, va1, va2, pa1, np1, pa2, np2, m.hullpoly_vertadr,
+                        m.hullpoly_vertnum, m.hullpoly_vert, m.hullpoly_normal)
     if n > 0:
         return n
     P.put(buf, 0, pos, nrm, dist)
