@@ -105,7 +105,8 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
     Contacts are compared in MuJoCo's order. Returns a dict: touch (poses with contacts in
     either), same (fraction of poses with equal counts), exact (fraction with equal counts
     and every dist, pos and frame within PARITY_EXACT), worst (largest dist, pos and frame
-    differences where counts agree), mism (the first poses whose counts differ).
+    differences where counts agree), mism (the first poses whose counts differ), inexact
+    (the first poses with equal counts but a contact beyond PARITY_EXACT).
     """
     import warnings
 
@@ -128,6 +129,7 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
     touch = same = exact = 0
     worst = np.zeros(3)
     mism = []
+    inexact = []
     for i, q in enumerate(ccd_poses(mm.qpos0, rng, n, t1 == "plane")):
         a = _contacts_mj(mm, md, q)
         b = _contacts_js(jm, jd, q)
@@ -143,4 +145,7 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
                       np.abs(a[2] - b[2]).max()])
         worst = np.maximum(worst, e)
         exact += bool(e.max() <= PARITY_EXACT)
-    return dict(touch=touch, same=same / n, exact=exact / n, worst=worst, mism=mism[:5])
+        if e.max() > PARITY_EXACT:
+            inexact.append(i)
+    return dict(touch=touch, same=same / n, exact=exact / n, worst=worst, mism=mism[:5],
+                inexact=inexact[:5])

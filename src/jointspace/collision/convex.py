@@ -958,6 +958,139 @@ def _witness_face(poly, slot, mat, pos, hv, va, pa, np_, pva, pvn, pv, pn, x, ax
     return 0, (0.0, 0.0, 0.0)
 
 
+@jit_inline
+def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, out):
+    """Faces of a box or mesh whose planes pass within WITNESS_TOL of x, in order; the count.
+
+    One face: x lies inside it; two: on their common edge; more: on a vertex. A box's faces
+    are numbered 2 axis + (0 for the + side, 1 for the − side).
+    """
+    n = 0
+    if t == GEOM_BOX:
+        lx = mat_t_vec(mat, sub(x, pos))
+        for ax in range(3):
+            for sgi in range(2):
+                sg = 1.0 if sgi == 0 else -1.0
+                if abs(lx[ax] - sg * size[ax]) < WITNESS_TOL:
+                    out[n] = 2 * ax + sgi
+                    n += 1
+        return n
+    for f in range(pa, pa + np_):
+        i0 = va + pv[pva[f]]
+        w0 = add(mat_vec(mat, (hv[i0, 0], hv[i0, 1], hv[i0, 2])), pos)
+        fn = mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
+        if abs(dot(sub(x, w0), fn)) < WITNESS_TOL and n < out.shape[0]:
+            out[n] = f
+            n += 1
+    return n
+
+
+@jit_inline
+def _face_normal(t, mat, pn, f):
+    """World outward normal of face f of a box or mesh (numbered as in _faces_at)."""
+    if t == GEOM_BOX:
+        return scl(col(mat, f // 2), 1.0 if f % 2 == 0 else -1.0)
+    return mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
+
+
+@jit_inline
+def _load_face(poly, slot, t, pos, mat, size, hv, va, pva, pvn, pv, pn, f):
+    """Write face f of a box or mesh into poly[slot] (counter-clockwise); its vertex count."""
+    if t == GEOM_BOX:
+        nq, _, _ = _face_of(poly, slot, t, pos, mat, size, hv, va, pva, pvn, pv, pn, 0, 0,
+                            _face_normal(t, mat, pn, f))
+        return nq
+    if pvn[f] > POLY_MAX:
+        return 0
+    for q in range(pvn[f]):
+        i = va + pv[pva[f] + q]
+        w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+        poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+    return pvn[f]
+
+
+@jit_inline
+def _edge_at(t, pos, mat, size, hv, va, pva, pvn, pv, x, fs, nf, e):
+    """Edge e at the witness feature (faces fs[:nf]) of a box or mesh: (ok, a, b).
+
+    On an edge (nf = 2) the one edge; on a vertex (nf > 2) the vertex's edges: a box's along
+    x, y, z, a mesh's to the previous vertex of each face at the vertex.
+    """
+    zero = (0.0, 0.0, 0.0)
+    if t == GEOM_BOX:
+        c0 = 0.0
+        c1 = 0.0
+        c2 = 0.0
+        free = -1
+        lx = mat_t_vec(mat, sub(x, pos))
+        for ax in range(3):
+            on = False
+            for q in range(nf):
+                if fs[q] // 2 == ax:
+                    on = True
+            if not on and nf == 2:
+                free = ax
+        if nf == 2:
+            if e > 0:
+                return False, zero, zero
+            free_ax = free
+        else:
+            if e > 2:
+                return False, zero, zero
+            free_ax = e
+        c0 = size[0] if lx[0] >= 0 else -size[0]
+        c1 = size[1] if lx[1] >= 0 else -size[1]
+        c2 = size[2] if lx[2] >= 0 else -size[2]
+        a = add(mat_vec(mat, (c0, c1, c2)), pos)
+        b = add(mat_vec(mat, (-c0 if free_ax == 0 else c0, -c1 if free_ax == 1 else c1,
+                              -c2 if free_ax == 2 else c2)), pos)
+        return True, a, b
+    if nf == 2:
+        if e > 0:
+            return False, zero, zero
+        fa = fs[0]
+        fb = fs[1]
+        cnt = 0
+        ia = -1
+        ib = -1
+        for q in range(pvn[fa]):
+            v = pv[pva[fa] + q]
+            for r in range(pvn[fb]):
+                if pv[pva[fb] + r] == v:
+                    if cnt == 0:
+                        ia = v
+                    else:
+                        ib = v
+                    cnt += 1
+        if cnt != 2:
+            return False, zero, zero
+        a = add(mat_vec(mat, (hv[va + ia, 0], hv[va + ia, 1], hv[va + ia, 2])), pos)
+        b = add(mat_vec(mat, (hv[va + ib, 0], hv[va + ib, 1], hv[va + ib, 2])), pos)
+        return True, a, b
+    if e >= nf:
+        return False, zero, zero
+    # the vertex: face fs[0]'s vertex nearest x; the edge to its predecessor in face fs[e]
+    f0 = fs[0]
+    best = 1e300
+    iv = -1
+    for q in range(pvn[f0]):
+        i = va + pv[pva[f0] + q]
+        w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+        dd = dot(sub(w, x), sub(w, x))
+        if dd < best:
+            best = dd
+            iv = pv[pva[f0] + q]
+    f = fs[e]
+    nq = pvn[f]
+    for q in range(nq):
+        if pv[pva[f] + q] == iv:
+            j = va + pv[pva[f] + (q + nq - 1) % nq]
+            a = add(mat_vec(mat, (hv[va + iv, 0], hv[va + iv, 1], hv[va + iv, 2])), pos)
+            b = add(mat_vec(mat, (hv[j, 0], hv[j, 1], hv[j, 2])), pos)
+            return True, a, b
+    return False, zero, zero
+
+
 @jit_sig(I8(BUF, I8, WS, F8, V3, V3, F8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8,
             I8, I1, I1, I1, F2))
 def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1,
@@ -974,7 +1107,78 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
     n1, f1, c1 = _face_of(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, pa1, np1, nrm)
     n2, f2, c2 = _face_of(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, pa2, np2,
                           scl(nrm, -1.0))
-    if n1 > 0 and n2 > 0 and dot(f1, f2) < -FACE_TOL:
+    mode = 0  # 1: faces facing; 2: edge of geom 1 on face of geom 2; 3: the reverse
+    ea = (0.0, 0.0, 0.0)
+    eb = ea
+    if (t1 == GEOM_MESH or t2 == GEOM_MESH) and (t1 == GEOM_BOX or t1 == GEOM_MESH) and (
+            t2 == GEOM_BOX or t2 == GEOM_MESH):
+        # MuJoCo 4.0: the features at the witness points, whatever the contact normal
+        fs1 = ws[4][:, 0]
+        fs2 = ws[4][:, 1]
+        x1 = add_scl(pos, nrm, -0.5 * dist)
+        x2 = add_scl(pos, nrm, 0.5 * dist)
+        nf1 = _faces_at(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pv, pn, x1, fs1)
+        nf2 = _faces_at(t2, p2, m2, s2, hv, va2, pa2, np2, pva, pv, pn, x2, fs2)
+        if nf1 == 0 or nf2 == 0:
+            return 0
+        for i in range(nf1):
+            if mode:
+                break
+            g1n = _face_normal(t1, m1, pn, fs1[i])
+            for j in range(nf2):
+                g2n = _face_normal(t2, m2, pn, fs2[j])
+                if dot(g1n, g2n) < -FACE_TOL:
+                    n1 = _load_face(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, fs1[i])
+                    n2 = _load_face(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, fs2[j])
+                    f1 = g1n
+                    f2 = g2n
+                    mode = 1
+                    break
+        dim1 = 3 if nf1 == 1 else (2 if nf1 == 2 else 1)
+        dim2 = 3 if nf2 == 1 else (2 if nf2 == 2 else 1)
+        if mode == 0 and dim1 < 3 and dim1 <= dim2:
+            for i in range(nf2):
+                if mode:
+                    break
+                g2n = _face_normal(t2, m2, pn, fs2[i])
+                for e in range(nf1 if nf1 > 3 else 3):
+                    ok, a, b = _edge_at(t1, p1, m1, s1, hv, va1, pva, pvn, pv, x1, fs1, nf1, e)
+                    if not ok:
+                        break
+                    u, _ = normalize(sub(b, a))
+                    if abs(dot(u, g2n)) < EDGE_TOL:
+                        n2 = _load_face(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn,
+                                        fs2[i])
+                        f2 = g2n
+                        ea = a
+                        eb = b
+                        mode = 2
+                        break
+        if mode == 0 and dim2 < 3:
+            for i in range(nf1):
+                if mode:
+                    break
+                g1n = _face_normal(t1, m1, pn, fs1[i])
+                for e in range(nf2 if nf2 > 3 else 3):
+                    ok, a, b = _edge_at(t2, p2, m2, s2, hv, va2, pva, pvn, pv, x2, fs2, nf2, e)
+                    if not ok:
+                        break
+                    u, _ = normalize(sub(b, a))
+                    if abs(dot(u, g1n)) < EDGE_TOL:
+                        n1 = _load_face(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn,
+                                        fs1[i])
+                        f1 = g1n
+                        ea = a
+                        eb = b
+                        mode = 3
+                        break
+        if mode == 0:
+            return 0
+    elif n1 > 0 and n2 > 0 and dot(f1, f2) < -FACE_TOL:
+        mode = 1
+    if mode == 1:
+        if n1 == 0 or n2 == 0:
+            return 0
         for q in range(n2):
             for c in range(3):
                 poly[0, q, c] = poly[3, q, c]
@@ -1010,7 +1214,14 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
         edge1 = n2 > 0
         if not edge1:
             return 0
-    if edge1:
+    if mode == 2 or mode == 3:
+        edge1 = mode == 2
+        if edge1:
+            fn, ref, nref = f2, 3, n2
+        else:
+            fn, ref, nref = f1, 2, n1
+        ok, a, b, r = nref > 0, ea, eb, 0.0
+    elif edge1:
         fn, ref, nref = f2, 3, n2
         ok, a, b, r = _edge_of(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pvn, pv, nrm, f2)
     elif n1 > 0 and c1 >= FACE_TOL:
