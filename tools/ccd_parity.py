@@ -47,7 +47,8 @@ def main():
             r = compare(t1, t2, args.n, args.seed, s)
             w = r["worst"]
             print(f"{t1 + '-' + t2:22s} {s:8s} {r['touch']:6d} {100 * r['same']:8.2f} "
-                  f"{100 * r['exact']:8.2f} {w[0]:9.2e} {w[1]:9.2e} {w[2]:9.2e}  {r['mism']} {r['inexact']}",
+                  f"{100 * r['exact']:8.2f} {w[0]:9.2e} {w[1]:9.2e} {w[2]:9.2e}  {r['mism']} "
+                  f"{r['inexact']}",
                   flush=True)
 
 

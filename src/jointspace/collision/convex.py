@@ -19,10 +19,14 @@ as MuJoCo 3.3+ does: faces (a box's, a mesh's hull polygons, a cylinder's caps a
 capsule's segment). Two faces facing each other within ~5° are clipped against each other
 (at most 4 points, the largest quadrilateral when more survive); an edge lying on a face
 within ~5° is clipped by it (2 points). Each point has its own distance, and points
-beyond the margin are dropped.
+beyond the margin are dropped. Which features: for box-mesh and mesh-mesh those at the two
+witness points, as MuJoCo 4.0 (the faces through each witness point, then edges of an
+edge or vertex witness), whatever the contact normal; for capsule-mesh the mesh faces
+through the witness point; for pairs with a cylinder, the faces within ~5° of the normal.
 
-Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds up
-to two hull neighbours of that vertex that are also within the margin.
+Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds the
+other vertices of its most downward hull face at that vertex that are within the margin
+and below the mesh centre (MuJoCo 4.0).
 """
 
 import math
@@ -83,6 +87,7 @@ EPA_NF = 2 * EPA_NV + 64  # face capacity (faces are recycled)
 FACE_TOL = 0.996  # cos of the angle within which two faces count as facing (MuJoCo)
 EDGE_TOL = 0.0888  # sin of the angle within which an edge lies on a face (MuJoCo)
 WITNESS_TOL = 1e-6  # a face passes through a witness point within this distance (m)
+ALIGN_TOL = 1e-6  # a face whose normal is the contact normal within 1 - cos of this
 CYL_SIDES = 16  # a cylinder cap is a regular polygon with this many sides for face clipping
 
 
@@ -882,6 +887,52 @@ def _clip_polygon(poly, src, n, ref, nref, nrm):
 
 
 @jit_inline
+def _clip_mj(poly, src, n, ref, nref, nrm):
+    """Clip poly[src] (n vertices; 2: a segment) by face poly[ref]'s prism as MuJoCo does.
+
+    A segment is clipped as a closed 2-gon, in the order of MuJoCo's polygonClip: each
+    polygon edge P → Q emits Q when both are inside a side plane, the crossing point (then
+    Q if inside) when they straddle it; a segment's crossing point comes out once per
+    direction, so a segment cut down to one point yields it twice, as in MuJoCo. Returns
+    (slot, count).
+    """
+    cap = poly.shape[1]
+    for e in range(nref):
+        e0 = (poly[ref, e, 0], poly[ref, e, 1], poly[ref, e, 2])
+        e1 = (poly[ref, (e + 1) % nref, 0], poly[ref, (e + 1) % nref, 1],
+              poly[ref, (e + 1) % nref, 2])
+        side, _ = normalize(cross(nrm, sub(e1, e0)))  # points into the reference face
+        dst = 1 - src
+        m = 0
+        for i in range(n):
+            pp = (poly[src, i, 0], poly[src, i, 1], poly[src, i, 2])
+            i1 = (i + 1) % n
+            qq = (poly[src, i1, 0], poly[src, i1, 1], poly[src, i1, 2])
+            in1 = dot(sub(pp, e0), side) > -MINVAL
+            in2 = dot(sub(qq, e0), side) > -MINVAL
+            if not in1 and not in2:
+                continue
+            if in1 and in2:
+                if m < cap:
+                    poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = qq
+                    m += 1
+                continue
+            pq = sub(qq, pp)
+            tmp = dot(side, pq)
+            if tmp != 0.0:
+                t = -dot(sub(pp, e0), side) / tmp
+                if 0.0 <= t <= 1.0 and m < cap:
+                    poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = add_scl(pp, pq, t)
+                    m += 1
+            if in2 and m < cap:
+                poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = qq
+                m += 1
+        src = dst
+        n = m
+    return src, n
+
+
+@jit_inline
 def _clip_segment(a, b, poly, ref, nref, nrm):
     """Clip segment ab by the prism of the reference face; returns (ok, a', b')."""
     t0 = 0.0
@@ -959,11 +1010,13 @@ def _witness_face(poly, slot, mat, pos, hv, va, pa, np_, pva, pvn, pv, pn, x, ax
 
 
 @jit_inline
-def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, out):
-    """Faces of a box or mesh whose planes pass within WITNESS_TOL of x, in order; the count.
+def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, u, out):
+    """Faces of a box or mesh at the witness point x, in order; the count.
 
-    One face: x lies inside it; two: on their common edge; more: on a vertex. A box's faces
-    are numbered 2 axis + (0 for the + side, 1 for the − side).
+    The faces whose planes pass within WITNESS_TOL of x: one when x lies inside a face, two
+    on their common edge, more on a vertex; but a face among them whose outward normal is
+    the contact direction u (within ALIGN_TOL) alone, as MuJoCo's EPA then ends on that
+    face. A box's faces are numbered 2 axis + (0 for the + side, 1 for the − side).
     """
     n = 0
     if t == GEOM_BOX:
@@ -974,14 +1027,19 @@ def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, out):
                 if abs(lx[ax] - sg * size[ax]) < WITNESS_TOL:
                     out[n] = 2 * ax + sgi
                     n += 1
-        return n
-    for f in range(pa, pa + np_):
-        i0 = va + pv[pva[f]]
-        w0 = add(mat_vec(mat, (hv[i0, 0], hv[i0, 1], hv[i0, 2])), pos)
-        fn = mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
-        if abs(dot(sub(x, w0), fn)) < WITNESS_TOL and n < out.shape[0]:
-            out[n] = f
-            n += 1
+    else:
+        for f in range(pa, pa + np_):
+            i0 = va + pv[pva[f]]
+            w0 = add(mat_vec(mat, (hv[i0, 0], hv[i0, 1], hv[i0, 2])), pos)
+            fn = mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
+            if abs(dot(sub(x, w0), fn)) < WITNESS_TOL and n < out.shape[0]:
+                out[n] = f
+                n += 1
+    if n > 1:
+        for q in range(n):
+            if dot(_face_normal(t, mat, pn, out[q]), u) > 1.0 - ALIGN_TOL:
+                out[0] = out[q]
+                return 1
     return n
 
 
@@ -1097,6 +1155,8 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
                   va2, pa1, np1, pa2, np2, pva, pvn, pv, pn):
     """Contacts between flat features of two geoms in contact along nrm (geom 1 to geom 2).
 
+    pos, dist: the contact (midway point, distance), whose witness points pos ∓ dist/2 nrm
+    choose the features of box-mesh, mesh-mesh and capsule-mesh pairs (module docstring).
     Faces facing each other within FACE_TOL: the face of geom 2 clipped by the prism of the
     face of geom 1, its vertices within the margin kept (the 4 spanning the largest area
     when more), each midway between the faces with normal −(face 2 normal). An edge lying
@@ -1117,8 +1177,9 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
         fs2 = ws[4][:, 1]
         x1 = add_scl(pos, nrm, -0.5 * dist)
         x2 = add_scl(pos, nrm, 0.5 * dist)
-        nf1 = _faces_at(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pv, pn, x1, fs1)
-        nf2 = _faces_at(t2, p2, m2, s2, hv, va2, pa2, np2, pva, pv, pn, x2, fs2)
+        nf1 = _faces_at(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pv, pn, x1, nrm, fs1)
+        nf2 = _faces_at(t2, p2, m2, s2, hv, va2, pa2, np2, pva, pv, pn, x2, scl(nrm, -1.0),
+                        fs2)
         if nf1 == 0 or nf2 == 0:
             return 0
         for i in range(nf1):
@@ -1215,13 +1276,49 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
         if not edge1:
             return 0
     if mode == 2 or mode == 3:
-        edge1 = mode == 2
-        if edge1:
+        # the edge clipped as MuJoCo does: its points within the margin in clipping order,
+        # the two farthest apart when more than two
+        if mode == 2:
             fn, ref, nref = f2, 3, n2
         else:
             fn, ref, nref = f1, 2, n1
-        ok, a, b, r = nref > 0, ea, eb, 0.0
-    elif edge1:
+        if nref == 0:
+            return 0
+        poly[0, 0, 0], poly[0, 0, 1], poly[0, 0, 2] = ea
+        poly[0, 1, 0], poly[0, 1, 1], poly[0, 1, 2] = eb
+        src, m = _clip_mj(poly, 0, 2, ref, nref, fn)
+        o = (poly[ref, 0, 0], poly[ref, 0, 1], poly[ref, 0, 2])
+        cnt = 0
+        for q in range(m):
+            v = (poly[src, q, 0], poly[src, q, 1], poly[src, q, 2])
+            if dot(sub(v, o), fn) <= margin:
+                for c in range(3):
+                    poly[src, cnt, c] = poly[src, q, c]
+                cnt += 1
+        if cnt == 0:
+            return 0
+        i0 = 0
+        i1 = 1 if cnt > 1 else 0
+        if cnt > 2:
+            far = 0.0
+            for i in range(cnt):
+                for j in range(i + 1, cnt):
+                    dd = 0.0
+                    for c in range(3):
+                        dd += (poly[src, j, c] - poly[src, i, c]) ** 2
+                    if dd > far:
+                        far = dd
+                        i0 = i
+                        i1 = j
+        out = 0
+        for q in range(2 if cnt > 1 else 1):
+            iq = i0 if q == 0 else i1
+            v = (poly[src, iq, 0], poly[src, iq, 1], poly[src, iq, 2])
+            d = dot(sub(v, o), fn)
+            put(buf, k + out, add_scl(v, fn, -0.5 * d), scl(fn, -1.0) if mode == 2 else fn, d)
+            out += 1
+        return out
+    if edge1:
         fn, ref, nref = f2, 3, n2
         ok, a, b, r = _edge_of(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pvn, pv, nrm, f2)
     elif n1 > 0 and c1 >= FACE_TOL:
