@@ -1028,11 +1028,12 @@ def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, u, out):
                     out[n] = 2 * ax + sgi
                     n += 1
     else:
+        lx = mat_t_vec(mat, sub(x, pos))  # the plane test in mesh coordinates
         for f in range(pa, pa + np_):
             i0 = va + pv[pva[f]]
-            w0 = add(mat_vec(mat, (hv[i0, 0], hv[i0, 1], hv[i0, 2])), pos)
-            fn = mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
-            if abs(dot(sub(x, w0), fn)) < WITNESS_TOL and n < out.shape[0]:
+            h = (pn[f, 0] * (lx[0] - hv[i0, 0]) + pn[f, 1] * (lx[1] - hv[i0, 1])
+                 + pn[f, 2] * (lx[2] - hv[i0, 2]))
+            if abs(h) < WITNESS_TOL and n < out.shape[0]:
                 out[n] = f
                 n += 1
     if n > 1:
@@ -1164,14 +1165,20 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
     by the face's prism (2 points). Returns the count, 0 when no such features meet.
     """
     poly = ws[5]
-    n1, f1, c1 = _face_of(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, pa1, np1, nrm)
-    n2, f2, c2 = _face_of(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, pa2, np2,
-                          scl(nrm, -1.0))
+    witness = (t1 == GEOM_MESH or t2 == GEOM_MESH) and (t1 == GEOM_BOX or t1 == GEOM_MESH) and (
+        t2 == GEOM_BOX or t2 == GEOM_MESH)
+    zero = (0.0, 0.0, 0.0)
+    n1, f1, c1 = 0, zero, 0.0
+    n2, f2, c2 = 0, zero, 0.0
+    if not witness:
+        n1, f1, c1 = _face_of(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, pa1, np1,
+                              nrm)
+        n2, f2, c2 = _face_of(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, pa2, np2,
+                              scl(nrm, -1.0))
     mode = 0  # 1: faces facing; 2: edge of geom 1 on face of geom 2; 3: the reverse
     ea = (0.0, 0.0, 0.0)
     eb = ea
-    if (t1 == GEOM_MESH or t2 == GEOM_MESH) and (t1 == GEOM_BOX or t1 == GEOM_MESH) and (
-            t2 == GEOM_BOX or t2 == GEOM_MESH):
+    if witness:
         # MuJoCo 4.0: the features at the witness points, whatever the contact normal
         fs1 = ws[4][:, 0]
         fs2 = ws[4][:, 1]
