@@ -19,10 +19,14 @@ as MuJoCo 3.3+ does: faces (a box's, a mesh's hull polygons, a cylinder's caps a
 capsule's segment). Two faces facing each other within ~5° are clipped against each other
 (at most 4 points, the largest quadrilateral when more survive); an edge lying on a face
 within ~5° is clipped by it (2 points). Each point has its own distance, and points
-beyond the margin are dropped.
+beyond the margin are dropped. Which features: for box-mesh and mesh-mesh those at the two
+witness points, as MuJoCo 4.0 (the faces through each witness point, then edges of an
+edge or vertex witness), whatever the contact normal; for capsule-mesh the mesh faces
+through the witness point; for pairs with a cylinder, the faces within ~5° of the normal.
 
-Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds up
-to two hull neighbours of that vertex that are also within the margin.
+Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds the
+other vertices of its most downward hull face at that vertex that are within the margin
+and below the mesh centre (MuJoCo 4.0).
 """
 
 import math
@@ -82,6 +86,8 @@ EPA_NV = EPA_ITER + 8  # vertex capacity of the EPA polytope
 EPA_NF = 2 * EPA_NV + 64  # face capacity (faces are recycled)
 FACE_TOL = 0.996  # cos of the angle within which two faces count as facing (MuJoCo)
 EDGE_TOL = 0.0888  # sin of the angle within which an edge lies on a face (MuJoCo)
+WITNESS_TOL = 1e-6  # a face passes through a witness point within this distance (m)
+ALIGN_TOL = 1e-6  # a face whose normal is the contact normal within 1 - cos of this
 CYL_SIDES = 16  # a cylinder cap is a regular polygon with this many sides for face clipping
 
 
@@ -881,6 +887,52 @@ def _clip_polygon(poly, src, n, ref, nref, nrm):
 
 
 @jit_inline
+def _clip_mj(poly, src, n, ref, nref, nrm):
+    """Clip poly[src] (n vertices; 2: a segment) by face poly[ref]'s prism as MuJoCo does.
+
+    A segment is clipped as a closed 2-gon, in the order of MuJoCo's polygonClip: each
+    polygon edge P → Q emits Q when both are inside a side plane, the crossing point (then
+    Q if inside) when they straddle it; a segment's crossing point comes out once per
+    direction, so a segment cut down to one point yields it twice, as in MuJoCo. Returns
+    (slot, count).
+    """
+    cap = poly.shape[1]
+    for e in range(nref):
+        e0 = (poly[ref, e, 0], poly[ref, e, 1], poly[ref, e, 2])
+        e1 = (poly[ref, (e + 1) % nref, 0], poly[ref, (e + 1) % nref, 1],
+              poly[ref, (e + 1) % nref, 2])
+        side, _ = normalize(cross(nrm, sub(e1, e0)))  # points into the reference face
+        dst = 1 - src
+        m = 0
+        for i in range(n):
+            pp = (poly[src, i, 0], poly[src, i, 1], poly[src, i, 2])
+            i1 = (i + 1) % n
+            qq = (poly[src, i1, 0], poly[src, i1, 1], poly[src, i1, 2])
+            in1 = dot(sub(pp, e0), side) > -MINVAL
+            in2 = dot(sub(qq, e0), side) > -MINVAL
+            if not in1 and not in2:
+                continue
+            if in1 and in2:
+                if m < cap:
+                    poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = qq
+                    m += 1
+                continue
+            pq = sub(qq, pp)
+            tmp = dot(side, pq)
+            if tmp != 0.0:
+                t = -dot(sub(pp, e0), side) / tmp
+                if 0.0 <= t <= 1.0 and m < cap:
+                    poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = add_scl(pp, pq, t)
+                    m += 1
+            if in2 and m < cap:
+                poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = qq
+                m += 1
+        src = dst
+        n = m
+    return src, n
+
+
+@jit_inline
 def _clip_segment(a, b, poly, ref, nref, nrm):
     """Clip segment ab by the prism of the reference face; returns (ok, a', b')."""
     t0 = 0.0
@@ -933,12 +985,179 @@ def _quad(poly, s, n):
     return packed
 
 
-@jit_sig(I8(BUF, I8, WS, F8, V3, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8, I8,
-            I1, I1, I1, F2))
-def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, va2, pa1,
-                  np1, pa2, np2, pva, pvn, pv, pn):
+@jit_sig(types.Tuple((I8, V3))(F3, I8, M9, V3, F2, I8, I8, I8, I1, I1, I1, F2, V3, V3))
+def _witness_face(poly, slot, mat, pos, hv, va, pa, np_, pva, pvn, pv, pn, x, axis):
+    """A mesh face through the witness point x that the direction axis lies on.
+
+    The faces whose planes pass within WITNESS_TOL of x (the face, edge or vertex of the
+    hull that x lies on), in polygon order; the first with |axis · normal| < EDGE_TOL is
+    written into poly[slot]. Returns (vertex count, 0 when none; its outward normal).
+    """
+    for f in range(pa, pa + np_):
+        fn = mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
+        if abs(dot(axis, fn)) >= EDGE_TOL or pvn[f] > POLY_MAX:
+            continue
+        i0 = va + pv[pva[f]]
+        w0 = add(mat_vec(mat, (hv[i0, 0], hv[i0, 1], hv[i0, 2])), pos)
+        if abs(dot(sub(x, w0), fn)) >= WITNESS_TOL:
+            continue
+        for q in range(pvn[f]):
+            i = va + pv[pva[f] + q]
+            w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+            poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+        return pvn[f], fn
+    return 0, (0.0, 0.0, 0.0)
+
+
+@jit_inline
+def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, u, out):
+    """Faces of a box or mesh at the witness point x, in order; the count.
+
+    The faces whose planes pass within WITNESS_TOL of x: one when x lies inside a face, two
+    on their common edge, more on a vertex; but a face among them whose outward normal is
+    the contact direction u (within ALIGN_TOL) alone, as MuJoCo's EPA then ends on that
+    face. A box's faces are numbered 2 axis + (0 for the + side, 1 for the − side).
+    """
+    n = 0
+    if t == GEOM_BOX:
+        lx = mat_t_vec(mat, sub(x, pos))
+        for ax in range(3):
+            for sgi in range(2):
+                sg = 1.0 if sgi == 0 else -1.0
+                if abs(lx[ax] - sg * size[ax]) < WITNESS_TOL:
+                    out[n] = 2 * ax + sgi
+                    n += 1
+    else:
+        lx = mat_t_vec(mat, sub(x, pos))  # the plane test in mesh coordinates
+        for f in range(pa, pa + np_):
+            i0 = va + pv[pva[f]]
+            h = (pn[f, 0] * (lx[0] - hv[i0, 0]) + pn[f, 1] * (lx[1] - hv[i0, 1])
+                 + pn[f, 2] * (lx[2] - hv[i0, 2]))
+            if abs(h) < WITNESS_TOL and n < out.shape[0]:
+                out[n] = f
+                n += 1
+    if n > 1:
+        for q in range(n):
+            if dot(_face_normal(t, mat, pn, out[q]), u) > 1.0 - ALIGN_TOL:
+                out[0] = out[q]
+                return 1
+    return n
+
+
+@jit_inline
+def _face_normal(t, mat, pn, f):
+    """World outward normal of face f of a box or mesh (numbered as in _faces_at)."""
+    if t == GEOM_BOX:
+        return scl(col(mat, f // 2), 1.0 if f % 2 == 0 else -1.0)
+    return mat_vec(mat, (pn[f, 0], pn[f, 1], pn[f, 2]))
+
+
+@jit_inline
+def _load_face(poly, slot, t, pos, mat, size, hv, va, pva, pvn, pv, pn, f):
+    """Write face f of a box or mesh into poly[slot] (counter-clockwise); its vertex count."""
+    if t == GEOM_BOX:
+        nq, _, _ = _face_of(poly, slot, t, pos, mat, size, hv, va, pva, pvn, pv, pn, 0, 0,
+                            _face_normal(t, mat, pn, f))
+        return nq
+    if pvn[f] > POLY_MAX:
+        return 0
+    for q in range(pvn[f]):
+        i = va + pv[pva[f] + q]
+        w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+        poly[slot, q, 0], poly[slot, q, 1], poly[slot, q, 2] = w
+    return pvn[f]
+
+
+@jit_inline
+def _edge_at(t, pos, mat, size, hv, va, pva, pvn, pv, x, fs, nf, e):
+    """Edge e at the witness feature (faces fs[:nf]) of a box or mesh: (ok, a, b).
+
+    On an edge (nf = 2) the one edge; on a vertex (nf > 2) the vertex's edges: a box's along
+    x, y, z, a mesh's to the previous vertex of each face at the vertex.
+    """
+    zero = (0.0, 0.0, 0.0)
+    if t == GEOM_BOX:
+        c0 = 0.0
+        c1 = 0.0
+        c2 = 0.0
+        free = -1
+        lx = mat_t_vec(mat, sub(x, pos))
+        for ax in range(3):
+            on = False
+            for q in range(nf):
+                if fs[q] // 2 == ax:
+                    on = True
+            if not on and nf == 2:
+                free = ax
+        if nf == 2:
+            if e > 0:
+                return False, zero, zero
+            free_ax = free
+        else:
+            if e > 2:
+                return False, zero, zero
+            free_ax = e
+        c0 = size[0] if lx[0] >= 0 else -size[0]
+        c1 = size[1] if lx[1] >= 0 else -size[1]
+        c2 = size[2] if lx[2] >= 0 else -size[2]
+        a = add(mat_vec(mat, (c0, c1, c2)), pos)
+        b = add(mat_vec(mat, (-c0 if free_ax == 0 else c0, -c1 if free_ax == 1 else c1,
+                              -c2 if free_ax == 2 else c2)), pos)
+        return True, a, b
+    if nf == 2:
+        if e > 0:
+            return False, zero, zero
+        fa = fs[0]
+        fb = fs[1]
+        cnt = 0
+        ia = -1
+        ib = -1
+        for q in range(pvn[fa]):
+            v = pv[pva[fa] + q]
+            for r in range(pvn[fb]):
+                if pv[pva[fb] + r] == v:
+                    if cnt == 0:
+                        ia = v
+                    else:
+                        ib = v
+                    cnt += 1
+        if cnt != 2:
+            return False, zero, zero
+        a = add(mat_vec(mat, (hv[va + ia, 0], hv[va + ia, 1], hv[va + ia, 2])), pos)
+        b = add(mat_vec(mat, (hv[va + ib, 0], hv[va + ib, 1], hv[va + ib, 2])), pos)
+        return True, a, b
+    if e >= nf:
+        return False, zero, zero
+    # the vertex: face fs[0]'s vertex nearest x; the edge to its predecessor in face fs[e]
+    f0 = fs[0]
+    best = 1e300
+    iv = -1
+    for q in range(pvn[f0]):
+        i = va + pv[pva[f0] + q]
+        w = add(mat_vec(mat, (hv[i, 0], hv[i, 1], hv[i, 2])), pos)
+        dd = dot(sub(w, x), sub(w, x))
+        if dd < best:
+            best = dd
+            iv = pv[pva[f0] + q]
+    f = fs[e]
+    nq = pvn[f]
+    for q in range(nq):
+        if pv[pva[f] + q] == iv:
+            j = va + pv[pva[f] + (q + nq - 1) % nq]
+            a = add(mat_vec(mat, (hv[va + iv, 0], hv[va + iv, 1], hv[va + iv, 2])), pos)
+            b = add(mat_vec(mat, (hv[j, 0], hv[j, 1], hv[j, 2])), pos)
+            return True, a, b
+    return False, zero, zero
+
+
+@jit_sig(I8(BUF, I8, WS, F8, V3, V3, F8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8,
+            I8, I1, I1, I1, F2))
+def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1,
+                  va2, pa1, np1, pa2, np2, pva, pvn, pv, pn):
     """Contacts between flat features of two geoms in contact along nrm (geom 1 to geom 2).
 
+    pos, dist: the contact (midway point, distance), whose witness points pos ∓ dist/2 nrm
+    choose the features of box-mesh, mesh-mesh and capsule-mesh pairs (module docstring).
     Faces facing each other within FACE_TOL: the face of geom 2 clipped by the prism of the
     face of geom 1, its vertices within the margin kept (the 4 spanning the largest area
     when more), each midway between the faces with normal −(face 2 normal). An edge lying
@@ -946,10 +1165,88 @@ def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, v
     by the face's prism (2 points). Returns the count, 0 when no such features meet.
     """
     poly = ws[5]
-    n1, f1, c1 = _face_of(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, pa1, np1, nrm)
-    n2, f2, c2 = _face_of(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, pa2, np2,
-                          scl(nrm, -1.0))
-    if n1 > 0 and n2 > 0 and dot(f1, f2) < -FACE_TOL:
+    witness = (t1 == GEOM_MESH or t2 == GEOM_MESH) and (t1 == GEOM_BOX or t1 == GEOM_MESH) and (
+        t2 == GEOM_BOX or t2 == GEOM_MESH)
+    zero = (0.0, 0.0, 0.0)
+    n1, f1, c1 = 0, zero, 0.0
+    n2, f2, c2 = 0, zero, 0.0
+    if not witness:
+        n1, f1, c1 = _face_of(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, pa1, np1,
+                              nrm)
+        n2, f2, c2 = _face_of(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, pa2, np2,
+                              scl(nrm, -1.0))
+    mode = 0  # 1: faces facing; 2: edge of geom 1 on face of geom 2; 3: the reverse
+    ea = (0.0, 0.0, 0.0)
+    eb = ea
+    if witness:
+        # MuJoCo 4.0: the features at the witness points, whatever the contact normal
+        fs1 = ws[4][:, 0]
+        fs2 = ws[4][:, 1]
+        x1 = add_scl(pos, nrm, -0.5 * dist)
+        x2 = add_scl(pos, nrm, 0.5 * dist)
+        nf1 = _faces_at(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pv, pn, x1, nrm, fs1)
+        nf2 = _faces_at(t2, p2, m2, s2, hv, va2, pa2, np2, pva, pv, pn, x2, scl(nrm, -1.0),
+                        fs2)
+        if nf1 == 0 or nf2 == 0:
+            return 0
+        for i in range(nf1):
+            if mode:
+                break
+            g1n = _face_normal(t1, m1, pn, fs1[i])
+            for j in range(nf2):
+                g2n = _face_normal(t2, m2, pn, fs2[j])
+                if dot(g1n, g2n) < -FACE_TOL:
+                    n1 = _load_face(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn, fs1[i])
+                    n2 = _load_face(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn, fs2[j])
+                    f1 = g1n
+                    f2 = g2n
+                    mode = 1
+                    break
+        dim1 = 3 if nf1 == 1 else (2 if nf1 == 2 else 1)
+        dim2 = 3 if nf2 == 1 else (2 if nf2 == 2 else 1)
+        if mode == 0 and dim1 < 3 and dim1 <= dim2:
+            for i in range(nf2):
+                if mode:
+                    break
+                g2n = _face_normal(t2, m2, pn, fs2[i])
+                for e in range(nf1 if nf1 > 3 else 3):
+                    ok, a, b = _edge_at(t1, p1, m1, s1, hv, va1, pva, pvn, pv, x1, fs1, nf1, e)
+                    if not ok:
+                        break
+                    u, _ = normalize(sub(b, a))
+                    if abs(dot(u, g2n)) < EDGE_TOL:
+                        n2 = _load_face(poly, 3, t2, p2, m2, s2, hv, va2, pva, pvn, pv, pn,
+                                        fs2[i])
+                        f2 = g2n
+                        ea = a
+                        eb = b
+                        mode = 2
+                        break
+        if mode == 0 and dim2 < 3:
+            for i in range(nf1):
+                if mode:
+                    break
+                g1n = _face_normal(t1, m1, pn, fs1[i])
+                for e in range(nf2 if nf2 > 3 else 3):
+                    ok, a, b = _edge_at(t2, p2, m2, s2, hv, va2, pva, pvn, pv, x2, fs2, nf2, e)
+                    if not ok:
+                        break
+                    u, _ = normalize(sub(b, a))
+                    if abs(dot(u, g1n)) < EDGE_TOL:
+                        n1 = _load_face(poly, 2, t1, p1, m1, s1, hv, va1, pva, pvn, pv, pn,
+                                        fs1[i])
+                        f1 = g1n
+                        ea = a
+                        eb = b
+                        mode = 3
+                        break
+        if mode == 0:
+            return 0
+    elif n1 > 0 and n2 > 0 and dot(f1, f2) < -FACE_TOL:
+        mode = 1
+    if mode == 1:
+        if n1 == 0 or n2 == 0:
+            return 0
         for q in range(n2):
             for c in range(3):
                 poly[0, q, c] = poly[3, q, c]
@@ -977,6 +1274,57 @@ def flat_contacts(buf, k, ws, margin, nrm, t1, p1, m1, s1, t2, p2, m2, s2, hv, v
         return out
     # an edge of geom 1 on the face of geom 2, or a face of geom 1 under an edge of geom 2
     edge1 = n2 > 0 and c2 >= FACE_TOL
+    if t1 == GEOM_CAPSULE and t2 == GEOM_MESH:
+        # MuJoCo 4.0: the segment on a mesh face through the witness point, even one that
+        # does not face the contact normal
+        n2, f2 = _witness_face(poly, 3, m2, p2, hv, va2, pa2, np2, pva, pvn, pv, pn,
+                               add_scl(pos, nrm, 0.5 * dist), col(m1, 2))
+        edge1 = n2 > 0
+        if not edge1:
+            return 0
+    if mode == 2 or mode == 3:
+        # the edge clipped as MuJoCo does: its points within the margin in clipping order,
+        # the two farthest apart when more than two
+        if mode == 2:
+            fn, ref, nref = f2, 3, n2
+        else:
+            fn, ref, nref = f1, 2, n1
+        if nref == 0:
+            return 0
+        poly[0, 0, 0], poly[0, 0, 1], poly[0, 0, 2] = ea
+        poly[0, 1, 0], poly[0, 1, 1], poly[0, 1, 2] = eb
+        src, m = _clip_mj(poly, 0, 2, ref, nref, fn)
+        o = (poly[ref, 0, 0], poly[ref, 0, 1], poly[ref, 0, 2])
+        cnt = 0
+        for q in range(m):
+            v = (poly[src, q, 0], poly[src, q, 1], poly[src, q, 2])
+            if dot(sub(v, o), fn) <= margin:
+                for c in range(3):
+                    poly[src, cnt, c] = poly[src, q, c]
+                cnt += 1
+        if cnt == 0:
+            return 0
+        i0 = 0
+        i1 = 1 if cnt > 1 else 0
+        if cnt > 2:
+            far = 0.0
+            for i in range(cnt):
+                for j in range(i + 1, cnt):
+                    dd = 0.0
+                    for c in range(3):
+                        dd += (poly[src, j, c] - poly[src, i, c]) ** 2
+                    if dd > far:
+                        far = dd
+                        i0 = i
+                        i1 = j
+        out = 0
+        for q in range(2 if cnt > 1 else 1):
+            iq = i0 if q == 0 else i1
+            v = (poly[src, iq, 0], poly[src, iq, 1], poly[src, iq, 2])
+            d = dot(sub(v, o), fn)
+            put(buf, k + out, add_scl(v, fn, -0.5 * d), scl(fn, -1.0) if mode == 2 else fn, d)
+            out += 1
+        return out
     if edge1:
         fn, ref, nref = f2, 3, n2
         ok, a, b, r = _edge_of(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pvn, pv, nrm, f2)
@@ -1037,11 +1385,13 @@ def _quad_rows(buf, k, n):
 @jit_sig(I8(BUF, I8, F8, V3, M9, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I1, I1, F2))
 def plane_convex(buf, k, margin, p1, m1, t2, p2, m2, s2, hv, va, nv_, pa, np_, pva, pvn, pv,
                  pn):
-    """Plane and ellipsoid or mesh: the support point below the plane, or a mesh face's.
+    """Plane and ellipsoid or mesh: the support point below the plane, and a mesh face's.
 
-    For a mesh, the contacts are the vertices within the margin of the hull face at the
-    deepest vertex that faces the plane most (MuJoCo 3.3+; at most 4, the largest
-    quadrilateral when more).
+    As MuJoCo 4.0 does: the deepest vertex is the first contact; for a mesh, the hull face
+    at that vertex whose normal points down the most adds its other vertices, walked
+    counter-clockwise from the deepest one, that are within the margin and below the geom
+    centre (their offset from the centre points into the plane). More than 4 are reduced to
+    the 4 spanning the largest area (MuJoCo: a heuristic search for them).
     """
     n = col(m1, 2)
     down = scl(n, -1.0)
@@ -1062,25 +1412,28 @@ def plane_convex(buf, k, margin, p1, m1, t2, p2, m2, s2, hv, va, nv_, pa, np_, p
             iv = i
     best = -2.0
     g = -1
+    at = 0
     for f in range(pa, pa + np_):
-        has = False
+        pos_iv = -1
         for q in range(pvn[f]):
             if va + pv[pva[f] + q] == iv:
-                has = True
+                pos_iv = q
         c = ld[0] * pn[f, 0] + ld[1] * pn[f, 1] + ld[2] * pn[f, 2]
-        if has and c > best:
+        if pos_iv >= 0 and c > best:
             best = c
             g = f
+            at = pos_iv
     if g < 0:
         return 1
-    cnt = 0
-    for q in range(pvn[g]):
-        j = va + pv[pva[g] + q]
+    cnt = 1
+    nq = pvn[g]
+    for q in range(1, nq):
+        j = va + pv[pva[g] + (at + q) % nq]
         w = add(mat_vec(m2, (hv[j, 0], hv[j, 1], hv[j, 2])), p2)
         dj = dot(n, sub(w, p1))
-        if dj <= margin and k + cnt < buf.shape[0]:
+        if dj <= margin and dot(n, sub(w, p2)) < 0.0 and k + cnt < buf.shape[0]:
             put(buf, k + cnt, add_scl(w, n, -0.5 * dj), n, dj)
             cnt += 1
     if cnt > 4:
         cnt = _quad_rows(buf, k, cnt)
-    return cnt if cnt > 0 else 1
+    return cnt
