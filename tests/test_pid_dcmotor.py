@@ -280,3 +280,50 @@ def test_pid_defaults():
         for f in FIELDS:
             np.testing.assert_allclose(getattr(m, f), getattr(mm, f), rtol=0, atol=1e-12,
                                        err_msg=f"{default}: {f}")
+
+
+BALL_MODEL = MODEL.replace('<joint joint="twist" coef="-1"/>', '<joint joint="slide" coef="-1"/>'
+                           ).replace('<joint name="twist" type="hinge" axis="1 0 0"',
+                                     '<joint name="twist" type="ball"')
+
+
+@pytest.mark.parametrize("model, actuator", [
+    (MODEL, '<pid site="tip" refsite="ref" gear="0 0 0 1 0 0" kp="3" kv="0.3" ki="1" '
+            'slewmax="2"/>'),
+    (MODEL, '<pid site="tip" refsite="ref" gear="0 0 0 0.5 0 0" kp="3" kv="0.3" ki="1"/>'),
+    (BALL_MODEL, '<pid joint="twist" gear="0 1 0" kp="3" kv="0.3" ki="1" slewmax="1"/>'),
+    (MODEL, '<position site="tip" refsite="ref" gear="0 0 0 1 0 0" kp="3"/>'),
+    (MODEL, '<intvelocity site="tip" refsite="ref" gear="0 0 0 1 0 0" kp="3"/>'),
+    (BALL_MODEL, '<position joint="twist" gear="0 0 1" kp="3" kv="1"/>'),
+    (BALL_MODEL, '<intvelocity joint="twist" gear="1 0 0" kp="3" kv="1"/>'),
+    (MODEL, '<general site="tip" refsite="ref" gear="0 0 0 1 0 0" biastype="affine" '
+            'gainprm="2" biasprm="0 -2 -1" dyntype="integrator"/>'),
+], ids=["pid_refsite", "pid_refsite_gear", "pid_ball", "position_refsite",
+        "intvelocity_refsite", "position_ball", "intvelocity_ball", "general_integrator"])
+def test_rotational_setpoint_wrap(model, actuator):
+    """Servos on rotational transmissions take the setpoint nearest the length (MuJoCo 4.0).
+
+    Controls and activations far beyond ±π: forward's forces and act_dot, then 300 steps
+    (the integrator's act re-anchored each step).
+    """
+    xml = model.format(integrator="Euler", flags="", actuators=actuator)
+    m, mm = js.load_string(xml), mujoco.MjModel.from_xml_string(xml)
+    d, dd = js.make_data(m), mujoco.MjData(mm)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = rng.normal(size=mm.nq)
+        v = rng.normal(size=mm.nv)
+        act = rng.normal(scale=3, size=mm.na)
+        u = rng.uniform(-12, 12, size=mm.nu)
+        for data in (d, dd):
+            data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
+        js.forward(m, d)
+        mujoco.mj_forward(mm, dd)
+        np.testing.assert_allclose(d.actuator_force, dd.actuator_force, rtol=0,
+                                   atol=FORCE_TOL * 10)  # forces ~ kp · 2π · 10
+        np.testing.assert_allclose(d.act_dot, dd.act_dot, rtol=0, atol=FORCE_TOL * 10)
+    for _ in range(300):
+        js.step(m, d)
+        mujoco.mj_step(mm, dd)
+    np.testing.assert_allclose(d.qpos, dd.qpos, rtol=0, atol=TRAJ_TOL)
+    np.testing.assert_allclose(d.act, dd.act, rtol=0, atol=TRAJ_TOL)

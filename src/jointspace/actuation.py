@@ -73,6 +73,7 @@ from jointspace.types import (
     DYN_NONE,
     DYN_PID,
     GAIN_AFFINE,
+    GAIN_FIXED,
     GAIN_MUSCLE,
     GAIN_PID,
     INPUT_FF,
@@ -538,6 +539,12 @@ def advance_act(m, d, act_dot, h):
             for a in range(adr, adr + m.actuator_actnum[i]):
                 rate = 0.0 if off else act_dot[a]
                 d.act[a] = next_activation(m, i, d.act[a], rate, h)
+            if m.actuator_dyntype[i] == DYN_INTEGRATOR:
+                # a rotational setpoint in act: the representative nearest the length
+                period = wrap_period(m, i)
+                if period > 0.0:
+                    a = adr + m.actuator_actnum[i] - 1
+                    d.act[a] -= period * _round((d.act[a] - d.actuator_length[i]) / period)
 
 
 @njit(cache=True)
@@ -566,6 +573,7 @@ def actuation(m, d):
         adr = m.actuator_actadr[i]
         u = 0.0 if bad else _clamped_ctrl(m, d, i, 0, clamp)
         x = u
+        period = wrap_period(m, i)
         if dyn != DYN_NONE:
             act = d.act[adr]
             if dyn == DYN_INTEGRATOR:
@@ -578,6 +586,9 @@ def actuation(m, d):
                 rate = 0.0
             d.act_dot[adr] = rate
             x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
+        if period > 0.0:
+            # a rotational setpoint: its representative nearest the length
+            x -= period * _round((x - d.actuator_length[i]) / period)
         # a disabled group's actuator keeps its act_dot and exerts no force
         d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else _force(m, d, i, x)
     if m.ntendon:
@@ -634,13 +645,20 @@ def _round(x):
 
 @njit(cache=True)
 def wrap_period(m, i):
-    """Period of a pid's rotational transmission, 0 for the others (MuJoCo's wrapPeriod).
+    """Period of a servo's rotational transmission, 0 for the others (MuJoCo's wrapPeriod).
+
+    Servos: pid actuators, and fixed gains with an affine bias of matching kp
+    (gainprm₀ = −biasprm₁) without dynamics or with an integrator (position, intvelocity).
 
     2π |gear₃:₆| for a site transmission with a refsite and a purely rotational gear,
     2π |gear₀:₃| for a joint transmission on a ball joint. A setpoint u then counts as
     the representative u − period · round((u − length) / period) nearest the length.
     """
-    if m.actuator_gaintype[i] != GAIN_PID:
+    dyn = m.actuator_dyntype[i]
+    servo = (m.actuator_gaintype[i] == GAIN_FIXED and m.actuator_biastype[i] == BIAS_AFFINE
+             and m.actuator_gainprm[i, 0] == -m.actuator_biasprm[i, 1]
+             and (dyn == DYN_NONE or dyn == DYN_INTEGRATOR))
+    if not servo and m.actuator_gaintype[i] != GAIN_PID:
         return 0.0
     g = m.actuator_gear[i]
     trn = m.actuator_trntype[i]
