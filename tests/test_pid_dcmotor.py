@@ -327,3 +327,24 @@ def test_rotational_setpoint_wrap(model, actuator):
         mujoco.mj_step(mm, dd)
     np.testing.assert_allclose(d.qpos, dd.qpos, rtol=0, atol=TRAJ_TOL)
     np.testing.assert_allclose(d.act, dd.act, rtol=0, atol=TRAJ_TOL)
+
+
+def test_transition_derivatives_per_control():
+    """B = ∂x'/∂ctrl has a column per control (nu), as mjd_transitionFD's; same values."""
+    m, mm = _pair(CASES["mixed"])
+    d, dd = js.make_data(m), mujoco.MjData(mm)
+    rng = np.random.default_rng(1)
+    u = rng.normal(scale=0.1, size=mm.nu)
+    q = rng.normal(scale=0.3, size=mm.nq)
+    for data in (d, dd):
+        data.ctrl[:], data.qpos[:] = u, q
+    A, B = js.transition_derivatives(m, d, eps=1e-6)
+    nx = 2 * mm.nv + mm.na
+    A_mj, B_mj = np.zeros((nx, nx)), np.zeros((nx, mm.nu))
+    mujoco.mj_forward(mm, dd)
+    mujoco.mjd_transitionFD(mm, dd, 1e-6, 0, A_mj, B_mj, None, None)
+    assert B.shape == (nx, m.nu) == (nx, 7)
+    # two steps that agree to ~1e-14, divided by eps (as test_transition)
+    np.testing.assert_allclose(A, A_mj, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(B, B_mj, rtol=0, atol=1e-6)
+    assert js.state_size(m, "ctrl") == mujoco.mj_stateSize(mm, mujoco.mjtState.mjSTATE_CTRL)

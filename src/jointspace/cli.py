@@ -116,6 +116,8 @@ def _named(m, kind, i):
 
 def info_lines(m, d):
     """`summary` plus the bodies (as a tree), joints, actuators and options."""
+    from jointspace.types import GAIN_PID
+
     lines = summary(m, d)
     lines.append(f"options    timestep={m.opt.timestep:g} s, integrator={m.opt.integrator}, "
                  f"solver={m.opt.solver}, cone={m.opt.cone}, "
@@ -143,10 +145,14 @@ def info_lines(m, d):
             if m.actuator_ctrlnum[a] != 1:
                 limited += f" (ctrl[{c}:{c + int(m.actuator_ctrlnum[a])}])"
             target = int(m.actuator_trnid[a, 0])
-            kind = {0: "joint", 4: "site", 5: "body"}.get(int(m.actuator_trntype[a]), "joint")
+            kind = {3: "tendon", 4: "site", 5: "body"}.get(int(m.actuator_trntype[a]), "joint")
+            if m.actuator_gaintype[a] == GAIN_PID:
+                kp, kv = 0.0 - m.actuator_biasprm[a, 1], 0.0 - m.actuator_biasprm[a, 2]
+                gain = f"pid kp {kp:g} kv {kv:g} ki {m.actuator_gainprm[a, 0]:g}"
+            else:
+                gain = f"gain {m.actuator_gainprm[a, 0]:g}"
             lines.append(f"  {_named(m, 'actuator', a)} on {kind} "
-                         f"{_named(m, kind, target)}, gain {m.actuator_gainprm[a, 0]:g}, "
-                         f"{limited}")
+                         f"{_named(m, kind, target)}, {gain}, {limited}")
     else:
         lines.append("actuators  none")
     return lines
