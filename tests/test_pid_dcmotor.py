@@ -348,3 +348,18 @@ def test_transition_derivatives_per_control():
     np.testing.assert_allclose(A, A_mj, rtol=0, atol=1e-6)
     np.testing.assert_allclose(B, B_mj, rtol=0, atol=1e-6)
     assert js.state_size(m, "ctrl") == mujoco.mj_stateSize(mm, mujoco.mjtState.mjSTATE_CTRL)
+
+
+def test_rollout_controls_per_control():
+    """A rollout's controls have nu columns; its states equal MuJoCo's rollout's."""
+    from mujoco import rollout as mj_rollout
+
+    m, mm = _pair(CASES["mixed"])
+    rng = np.random.default_rng(5)
+    nstate = mujoco.mj_stateSize(mm, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    x0 = np.zeros((2, nstate))
+    x0[:, 1:1 + mm.nq] = rng.normal(scale=0.2, size=(2, mm.nq))
+    u = rng.normal(scale=0.3, size=(2, 50, mm.nu))
+    ours = js.rollout(m, None, x0, u)[0]
+    theirs = mj_rollout.rollout(mm, mujoco.MjData(mm), x0, u)[0]
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=TRAJ_TOL)
