@@ -363,3 +363,22 @@ def test_rollout_controls_per_control():
     ours = js.rollout(m, None, x0, u)[0]
     theirs = mj_rollout.rollout(mm, mujoco.MjData(mm), x0, u)[0]
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=TRAJ_TOL)
+
+
+def test_inverse_trajectory_recovers_pid_controls():
+    """inverse_trajectory's least-squares controls are a pid's inputs (one per control)."""
+    acts = ('<pid joint="hinge" kp="20" kv="1" input="pos"/><pid joint="slide" kp="30" '
+            'input="pos"/><pid joint="twist" kv="2" input="ff"/>')
+    xml = MODEL.format(integrator="Euler", flags='<flag constraint="disable"/>',
+                       actuators=acts)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    rng = np.random.default_rng(9)
+    d.qpos[:] = rng.normal(scale=0.3, size=m.nq)
+    d.qvel[:] = rng.normal(size=m.nv)
+    d.ctrl[:] = rng.normal(size=m.nu)
+    js.forward(m, d)
+    out = js.inverse_trajectory(m, js.make_data(m), d.qpos[None], d.qvel[None], d.qacc[None])
+    # the inverse's forces reproduce forward's to ~1e-12; through the gains ~1e-10
+    np.testing.assert_allclose(out.ctrl[0], d.ctrl, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out.ctrl_residual[0], 0.0, rtol=0, atol=1e-9)
