@@ -42,7 +42,11 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
                 actuatorgravcomp; then each joint with actuatorfrclimited has its (first)
                 dof's qfrc_actuator clamped to jnt_actfrcrange (MuJoCo's per-joint clamp)
 
-actuator_moment is stored dense, (nu, nv).
+  pid           a pid actuator reads ctrl[ctrladr : ctrladr + ctrlnum], its inputs [pos, vel,
+                ff] as actuator_ctrlspec selects, and holds up to two activations [slew,
+                integral] (`_pid`); every other actuator reads the one control ctrl[ctrladr]
+
+actuator_moment is stored dense, (nactuator, nv).
 """
 
 import numpy as np
@@ -67,8 +71,14 @@ from jointspace.types import (
     DYN_INTEGRATOR,
     DYN_MUSCLE,
     DYN_NONE,
+    DYN_PID,
     GAIN_AFFINE,
+    GAIN_FIXED,
     GAIN_MUSCLE,
+    GAIN_PID,
+    INPUT_FF,
+    INPUT_POS,
+    INPUT_VEL,
     JNT_BALL,
     JNT_FREE,
     MAXVAL,
@@ -86,7 +96,7 @@ from jointspace.types import (
 @njit(cache=True)
 def transmission(m, d):
     """actuator_length and actuator_moment from the current pose (mj_transmission)."""
-    if m.nu == 0:
+    if m.nactuator == 0:
         return
     d.actuator_moment[:, :] = 0.0
     buf = d.scratch_small
@@ -94,7 +104,7 @@ def transmission(m, d):
     quat = buf[t:t + 4]
     axis = buf[t + 4:t + 7]
     wrench = buf[t + 7:t + 13]
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         gear = m.actuator_gear[i]
         tid = m.actuator_trnid[i, 0]
         mom = d.actuator_moment[i]
@@ -168,7 +178,7 @@ def body_transmission(m, d):
     zero without contacts: a positive force pulls the body onto what it touches.
     """
     nbody = 0
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_trntype[i] == TRN_BODY:
             nbody += 1
     if nbody == 0:
@@ -177,7 +187,7 @@ def body_transmission(m, d):
     jacr = np.empty((3, m.nv))
     jac2 = np.empty((3, m.nv))
     elliptic = m.opt_cone[0] == CONE_ELLIPTIC
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_trntype[i] != TRN_BODY:
             continue
         b = m.actuator_trnid[i, 0]
@@ -382,7 +392,7 @@ def actuator_velocity(m, d):
     mom = d.actuator_moment
     qvel = d.qvel
     out = d.actuator_velocity
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         lo, hi = _moment_range(m, i)
         s = 0.0
         for c in range(lo, hi):
@@ -522,11 +532,19 @@ def advance_act(m, d, act_dot, h):
     """
     if m.opt_disableflags[0] & DSBL_ACTUATION:
         return
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         adr = m.actuator_actadr[i]
         if adr >= 0:
-            rate = 0.0 if actuator_disabled(m, i) else act_dot[adr]
-            d.act[adr] = next_activation(m, i, d.act[adr], rate, h)
+            off = actuator_disabled(m, i)
+            for a in range(adr, adr + m.actuator_actnum[i]):
+                rate = 0.0 if off else act_dot[a]
+                d.act[a] = next_activation(m, i, d.act[a], rate, h)
+            if m.actuator_dyntype[i] == DYN_INTEGRATOR:
+                # a rotational setpoint in act: the representative nearest the length
+                period = wrap_period(m, i)
+                if period > 0.0:
+                    a = adr + m.actuator_actnum[i] - 1
+                    d.act[a] -= period * _round((d.act[a] - d.actuator_length[i]) / period)
 
 
 @njit(cache=True)
@@ -535,27 +553,27 @@ def actuation(m, d):
 
     Needs qfrc_gravcomp (`jointspace.passive`) for joints with actuatorgravcomp.
     """
-    nu = m.nu
+    nact = m.nactuator
     d.qfrc_actuator[:] = 0.0
-    if nu == 0:
+    if nact == 0:
         return
     if m.opt_disableflags[0] & DSBL_ACTUATION:
         # act_dot keeps its last values (the integrators do not apply them), as in MuJoCo
         d.actuator_force[:] = 0.0
         return
     clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
-    # a bad control (NaN, inf, |u| > 1e10) zeroes all controls, as MuJoCo does
-    bad = False
-    for i in range(nu):
-        if not (abs(_clamped_ctrl(m, d, i, clamp)) <= MAXVAL):
-            bad = True
-            break
+    bad = _bad_ctrl(m, d, clamp)
     h = m.opt_timestep[0]
-    for i in range(nu):
+    for i in range(nact):
+        if m.actuator_gaintype[i] == GAIN_PID:
+            f = _pid(m, d, i, clamp, bad, True)
+            d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else f
+            continue
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
-        u = 0.0 if bad else _clamped_ctrl(m, d, i, clamp)
+        u = 0.0 if bad else _clamped_ctrl(m, d, i, 0, clamp)
         x = u
+        period = wrap_period(m, i)
         if dyn != DYN_NONE:
             act = d.act[adr]
             if dyn == DYN_INTEGRATOR:
@@ -568,11 +586,14 @@ def actuation(m, d):
                 rate = 0.0
             d.act_dot[adr] = rate
             x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
+        if period > 0.0:
+            # a rotational setpoint: its representative nearest the length
+            x -= period * _round((x - d.actuator_length[i]) / period)
         # a disabled group's actuator keeps its act_dot and exerts no force
         d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else _force(m, d, i, x)
     if m.ntendon:
         _tendon_level(m, d)
-    for i in range(nu):
+    for i in range(nact):
         f = d.actuator_force[i]
         if m.actuator_forcelimited[i]:
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
@@ -585,19 +606,142 @@ def actuation(m, d):
 
 
 @njit(cache=True, inline="always")
-def _clamped_ctrl(m, d, i, clamp):
-    """ctrl[i], clamped to its ctrlrange when it is limited and clamping is on.
+def _clamped_ctrl(m, d, i, j, clamp):
+    """Control j of actuator i (ctrl[ctrladr + j]), clamped to its ctrlrange when limited.
 
-    A delayed actuator (actuator_delay ≠ 0) reads its control at d.time − delay from its
-    history buffer instead (MuJoCo's mj_readCtrl in mj_fwdActuation).
+    A delayed actuator (actuator_delay ≠ 0, one control) reads its control at
+    d.time − delay from its history buffer instead (MuJoCo's mj_readCtrl in
+    mj_fwdActuation).
     """
+    k = m.actuator_ctrladr[i] + j
     if m.nhistory > 0 and m.actuator_delay[i] != 0.0:
         u = read_ctrl_kernel(m, d, i, d.time[0], -1)
     else:
-        u = d.ctrl[i]
-    if clamp and m.actuator_ctrllimited[i]:
-        u = min(max(u, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+        u = d.ctrl[k]
+    if clamp and m.actuator_ctrllimited[k]:
+        u = min(max(u, m.actuator_ctrlrange[k, 0]), m.actuator_ctrlrange[k, 1])
     return u
+
+
+@njit(cache=True)
+def _bad_ctrl(m, d, clamp):
+    """True when a (clamped) control is NaN, ±inf or beyond MAXVAL: MuJoCo then zeroes all."""
+    for i in range(m.nactuator):
+        for j in range(m.actuator_ctrlnum[i]):
+            if not (abs(_clamped_ctrl(m, d, i, j, clamp)) <= MAXVAL):
+                return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _round(x):
+    """x rounded half away from zero, in int32's range (MuJoCo's mju_round)."""
+    if x > 2147483647.0:
+        return 2147483647.0
+    if x < -2147483648.0:
+        return -2147483648.0
+    return np.floor(x + 0.5) if x >= 0.0 else -np.floor(-x + 0.5)
+
+
+@njit(cache=True)
+def wrap_period(m, i):
+    """Period of a servo's rotational transmission, 0 for the others (MuJoCo's wrapPeriod).
+
+    Servos: pid actuators, and fixed gains with an affine bias of matching kp
+    (gainprm₀ = −biasprm₁) without dynamics or with an integrator (position, intvelocity).
+
+    2π |gear₃:₆| for a site transmission with a refsite and a purely rotational gear,
+    2π |gear₀:₃| for a joint transmission on a ball joint. A setpoint u then counts as
+    the representative u − period · round((u − length) / period) nearest the length.
+    """
+    dyn = m.actuator_dyntype[i]
+    servo = (m.actuator_gaintype[i] == GAIN_FIXED and m.actuator_biastype[i] == BIAS_AFFINE
+             and m.actuator_gainprm[i, 0] == -m.actuator_biasprm[i, 1]
+             and (dyn == DYN_NONE or dyn == DYN_INTEGRATOR))
+    if not servo and m.actuator_gaintype[i] != GAIN_PID:
+        return 0.0
+    g = m.actuator_gear[i]
+    trn = m.actuator_trntype[i]
+    if (trn == TRN_SITE and m.actuator_trnid[i, 1] >= 0 and g[0] == 0.0 and g[1] == 0.0
+            and g[2] == 0.0):
+        return 2.0 * np.pi * np.sqrt(g[3] * g[3] + g[4] * g[4] + g[5] * g[5])
+    if ((trn == TRN_JOINT or trn == TRN_JOINTINPARENT)
+            and m.jnt_type[m.actuator_trnid[i, 0]] == JNT_BALL):
+        return 2.0 * np.pi * np.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
+    return 0.0
+
+
+@njit(cache=True)
+def _pid(m, d, i, clamp, bad, write):
+    """A pid actuator's force before any clamp; with `write`, its act_dot (mj_fwdActuation).
+
+    Inputs in order [pos, vel, ff] as actuator_ctrlspec selects (absent: 0). States in
+    order [slew, integral]: with slewmax = dynprm₁ > 0 the position setpoint moves at
+    most slewmax · h from the previous one, act_slew (act_dot = (u_eff − act_slew) / h);
+    with ki = gainprm₀ > 0, act_dot = u_pos − length, not accumulating beyond
+    ±imax = dynprm₀ (> 0). force = −biasprm₁ u_pos − biasprm₂ u_vel + u_ff + ki z
+    + biasprm₀ + biasprm₁ length + biasprm₂ velocity, z the integral (the next step's with
+    actearly); on a rotational transmission (`wrap_period`) the setpoint and the error
+    are taken nearest the length.
+    """
+    spec = m.actuator_ctrlspec[i]
+    qref, vref, ff = 0.0, 0.0, 0.0
+    k = 0
+    if not bad:
+        if spec & INPUT_POS:
+            qref = _clamped_ctrl(m, d, i, k, clamp)
+            k += 1
+        if spec & INPUT_VEL:
+            vref = _clamped_ctrl(m, d, i, k, clamp)
+            k += 1
+        if spec & INPUT_FF:
+            ff = _clamped_ctrl(m, d, i, k, clamp)
+    length = d.actuator_length[i]
+    period = wrap_period(m, i)
+    h = m.opt_timestep[0]
+    gp = m.actuator_gainprm[i]
+    bp = m.actuator_biasprm[i]
+    adr = m.actuator_actadr[i]
+    actnum = m.actuator_actnum[i]
+    if m.actuator_dyntype[i] == DYN_PID:
+        dp = m.actuator_dynprm[i]
+        s = adr
+        if write:
+            for j in range(actnum):
+                d.act_dot[adr + j] = 0.0
+        if dp[1] > 0.0:
+            # slew limit: u_eff = clamp(u, prev ∓ slewmax h), u taken nearest prev
+            prev = d.act[s]
+            if period > 0.0:
+                qref = qref - period * _round((qref - prev) / period)
+            slew = dp[1] * h
+            qref = min(max(qref, prev - slew), prev + slew)
+            if write:
+                d.act_dot[s] = (qref - prev) / h
+            s += 1
+        if gp[0] > 0.0:
+            err = qref - length
+            if period > 0.0:
+                err -= period * _round(err / period)
+            imax = dp[0]
+            if imax > 0.0:
+                z = d.act[s]
+                if z >= imax:
+                    err = min(err, 0.0)
+                elif z <= -imax:
+                    err = max(err, 0.0)
+            if write:
+                d.act_dot[s] = err
+    if period > 0.0:
+        qref = qref - period * _round((qref - length) / period)
+    f = -bp[1] * qref - bp[2] * vref + ff
+    if actnum > 0 and gp[0] > 0.0:
+        a = adr + actnum - 1
+        z = d.act[a]
+        if m.actuator_actearly[i]:
+            z = next_activation(m, i, z, d.act_dot[a], h)
+        f += gp[0] * z
+    return f + (bp[0] + bp[1] * length + bp[2] * d.actuator_velocity[i])
 
 
 @njit(cache=True)
@@ -638,14 +782,18 @@ def _input(m, d, i):
             return next_activation(m, i, d.act[adr], d.act_dot[adr], m.opt_timestep[0])
         return d.act[adr]
     clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
-    x = 0.0
-    for k in range(m.nu):
-        u = _clamped_ctrl(m, d, k, clamp)
-        if not (abs(u) <= MAXVAL):
-            return 0.0
-        if k == i:
-            x = u
-    return x
+    if _bad_ctrl(m, d, clamp):
+        return 0.0
+    return _clamped_ctrl(m, d, i, 0, clamp)
+
+
+@njit(cache=True)
+def _unclamped_force(m, d, i):
+    """Actuator i's force before the clamps, from the current act and act_dot."""
+    if m.actuator_gaintype[i] == GAIN_PID:
+        clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
+        return _pid(m, d, i, clamp, _bad_ctrl(m, d, clamp), False)
+    return _force(m, d, i, _input(m, d, i))
 
 
 @njit(cache=True)
@@ -660,10 +808,10 @@ def tendon_clamped(m, d, i):
     if not m.tendon_actfrclimited[t]:
         return False
     total = 0.0
-    for k in range(m.nu):
+    for k in range(m.nactuator):
         if (m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t
                 and not actuator_disabled(m, k)):
-            total += _force(m, d, k, _input(m, d, k))
+            total += _unclamped_force(m, d, k)
     return total != 0.0 and (total < m.tendon_actfrcrange[t, 0]
                              or total > m.tendon_actfrcrange[t, 1])
 
@@ -678,7 +826,7 @@ def _tendon_level(m, d):
     of gear · force.
     """
     any_limited = False
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if (m.actuator_trntype[i] == TRN_TENDON
                 and m.tendon_actfrclimited[m.actuator_trnid[i, 0]]):
             any_limited = True
@@ -686,10 +834,10 @@ def _tendon_level(m, d):
     if not any_limited:
         return
     total = np.zeros(m.ntendon)
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_trntype[i] == TRN_TENDON:
             total[m.actuator_trnid[i, 0]] += d.actuator_force[i]
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_trntype[i] != TRN_TENDON:
             continue
         t = m.actuator_trnid[i, 0]
@@ -754,7 +902,7 @@ def actuator_damping(m, d, i):
     if gain_vel != 0.0:
         adr = m.actuator_actadr[i]
         if adr < 0:
-            dfdv += gain_vel * d.ctrl[i]
+            dfdv += gain_vel * d.ctrl[m.actuator_ctrladr[i]]
         else:
             act = d.act[adr]
             if m.actuator_actearly[i]:

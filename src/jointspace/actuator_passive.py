@@ -44,7 +44,7 @@ def _lent_damping(m, aid, obj, tendon, b, p0, p1):
     order of additions: the damping summed from 0, the polynomial onto the given one).
     """
     lo = 0
-    hi = m.nu
+    hi = m.nactuator
     if aid >= 0:
         lo = aid
         hi = aid + 1
@@ -64,7 +64,7 @@ def _lent_damping(m, aid, obj, tendon, b, p0, p1):
 def _lent_armature(m, aid, obj, tendon):
     """Σ actuator_armature g² over the actuators on obj (aid as in `_lent_damping`)."""
     lo = 0
-    hi = m.nu
+    hi = m.nactuator
     if aid >= 0:
         lo = aid
         hi = aid + 1

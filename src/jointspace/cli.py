@@ -90,7 +90,8 @@ def summary(m, d):
     lines = [
         f"model      {m.source or 'built in Python'}",
         f"sizes      nq={m.nq} nv={m.nv} nbody={m.nbody} njnt={m.njnt} ngeom={m.ngeom} "
-        f"nsite={m.nsite} nu={m.nu}",
+        f"nsite={m.nsite} nu={m.nu}" + (f" nactuator={m.nactuator}" if m.nactuator != m.nu
+                                        else ""),
         "joints     " + (", ".join(f"{n} {t}" for t, n in counts.items() if n) or "none"),
         f"mass       {m.body_mass.sum():.4f} kg in {int(np.sum(m.body_mass > 0))} bodies",
         f"com        {np.array2string(d.subtree_com[0], precision=4)} m",
@@ -115,6 +116,8 @@ def _named(m, kind, i):
 
 def info_lines(m, d):
     """`summary` plus the bodies (as a tree), joints, actuators and options."""
+    from jointspace.types import GAIN_PID
+
     lines = summary(m, d)
     lines.append(f"options    timestep={m.opt.timestep:g} s, integrator={m.opt.integrator}, "
                  f"solver={m.opt.solver}, cone={m.opt.cone}, "
@@ -132,17 +135,24 @@ def info_lines(m, d):
             joints = "world"
         lines.append(f"  {'  ' * depth[b]}{_named(m, 'body', b)} "
                      f"({m.body_mass[b]:.3g}; {joints})")
-    if m.nu:
-        lines.append(f"actuators  {m.nu}:")
-        for a in range(m.nu):
-            rng = m.actuator_ctrlrange[a]
-            limited = (f"ctrl in [{rng[0]:g}, {rng[1]:g}]" if m.actuator_ctrllimited[a]
+    if m.nactuator:
+        lines.append(f"actuators  {m.nactuator}:")
+        for a in range(m.nactuator):
+            c = int(m.actuator_ctrladr[a])
+            rng = m.actuator_ctrlrange[c]
+            limited = (f"ctrl in [{rng[0]:g}, {rng[1]:g}]" if m.actuator_ctrllimited[c]
                        else "ctrl unlimited")
+            if m.actuator_ctrlnum[a] != 1:
+                limited += f" (ctrl[{c}:{c + int(m.actuator_ctrlnum[a])}])"
             target = int(m.actuator_trnid[a, 0])
-            kind = {0: "joint", 4: "site", 5: "body"}.get(int(m.actuator_trntype[a]), "joint")
+            kind = {3: "tendon", 4: "site", 5: "body"}.get(int(m.actuator_trntype[a]), "joint")
+            if m.actuator_gaintype[a] == GAIN_PID:
+                kp, kv = 0.0 - m.actuator_biasprm[a, 1], 0.0 - m.actuator_biasprm[a, 2]
+                gain = f"pid kp {kp:g} kv {kv:g} ki {m.actuator_gainprm[a, 0]:g}"
+            else:
+                gain = f"gain {m.actuator_gainprm[a, 0]:g}"
             lines.append(f"  {_named(m, 'actuator', a)} on {kind} "
-                         f"{_named(m, kind, target)}, gain {m.actuator_gainprm[a, 0]:g}, "
-                         f"{limited}")
+                         f"{_named(m, kind, target)}, {gain}, {limited}")
     else:
         lines.append("actuators  none")
     return lines
@@ -176,8 +186,8 @@ def cmd_models(args):
 def parse_ctrl(m, spec):
     """Controls from a --ctrl SPEC (None: leave d.ctrl alone).
 
-    SPEC is a number (every actuator), nu comma-separated numbers, name=value pairs, or a
-    .npy/.csv/.txt file holding (nu,) or (steps, nu) values.
+    SPEC is a number (every control), nu comma-separated numbers, name=value pairs (an
+    actuator's first control), or a .npy/.csv/.txt file holding (nu,) or (steps, nu) values.
     """
     if spec is None:
         return None
@@ -192,7 +202,7 @@ def parse_ctrl(m, spec):
             c = c[:, None]                  # one actuator: a column of values, one per step
         if not ((c.ndim == 1 and c.size == m.nu) or (c.ndim == 2 and c.shape[1] == m.nu)):
             raise CommandError(f"--ctrl: {spec} has shape {c.shape}; the model has nu = "
-                               f"{m.nu} actuators: give ({m.nu},) or (steps, {m.nu}) values")
+                               f"{m.nu} controls: give ({m.nu},) or (steps, {m.nu}) values")
         return c
     if m.nu == 0:
         raise CommandError("--ctrl: the model has no actuators")
@@ -202,7 +212,7 @@ def parse_ctrl(m, spec):
         for s in items:
             name, _, value = s.partition("=")
             try:
-                c[m.actuator(name.strip())] = float(value)
+                c[m.actuator_ctrladr[m.actuator(name.strip())]] = float(value)
             except KeyError as e:
                 raise CommandError(f"--ctrl: {e.args[0]}") from None
             except ValueError:
@@ -217,7 +227,7 @@ def parse_ctrl(m, spec):
         return np.full(m.nu, values[0])
     if len(values) != m.nu:
         raise CommandError(f"--ctrl: {len(values)} values given; the model has nu = {m.nu} "
-                           f"actuators")
+                           f"controls")
     return np.array(values)
 
 

@@ -114,7 +114,7 @@ def lent_armature(m, obj, tendon):
     kind = (trn == TRN_TENDON) if tendon else ((trn == TRN_JOINT) | (trn == TRN_JOINTINPARENT))
     on = kind & (m.actuator_trnid[:, 0] == obj)
     if aid >= 0:
-        on = np.arange(m.nu) == aid
+        on = np.arange(m.nactuator) == aid
     return float(np.sum(m.actuator_armature[on] * m.actuator_gear[on, 0] ** 2))
 
 

@@ -93,7 +93,7 @@ def fwd_rows(m, d):
     else:
         collision_stage(m, d)
     nrows = make_constraint_stage(m, d)
-    if m.nu:
+    if m.nactuator:
         body_transmission(m, d)
     return nrows
 

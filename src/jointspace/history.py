@@ -180,11 +180,11 @@ def read(buf, adr, n, dim, t, interp, out, o):
 def read_ctrl_kernel(m, d, i, t, interp):
     """Actuator i's control at time t − actuator_delay[i] from its buffer (mj_readCtrl).
 
-    d.ctrl[i] when it has no buffer; interp < 0: the actuator's own.
+    d.ctrl[ctrladr[i]] when it has no buffer; interp < 0: the actuator's own.
     """
     n = m.actuator_history[i, 0]
     if n <= 0:
-        return d.ctrl[i]
+        return d.ctrl[m.actuator_ctrladr[i]]
     if interp < 0:
         interp = m.actuator_history[i, 1]
     res = np.empty(1)
@@ -201,7 +201,7 @@ def reset_history(m, d):
     """
     h = m.opt_timestep[0]
     buf = d.history
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         n = m.actuator_history[i, 0]
         if n > 0:
             adr = m.actuator_historyadr[i]
@@ -263,7 +263,7 @@ def read_ctrl(m, d, actuator, time=None, interp=None):
     i = m.id("actuator", actuator)
     n = int(m.actuator_history[i, 0])
     if n <= 0:
-        return float(d.ctrl[i])
+        return float(d.ctrl[m.actuator_ctrladr[i]])
     k = _interp(interp, m.actuator_history[i, 1], "read_ctrl")
     t = d.time if time is None else float(time)
     out = np.empty(1)

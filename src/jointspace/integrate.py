@@ -245,7 +245,7 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 
     On the matrices' sparsity as `_add_tendon_damping`: dense, the dof pairs of one tree.
     """
-    for a in range(m.nu):
+    for a in range(m.nactuator):
         dfdv = actuator_damping(m, d, a)
         if dfdv == 0.0:
             continue
@@ -396,7 +396,7 @@ def free_block(m, d, j, A, B):
             A[r, r - k] = d.qM[adr + k]
             A[r - k, r] = d.qM[adr + k]
         A[r, r] += h * damping(m, d, a + r)
-    for u in range(m.nu):
+    for u in range(m.nactuator):
         dfdv = actuator_damping(m, d, u)
         if dfdv != 0.0:
             mom = d.actuator_moment[u, a:a + 6]

@@ -91,6 +91,7 @@ from jointspace.types import (
     DSBL_GRAVITY,
     ENBL_DIAGEXACT,
     ENBL_INVDISCRETE,
+    GAIN_PID,
     INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
@@ -504,8 +505,9 @@ def compare_fwd_inv_stage(m, d):
 def _actuator_ctrl(m, d, target, ctrl, resid):
     """Least-squares controls: momentᵀ (gain ctrl + bias) ≈ target; resid = the rest.
 
-    Fixed gains and affine biases (as `actuation`), at the current actuator length and
-    velocity; ctrlrange and forcerange are not applied (the controls the motion needs).
+    Fixed gains and affine biases (as `actuation`; a pid's gains per input and its integral
+    term at the current act), at the current actuator length and velocity; ctrlrange and
+    forcerange are not applied (the controls the motion needs).
     Minimum-norm ctrl where actuators are redundant.
     """
     nv = m.nv
@@ -517,17 +519,32 @@ def _actuator_ctrl(m, d, target, ctrl, resid):
         for k in range(nv):
             resid[k] = rhs[k]
         return
-    B = np.empty((nv, nu))
-    for u in range(nu):
-        g = m.actuator_gainprm[u, 0]
+    B = np.zeros((nv, nu))
+    for a in range(m.nactuator):
         bias = 0.0
-        if m.actuator_biastype[u] != 0:
-            bp = m.actuator_biasprm[u]
-            bias = bp[0] + bp[1] * d.actuator_length[u] + bp[2] * d.actuator_velocity[u]
+        if m.actuator_biastype[a] != 0:
+            bp = m.actuator_biasprm[a]
+            bias = bp[0] + bp[1] * d.actuator_length[a] + bp[2] * d.actuator_velocity[a]
+        u = m.actuator_ctrladr[a]
+        if m.actuator_gaintype[a] == GAIN_PID:
+            # force = −biasprm₁ u_pos − biasprm₂ u_vel + u_ff + ki act + bias
+            spec = m.actuator_ctrlspec[a]
+            gains = (-m.actuator_biasprm[a, 1], -m.actuator_biasprm[a, 2], 1.0)
+            adr = m.actuator_actadr[a]
+            if adr >= 0 and m.actuator_gainprm[a, 0] > 0.0:
+                bias += m.actuator_gainprm[a, 0] * d.act[adr + m.actuator_actnum[a] - 1]
+            j = 0
+            for slot in range(3):
+                if spec & (1 << slot):
+                    for k in range(nv):
+                        B[k, u + j] = d.actuator_moment[a, k] * gains[slot]
+                    j += 1
+        else:
+            g = m.actuator_gainprm[a, 0]
+            for k in range(nv):
+                B[k, u] = d.actuator_moment[a, k] * g
         for k in range(nv):
-            mom = d.actuator_moment[u, k]
-            B[k, u] = mom * g
-            rhs[k] -= mom * bias
+            rhs[k] -= d.actuator_moment[a, k] * bias
     sol = np.linalg.lstsq(B, rhs, -1.0)[0]
     for u in range(nu):
         ctrl[u] = sol[u]

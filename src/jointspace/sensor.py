@@ -1123,7 +1123,7 @@ def _acc_sensor(m, d, i, out, a, buf):
     elif t == SENS_TENDONACTFRC:
         # Σ actuator_force over the actuators transmitting through the tendon
         f = 0.0
-        for u in range(m.nu):
+        for u in range(m.nactuator):
             if m.actuator_trntype[u] == TRN_TENDON and m.actuator_trnid[u, 0] == obj:
                 f += d.actuator_force[u]
         out[a] = f
@@ -1337,10 +1337,10 @@ def advance_history(m, d, ctrl, sensors):
     t = d.time[0]
     buf = d.history
     if ctrl:
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             n = m.actuator_history[i, 0]
             if n > 0:
-                buf[insert(buf, m.actuator_historyadr[i], n, 1, t)] = d.ctrl[i]
+                buf[insert(buf, m.actuator_historyadr[i], n, 1, t)] = d.ctrl[m.actuator_ctrladr[i]]
     if not sensors:
         return
     ns = m.nsensor

@@ -59,7 +59,11 @@ ENABLE_REFUSED = {"sleep": "sleeping islands", "ipc": "an alternative contact mo
 ENBL_REFUSED = sum(1 << ENABLE_FLAGS.index(f) for f in ENABLE_REFUSED)
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
+DYN_PID = 6  # MuJoCo 4's mjDYN_PID (5 is mjDYN_DCMOTOR): the pid's slew and integral states
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
+GAIN_PID = 5  # MuJoCo 4's mjGAIN_PID: kp, kv in biasprm, ki in gainprm[0]
+# actuator_ctrlspec bits of a pid actuator (MuJoCo's mjtInput): which controls it reads
+INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = 0, 1, 2
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
 # object types of connect and weld constraints (MuJoCo's mjtObj values)
@@ -99,7 +103,9 @@ JOINT_NV = {JNT_FREE: 6, JNT_BALL: 3, JNT_SLIDE: 1, JNT_HINGE: 1}
 MODEL_SIZES = (
     ("nq", "number of generalized coordinates"),
     ("nv", "number of degrees of freedom"),
-    ("nu", "number of actuators"),
+    ("nu", "number of scalar controls = len(d.ctrl) (equal to nactuator unless an actuator "
+     "reads several controls: pid, dcmotor)"),
+    ("nactuator", "number of actuators"),
     ("na", "number of activation states (0: no actuator has activation dynamics)"),
     ("nbody", "number of bodies, world included"),
     ("njnt", "number of joints"),
@@ -302,45 +308,60 @@ MODEL_FIELDS = (
     ("hullpoly_vert", "i", ("nhullpolyvert",),
      "polygon vertex loops, counter-clockwise about the normal (relative to hullvertadr)"),
     # actuators
-    ("actuator_trntype", "i", ("nu",),
+    ("actuator_trntype", "i", ("nactuator",),
      "transmission type: TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_SITE, TRN_BODY"),
-    ("actuator_dyntype", "i", ("nu",),
+    ("actuator_dyntype", "i", ("nactuator",),
      "activation dynamics type: DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, "
-     "DYN_MUSCLE"),
-    ("actuator_gaintype", "i", ("nu",), "gain type: GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE"),
-    ("actuator_biastype", "i", ("nu",), "bias type: BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE"),
-    ("actuator_trnid", "i", ("nu", 2),
+     "DYN_MUSCLE, DYN_PID"),
+    ("actuator_gaintype", "i", ("nactuator",),
+     "gain type: GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE, GAIN_PID"),
+    ("actuator_biastype", "i", ("nactuator",),
+     "bias type: BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE"),
+    ("actuator_ctrladr", "i", ("nactuator",), "address of the actuator's first control in ctrl"),
+    ("actuator_ctrlnum", "i", ("nactuator",), "number of controls the actuator reads"),
+    ("actuator_ctrlspec", "i", ("nactuator",),
+     "input signature of pid actuators: bits INPUT_POS 1, INPUT_VEL 2, INPUT_FF 4; 0 otherwise"),
+    ("actuator_outadr", "i", ("nactuator",), "address of the actuator's force output"),
+    ("actuator_outnum", "i", ("nactuator",), "number of force outputs (1)"),
+    ("actuator_trnid", "i", ("nactuator", 2),
      "transmission target ids: joint, tendon, site, crank site or body; refsite or slider "
      "site (-1: none)"),
-    ("actuator_ctrllimited", "b", ("nu",), "1 if ctrl is clamped to ctrlrange"),
-    ("actuator_forcelimited", "b", ("nu",), "1 if the force is clamped to forcerange"),
-    ("actuator_gainprm", "f", ("nu", 10), "gain parameters"),
-    ("actuator_biasprm", "f", ("nu", 10), "bias parameters"),
-    ("actuator_dynprm", "f", ("nu", 10), "activation dynamics parameters"),
-    ("actuator_ctrlrange", "f", ("nu", 2), "range of controls"),
-    ("actuator_forcerange", "f", ("nu", 2), "range of forces"),
-    ("actuator_gear", "f", ("nu", 6), "scale of length and transmitted force"),
-    ("actuator_group", "i", ("nu",), "group, for disabling (opt_disableactuator) and display"),
-    ("actuator_damping", "f", ("nu",),
+    ("actuator_ctrllimited", "b", ("nu",),
+     "1 if ctrl is clamped to ctrlrange (one per control)"),
+    ("actuator_forcelimited", "b", ("nactuator",), "1 if the force is clamped to forcerange"),
+    ("actuator_gainprm", "f", ("nactuator", 10), "gain parameters"),
+    ("actuator_biasprm", "f", ("nactuator", 10), "bias parameters"),
+    ("actuator_dynprm", "f", ("nactuator", 10), "activation dynamics parameters"),
+    ("actuator_ctrlrange", "f", ("nu", 2), "range of controls (one per control)"),
+    ("actuator_forcerange", "f", ("nactuator", 2), "range of forces"),
+    ("actuator_gear", "f", ("nactuator", 6), "scale of length and transmitted force"),
+    ("actuator_group", "i", ("nactuator",),
+     "group, for disabling (opt_disableactuator) and display"),
+    ("actuator_damping", "f", ("nactuator",),
      "damping the actuator adds to its joint or tendon, times gear₀² (mj_actuatorDamping)"),
-    ("actuator_dampingpoly", "f", ("nu", 2),
+    ("actuator_dampingpoly", "f", ("nactuator", 2),
      "damping polynomial (p0, p1) the actuator adds to its joint or tendon, times gear₀²"),
-    ("actuator_armature", "f", ("nu",),
+    ("actuator_armature", "f", ("nactuator",),
      "armature the actuator adds to its joint or tendon, times gear₀² (mj_actuatorArmature)"),
     # activation state (MuJoCo's layout: actuator i owns act[actadr : actadr + actnum])
-    ("actuator_actadr", "i", ("nu",), "first activation address; -1: stateless"),
-    ("actuator_actnum", "i", ("nu",), "number of activation variables (0 or 1)"),
-    ("actuator_actlimited", "b", ("nu",), "1 if act is clamped to actrange when integrated"),
-    ("actuator_actrange", "f", ("nu", 2), "range of activations"),
-    ("actuator_actearly", "b", ("nu",), "1 if the force uses the next step's activation"),
-    ("actuator_lengthrange", "f", ("nu", 2), "feasible actuator length range (muscles)"),
-    ("actuator_acc0", "f", ("nu",), "norm of the joint acceleration of a unit force at qpos0"),
-    ("actuator_cranklength", "f", ("nu",), "crank length of a slider-crank transmission"),
+    ("actuator_actadr", "i", ("nactuator",), "first activation address; -1: stateless"),
+    ("actuator_actnum", "i", ("nactuator",),
+     "number of activation variables (0 or 1; pid: slew and integral states, 0 to 2)"),
+    ("actuator_actlimited", "b", ("nactuator",),
+     "1 if act is clamped to actrange when integrated"),
+    ("actuator_actrange", "f", ("nactuator", 2), "range of activations"),
+    ("actuator_actearly", "b", ("nactuator",), "1 if the force uses the next step's activation"),
+    ("actuator_lengthrange", "f", ("nactuator", 2), "feasible actuator length range (muscles)"),
+    ("actuator_acc0", "f", ("nactuator",),
+     "norm of the joint acceleration of a unit force at qpos0"),
+    ("actuator_cranklength", "f", ("nactuator",),
+     "crank length of a slider-crank transmission"),
     # control history (MJCF nsample, interp, delay; see jointspace.history)
-    ("actuator_history", "i", ("nu", 2),
+    ("actuator_history", "i", ("nactuator", 2),
      "history buffer: [nsample, interp] (interp 0 zero-order hold, 1 linear, 2 cubic)"),
-    ("actuator_historyadr", "i", ("nu",), "address of the buffer in d.history; -1: none"),
-    ("actuator_delay", "f", ("nu",), "delay (s) of the control the force uses; 0: none"),
+    ("actuator_historyadr", "i", ("nactuator",),
+     "address of the buffer in d.history; -1: none"),
+    ("actuator_delay", "f", ("nactuator",), "delay (s) of the control the force uses; 0: none"),
     # equality constraints
     ("eq_type", "i", ("neq",), "EQ_CONNECT, EQ_WELD, EQ_JOINT or EQ_TENDON"),
     ("eq_obj1id", "i", ("neq",), "id of object 1 (body, site, joint or tendon)"),
@@ -519,10 +540,10 @@ DATA_FIELDS = (
     ("qfrc_adhesion", "f", ("nv",),
      "contact adhesion: the attraction along the normals of adhesive contacts"),
     ("act_dot", "f", ("na",), "time derivative of the activation"),
-    ("actuator_length", "f", ("nu",), "actuator length"),
-    ("actuator_velocity", "f", ("nu",), "actuator velocity"),
-    ("actuator_force", "f", ("nu",), "actuator force in actuation space"),
-    ("actuator_moment", "f", ("nu", "nv"), "actuator moment arms (dense)"),
+    ("actuator_length", "f", ("nactuator",), "actuator length"),
+    ("actuator_velocity", "f", ("nactuator",), "actuator velocity"),
+    ("actuator_force", "f", ("nactuator",), "actuator force in actuation space"),
+    ("actuator_moment", "f", ("nactuator", "nv"), "actuator moment arms (dense)"),
     ("qfrc_actuator", "f", ("nv",), "actuator force in joint space"),
     ("qfrc_smooth", "f", ("nv",), "net unconstrained force"),
     ("qacc_smooth", "f", ("nv",), "unconstrained acceleration"),
@@ -1185,7 +1206,7 @@ def _initial_history(m, history):
     """
     h = float(m.opt_timestep[0])
     history[:] = 0.0
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         n = int(m.actuator_history[i, 0])
         if n > 0:
             adr = int(m.actuator_historyadr[i])

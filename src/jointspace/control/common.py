@@ -91,7 +91,7 @@ def actuated_mask(m, actuated, who):
     if actuated is not None:
         mask[dof_list(m, actuated, "actuated", who)] = 1
         return mask
-    if m.nu > 0:
+    if m.nactuator > 0:
         from jointspace.forward import forward
 
         d = make_data(m)
@@ -112,12 +112,12 @@ def output_mode(m, output, mask, who):
     if output not in OUTPUTS:
         raise ValueError(f"{who}: argument output must be 'qfrc_applied', 'ctrl' or None, "
                          f"got {output!r}")
-    act_dof = np.full(m.nu, -1, dtype=np.int64)
+    act_dof = np.full(m.nactuator, -1, dtype=np.int64)
     mode = OUTPUTS[output]
     if mode != OUT_CTRL:
         return mode, act_dof
     names = m.names.get("actuator", [])
-    for a in range(m.nu):
+    for a in range(m.nactuator):
         label = f"actuator {names[a]!r}" if a < len(names) and names[a] else f"actuator {a}"
         j = int(m.actuator_trnid[a, 0])
         ok = (m.actuator_trntype[a] == TRN_JOINT and m.jnt_type[j] in (JNT_HINGE, JNT_SLIDE)

@@ -74,14 +74,14 @@ class ComputedTorque:
             tracked = np.zeros(nv, dtype=bool)
             tracked[common.dof_list(m, track, "track", who)] = True
         self._check = unact[tracked[unact]]
-        self.ibuf = np.zeros(4 + nv + m.nu + nv, dtype=np.int64)
+        self.ibuf = np.zeros(4 + nv + m.nactuator + nv, dtype=np.int64)
         self.ibuf[0] = mode
         self.ibuf[1] = 1 if compensate_passive else 0
         self.ibuf[2] = int(mask.sum())
         self.ibuf[3] = unact.size
         self.ibuf[4:4 + nv] = mask
-        self.ibuf[4 + nv:4 + nv + m.nu] = act_dof
-        self.ibuf[4 + nv + m.nu:4 + nv + m.nu + unact.size] = unact
+        self.ibuf[4 + nv:4 + nv + m.nactuator] = act_dof
+        self.ibuf[4 + nv + m.nactuator:4 + nv + m.nactuator + unact.size] = unact
         self.fbuf = np.zeros(nq + 2 * nv + 2 * nv * nv)
         self._q_ref = self.fbuf[0:nq]
         self._v_ref = self.fbuf[nq:nq + nv]

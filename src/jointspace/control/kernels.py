@@ -354,7 +354,7 @@ def _write_output(m, d, mode, actuated, act_dof, tau):
         for k in range(m.nv):
             d.qfrc_applied[k] = tau[k] if actuated[k] else 0.0
     elif mode == OUT_CTRL:
-        for a in range(m.nu):
+        for a in range(m.nactuator):
             dof = act_dof[a]
             if dof < 0:
                 continue
@@ -363,9 +363,10 @@ def _write_output(m, d, mode, actuated, act_dof, tau):
             if m.actuator_biastype[a] == 1:
                 f -= bp[0] + bp[1] * d.actuator_length[a] + bp[2] * d.actuator_velocity[a]
             u = f / m.actuator_gainprm[a, 0]
-            d.ctrl[a] = u
-            if m.actuator_ctrllimited[a] and (u < m.actuator_ctrlrange[a, 0]
-                                              or u > m.actuator_ctrlrange[a, 1]):
+            c = m.actuator_ctrladr[a]
+            d.ctrl[c] = u
+            if m.actuator_ctrllimited[c] and (u < m.actuator_ctrlrange[c, 0]
+                                              or u > m.actuator_ctrlrange[c, 1]):
                 nsat += 1
     return nsat
 
@@ -373,7 +374,7 @@ def _write_output(m, d, mode, actuated, act_dof, tau):
 # ---------------------------------------------------------------------------------------------
 # computed torque (feedback linearization)
 
-# ibuf: [mode, use_passive, n_actuated, n_unactuated, actuated mask (nv), act_dof (nu),
+# ibuf: [mode, use_passive, n_actuated, n_unactuated, actuated mask (nv), act_dof (nactuator),
 #        unactuated dof list (nv)]
 # fbuf: [q_ref (nq), v_ref (nv), a_ref (nv), Kp (nv·nv), Kd (nv·nv)]
 # out:  [tau (nv), qacc (nv), qacc_des (nv), error (nv), info (4): bad pivot, infeasibility,
@@ -395,8 +396,8 @@ def computed_torque(m, d, ibuf, fbuf, out):
     use_passive = ibuf[1]
     nun = ibuf[3]
     act = ibuf[4:4 + nv]
-    act_dof = ibuf[4 + nv:4 + nv + m.nu]
-    unact = ibuf[4 + nv + m.nu:4 + nv + m.nu + nun]
+    act_dof = ibuf[4 + nv:4 + nv + m.nactuator]
+    unact = ibuf[4 + nv + m.nactuator:4 + nv + m.nactuator + nun]
     tau = out[0:nv]
     qacc = out[nv:2 * nv]
     ades = out[2 * nv:3 * nv]
@@ -454,7 +455,7 @@ def computed_torque(m, d, ibuf, fbuf, out):
 # ---------------------------------------------------------------------------------------------
 # operational-space control
 
-# ibuf: [mode, ntask, nrow, nlevel, use_posture, use_passive, actuated (nv), act_dof (nu),
+# ibuf: [mode, ntask, nrow, nlevel, use_posture, use_passive, actuated (nv), act_dof (nactuator),
 #        level starts (nlevel + 1), task records (ntask · TI)]
 # fbuf: [eps, posture q* (nq), kp (nv), kd (nv), task records (ntask · TF)]
 # out:  [tau (nv), qacc (nv), qacc_null (nv), tau_null (nv), info (4): bad pivot, damped
@@ -467,7 +468,7 @@ def _osc_layout(m, ibuf):
     nv = m.nv
     ntask = ibuf[1]
     nlevel = ibuf[3]
-    ls0 = 6 + nv + m.nu
+    ls0 = 6 + nv + m.nactuator
     t0 = ls0 + nlevel + 1
     return ntask, ibuf[2], nlevel, ls0, t0
 
@@ -510,7 +511,7 @@ def osc_kernel(m, d, ibuf, fbuf, out):
     if bad >= 0:
         return
     _osc_accel(m, d, ibuf, fbuf, out)
-    info[2] = _write_output(m, d, ibuf[0], ibuf[6:6 + nv], ibuf[6 + nv:6 + nv + m.nu],
+    info[2] = _write_output(m, d, ibuf[0], ibuf[6:6 + nv], ibuf[6 + nv:6 + nv + m.nactuator],
                             out[0:nv])
 
 
@@ -776,7 +777,7 @@ def wbid_kernel(m, d, ibuf, fbuf, out):
     for k in range(nv):
         if not act[k]:
             tau[k] = 0.0
-    out[4 * nv + 2] = _write_output(m, d, ibuf[0], act, ibuf[6 + nv:6 + nv + m.nu], tau)
+    out[4 * nv + 2] = _write_output(m, d, ibuf[0], act, ibuf[6 + nv:6 + nv + m.nactuator], tau)
 
 
 @njit(cache=True, nogil=True)
@@ -793,4 +794,4 @@ def finish(m, d, ibuf, tau):
     for k in range(nv):
         if not act[k]:
             tau[k] = 0.0
-    return _write_output(m, d, ibuf[0], act, ibuf[6 + nv:6 + nv + m.nu], tau)
+    return _write_output(m, d, ibuf[0], act, ibuf[6 + nv:6 + nv + m.nactuator], tau)

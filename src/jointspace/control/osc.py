@@ -256,13 +256,13 @@ class TaskController:
         ntask = len(flat)
         nlevel = flat[-1][0] + 1 if flat else 0
         nrow = sum(t.nrow for _, t in flat)
-        ls0 = 6 + nv + m.nu
+        ls0 = 6 + nv + m.nactuator
         t0 = ls0 + nlevel + 1
         self.ibuf = np.zeros(t0 + ntask * TI + extra_i, dtype=np.int64)
         ib = self.ibuf
         ib[0:6] = (mode, ntask, nrow, nlevel, posture is not None, compensate_passive)
         ib[6:6 + nv] = mask
-        ib[6 + nv:6 + nv + m.nu] = act_dof
+        ib[6 + nv:6 + nv + m.nactuator] = act_dof
         f0 = 1 + nq + 2 * nv
         self.fbuf = np.zeros(f0 + ntask * TF + extra_f)
         self.fbuf[0] = eps

@@ -71,9 +71,57 @@ def _check_muscle(what, prm, a):
 
 
 # MuJoCo's mjtDyn, mjtGain, mjtBias orders (the index is the type code)
-_DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle")
-_GAINTYPES = ("fixed", "affine", "muscle")
+_DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle", "", "pid")
+_GAINTYPES = ("fixed", "affine", "muscle", "", "", "pid")
 _BIASTYPES = ("none", "affine", "muscle")
+# the one input of a fixed or affine gain, as actuator_ctrlspec records it (MuJoCo 4.0)
+_ONE_INPUT = {"pos": 1, "vel": 2, "pressure": 32}
+# a pid's input tokens, in their canonical order, and their actuator_ctrlspec bits
+_PID_INPUTS = (("pos", T.INPUT_POS), ("vel", T.INPUT_VEL), ("ff", T.INPUT_FF))
+
+
+def _pid_inputs(a):
+    """A pid actuator's (ctrlspec, actdim) from its types and parameters (MuJoCo 4's checks).
+
+    The input tokens are a subset of pos, vel, ff in this order ("" is the default
+    "pos vel"); dyntype pid holds a slew state when slewmax = dynprm[1] > 0 and an integral
+    state when ki = gainprm[0] > 0, in this order, and needs the pos input.
+    """
+    if a.biastype != "affine":
+        raise ModelError(f"actuator gaintype 'pid' requires biastype 'affine'{_where(a)}")
+    if a.dyntype not in ("none", "pid"):
+        raise ModelError(f"actuator gaintype 'pid' requires dyntype 'none' or 'pid'"
+                         f"{_where(a)}")
+    ki, imax, slew = float(a.gainprm[0]), float(a.dynprm[0]), float(a.dynprm[1])
+    if a.dyntype == "none" and ki:
+        raise ModelError(f"actuator ki (gainprm[0]) = {ki:g} requires dyntype 'pid'"
+                         f"{_where(a)}")
+    if a.body:
+        raise ModelError(f"a pid actuator cannot use a body transmission{_where(a)}")
+    tokens = a.input.split() if a.input else ["pos", "vel"]
+    names = [t for t, _ in _PID_INPUTS]
+    if any(t not in names for t in tokens):
+        raise ModelError(f"actuator input={a.input!r}: pid inputs are a subset of "
+                         f"[pos, vel, ff]{_where(a)}")
+    order = [names.index(t) for t in tokens]
+    if order != sorted(set(order)):
+        raise ModelError(f"actuator input={a.input!r}: list each input once, in the order "
+                         f"pos, vel, ff{_where(a)}")
+    spec = sum(_PID_INPUTS[k][1] for k in order)
+    actdim = 0
+    if a.dyntype == "pid":
+        if imax < 0 or slew < 0:
+            what = "imax (dynprm[0])" if imax < 0 else "slewmax (dynprm[1])"
+            raise ModelError(f"actuator {what} must be non-negative{_where(a)}")
+        actdim = int(slew > 0) + int(ki > 0)
+        if actdim == 0:
+            raise ModelError(f"actuator dyntype 'pid' with ki <= 0 and slewmax = 0 has no "
+                             f"state (MuJoCo: invalid actdim 0 in a stateful actuator)"
+                             f"{_where(a)}")
+        if not spec & T.INPUT_POS:
+            raise ModelError(f"actuator: pid controller states (ki, slewmax) require the pos "
+                             f"input{_where(a)}")
+    return spec, actdim
 
 
 def _where(elem):
@@ -1093,7 +1141,8 @@ class _Compiler:
         if not 0 <= int(spec.nuserdata) < 2**31:
             raise ModelError(f"nuserdata must be a non-negative integer, got {spec.nuserdata}")
 
-        sizes = dict(nq=nq, nv=nv, nu=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
+        sizes = dict(nq=nq, nv=nv, nu=len(A["actuator_ctrllimited"]),
+                     nactuator=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
                      nhfield=len(hlist), nhfielddata=len(A["hfield_data"]),
                      nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
@@ -1251,7 +1300,7 @@ class _Compiler:
                                  f"{_where(a)}")
             for what, table in (("dyntype", _DYNTYPES), ("gaintype", _GAINTYPES),
                                 ("biastype", _BIASTYPES)):
-                if getattr(a, what) not in table:
+                if not getattr(a, what) or getattr(a, what) not in table:
                     raise ModelError(f"actuator {what}={getattr(a, what)!r} is not supported "
                                      f"(one of {', '.join(table)}){_where(a)}")
             for what, lim, rng in (("ctrlrange", a.ctrllimited, a.ctrlrange),
@@ -1284,7 +1333,33 @@ class _Compiler:
                                      f"tendon transmission (it is added to that joint's or "
                                      f"tendon's){_where(a)}")
             actnum = int(a.dyntype != "none")
-            rows.append(dict(trntype=trn, dyntype=_DYNTYPES.index(a.dyntype),
+            ctrlspec = 0
+            # each control: (limited, lo, hi); a pid reads its inputs' controls in order
+            ctrls = [(int(a.ctrllimited), *a.ctrlrange)]
+            if a.gaintype == "pid":
+                ctrlspec, actnum = _pid_inputs(a)
+                ranges = {"pos": ctrls[0]}
+                for key, rng in (("vel", a.velrange), ("ff", a.ffrange)):
+                    if rng[0] < rng[1]:
+                        ranges[key] = (1, *rng)
+                    else:
+                        ranges[key] = (0, *rng)
+                ctrls = [ranges[t] for t, bit in _PID_INPUTS if ctrlspec & bit]
+            elif a.dyntype == "pid":
+                raise ModelError(f"actuator dyntype 'pid' requires gaintype 'pid'{_where(a)}")
+            elif a.input:
+                # fixed and affine gains: one input, recorded in ctrlspec only
+                ctrlspec = _ONE_INPUT.get(a.input.strip(), -1)
+                if ctrlspec < 0 or a.gaintype not in ("fixed", "affine"):
+                    raise ModelError(f"actuator input={a.input!r}: fixed and affine gains take "
+                                     f"one input, 'pos', 'vel' or 'pressure' (other gains: "
+                                     f"none but pid's){_where(a)}")
+            if len(ctrls) != 1 and int(a.nsample) > 0:
+                raise ModelError(f"actuator nsample={a.nsample}: a history buffer of an "
+                                 f"actuator with {len(ctrls)} controls is not supported by "
+                                 f"jointspace; remove nsample and delay{_where(a)}")
+            rows.append(dict(trntype=trn, ctrlspec=ctrlspec, ctrls=ctrls,
+                             dyntype=_DYNTYPES.index(a.dyntype),
                              gaintype=_GAINTYPES.index(a.gaintype),
                              biastype=_BIASTYPES.index(a.biastype),
                              actadr=na if actnum else -1, actnum=actnum,
@@ -1302,18 +1377,28 @@ class _Compiler:
                              dampingpoly=[float(p) for p in a.dampingpoly],
                              armature=float(a.armature)))
             na += actnum
-        nu = len(rows)
-        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,), ctrlrange=(2,),
+        nact = len(rows)
+        shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,),
                       forcerange=(2,), gear=(6,), actrange=(2,), lengthrange=(2,),
                       dampingpoly=(2,))
-        for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrllimited",
-                  "forcelimited", "gainprm", "biasprm", "dynprm", "ctrlrange", "forcerange",
+        for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrlspec",
+                  "forcelimited", "gainprm", "biasprm", "dynprm", "forcerange",
                   "gear", "actadr", "actnum", "actlimited", "actrange", "actearly",
                   "lengthrange", "cranklength", "group", "damping", "dampingpoly",
                   "armature"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
-                                  .reshape((nu,) + shapes.get(k, ())))
-        A["actuator_acc0"] = np.zeros(nu)
+                                  .reshape((nact,) + shapes.get(k, ())))
+        # the controls: actuator i reads ctrl[ctrladr : ctrladr + ctrlnum]; one force each
+        num = np.array([len(r["ctrls"]) for r in rows], dtype=np.int64)
+        A["actuator_ctrlnum"] = num
+        A["actuator_ctrladr"] = np.cumsum(num) - num
+        A["actuator_outnum"] = np.ones(nact, dtype=np.int64)
+        A["actuator_outadr"] = np.arange(nact)
+        ctrls = [c for r in rows for c in r["ctrls"]]
+        A["actuator_ctrllimited"] = np.array([c[0] for c in ctrls], dtype=np.int64)
+        A["actuator_ctrlrange"] = np.array([c[1:] for c in ctrls],
+                                           dtype=np.float64).reshape(len(ctrls), 2)
+        A["actuator_acc0"] = np.zeros(nact)
         # which actuators lend damping or armature: set_const (mass_constants) sets them
         A["jnt_actuatorid"] = np.full(len(A["jnt_type"]), -1)
         A["tendon_actuatorid"] = np.full(len(A["tendon_num"]), -1)
@@ -1451,7 +1536,7 @@ class _Compiler:
         and mquat) are normalized; a zero quaternion is kept, as MuJoCo keeps it.
         """
         keys = self.spec.keys
-        nkey, nu = len(keys), len(self.spec.actuators)
+        nkey, nu = len(keys), len(A["actuator_ctrllimited"])
         mocap_bodies = [b for b in range(len(mocapid)) if mocapid[b] >= 0]
         mpos0 = np.array([A["body_pos"][b] for b in mocap_bodies]).reshape(-1)
         mquat0 = np.array([A["body_quat"][b] for b in mocap_bodies]).reshape(-1)
@@ -1499,9 +1584,9 @@ class _Compiler:
                     if field in ("mpos", "mquat"):
                         adr = (3 if field == "mpos" else 4) * int(mocapid[i])
                     else:
-                        table = {"ctrl": None, "act": "actuator_actadr", "qpos": "jnt_qposadr",
-                                 "qvel": "jnt_dofadr"}[field]
-                        adr = i if table is None else int(A[table][i])
+                        table = {"ctrl": "actuator_ctrladr", "act": "actuator_actadr",
+                                 "qpos": "jnt_qposadr", "qvel": "jnt_dofadr"}[field]
+                        adr = int(A[table][i])
                     val = np.atleast_1d(np.asarray(val, dtype=np.float64))
                     out[field][k, adr:adr + val.size] = val
             for a in quat_adr:
@@ -1514,7 +1599,7 @@ class _Compiler:
     @staticmethod
     def _key_size_help(field):
         return {"qpos": "nq", "qvel": "nv", "act": "na: actuators with activation",
-                "ctrl": "nu: one per actuator", "mpos": "3 per mocap body",
+                "ctrl": "nu: one per actuator, ctrlnum for a pid", "mpos": "3 per mocap body",
                 "mquat": "4 per mocap body"}[field]
 
     def compile_equalities(self, A):

@@ -264,15 +264,19 @@ _TABLES = {
         "nsample": _I, "interp": _k("zoh", "linear", "cubic"), "delay": _f(), "armature": _f(),
         "damping": _f(3, 1),
         # general
-        "dyntype": _k("none", "integrator", "filter", "filterexact", "muscle", "user"),
-        "gaintype": _k("fixed", "affine", "muscle", "user"),
-        "biastype": _k("none", "affine", "muscle", "user"),
+        "dyntype": _k("none", "integrator", "filter", "filterexact", "pid", "dcmotor", "muscle",
+                      "user"),
+        "gaintype": _k("fixed", "affine", "muscle", "dcmotor", "pid", "so3", "user"),
+        "biastype": _k("none", "affine", "muscle", "dcmotor", "so3", "user"),
+        "input": _S, "velrange": _f(2), "ffrange": _f(2),
         "dynprm": _f(10, 1), "gainprm": _f(10, 1), "biasprm": _f(10, 1),
         # shortcuts (muscle's timeconst has two values: read by _muscle)
         "kp": _f(), "kv": _f(), "dampratio": _f(), "timeconst": _f(), "inheritrange": _f(),
         "bias": _f(3), "area": _f(), "diameter": _f(), "gain": _f(), "tausmooth": _f(),
         "range": _f(2), "force": _f(), "scale": _f(), "lmin": _f(), "lmax": _f(),
         "vmax": _f(), "fpmax": _f(), "fvmax": _f(),
+        # pid
+        "ki": _f(), "imax": _f(), "slewmax": _f(), "posrange": _f(2),
     },
 }
 
@@ -284,7 +288,8 @@ _ACT_COMMON = {
 }
 _ACT_ATTRS = {
     "general": _ACT_COMMON | {"body", "actlimited", "actrange", "actdim", "actearly", "dyntype",
-                              "gaintype", "biastype", "dynprm", "gainprm", "biasprm"},
+                              "gaintype", "biastype", "dynprm", "gainprm", "biasprm", "input",
+                              "velrange", "ffrange"},
     "motor": _ACT_COMMON,
     "position": _ACT_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange"},
     "velocity": _ACT_COMMON | {"kv"},
@@ -294,10 +299,12 @@ _ACT_ATTRS = {
     "cylinder": _ACT_COMMON | {"timeconst", "bias", "area", "diameter"},
     "muscle": _ACT_COMMON | {"timeconst", "tausmooth", "range", "force", "scale", "lmin", "lmax",
                              "vmax", "fpmax", "fvmax"},
+    "pid": _ACT_COMMON | {"kp", "kv", "dampratio", "ki", "imax", "slewmax", "input", "posrange",
+                          "velrange", "ffrange", "inheritrange"},
     "adhesion": (_ACT_COMMON - {"joint", "jointinparent", "site", "refsite", "tendon",
                                 "cranksite", "slidersite", "cranklength"}) | {"body", "gain"},
 }
-_ACT_UNSUPPORTED = ("plugin", "dcmotor", "pid", "orientation")
+_ACT_UNSUPPORTED = ("plugin", "dcmotor", "orientation")
 _MUSCLE_DEFAULTS = (0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2)  # range … fvmax
 
 # MuJoCo's values when an attribute is absent (mjs_defaultJoint, mjs_defaultGeom, ...).
@@ -348,6 +355,7 @@ _BASE = {
         "lengthrange": (0.0, 0.0), "cranklength": 0.0,
         "gainprm": (1.0,) + (0.0,) * 9, "biasprm": (0.0,) * 10, "dynprm": (1.0,) + (0.0,) * 9,
         "gaintype": "fixed", "biastype": "none", "dyntype": "none", "_kind": "general",
+        "input": "", "velrange": (0.0, 0.0), "ffrange": (0.0, 0.0),
     },
     "tendon": {
         "group": 0, "limited": "auto", "range": (0.0, 0.0), "margin": 0.0, "stiffness": 0.0,
@@ -1987,7 +1995,9 @@ class _Loader:
             state["_kind"] = "general"
             return
         prev = state
-        while prev["_kind"] not in ("general", kind):
+        # a pid takes what it does not give from the nearest pid default only (MuJoCo 4.0)
+        stops = ("pid",) if kind == "pid" else ("general", kind)
+        while prev["_kind"] not in stops and cls is not None:
             cls = cls.parent
             prev = cls.attrs["actuator"] if cls is not None else _BASE["actuator"]
         same = prev["_kind"] == kind
@@ -1998,11 +2008,17 @@ class _Loader:
 
         def get(key, default):
             value = self._get(node, key, _TABLES["actuator"][key], default)
-            if key in ("kp", "kv", "dampratio", "timeconst", "area", "gain") and (
-                    value is not None and value < 0):
+            if key in ("kp", "kv", "dampratio", "timeconst", "area", "gain", "slewmax") and (
+                    value is not None and value < 0 and not (kind == "pid" and key == "kp")):
                 raise ModelError(f"{where}: {key}={value} is negative; it must be >= 0")
             return value
 
+        # the input signature MuJoCo 4.0 records in actuator_ctrlspec (metadata)
+        if kind != "pid":
+            state["input"] = {"position": "pos", "velocity": "vel", "intvelocity": "vel",
+                              "cylinder": "pressure"}.get(kind, "")
+        elif "input" not in node.attrib:
+            state["input"] = prev["input"] if same else ""
         if kind == "motor":
             gain[0] = 1.0
             biastype = "none"
@@ -2021,6 +2037,26 @@ class _Loader:
                 dyn[0], dyntype = prev["dynprm"][0], prev["dyntype"]
             if kind == "intvelocity":
                 dyntype = "integrator"
+        elif kind == "pid":
+            # MuJoCo 4's mjs_setToPID: kp, kv in biasprm, ki in gainprm[0], imax and slewmax
+            # in dynprm[0:2]; a dampratio waits in biasprm[2] (> 0) for set_const
+            kp = get("kp", -prev["biasprm"][1] if same else 1.0)
+            kv, ratio = get("kv", None), get("dampratio", None)
+            if kv is not None and ratio is not None:
+                raise ModelError(f"{where}: give kv or dampratio, not both")
+            bias[1] = -kp
+            bias[2] = (-kv if kv is not None else ratio if ratio is not None
+                       else prev["biasprm"][2] if same else 0.0)
+            gain[0] = get("ki", prev["gainprm"][0] if same else 0.0)
+            dyn[0] = get("imax", prev["dynprm"][0] if same else 0.0)
+            dyn[1] = get("slewmax", prev["dynprm"][1] if same else 0.0)
+            dyntype = "pid" if gain[0] != 0 or dyn[1] != 0 else "none"
+            gaintype = "pid"
+            posrange = get("posrange", None)
+            if posrange is not None:
+                if "inheritrange" in node.attrib:
+                    raise ModelError(f"{where}: give posrange or inheritrange, not both")
+                state["ctrlrange"] = tuple(posrange)
         elif kind == "velocity":
             kv = get("kv", prev["gainprm"][0])
             gain[0], bias[2] = kv, -kv
@@ -2129,22 +2165,35 @@ class _Loader:
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
         actlimited = self._limited(node, v["actlimited"], v["actrange"], "act", "actuator")
-        if v["dyntype"] not in ("none", "integrator", "filter", "filterexact", "muscle"):
+        if v["dyntype"] not in ("none", "integrator", "filter", "filterexact", "muscle", "pid"):
             raise ModelError(f"{origin}: dyntype={v['dyntype']!r} is not supported by "
-                             f"jointspace (user dynamics run MuJoCo callbacks)")
-        if v["gaintype"] == "user" or v["biastype"] == "user":
-            raise ModelError(f"{origin}: gaintype or biastype 'user' is not supported by "
-                             f"jointspace (user gains run MuJoCo callbacks)")
+                             f"jointspace (user dynamics run MuJoCo callbacks; dcmotor is not "
+                             f"implemented)")
+        for what in ("gaintype", "biastype"):
+            if v[what] in ("user", "dcmotor", "so3"):
+                raise ModelError(f"{origin}: {what}={v[what]!r} is not supported by "
+                                 f"jointspace (user gains run MuJoCo callbacks; dcmotor and so3 "
+                                 f"are not implemented)")
         actdim = v["actdim"]  # negative: as the dyntype gives (MuJoCo's default, -1)
-        if actdim > 1:
+        if v["dyntype"] == "pid":
+            # the pid's states: [slew (slewmax > 0), integral (ki > 0)]
+            nslot = int(v["dynprm"][1] > 0) + int(v["gainprm"][0] > 0)
+            if actdim >= 0 and actdim != nslot:
+                raise ModelError(f"{where}: actdim={actdim}: a pid has {nslot} activation "
+                                 f"states (slewmax > 0, ki > 0); MuJoCo refuses it too: "
+                                 f"remove actdim")
+        elif actdim > 1:
             raise ModelError(f"{where}: actdim={actdim}: more than one activation is only "
                              f"for dyntype user, dcmotor and pid (MuJoCo refuses it for "
                              f"dyntype={v['dyntype']!r} too); remove actdim")
-        if actdim >= 0 and actdim != int(v["dyntype"] != "none"):
+        if v["dyntype"] != "pid" and actdim >= 0 and actdim != int(v["dyntype"] != "none"):
             what = ("an actuator without activation dynamics (dyntype none)" if actdim
                     else f"an actuator with dyntype={v['dyntype']!r}, which has one activation")
             raise ModelError(f"{where}: actdim={actdim} on {what}; MuJoCo refuses it too: "
                              f"remove actdim")
+        if ctrllimited and v["ctrlrange"][0] == v["ctrlrange"][1]:
+            raise ModelError(f"{where}: ctrlrange={v['ctrlrange']} with ctrllimited: the lower "
+                             f"bound must be below the upper (MuJoCo: invalid control range)")
         for flag, key in ((ctrllimited, "ctrlrange"), (forcelimited, "forcerange"),
                           (actlimited, "actrange")):
             if flag and v[key][0] > v[key][1]:
@@ -2159,12 +2208,13 @@ class _Loader:
             actlimited=actlimited, actrange=tuple(v["actrange"]), actearly=bool(v["actearly"]),
             lengthrange=tuple(v["lengthrange"]), nsample=v["nsample"], interp=v["interp"],
             delay=float(v["delay"]), damping=damping[0], dampingpoly=damping[1:],
-            armature=float(v["armature"]))
+            armature=float(v["armature"]), input=v["input"] or "",
+            velrange=tuple(v["velrange"]), ffrange=tuple(v["ffrange"]))
         setattr(act, targets[0], node.attrib[targets[0]])
         act.refsite = node.attrib.get("refsite", "")
         act.slidersite = node.attrib.get("slidersite", "")
         act.cranklength = float(v["cranklength"]) if crank else 0.0
-        if kind in ("position", "intvelocity") and v["inheritrange"] > 0:
+        if kind in ("position", "intvelocity", "pid") and v["inheritrange"] > 0:
             # position: ctrlrange; intvelocity: actrange (its act is the setpoint)
             key = "ctrlrange" if kind == "position" else "actrange"
             if key in node.attrib:

@@ -24,6 +24,7 @@ from jointspace.types import (
     EQ_CONNECT,
     EQ_JOINT,
     EQ_WELD,
+    GAIN_PID,
     JNT_BALL,
     JNT_FREE,
     JNT_HINGE,
@@ -113,7 +114,7 @@ def actuator_ids(m):
     o = m._own
     o.jnt_actuatorid[:] = -1
     o.tendon_actuatorid[:] = -1
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if (m.actuator_damping[i] == 0 and not np.any(m.actuator_dampingpoly[i])
                 and m.actuator_armature[i] == 0):
             continue
@@ -187,7 +188,7 @@ def actuator_acc0(m, d):
 
     Muscles with force < 0 take their peak force as scale / acc0. 0 where M is singular.
     """
-    if m.nu == 0:
+    if m.nactuator == 0:
         return
     transmission(m._s, d._s)
     M = np.empty((m.nv, m.nv))
@@ -299,12 +300,14 @@ def _tendon_constants(m, d, Minv):
 def resolve_dampratio(m, d):
     """Position actuators' damping ratios as damping (mj_setConst).
 
-    A position-like actuator (gainprm[0] = −biasprm[1]) with biasprm[2] > 0 holds a damping
-    ratio ζ there (MJCF `dampratio`). With its reflected inertia at qpos0,
-    m_r = 1 / (r M⁻¹ rᵀ) for the moment row r (0 when r M⁻¹ rᵀ ≤ MINVAL), biasprm[2]
-    becomes −ζ · 2 sqrt(kp m_r) (measured on MuJoCo 4.0).
+    A position-like actuator (gainprm[0] = −biasprm[1]) or a pid (kp = −biasprm[1]) with
+    biasprm[2] > 0 holds a damping ratio ζ there (MJCF `dampratio`). With its reflected
+    inertia at qpos0, m_r = 1 / (r M⁻¹ rᵀ) for the moment row r (0 when r M⁻¹ rᵀ ≤ MINVAL),
+    biasprm[2] becomes −ζ · 2 sqrt(kp m_r) (measured on MuJoCo 4.0).
     """
-    todo = [i for i in range(m.nu) if m.actuator_gainprm[i, 0] == -m.actuator_biasprm[i, 1]
+    todo = [i for i in range(m.nactuator)
+            if (m.actuator_gaintype[i] == GAIN_PID
+                or m.actuator_gainprm[i, 0] == -m.actuator_biasprm[i, 1])
             and m.actuator_biasprm[i, 2] > 0]
     if not todo:
         return
@@ -318,7 +321,9 @@ def resolve_dampratio(m, d):
         except np.linalg.LinAlgError:
             x = 0.0
         mass = 1.0 / x if x > MINVAL else 0.0
-        kp = m.actuator_gainprm[i, 0]
+        # a pid keeps kp in biasprm[1] only (its gainprm[0] is ki)
+        kp = (-m.actuator_biasprm[i, 1] if m.actuator_gaintype[i] == GAIN_PID
+              else m.actuator_gainprm[i, 0])
         m.actuator_biasprm[i, 2] = -m.actuator_biasprm[i, 2] * 2.0 * np.sqrt(kp * mass)
 
 
@@ -399,7 +404,7 @@ def muscle_lengthrange(m, sources=None, options=None):
 
     opt = {**LENGTHRANGE_DEFAULTS, **(options or {})}
     todo = []
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         muscle = m.actuator_gaintype[i] == GAIN_MUSCLE or m.actuator_biastype[i] == BIAS_MUSCLE
         if opt["mode"] == "none" or (opt["mode"] != "all" and not muscle):
             continue

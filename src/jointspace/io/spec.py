@@ -27,7 +27,7 @@ CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint", "tendon")
 ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general", "intvelocity",
-                  "cylinder", "muscle", "adhesion")
+                  "cylinder", "muscle", "adhesion", "pid")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
@@ -324,6 +324,13 @@ class ActuatorSpec:
     are added, times gear[0]², to the damping and armature of the joint or tendon the
     actuator drives (MuJoCo 4's actuator damping and armature; joint, jointinparent and
     tendon transmissions only).
+
+    A pid (gaintype "pid", biastype "affine", MuJoCo 4's <pid>) reads the controls its
+    `input` names ("pos vel" when empty; a subset of "pos vel ff" in this order), one each:
+    force = kp (u_pos − length) + kv (u_vel − velocity) + u_ff + ki · act, with
+    kp = −biasprm[1], kv = −biasprm[2], ki = gainprm[0] (dyntype "pid" when ki ≠ 0 or
+    slewmax ≠ 0), imax = dynprm[0], slewmax = dynprm[1]. The pos control's range is
+    `ctrlrange`, the others' `velrange` and `ffrange` (limited when lower < upper).
     """
 
     name: str = ""
@@ -359,6 +366,9 @@ class ActuatorSpec:
     damping: float = 0.0
     dampingpoly: tuple = (0.0, 0.0)
     armature: float = 0.0
+    input: str = ""
+    velrange: tuple = (0.0, 0.0)
+    ffrange: tuple = (0.0, 0.0)
     source: str = ""
 
 

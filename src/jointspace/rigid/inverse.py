@@ -90,7 +90,7 @@ def actuated_dofs(m):
             free joint (the selection matrix S of §2.2 needs one dof per actuator).
     """
     dofs = []
-    for a in range(m.nu):
+    for a in range(m.nactuator):
         name = m.names["actuator"][a] or str(a)
         if m.actuator_trntype[a] != TRN_JOINT:
             raise JointspaceError(f"rigid inverse dynamics: actuator {name!r} does not act on "
