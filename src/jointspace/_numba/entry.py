@@ -209,9 +209,9 @@ def plain(typingctx, x):
 
     For a driver that passes its checked output to a kernel other callers give plain
     arrays: one compiled overload of that kernel instead of two (their data models are
-    the same).
+    the same). A plain array (a compiled loop calling the driver) passes as it is.
     """
-    if not isinstance(x, CheckedArray):
+    if not isinstance(x, types.Array):
         return None
 
     def codegen(context, builder, sig, args):
