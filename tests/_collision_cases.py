@@ -35,19 +35,28 @@ def random_quat(rng):
     return q / np.linalg.norm(q)
 
 
-def poses(qpos0, rng, n, plane):
-    """Joint positions that put the two geoms near contact."""
+def poses(qpos0, rng, n, plane, top=0.25, deep_every=0):
+    """Joint positions that put the two geoms near contact.
+
+    plane: the first geom is a plane, the second free body sits at height -0.05 to `top`;
+    else the second body's centre is 0.05-0.35 from the first's, or with deep_every > 0,
+    every deep_every-th pose deep (0.02-0.1) and the others 0.1-0.35.
+    """
     out = []
-    for _ in range(n):
+    for i in range(n):
         q = qpos0.copy()
         if plane:
-            q[0:3] = [rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-0.05, 0.25)]
+            q[0:3] = [rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-0.05, top)]
             q[3:7] = random_quat(rng)
         else:
             q[0:3] = rng.uniform(-0.05, 0.05, 3)
             q[3:7] = random_quat(rng)
             u = rng.normal(size=3)
-            q[7:10] = q[0:3] + u / np.linalg.norm(u) * rng.uniform(0.05, 0.35)
+            if not deep_every:
+                r = rng.uniform(0.05, 0.35)
+            else:
+                r = rng.uniform(0.02, 0.1) if i % deep_every == 0 else rng.uniform(0.1, 0.35)
+            q[7:10] = q[0:3] + u / np.linalg.norm(u) * r
             q[10:14] = random_quat(rng)
         out.append(q)
     return out
@@ -58,25 +67,6 @@ def poses(qpos0, rng, n, plane):
 PARITY_SETTINGS = {"default": (35, 1e-6), "tight": (1000, 1e-12)}
 PARITY_EXACT = 1e-9
 PARITY_MARGIN = 0.01  # each geom's margin: separated poses within 0.02 still give contacts
-
-
-def ccd_poses(qpos0, rng, n, plane):
-    """Poses near contact: deep (centre distance 0.02-0.1), shallow and separated (0.1-0.35)."""
-    out = []
-    for i in range(n):
-        q = qpos0.copy()
-        if plane:
-            q[0:3] = [rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-0.05, 0.2)]
-            q[3:7] = random_quat(rng)
-        else:
-            q[0:3] = rng.uniform(-0.05, 0.05, 3)
-            q[3:7] = random_quat(rng)
-            u = rng.normal(size=3)
-            r = rng.uniform(0.02, 0.1) if i % 4 == 0 else rng.uniform(0.1, 0.35)
-            q[7:10] = q[0:3] + u / np.linalg.norm(u) * r
-            q[10:14] = random_quat(rng)
-        out.append(q)
-    return out
 
 
 def _contacts_mj(mm, md, q):
@@ -130,7 +120,8 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
     worst = np.zeros(3)
     mism = []
     inexact = []
-    for i, q in enumerate(ccd_poses(mm.qpos0, rng, n, t1 == "plane")):
+    for i, q in enumerate(poses(mm.qpos0, rng, n, t1 == "plane", top=0.2,
+                                      deep_every=4)):
         a = _contacts_mj(mm, md, q)
         b = _contacts_js(jm, jd, q)
         touch += bool(len(a[0]) or len(b[0]))
