@@ -24,7 +24,8 @@ HISTORY_FIELDS = ("actuator_history", "actuator_historyadr", "actuator_delay",
 
 # A pendulum with a slider whose ball bounces on the floor (touch), damping (the Euler step's
 # implicit damping), delays that are and are not multiples of the time step, every interp,
-# sensors delayed, sampled, both, and history-only, and a keyframe.
+# sensors delayed, sampled, both, and history-only, a pid whose three controls are buffered
+# and delayed as one block, and a keyframe.
 XML = """
 <mujoco>
   <option timestep="0.004"/>
@@ -49,6 +50,8 @@ XML = """
     <general name="filtered" joint="hinge" dyntype="filter" dynprm="0.02" nsample="5"
              delay="0.0132" interp="cubic"/>
     <motor name="kept" joint="hinge" gear="0.1" nsample="2"/>
+    <pid name="pid" joint="slide" kp="30" kv="2" ki="4" input="pos vel ff" velrange="-1 1"
+         ffrange="-2 2" nsample="4" delay="0.0105" interp="cubic"/>
   </actuator>
   <sensor>
     <jointpos name="q" joint="hinge" nsample="4" delay="0.012"/>
@@ -63,7 +66,7 @@ XML = """
     <accelerometer name="plainacc" site="imu"/>
   </sensor>
   <keyframe>
-    <key name="up" time="0.7" qpos="0.8 -0.1" qvel="-1 0.5" ctrl="0.5 0.1 0 0.2 0.3"/>
+    <key name="up" time="0.7" qpos="0.8 -0.1" qvel="-1 0.5" ctrl="0.5 0.1 0 0.2 0.3 0.1 -0.3 0.4"/>
   </keyframe>
 </mujoco>
 """
@@ -189,10 +192,12 @@ def test_read_ctrl_and_read_sensor_match_mujoco():
         for interp in (0, 1, 2):
             # the bindings return a view of the result buffer (or of MuJoCo's own memory)
             # without keeping the buffer alive: hold it in a name and copy the view at once
-            for a in range(m.nu):
-                res = np.empty(1)
+            for a in range(m.nactuator):
+                res = np.empty(m.actuator_ctrlnum[a])
                 want = np.array(mujoco.mj_readCtrl(mm, md, a, t, res, interp), copy=True)
-                assert rel_err(js.history.read_ctrl(m, d, a, t, interp), want) < TOL
+                got = js.history.read_ctrl(m, d, a, t, interp)
+                assert np.shape(got) == (() if res.size == 1 else res.shape)
+                assert rel_err(got, want.ravel() if res.size > 1 else want) < TOL
             for s in range(m.nsensor):
                 res = np.empty(m.sensor_dim[s])
                 want = np.array(mujoco.mj_readSensor(mm, md, s, t, res, interp), copy=True)

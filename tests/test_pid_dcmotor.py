@@ -249,7 +249,6 @@ def test_refused_as_mujoco(actuator, words):
     ('<orientation site="tip"/>', ["<orientation>"]),
     ('<general joint="hinge" dyntype="dcmotor" gaintype="dcmotor" biastype="dcmotor"/>',
      ["dcmotor"]),
-    ('<pid joint="hinge" nsample="3"/>', ["nsample"]),
 ])
 def test_refused_by_jointspace(actuator, words):
     """What jointspace does not compute is refused, naming it (never other physics)."""

@@ -609,13 +609,12 @@ def actuation(m, d):
 def _clamped_ctrl(m, d, i, j, clamp):
     """Control j of actuator i (ctrl[ctrladr + j]), clamped to its ctrlrange when limited.
 
-    A delayed actuator (actuator_delay ≠ 0, one control) reads its control at
-    d.time − delay from its history buffer instead (MuJoCo's mj_readCtrl in
-    mj_fwdActuation).
+    A delayed actuator (actuator_delay ≠ 0) reads its control at d.time − delay from its
+    history buffer instead (MuJoCo's mj_readCtrl in mj_fwdActuation).
     """
     k = m.actuator_ctrladr[i] + j
     if m.nhistory > 0 and m.actuator_delay[i] != 0.0:
-        u = read_ctrl_kernel(m, d, i, d.time[0], -1)
+        u = read_ctrl_kernel(m, d, i, j, d.time[0], -1)
     else:
         u = d.ctrl[k]
     if clamp and m.actuator_ctrllimited[k]:

@@ -3,7 +3,7 @@
 An actuator or sensor with nsample > 0 owns a ring buffer in d.history at its historyadr
 (`actuator_historyadr`, `sensor_historyadr`), laid out as MuJoCo lays it out:
 
-    [user, cursor, times (n), values (n · dim)]        n = nsample, dim = 1 or sensor_dim
+    [user, cursor, times (n), values (n · dim)]        n = nsample, dim = ctrlnum or sensor_dim
 
 `cursor` is the slot of the newest sample (logical index n − 1; logical 0, the oldest, is
 slot cursor + 1 mod n); `user` is the time a sampled sensor was last computed (the
@@ -12,7 +12,8 @@ mjSTATE_HISTORY, `jointspace.get_state`).
 
 Writing (MuJoCo's mj_advance, first thing in every integrator, with d.time the time the
 step started from; RK4 writes the sensors before its stages, from the first forward, and
-the controls after them, as MuJoCo 4.0 does, measured): each actuator's ctrl at d.time;
+the controls after them, as MuJoCo 4.0 does, measured): each actuator's control block (its
+ctrlnum controls from ctrladr: a pid's or dcmotor's inputs, an orientation's chart) at d.time;
 each sensor by its mode, with delay = sensor_delay, period = sensor_interval[0]:
 
     delay   period   written at d.time                     sensordata
@@ -25,9 +26,10 @@ and `user` advances by period when the sample is due. Reading at time t (MuJoCo'
 mju_historyRead): the oldest value for t ≤ oldest time, the newest for t ≥ newest time,
 a stored time within 1e-15 its value, else between the bracketing samples by the buffer's
 interp: zero-order hold (the older), linear, or cubic Hermite with Catmull-Rom slopes (zero
-at the ends). An actuator with actuator_delay ≠ 0 drives its force with the control read at
-d.time − delay (`jointspace.actuation`); a sensor with delay > 0 shows the value read at
-d.time − delay.
+at the ends). An actuator with actuator_delay ≠ 0 drives its force with its control block
+read at d.time − delay, every control of it delayed (`jointspace.actuation`; MuJoCo 4.0.0,
+measured: its published source reads back only the first); a sensor with delay > 0 shows
+the value read at d.time − delay.
 
 `reset` (MuJoCo's mj_resetData) sets every buffer to zero values at the times
 [−n·h, …, −h] (h = opt.timestep); a sampled sensor's at its period, rounded up to the time
@@ -177,19 +179,20 @@ def read(buf, adr, n, dim, t, interp, out, o):
 
 
 @njit(cache=True)
-def read_ctrl_kernel(m, d, i, t, interp):
-    """Actuator i's control at time t − actuator_delay[i] from its buffer (mj_readCtrl).
+def read_ctrl_kernel(m, d, i, j, t, interp):
+    """Control j of actuator i at time t − actuator_delay[i] from its buffer (mj_readCtrl).
 
-    d.ctrl[ctrladr[i]] when it has no buffer; interp < 0: the actuator's own.
+    d.ctrl[ctrladr[i] + j] when it has no buffer; interp < 0: the actuator's own.
     """
     n = m.actuator_history[i, 0]
     if n <= 0:
-        return d.ctrl[m.actuator_ctrladr[i]]
+        return d.ctrl[m.actuator_ctrladr[i] + j]
     if interp < 0:
         interp = m.actuator_history[i, 1]
-    res = np.empty(1)
-    read(d.history, m.actuator_historyadr[i], n, 1, t - m.actuator_delay[i], interp, res, 0)
-    return res[0]
+    dim = m.actuator_ctrlnum[i]
+    res = np.empty(dim)
+    read(d.history, m.actuator_historyadr[i], n, dim, t - m.actuator_delay[i], interp, res, 0)
+    return res[j]
 
 
 @njit(cache=True)
@@ -209,7 +212,8 @@ def reset_history(m, d):
             buf[adr + 1] = n - 1
             for j in range(n):
                 buf[adr + 2 + j] = -(n - j) * h
-                buf[adr + 2 + n + j] = 0.0
+            for k in range(n * m.actuator_ctrlnum[i]):
+                buf[adr + 2 + n + k] = 0.0
     for i in range(m.nsensor):
         n = m.sensor_history[i, 0]
         if n > 0:
@@ -257,19 +261,25 @@ def read_ctrl(m, d, actuator, time=None, interp=None):
         interp: "zoh", "linear", "cubic" (or 0, 1, 2); default the actuator's own.
 
     Returns:
-        The control (d.ctrl[actuator] when the actuator has no buffer, nsample = 0).
+        The control, a float, for an actuator with one control; for one with several (a
+        pid's or dcmotor's inputs, an orientation's chart) the block of its ctrlnum
+        controls, a new (ctrlnum,) array. The current d.ctrl when the actuator has no
+        buffer (nsample = 0).
     """
     check_pair(m, d, "read_ctrl")
     i = m.id("actuator", actuator)
     n = int(m.actuator_history[i, 0])
+    adr = int(m.actuator_ctrladr[i])
+    dim = int(m.actuator_ctrlnum[i])
     if n <= 0:
-        return float(d.ctrl[m.actuator_ctrladr[i]])
-    k = _interp(interp, m.actuator_history[i, 1], "read_ctrl")
-    t = d.time if time is None else float(time)
-    out = np.empty(1)
-    read(d.history, int(m.actuator_historyadr[i]), n, 1, t - float(m.actuator_delay[i]), k,
-         out, 0)
-    return float(out[0])
+        out = d.ctrl[adr:adr + dim].copy()
+    else:
+        k = _interp(interp, m.actuator_history[i, 1], "read_ctrl")
+        t = d.time if time is None else float(time)
+        out = np.empty(dim)
+        read(d.history, int(m.actuator_historyadr[i]), n, dim, t - float(m.actuator_delay[i]),
+             k, out, 0)
+    return float(out[0]) if dim == 1 else out
 
 
 def read_sensor(m, d, sensor, time=None, interp=None):

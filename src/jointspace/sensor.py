@@ -1327,12 +1327,12 @@ def sensor_stage(m, d):
 def advance_history(m, d, ctrl, sensors):
     """Write this step's samples into the history buffers (the start of MuJoCo's mj_advance).
 
-    With ctrl, each actuator with a buffer gets d.ctrl at d.time; with sensors, each sensor
-    with one, by its mode (`jointspace.history`): d.sensordata, or (delay > 0) the sensor
-    computed now from d as forward left it, and a sampled sensor only when due, its clock
-    advanced by the period. RK4 writes the sensors before its stages and the controls after
-    them (forward's stages read the control buffers, never the sensor ones): MuJoCo 4.0's
-    RK4 records the sensors of the state the step starts from, measured.
+    With ctrl, each actuator with a buffer gets its control block at d.time; with sensors,
+    each sensor with one, by its mode (`jointspace.history`): d.sensordata, or (delay > 0)
+    the sensor computed now from d as forward left it, and a sampled sensor only when due,
+    its clock advanced by the period. RK4 writes the sensors before its stages and the
+    controls after them (forward's stages read the control buffers, never the sensor ones):
+    MuJoCo 4.0's RK4 records the sensors of the state the step starts from, measured.
     """
     t = d.time[0]
     buf = d.history
@@ -1340,7 +1340,10 @@ def advance_history(m, d, ctrl, sensors):
         for i in range(m.nactuator):
             n = m.actuator_history[i, 0]
             if n > 0:
-                buf[insert(buf, m.actuator_historyadr[i], n, 1, t)] = d.ctrl[m.actuator_ctrladr[i]]
+                dim = m.actuator_ctrlnum[i]
+                v = insert(buf, m.actuator_historyadr[i], n, dim, t)
+                for k in range(dim):
+                    buf[v + k] = d.ctrl[m.actuator_ctrladr[i] + k]
     if not sensors:
         return
     ns = m.nsensor

@@ -1354,10 +1354,6 @@ class _Compiler:
                     raise ModelError(f"actuator input={a.input!r}: fixed and affine gains take "
                                      f"one input, 'pos', 'vel' or 'pressure' (other gains: "
                                      f"none but pid's){_where(a)}")
-            if len(ctrls) != 1 and int(a.nsample) > 0:
-                raise ModelError(f"actuator nsample={a.nsample}: a history buffer of an "
-                                 f"actuator with {len(ctrls)} controls is not supported by "
-                                 f"jointspace; remove nsample and delay{_where(a)}")
             rows.append(dict(trntype=trn, ctrlspec=ctrlspec, ctrls=ctrls,
                              dyntype=_DYNTYPES.index(a.dyntype),
                              gaintype=_GAINTYPES.index(a.gaintype),
@@ -1407,8 +1403,9 @@ class _Compiler:
     def compile_history(self, A):
         """actuator_history* and sensor_history*, delay, interval; returns nhistory.
 
-        MuJoCo's layout: a buffer of 2 + n·(1 + dim) values per actuator (dim 1) and sensor
-        with nsample n > 0, actuators first, in order (`jointspace.history`).
+        MuJoCo's layout: a buffer of 2 + n·(1 + dim) values per actuator (dim its number of
+        controls, ctrlnum: MuJoCo 4.0 keeps the whole control block) and sensor (dim
+        sensor_dim) with nsample n > 0, actuators first, in order (`jointspace.history`).
         """
         adr = 0
         for kind, items in (("actuator", self.spec.actuators), ("sensor", self.spec.sensors)):
@@ -1432,7 +1429,8 @@ class _Compiler:
                 hist.append((n, INTERP_NAMES.index(e.interp)))
                 hadr.append(adr if n > 0 else -1)
                 if n > 0:
-                    adr += 2 + n * (1 + (int(A["sensor_dim"][k]) if kind == "sensor" else 1))
+                    dim = A["sensor_dim" if kind == "sensor" else "actuator_ctrlnum"][k]
+                    adr += 2 + n * (1 + int(dim))
             A[kind + "_history"] = np.array(hist, dtype=np.int64).reshape(len(items), 2)
             A[kind + "_historyadr"] = np.array(hadr, dtype=np.int64)
             A[kind + "_delay"] = np.array([float(e.delay) for e in items])
