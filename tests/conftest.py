@@ -2,9 +2,12 @@
 
 Before a run of more than `PRECOMPILE_ABOVE` tests, the kernels are compiled into Numba's
 cache by `jointspace.compile` (one process per core), and the tests then load them; a run of
-one file or a few compiles only what it calls. The summary at the end says how long that
-took: on a fresh machine it is the cold compile time a new user meets.
-JOINTSPACE_TEST_PRECOMPILE=0 skips it.
+one file or a few compiles only what it calls. The kernels the package ships prebuilt
+(`_numba/prebuilt.py`) are loaded from it, as after a user's install, and the rest is
+compiled; the summary at the end says how long that took: on a fresh machine it is the
+cold compile time a new user meets. JOINTSPACE_TEST_PRECOMPILE=0 skips it;
+JOINTSPACE_TEST_PRECOMPILE=host compiles every kernel for this CPU instead, as
+`jointspace compile` does.
 
 The suite runs on every core with pytest-xdist (`-n auto` in pyproject.toml). Every xdist
 worker collects the whole suite, so every worker reaches the precompile: the first takes a
@@ -27,10 +30,12 @@ _report = []
 def _precompile():
     import jointspace as js
 
-    r = js.compile(progress=False)
+    host = os.environ.get("JOINTSPACE_TEST_PRECOMPILE") == "host"
+    r = js.compile(progress=False, prebuilt=not host)
     total = r.pop("total")["seconds"]
     count = sum(v["compiled"] for v in r.values())
-    return (f"jointspace compile before the tests: {total:.0f} s wall, {count} "
+    what = "every kernel for this CPU" if host else "the package's prebuilt kernels loaded"
+    return (f"jointspace compile before the tests ({what}): {total:.0f} s wall, {count} "
             f"functions compiled ({len(r)} jobs; 0 functions = all loaded from the cache)")
 
 

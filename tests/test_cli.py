@@ -6,6 +6,7 @@ non-zero exit status and no traceback.
 """
 
 import gc
+import io
 import os
 import signal
 import subprocess
@@ -179,12 +180,38 @@ def test_plots_without_matplotlib_name_the_install(monkeypatch):
 def test_compile_builds_every_job_and_a_second_run_only_loads():
     from jointspace.precompile import JOBS
 
-    _ok(_run("compile", "--no-progress"))
-    r = _run("compile", "--jobs", "1", "--no-progress")
+    # --prebuilt: what the suite's precompile did (the host code of every kernel would cost
+    # the suite's whole compile again here); the same jobs as without it
+    _ok(_run("compile", "--prebuilt", "--no-progress"))
+    r = _run("compile", "--prebuilt", "--jobs", "1", "--no-progress")
     lines = dict(line.split(None, 1) for line in _ok(r).splitlines())
     assert set(lines) == set(JOBS) | {"total"}
     assert all(lines[j].endswith("loaded from cache") for j in JOBS)  # nothing compiled twice
     assert "compiling its kernels" not in r.stderr
+
+
+@pytest.mark.parametrize("prebuilt, store", [(False, "0"), (True, "1")])
+def test_compile_turns_the_store_off_in_its_jobs_unless_asked(monkeypatch, prebuilt, store):
+    """Host code by default (the store off in every job), the package's with prebuilt."""
+    from jointspace import precompile
+
+    seen = []
+
+    class Done:
+        returncode = 0
+
+        def __init__(self, argv, env, **kw):
+            seen.append(env["JOINTSPACE_PREBUILT"])
+            self.stdout = io.StringIO(f"{argv[-1]} 0 0.0\n")
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setenv("JOINTSPACE_PREBUILT", "1" if store == "0" else "0")
+    monkeypatch.setattr(precompile.subprocess, "Popen", Done)
+    r = js.compile(progress=False, prebuilt=prebuilt)
+    assert set(r) == set(precompile.JOBS) | {"total"}
+    assert seen == [store] * len(precompile.JOBS)
 
 
 def test_compile_rejects_zero_jobs():

@@ -9,7 +9,7 @@
     jointspace view --traj TRAJ.npz            … replaying a saved trajectory
     jointspace plot TRAJ.npz --out FILE.png    joint positions, energy, contact forces
     jointspace bench [NAME ...] [--quick]      the benchmark scripts (same-run peer ratios)
-    jointspace compile [--jobs N]              compile every kernel now, into Numba's cache
+    jointspace compile [--jobs N] [--prebuilt] compile every kernel now, into Numba's cache
 
 MODEL is an embedded model's name (`jointspace models`), optionally with parameters
 (`chain:n=5`), or an MJCF/URDF file. `jointspace MODEL` alone is `jointspace info MODEL`.
@@ -655,6 +655,9 @@ def _parser():
     p = sub.add_parser("compile", help="compile every kernel now (one process per core)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="processes at once (default: the machine's cores)")
+    p.add_argument("--prebuilt", action="store_true",
+                   help="load the kernels the package ships prebuilt (generic x86-64 code) "
+                        "instead of compiling them for this CPU; compile the rest")
     progress_opt(p)
     p.set_defaults(fn=cmd_compile)
     return ap
@@ -664,7 +667,7 @@ def cmd_compile(args):
     """Compile every kernel into Numba's cache, one process per core; print what it did."""
     import jointspace as js
 
-    t = js.compile(jobs=args.jobs, progress=args.progress)
+    t = js.compile(jobs=args.jobs, progress=args.progress, prebuilt=args.prebuilt)
     total = t.pop("total")["seconds"]
     for name, r in t.items():
         what = f"{r['compiled']} functions compiled" if r["compiled"] else "loaded from cache"

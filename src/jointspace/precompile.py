@@ -11,7 +11,9 @@ second loads what the first cached) and the others run beside them, one process 
 
 A job run twice is a cache load: `compile` after a finished `compile` takes a few seconds.
 The jobs compile for this machine's CPU even the kernels the package ships prebuilt in
-generic x86-64 code (`_numba/prebuilt.py`), which a process then no longer loads.
+generic x86-64 code (`_numba/prebuilt.py`), which a process then no longer loads; with
+`prebuilt=True` they load those instead and compile only the rest (the test suite's
+precompile: the kernels a user runs after installing, in less than half the time).
 """
 
 from __future__ import annotations
@@ -119,13 +121,17 @@ def run_job(js, name):
     print(f"{name} {notice.compiled()} {time.perf_counter() - t0:.1f}", flush=True)
 
 
-def compile(jobs=None, progress=True, stream=None):
+def compile(jobs=None, progress=True, stream=None, prebuilt=False):
     """Compile every kernel into Numba's on-disk cache, in parallel processes.
 
     Args:
         jobs: processes at once (default: the machine's cores).
         progress: show a progress line on `stream` (stderr by default).
         stream: where progress goes.
+        prebuilt: load the kernels the package ships in generic x86-64 code (where they
+            fit this Python, Numba and platform) instead of compiling them for this CPU;
+            the rest is compiled as usual. Later processes then load those from the
+            package too, as after a plain install.
 
     Returns:
         dict: per job, the functions compiled (0 when all were loaded from the cache) and
@@ -138,9 +144,10 @@ def compile(jobs=None, progress=True, stream=None):
     if jobs < 1:
         raise ValueError(f"compile: jobs must be at least 1, got {jobs}")
     stream = stream or sys.stderr
-    # the jobs compile for this machine's CPU what the package's prebuilt store
+    # without `prebuilt` the jobs compile for this machine's CPU what the package's store
     # (_numba/prebuilt.py) has in generic code: later processes then find theirs first
-    env = dict(os.environ, JOINTSPACE_COMPILE_NOTICE="0", JOINTSPACE_PREBUILT="0")
+    env = dict(os.environ, JOINTSPACE_COMPILE_NOTICE="0",
+               JOINTSPACE_PREBUILT="1" if prebuilt else "0")
     todo = list(JOBS)
     running, done, result = {}, set(), {}
     t0 = time.perf_counter()
