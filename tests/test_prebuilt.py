@@ -3,8 +3,9 @@
 The store holds the README demo's kernels compiled for a generic x86-64 CPU. These tests
 check that it fits today's sources (else `python tools/prebuild.py` must be run), that a
 process with an empty cache runs the demo's kernels from it without compiling anything
-and computes bitwise what kernels compiled for this machine compute, and that an entry
-made for another target is never loaded.
+and computes bitwise what kernels compiled for this machine compute (the dynamics
+kernels always, the step when the suite runs on this CPU's code), and that an entry made
+for another target is never loaded.
 """
 
 import json
@@ -29,8 +30,18 @@ import jointspace as js
 from jointspace._numba import notice
 m = js.models.load("humanoid")
 d = js.make_data(m)
-js.step(m, d, {_STEPS})
-np.save(sys.argv[1], np.concatenate([d.qpos, d.qvel, np.ravel(d.ncon)]))
+rng = np.random.default_rng(5)
+q = m.qpos0.copy()  # the root's position and the hinges moved (the tour's calls only)
+q[:3] += rng.normal(size=3)
+q[7:] += rng.normal(scale=0.3, size=m.nq - 7)
+v, a = rng.normal(size=m.nv), rng.normal(size=m.nv)
+out = [js.rnea(m, d, q, v, a), js.aba(m, d, q, v, a), js.crba(m, d, q).ravel(),
+       js.minv(m, d, q).ravel()]
+if sys.argv[2] == "step":
+    d = js.make_data(m)
+    js.step(m, d, {_STEPS})
+    out.append(np.concatenate([d.qpos, d.qvel, np.ravel(d.ncon)]))
+np.save(sys.argv[1], np.concatenate(out))
 print(notice.compiled())
 """
 
@@ -50,33 +61,40 @@ def test_the_store_fits_the_sources():
                          f"sources (first: {stale[:3]}): run `python tools/prebuild.py`")
 
 
-def _child(out, **env):
-    """Run _CHILD with the environment changes env; the functions it compiled."""
+def _child(out, what, **env):
+    """The functions _CHILD compiled and its numbers, run with the changes env.
+
+    It computes the dynamics kernels, and the steps when what is "step".
+    """
     env = dict(os.environ, JOINTSPACE_COMPILE_NOTICE="0", **env)
     env.pop("NUMBA_CPU_NAME", None)
     env.pop("NUMBA_CPU_FEATURES", None)
-    r = subprocess.run([sys.executable, "-c", _CHILD, str(out)], env=env,
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(out), what], env=env,
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
-    return int(r.stdout.split()[-1])
+    return int(r.stdout.split()[-1]), np.load(out)
 
 
 def test_an_empty_cache_runs_the_demo_from_the_store_and_computes_the_same(tmp_path):
     if not _usable_here():
         pytest.fail("the shipped store was built for another Python or platform than the "
                     "one running the tests: run `python tools/prebuild.py` here")
-    # this machine's own code, the store off (compiled now, or loaded from the suite's
-    # cache after a host precompile), in a process of its own: the suite's processes may
-    # hold the store's code already
-    _child(tmp_path / "host.npy", JOINTSPACE_PREBUILT="0")
-    ours = np.load(tmp_path / "host.npy")
-    compiled = _child(tmp_path / "state.npy", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    compiled, store = _child(tmp_path / "store.npy", "step",
+                             NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     assert compiled == 0, "kernels compiled despite the store"
-    theirs = np.load(tmp_path / "state.npy")
-    assert theirs[-1] > 0, "the span should include contacts"
+    assert store[-1] > 0, "the span should include contacts"
     # the generic code and this CPU's differ in instructions, not in arithmetic: Numba
-    # compiles without fast-math, so no reassociation and no fused multiply-add
-    np.testing.assert_array_equal(theirs, ours)
+    # compiles without fast-math, so no reassociation and no fused multiply-add. This CPU's
+    # code of the dynamics kernels (the store off, a process of its own: the suite's may
+    # hold the store's code), then this process's step: the store's after the suite's
+    # precompile, this CPU's after JOINTSPACE_TEST_PRECOMPILE=host
+    _, host = _child(tmp_path / "host.npy", "dynamics", JOINTSPACE_PREBUILT="0")
+    np.testing.assert_array_equal(store[:host.size], host)
+    m = js.models.load("humanoid")
+    d = js.make_data(m)
+    js.step(m, d, _STEPS)
+    ours = np.concatenate([d.qpos, d.qvel, np.ravel(d.ncon)])
+    np.testing.assert_array_equal(store[host.size:], ours)
 
 
 def test_an_entry_for_another_target_is_never_loaded(monkeypatch):
