@@ -93,6 +93,11 @@ def _job_rollout(js, m, d):
     js.rollout(m, d, x, nstep=2)
 
 
+# With the store (`prebuilt`), the step job loads its entry and compiles none of the stages;
+# forward's calls of single stages (collision, rows, solve) compile them, so the jobs that
+# inline them follow forward instead of compiling them beside it a second time.
+_PREBUILT_DEPS = {"inverse": ("forward",), "contact": ("forward",)}
+
 JOBS = {
     # name: (function, jobs it must follow because it inlines the stages they compile,
     #        the embedded model it runs on)
@@ -157,7 +162,8 @@ def compile(jobs=None, progress=True, stream=None, prebuilt=False):
         for name in list(todo):
             if len(running) >= jobs:
                 break
-            if all(dep in done for dep in JOBS[name][1]):
+            deps = _PREBUILT_DEPS.get(name, JOBS[name][1]) if prebuilt else JOBS[name][1]
+            if all(dep in done for dep in deps):
                 todo.remove(name)
                 running[name] = subprocess.Popen(
                     [sys.executable, "-c", _WORKER, name], env=env,
