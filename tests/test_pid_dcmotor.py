@@ -4,7 +4,7 @@ A pid reads several controls (its inputs [pos, vel, ff], actuator_ctrlspec), so 
 nu = Σ actuator_ctrlnum entries and the per-control fields (ctrlrange, ctrllimited, key_ctrl)
 are indexed by control, the others by actuator. The `mujoco` 4.0 wheel is the oracle:
 compiled fields, forward's forces and accelerations at seeded random states, 1,000-step
-trajectories under each integrator, and MuJoCo's refusals. <dcmotor> and <orientation> stay
+trajectories under each integrator, and MuJoCo's refusals. <dcmotor> stays
 refused, naming the element.
 """
 
@@ -246,7 +246,6 @@ def test_refused_as_mujoco(actuator, words):
 
 @pytest.mark.parametrize("actuator, words", [
     ('<dcmotor joint="hinge" resistance="1" motorconst="0.1"/>', ["<dcmotor>"]),
-    ('<orientation site="tip"/>', ["<orientation>"]),
     ('<general joint="hinge" dyntype="dcmotor" gaintype="dcmotor" biastype="dcmotor"/>',
      ["dcmotor"]),
 ])

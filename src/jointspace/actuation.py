@@ -46,7 +46,9 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
                 ff] as actuator_ctrlspec selects, and holds up to two activations [slew,
                 integral] (`_pid`); every other actuator reads the one control ctrl[ctrladr]
 
-actuator_moment is stored dense, (nactuator, nv).
+Per-output arrays (actuator_length, _velocity, _force, _moment rows; actuator_gear,
+_lengthrange, _acc0) hold actuator i's outputs at [outadr_i, outadr_i + outnum_i); every
+classic actuator has one output. actuator_moment is stored dense, (nout, nv).
 """
 
 import numpy as np
@@ -60,6 +62,7 @@ from jointspace.rotation import quat_mul, rot_vec_quat
 from jointspace.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
+    CHART_QUAT,
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
     CONE_ELLIPTIC,
@@ -76,6 +79,7 @@ from jointspace.types import (
     GAIN_FIXED,
     GAIN_MUSCLE,
     GAIN_PID,
+    GAIN_SO3,
     INPUT_FF,
     INPUT_POS,
     INPUT_VEL,
@@ -89,6 +93,7 @@ from jointspace.types import (
     TRN_JOINTINPARENT,
     TRN_SITE,
     TRN_SLIDERCRANK,
+    TRN_SO3,
     TRN_TENDON,
 )
 
@@ -105,9 +110,10 @@ def transmission(m, d):
     axis = buf[t + 4:t + 7]
     wrench = buf[t + 7:t + 13]
     for i in range(m.nactuator):
-        gear = m.actuator_gear[i]
+        o = m.actuator_outadr[i]
+        gear = m.actuator_gear[o]
         tid = m.actuator_trnid[i, 0]
-        mom = d.actuator_moment[i]
+        mom = d.actuator_moment[o]
         trn = m.actuator_trntype[i]
         if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
             jt = m.jnt_type[tid]
@@ -132,35 +138,37 @@ def transmission(m, d):
                     rot_vec_quat(wrench[0:3], g, quat)
                     quat[1:4] *= -1.0
             if jt == JNT_FREE:
-                d.actuator_length[i] = 0.0
+                d.actuator_length[o] = 0.0
                 for k in range(3):
                     mom[dadr + k] = gear[k]
                     mom[dadr + 3 + k] = wrench[k]
             elif jt == JNT_BALL:
                 # length = gear · expmap(q)
                 quat_to_vel(axis, quat)
-                d.actuator_length[i] = (axis[0] * wrench[0] + axis[1] * wrench[1]
+                d.actuator_length[o] = (axis[0] * wrench[0] + axis[1] * wrench[1]
                                         + axis[2] * wrench[2])
                 for k in range(3):
                     mom[dadr + k] = wrench[k]
             else:
-                d.actuator_length[i] = d.qpos[qadr] * gear[0]
+                d.actuator_length[o] = d.qpos[qadr] * gear[0]
                 mom[dadr] = gear[0]
         elif trn == TRN_TENDON:
             # length = gear₀ ten_length,  moment = gear₀ ten_J
-            d.actuator_length[i] = gear[0] * d.ten_length[tid]
+            d.actuator_length[o] = gear[0] * d.ten_length[tid]
             for c in range(m.nv):
                 mom[c] = gear[0] * d.ten_J[tid, c]
         elif trn == TRN_SITE:
             if m.actuator_trnid[i, 1] < 0:
-                _site_moment(m, d, i, tid, gear, wrench, mom)
+                _site_moment(m, d, o, tid, gear, wrench, mom)
             else:
-                _refsite_moment(m, d, i, tid, m.actuator_trnid[i, 1], gear, wrench, mom)
+                _refsite_moment(m, d, o, tid, m.actuator_trnid[i, 1], gear, wrench, mom)
         elif trn == TRN_SLIDERCRANK:
-            _slidercrank_moment(m, d, i, tid, m.actuator_trnid[i, 1], gear[0], mom)
+            _slidercrank_moment(m, d, i, o, tid, m.actuator_trnid[i, 1], gear[0], mom)
         elif trn == TRN_BODY:
             # set by body_transmission once the contacts and their rows are known
-            d.actuator_length[i] = 0.0
+            d.actuator_length[o] = 0.0
+        elif trn == TRN_SO3:
+            _so3_transmission(m, d, i, o, quat, axis)
 
 
 @njit(cache=True)
@@ -191,9 +199,10 @@ def body_transmission(m, d):
         if m.actuator_trntype[i] != TRN_BODY:
             continue
         b = m.actuator_trnid[i, 0]
-        mom = d.actuator_moment[i]
+        o = m.actuator_outadr[i]
+        mom = d.actuator_moment[o]
         mom[:] = 0.0
-        d.actuator_length[i] = 0.0
+        d.actuator_length[o] = 0.0
         counter = 0
         for c in range(d.ncon[0]):
             b1 = m.geom_bodyid[d.contact_geom[c, 0]]
@@ -238,10 +247,10 @@ def body_transmission(m, d):
 
 
 @njit(cache=True)
-def _site_moment(m, d, i, s, gear, wrench, mom):
-    """Site without refsite: length 0, moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆."""
+def _site_moment(m, d, o, s, gear, wrench, mom):
+    """Site without refsite: length 0, moment = jacpᵀ R gear₀:₃ + jacrᵀ R gear₃:₆ (output o)."""
     nv = m.nv
-    d.actuator_length[i] = 0.0
+    d.actuator_length[o] = 0.0
     jacp = np.empty((3, nv))
     jacr = np.empty((3, nv))
     xmat = d.site_xmat[s]
@@ -275,8 +284,8 @@ def _common_dof(m, s0, s1):
 
 
 @njit(cache=True)
-def _refsite_moment(m, d, i, s, ref, gear, wrench, mom):
-    """Site relative to a refsite (mj_transmission).
+def _refsite_moment(m, d, o, s, ref, gear, wrench, mom):
+    """Site relative to a refsite, output o (mj_transmission).
 
     length = (R_refᵀ (p − p_ref)) · gear₀:₃ + log(q_ref⁻¹ ⊗ q_site) · gear₃:₆; moment = the
     Jacobian differences projected on the gears in the refsite frame, with the dofs both
@@ -321,12 +330,64 @@ def _refsite_moment(m, d, i, s, ref, gear, wrench, mom):
     while da >= 0:
         mom[da] = 0.0
         da = m.dof_parentid[da]
-    d.actuator_length[i] = length
+    d.actuator_length[o] = length
 
 
 @njit(cache=True)
-def _slidercrank_moment(m, d, i, crank, slider, gear, mom):
-    """Slider-crank (mj_transmission).
+def _so3_transmission(m, d, i, o, quat, axis):
+    """Orientation transmission: 3 lengths and 3 moment rows at outputs o, o + 1, o + 2.
+
+    Ball joint: lengths = log(q) (q its normalized qpos), rows = e_dof+k. Site with refsite:
+    lengths = log(q_ref⁻¹ q_site), rows = (jacr_site − jacr_ref)ᵀ x_k with x_k the site's
+    axis k in the world (torque and velocity in the site frame), the dofs both chains share
+    cleared (mj_transmission, mjTRN_SO3).
+    """
+    tid = m.actuator_trnid[i, 0]
+    ref = m.actuator_trnid[i, 1]
+    if ref < 0:
+        qa = m.jnt_qposadr[tid]
+        for k in range(4):
+            quat[k] = d.qpos[qa + k]
+        _normalize4(quat)
+        _quat_vel(axis, quat)
+        dadr = m.jnt_dofadr[tid]
+        for k in range(3):
+            d.actuator_length[o + k] = axis[k]
+            d.actuator_moment[o + k, dadr + k] = 1.0
+        return
+    nv = m.nv
+    qs = np.empty(4)
+    qr = np.empty(4)
+    quat_mul(qs, d.xquat[m.site_bodyid[tid]], m.site_quat[tid])
+    quat_mul(qr, d.xquat[m.site_bodyid[ref]], m.site_quat[ref])
+    _sub_quat(axis, qs, qr)
+    jp = np.empty((3, nv))
+    jr = np.empty((3, nv))
+    kp = np.empty((3, nv))
+    kr = np.empty((3, nv))
+    jac_point(m, d, m.site_bodyid[tid], d.site_xpos[tid], jp, jr)
+    jac_point(m, d, m.site_bodyid[ref], d.site_xpos[ref], kp, kr)
+    # jr = relative rotational Jacobian, zero on the dofs both chains share
+    for r in range(3):
+        for c in range(nv):
+            jr[r, c] -= kr[r, c]
+    da = _common_dof(m, tid, ref)
+    while da >= 0:
+        jr[0, da] = 0.0
+        jr[1, da] = 0.0
+        jr[2, da] = 0.0
+        da = m.dof_parentid[da]
+    xmat = d.site_xmat[tid]
+    for k in range(3):
+        d.actuator_length[o + k] = axis[k]
+        mom = d.actuator_moment[o + k]
+        for c in range(nv):
+            mom[c] = xmat[k] * jr[0, c] + xmat[k + 3] * jr[1, c] + xmat[k + 6] * jr[2, c]
+
+
+@njit(cache=True)
+def _slidercrank_moment(m, d, i, o, crank, slider, gear, mom):
+    """Slider-crank of actuator i, output o (mj_transmission).
 
     With a the slider's z axis, v = crank − slider and rod length r: length = a·v −
     sqrt((a·v)² + r² − v·v) (a·v when the root is not real), times gear; the moment by the
@@ -368,7 +429,7 @@ def _slidercrank_moment(m, d, i, crank, slider, gear, mom):
         mom[c] = (dlda[0] * ja0 + dldv[0] * (cp[0, c] - sp[0, c])
                   + dlda[1] * ja1 + dldv[1] * (cp[1, c] - sp[1, c])
                   + dlda[2] * ja2 + dldv[2] * (cp[2, c] - sp[2, c])) * gear
-    d.actuator_length[i] = length * gear
+    d.actuator_length[o] = length * gear
 
 
 @njit(cache=True, inline="always")
@@ -378,7 +439,9 @@ def _moment_range(m, i):
     A joint transmission's row is zero outside its joint's dofs (`transmission`); products
     over this range equal the dense ones (the skipped terms are zeros).
     """
-    if m.actuator_trntype[i] == TRN_JOINT or m.actuator_trntype[i] == TRN_JOINTINPARENT:
+    trn = m.actuator_trntype[i]
+    if (trn == TRN_JOINT or trn == TRN_JOINTINPARENT
+            or (trn == TRN_SO3 and m.actuator_trnid[i, 1] < 0)):
         j = m.actuator_trnid[i, 0]
         jt = m.jnt_type[j]
         lo = m.jnt_dofadr[j]
@@ -394,10 +457,11 @@ def actuator_velocity(m, d):
     out = d.actuator_velocity
     for i in range(m.nactuator):
         lo, hi = _moment_range(m, i)
-        s = 0.0
-        for c in range(lo, hi):
-            s += mom[i, c] * qvel[c]
-        out[i] = s
+        for o in range(m.actuator_outadr[i], m.actuator_outadr[i] + m.actuator_outnum[i]):
+            s = 0.0
+            for c in range(lo, hi):
+                s += mom[o, c] * qvel[c]
+            out[o] = s
 
 
 @njit(cache=True)
@@ -541,10 +605,18 @@ def advance_act(m, d, act_dot, h):
                 d.act[a] = next_activation(m, i, d.act[a], rate, h)
             if m.actuator_dyntype[i] == DYN_INTEGRATOR:
                 # a rotational setpoint in act: the representative nearest the length
+                o = m.actuator_outadr[i]
                 period = wrap_period(m, i)
                 if period > 0.0:
                     a = adr + m.actuator_actnum[i] - 1
-                    d.act[a] -= period * _round((d.act[a] - d.actuator_length[i]) / period)
+                    d.act[a] -= period * _round((d.act[a] - d.actuator_length[o]) / period)
+                elif m.actuator_gaintype[i] == GAIN_SO3:
+                    # an orientation setpoint: its representative of angle at most π
+                    angle = np.sqrt(d.act[adr] ** 2 + d.act[adr + 1] ** 2 + d.act[adr + 2] ** 2)
+                    if angle > np.pi:
+                        scale = (angle - 2.0 * np.pi * _round(angle / (2.0 * np.pi))) / angle
+                        for k in range(3):
+                            d.act[adr + k] *= scale
 
 
 @njit(cache=True)
@@ -565,9 +637,12 @@ def actuation(m, d):
     bad = _bad_ctrl(m, d, clamp)
     h = m.opt_timestep[0]
     for i in range(nact):
+        if m.actuator_gaintype[i] == GAIN_SO3:
+            _so3(m, d, i, clamp, bad, h)
+            continue
         if m.actuator_gaintype[i] == GAIN_PID:
             f = _pid(m, d, i, clamp, bad, True)
-            d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else f
+            d.actuator_force[m.actuator_outadr[i]] = 0.0 if actuator_disabled(m, i) else f
             continue
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
@@ -588,21 +663,151 @@ def actuation(m, d):
             x = next_activation(m, i, act, rate, h) if m.actuator_actearly[i] else act
         if period > 0.0:
             # a rotational setpoint: its representative nearest the length
-            x -= period * _round((x - d.actuator_length[i]) / period)
+            x -= period * _round((x - d.actuator_length[m.actuator_outadr[i]]) / period)
         # a disabled group's actuator keeps its act_dot and exerts no force
-        d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else _force(m, d, i, x)
+        d.actuator_force[m.actuator_outadr[i]] = (0.0 if actuator_disabled(m, i)
+                                                  else _force(m, d, i, x))
     if m.ntendon:
         _tendon_level(m, d)
     for i in range(nact):
-        f = d.actuator_force[i]
+        o = m.actuator_outadr[i]
+        if m.actuator_gaintype[i] == GAIN_SO3:
+            _so3_clamp_apply(m, d, i, o)
+            continue
+        f = d.actuator_force[o]
         if m.actuator_forcelimited[i]:
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
-            d.actuator_force[i] = f
-        mom = d.actuator_moment[i]
+            d.actuator_force[o] = f
+        mom = d.actuator_moment[o]
         lo, hi = _moment_range(m, i)
         for c in range(lo, hi):
             d.qfrc_actuator[c] += mom[c] * f
     _joint_level(m, d)
+
+
+# The orientation servo's quaternion helpers take MuJoCo's operations in MuJoCo's order
+# (mju_normalize4, mji_quat2Vel, mji_subQuat, expmap2Quat): its forcerange clamp and the
+# implicit integrators' "torque norm at its bound" test see the last bit of the force.
+
+
+@njit(cache=True, inline="always")
+def _normalize4(q):
+    """q /= |q| unless |q| is within MINVAL of 1; the identity below MINVAL (mju_normalize4)."""
+    nrm = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if nrm < MINVAL:
+        q[0], q[1], q[2], q[3] = 1.0, 0.0, 0.0, 0.0
+    elif abs(nrm - 1.0) > MINVAL:
+        inv = 1.0 / nrm
+        for k in range(4):
+            q[k] *= inv
+
+
+@njit(cache=True, inline="always")
+def _quat_vel(out, q):
+    """Rotation vector of q: unit axis times 2 atan2(|v|, w), wrapped to (−π, π]."""
+    a0, a1, a2 = q[1], q[2], q[3]
+    s = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    if s < MINVAL:
+        a0, a1, a2 = 1.0, 0.0, 0.0
+    else:
+        inv = 1.0 / s
+        a0 *= inv
+        a1 *= inv
+        a2 *= inv
+    speed = 2.0 * np.arctan2(s, q[0])
+    if speed > np.pi:
+        speed -= 2.0 * np.pi
+    out[0] = a0 * speed
+    out[1] = a1 * speed
+    out[2] = a2 * speed
+
+
+@njit(cache=True, inline="always")
+def _sub_quat(out, qa, qb):
+    """out = log(qb⁻¹ ⊗ qa) (mji_subQuat)."""
+    qd = np.empty(4)
+    qd[0] = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
+    qd[1] = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
+    qd[2] = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
+    qd[3] = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
+    _quat_vel(out, qd)
+
+
+@njit(cache=True)
+def _expmap_quat(out, v):
+    """Unit quaternion of the rotation vector v (MuJoCo's expmap2Quat): identity below MINVAL."""
+    angle = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if angle < MINVAL:
+        out[0], out[1], out[2], out[3] = 1.0, 0.0, 0.0, 0.0
+        return
+    a0, a1, a2 = v[0] / angle, v[1] / angle, v[2] / angle
+    s = np.sin(angle * 0.5)
+    out[0] = np.cos(angle * 0.5)
+    out[1] = a0 * s
+    out[2] = a1 * s
+    out[3] = a2 * s
+
+
+@njit(cache=True)
+def _so3(m, d, i, clamp, bad, h):
+    """Orientation servo i: act_dot (integrator) and its 3 forces before the norm clamp.
+
+    Setpoint q_t: the controls as a quaternion (input quat, normalized; 0 gives the
+    identity) or as a rotation vector (expmap), or with the integrator the activations
+    (act_dot = the 3 controls; the next step's act with actearly). With q = exp(length),
+    force_k = kp · log(q⁻¹ q_t)_k + biasprm₀ + biasprm₂ · velocity_k (mj_fwdActuation).
+    """
+    o = m.actuator_outadr[i]
+    u = np.zeros(4)
+    nc = m.actuator_ctrlnum[i]
+    if not bad:
+        for j in range(nc):
+            u[j] = _clamped_ctrl(m, d, i, j, clamp)
+    qt = np.empty(4)
+    if m.actuator_ctrlspec[i] == CHART_QUAT:
+        for k in range(4):
+            qt[k] = u[k]
+        _normalize4(qt)
+    else:
+        if m.actuator_dyntype[i] == DYN_INTEGRATOR:
+            adr = m.actuator_actadr[i]
+            for k in range(3):
+                d.act_dot[adr + k] = u[k]
+                if m.actuator_actearly[i]:
+                    u[k] = next_activation(m, i, d.act[adr + k], u[k], h)
+                else:
+                    u[k] = d.act[adr + k]
+        _expmap_quat(qt, u)
+    if actuator_disabled(m, i):
+        for k in range(3):
+            d.actuator_force[o + k] = 0.0
+        return
+    q = np.empty(4)
+    _expmap_quat(q, d.actuator_length[o:o + 3])
+    e = np.empty(3)
+    _sub_quat(e, qt, q)
+    kp = m.actuator_gainprm[i, 0]
+    bp = m.actuator_biasprm[i]
+    for k in range(3):
+        d.actuator_force[o + k] = kp * e[k] + bp[0] + bp[2] * d.actuator_velocity[o + k]
+
+
+@njit(cache=True)
+def _so3_clamp_apply(m, d, i, o):
+    """Clamp an orientation servo's torque norm to forcerange₁, then qfrc += momentᵀ force."""
+    f = d.actuator_force[o:o + 3]
+    if m.actuator_forcelimited[i]:
+        nrm = np.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
+        hi = m.actuator_forcerange[i, 1]
+        if nrm > hi:
+            scale = hi / nrm
+            for k in range(3):
+                f[k] *= scale
+    lo, hi = _moment_range(m, i)
+    for k in range(3):
+        mom = d.actuator_moment[o + k]
+        for c in range(lo, hi):
+            d.qfrc_actuator[c] += mom[c] * f[k]
 
 
 @njit(cache=True, inline="always")
@@ -659,7 +864,7 @@ def wrap_period(m, i):
              and (dyn == DYN_NONE or dyn == DYN_INTEGRATOR))
     if not servo and m.actuator_gaintype[i] != GAIN_PID:
         return 0.0
-    g = m.actuator_gear[i]
+    g = m.actuator_gear[m.actuator_outadr[i]]
     trn = m.actuator_trntype[i]
     if (trn == TRN_SITE and m.actuator_trnid[i, 1] >= 0 and g[0] == 0.0 and g[1] == 0.0
             and g[2] == 0.0):
@@ -695,7 +900,8 @@ def _pid(m, d, i, clamp, bad, write):
             k += 1
         if spec & INPUT_FF:
             ff = _clamped_ctrl(m, d, i, k, clamp)
-    length = d.actuator_length[i]
+    o = m.actuator_outadr[i]
+    length = d.actuator_length[o]
     period = wrap_period(m, i)
     h = m.opt_timestep[0]
     gp = m.actuator_gainprm[i]
@@ -740,7 +946,7 @@ def _pid(m, d, i, clamp, bad, write):
         if m.actuator_actearly[i]:
             z = next_activation(m, i, z, d.act_dot[a], h)
         f += gp[0] * z
-    return f + (bp[0] + bp[1] * length + bp[2] * d.actuator_velocity[i])
+    return f + (bp[0] + bp[1] * length + bp[2] * d.actuator_velocity[o])
 
 
 @njit(cache=True)
@@ -748,12 +954,13 @@ def _force(m, d, i, x):
     """Actuator i's force before any clamp: gain · x + bias, x its control or activation."""
     gp = m.actuator_gainprm[i]
     bp = m.actuator_biasprm[i]
-    length = d.actuator_length[i]
-    vel = d.actuator_velocity[i]
+    o = m.actuator_outadr[i]
+    length = d.actuator_length[o]
+    vel = d.actuator_velocity[o]
     gt = m.actuator_gaintype[i]
     if gt == GAIN_MUSCLE:
-        gain = muscle_gain(length, vel, m.actuator_lengthrange[i, 0],
-                           m.actuator_lengthrange[i, 1], m.actuator_acc0[i], gp)
+        gain = muscle_gain(length, vel, m.actuator_lengthrange[o, 0],
+                           m.actuator_lengthrange[o, 1], m.actuator_acc0[o], gp)
     else:
         gain = gp[0]
         if gt == GAIN_AFFINE:
@@ -763,8 +970,8 @@ def _force(m, d, i, x):
     if bt == BIAS_AFFINE:
         f += bp[0] + bp[1] * length + bp[2] * vel
     elif bt == BIAS_MUSCLE:
-        f += muscle_bias(length, m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
-                         m.actuator_acc0[i], bp)
+        f += muscle_bias(length, m.actuator_lengthrange[o, 0], m.actuator_lengthrange[o, 1],
+                         m.actuator_acc0[o], bp)
     return f
 
 
@@ -835,7 +1042,7 @@ def _tendon_level(m, d):
     total = np.zeros(m.ntendon)
     for i in range(m.nactuator):
         if m.actuator_trntype[i] == TRN_TENDON:
-            total[m.actuator_trnid[i, 0]] += d.actuator_force[i]
+            total[m.actuator_trnid[i, 0]] += d.actuator_force[m.actuator_outadr[i]]
     for i in range(m.nactuator):
         if m.actuator_trntype[i] != TRN_TENDON:
             continue
@@ -843,10 +1050,11 @@ def _tendon_level(m, d):
         ft = total[t]
         if not m.tendon_actfrclimited[t] or ft == 0.0:
             continue
+        o = m.actuator_outadr[i]
         if ft < m.tendon_actfrcrange[t, 0]:
-            d.actuator_force[i] *= m.tendon_actfrcrange[t, 0] / ft
+            d.actuator_force[o] *= m.tendon_actfrcrange[t, 0] / ft
         elif ft > m.tendon_actfrcrange[t, 1]:
-            d.actuator_force[i] *= m.tendon_actfrcrange[t, 1] / ft
+            d.actuator_force[o] *= m.tendon_actfrcrange[t, 1] / ft
 
 
 @njit(cache=True)
@@ -882,8 +1090,16 @@ def actuator_damping(m, d, i):
     """
     if m.opt_disableflags[0] & DSBL_ACTUATION or actuator_disabled(m, i):
         return 0.0
+    o = m.actuator_outadr[i]
+    if m.actuator_gaintype[i] == GAIN_SO3:
+        # the kv term, on each output row; none while the torque norm is at its bound
+        if m.actuator_forcelimited[i]:
+            f = d.actuator_force[o:o + 3]
+            if np.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) >= m.actuator_forcerange[i, 1]:
+                return 0.0
+        return m.actuator_biasprm[i, 2]
     if m.actuator_forcelimited[i]:
-        f = d.actuator_force[i]
+        f = d.actuator_force[o]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
             return 0.0
     if m.ntendon and tendon_clamped(m, d, i):
@@ -895,9 +1111,9 @@ def actuator_damping(m, d, i):
     if m.actuator_gaintype[i] == GAIN_AFFINE:
         gain_vel = m.actuator_gainprm[i, 2]
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
-        gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i],
-                                   m.actuator_lengthrange[i, 0], m.actuator_lengthrange[i, 1],
-                                   m.actuator_acc0[i], m.actuator_gainprm[i])
+        gain_vel = muscle_gain_vel(d.actuator_length[o], d.actuator_velocity[o],
+                                   m.actuator_lengthrange[o, 0], m.actuator_lengthrange[o, 1],
+                                   m.actuator_acc0[o], m.actuator_gainprm[i])
     if gain_vel != 0.0:
         adr = m.actuator_actadr[i]
         if adr < 0:

@@ -52,7 +52,7 @@ def _lent_damping(m, aid, obj, tendon, b, p0, p1):
     for a in range(lo, hi):
         if aid < 0 and not _on(m, a, obj, tendon):
             continue
-        g = m.actuator_gear[a, 0]
+        g = m.actuator_gear[m.actuator_outadr[a], 0]
         g2 = g * g
         extra += m.actuator_damping[a] * g2
         p0 += m.actuator_dampingpoly[a, 0] * g2
@@ -72,7 +72,7 @@ def _lent_armature(m, aid, obj, tendon):
     for a in range(lo, hi):
         if aid < 0 and not _on(m, a, obj, tendon):
             continue
-        g = m.actuator_gear[a, 0]
+        g = m.actuator_gear[m.actuator_outadr[a], 0]
         extra += m.actuator_armature[a] * (g * g)
     return extra
 

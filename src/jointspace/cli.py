@@ -91,7 +91,8 @@ def summary(m, d):
         f"model      {m.source or 'built in Python'}",
         f"sizes      nq={m.nq} nv={m.nv} nbody={m.nbody} njnt={m.njnt} ngeom={m.ngeom} "
         f"nsite={m.nsite} nu={m.nu}" + (f" nactuator={m.nactuator}" if m.nactuator != m.nu
-                                        else ""),
+                                        else "")
+        + (f" nout={m.nout}" if m.nout != m.nactuator else ""),
         "joints     " + (", ".join(f"{n} {t}" for t, n in counts.items() if n) or "none"),
         f"mass       {m.body_mass.sum():.4f} kg in {int(np.sum(m.body_mass > 0))} bodies",
         f"com        {np.array2string(d.subtree_com[0], precision=4)} m",
@@ -116,7 +117,7 @@ def _named(m, kind, i):
 
 def info_lines(m, d):
     """`summary` plus the bodies (as a tree), joints, actuators and options."""
-    from jointspace.types import GAIN_PID
+    from jointspace.types import CHART_QUAT, GAIN_PID, GAIN_SO3, TRN_SO3
 
     lines = summary(m, d)
     lines.append(f"options    timestep={m.opt.timestep:g} s, integrator={m.opt.integrator}, "
@@ -146,7 +147,13 @@ def info_lines(m, d):
                 limited += f" (ctrl[{c}:{c + int(m.actuator_ctrlnum[a])}])"
             target = int(m.actuator_trnid[a, 0])
             kind = {3: "tendon", 4: "site", 5: "body"}.get(int(m.actuator_trntype[a]), "joint")
-            if m.actuator_gaintype[a] == GAIN_PID:
+            if m.actuator_trntype[a] == TRN_SO3 and m.actuator_trnid[a, 1] >= 0:
+                kind = "site"
+            if m.actuator_gaintype[a] == GAIN_SO3:
+                chart = "quat" if m.actuator_ctrlspec[a] == CHART_QUAT else "expmap"
+                gain = (f"orientation ({chart}) kp {m.actuator_gainprm[a, 0]:g} "
+                        f"kv {0.0 - m.actuator_biasprm[a, 2]:g}")
+            elif m.actuator_gaintype[a] == GAIN_PID:
                 kp, kv = 0.0 - m.actuator_biasprm[a, 1], 0.0 - m.actuator_biasprm[a, 2]
                 gain = f"pid kp {kp:g} kv {kv:g} ki {m.actuator_gainprm[a, 0]:g}"
             else:

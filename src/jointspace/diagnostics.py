@@ -115,7 +115,8 @@ def lent_armature(m, obj, tendon):
     on = kind & (m.actuator_trnid[:, 0] == obj)
     if aid >= 0:
         on = np.arange(m.nactuator) == aid
-    return float(np.sum(m.actuator_armature[on] * m.actuator_gear[on, 0] ** 2))
+    gear = m.actuator_gear[m.actuator_outadr, 0]
+    return float(np.sum(m.actuator_armature[on] * gear[on] ** 2))
 
 
 def check_not_singular(m, fname):

@@ -241,7 +241,7 @@ def _skew(a):
 
 @njit(cache=True)
 def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
-    """Add scale · Σ_a (∂f_a/∂v_a) moment_aᵀ moment_a to qH (sparse) or a dense matrix.
+    """Add scale · Σ_a (∂f_a/∂v_a) Σ_o moment_oᵀ moment_o (a's outputs o) to qH or a matrix.
 
     On the matrices' sparsity as `_add_tendon_damping`: dense, the dof pairs of one tree.
     """
@@ -249,26 +249,32 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
         dfdv = actuator_damping(m, d, a)
         if dfdv == 0.0:
             continue
-        mom = d.actuator_moment[a]
         c = scale * dfdv
-        for i in range(m.nv):
-            if mom[i] == 0.0:
-                continue
-            if dense:
-                # qDeriv's pattern: the dof pairs of one kinematic tree (a tendon actuator
-                # across trees loses its cross-tree terms, as in MuJoCo)
-                tree = m.body_rootid[m.dof_bodyid[i]]
-                for j in range(m.nv):
-                    if m.body_rootid[m.dof_bodyid[j]] == tree:
-                        out_dense[i, j] += c * mom[i] * mom[j]
-            else:
-                # row i of the lower triangle: i and its ancestors
-                adr = m.dof_Madr[i]
-                j = i
-                while j >= 0:
-                    out_sparse[adr] += c * mom[i] * mom[j]
-                    adr += 1
-                    j = m.dof_parentid[j]
+        for o in range(m.actuator_outadr[a], m.actuator_outadr[a] + m.actuator_outnum[a]):
+            _add_moment_outer(m, d.actuator_moment[o], c, out_sparse, out_dense, dense)
+
+
+@njit(cache=True)
+def _add_moment_outer(m, mom, c, out_sparse, out_dense, dense):
+    """Add c · momᵀ mom (one output's moment row) on the sparsity of `_add_actuator_deriv`."""
+    for i in range(m.nv):
+        if mom[i] == 0.0:
+            continue
+        if dense:
+            # qDeriv's pattern: the dof pairs of one kinematic tree (a tendon actuator
+            # across trees loses its cross-tree terms, as in MuJoCo)
+            tree = m.body_rootid[m.dof_bodyid[i]]
+            for j in range(m.nv):
+                if m.body_rootid[m.dof_bodyid[j]] == tree:
+                    out_dense[i, j] += c * mom[i] * mom[j]
+        else:
+            # row i of the lower triangle: i and its ancestors
+            adr = m.dof_Madr[i]
+            j = i
+            while j >= 0:
+                out_sparse[adr] += c * mom[i] * mom[j]
+                adr += 1
+                j = m.dof_parentid[j]
 
 
 @njit(cache=True)
@@ -399,10 +405,11 @@ def free_block(m, d, j, A, B):
     for u in range(m.nactuator):
         dfdv = actuator_damping(m, d, u)
         if dfdv != 0.0:
-            mom = d.actuator_moment[u, a:a + 6]
-            for r in range(6):
-                for c in range(6):
-                    A[r, c] -= h * dfdv * mom[r] * mom[c]
+            for o in range(m.actuator_outadr[u], m.actuator_outadr[u] + m.actuator_outnum[u]):
+                mom = d.actuator_moment[o, a:a + 6]
+                for r in range(6):
+                    for c in range(6):
+                        A[r, c] -= h * dfdv * mom[r] * mom[c]
     if m.ntendon and not m.opt_disableflags[0] & DSBL_DAMPER:
         # + h Σ_t b_t ten_J_tᵀ ten_J_t on the block
         for t in range(m.ntendon):

@@ -92,6 +92,7 @@ from jointspace.types import (
     ENBL_DIAGEXACT,
     ENBL_INVDISCRETE,
     GAIN_PID,
+    GAIN_SO3,
     INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
@@ -521,10 +522,11 @@ def _actuator_ctrl(m, d, target, ctrl, resid):
         return
     B = np.zeros((nv, nu))
     for a in range(m.nactuator):
+        o = m.actuator_outadr[a]
         bias = 0.0
         if m.actuator_biastype[a] != 0:
             bp = m.actuator_biasprm[a]
-            bias = bp[0] + bp[1] * d.actuator_length[a] + bp[2] * d.actuator_velocity[a]
+            bias = bp[0] + bp[1] * d.actuator_length[o] + bp[2] * d.actuator_velocity[o]
         u = m.actuator_ctrladr[a]
         if m.actuator_gaintype[a] == GAIN_PID:
             # force = −biasprm₁ u_pos − biasprm₂ u_vel + u_ff + ki act + bias
@@ -537,14 +539,14 @@ def _actuator_ctrl(m, d, target, ctrl, resid):
             for slot in range(3):
                 if spec & (1 << slot):
                     for k in range(nv):
-                        B[k, u + j] = d.actuator_moment[a, k] * gains[slot]
+                        B[k, u + j] = d.actuator_moment[o, k] * gains[slot]
                     j += 1
         else:
             g = m.actuator_gainprm[a, 0]
             for k in range(nv):
-                B[k, u] = d.actuator_moment[a, k] * g
+                B[k, u] = d.actuator_moment[o, k] * g
         for k in range(nv):
-            rhs[k] -= d.actuator_moment[a, k] * bias
+            rhs[k] -= d.actuator_moment[o, k] * bias
     sol = np.linalg.lstsq(B, rhs, -1.0)[0]
     for u in range(nu):
         ctrl[u] = sol[u]
@@ -1119,10 +1121,15 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
         InverseTrajectory.
 
     Raises:
-        JointspaceError: a bad value (named with its time index), or RK4 with discrete.
+        JointspaceError: a bad value (named with its time index), RK4 with discrete, or an
+            orientation (so3) actuator, whose force is not affine in its controls.
     """
     fname = "inverse_trajectory"
     entry.check_pair(m, d, fname)
+    if np.any(m.actuator_gaintype == GAIN_SO3):
+        raise JointspaceError(f"{fname}: the model has an orientation (so3) actuator, whose "
+                              "force is not affine in its controls; the least-squares controls "
+                              "are not computed for it")
     qpos = np.ascontiguousarray(qpos, dtype=np.float64)
     if qpos.ndim != 2 or qpos.shape[1] != m.nq:
         raise ValueError(f"{fname}: argument qpos must have shape (T, {m.nq}), "

@@ -1125,7 +1125,7 @@ def _acc_sensor(m, d, i, out, a, buf):
         f = 0.0
         for u in range(m.nactuator):
             if m.actuator_trntype[u] == TRN_TENDON and m.actuator_trnid[u, 0] == obj:
-                f += d.actuator_force[u]
+                f += d.actuator_force[m.actuator_outadr[u]]
         out[a] = f
     elif t == SENS_FRAMELINACC or t == SENS_FRAMEANGACC:
         v = buf[0:6]
@@ -1239,13 +1239,20 @@ def _common(m, d, i, t, obj, out, a, buf):
     elif t == SENS_JOINTVEL:
         out[a] = d.qvel[m.jnt_dofadr[obj]]
     elif t == SENS_ACTUATORFRC:
-        out[a] = d.actuator_force[obj]
+        # one value per output of the actuator (3 for orientation)
+        o = m.actuator_outadr[obj]
+        for k in range(m.actuator_outnum[obj]):
+            out[a + k] = d.actuator_force[o + k]
     elif t == SENS_JOINTACTFRC:
         out[a] = d.qfrc_actuator[m.jnt_dofadr[obj]]
     elif t == SENS_ACTUATORPOS:
-        out[a] = d.actuator_length[obj]
+        o = m.actuator_outadr[obj]
+        for k in range(m.actuator_outnum[obj]):
+            out[a + k] = d.actuator_length[o + k]
     elif t == SENS_ACTUATORVEL:
-        out[a] = d.actuator_velocity[obj]
+        o = m.actuator_outadr[obj]
+        for k in range(m.actuator_outnum[obj]):
+            out[a + k] = d.actuator_velocity[o + k]
     elif t == SENS_TENDONPOS:
         out[a] = d.ten_length[obj]
     elif t == SENS_TENDONVEL:

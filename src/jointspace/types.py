@@ -58,13 +58,18 @@ ENABLE_REFUSED = {"sleep": "sleeping islands", "ipc": "an alternative contact mo
                   "speculative": "speculative contacts"}
 ENBL_REFUSED = sum(1 << ENABLE_FLAGS.index(f) for f in ENABLE_REFUSED)
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
+TRN_SO3 = 6  # MuJoCo 4's mjTRN_SO3: orientation of a ball joint, or of a site in a refsite
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
 DYN_PID = 6  # MuJoCo 4's mjDYN_PID (5 is mjDYN_DCMOTOR): the pid's slew and integral states
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
 GAIN_PID = 5  # MuJoCo 4's mjGAIN_PID: kp, kv in biasprm, ki in gainprm[0]
+GAIN_SO3 = 4  # MuJoCo 4's mjGAIN_SO3 (with BIAS_SO3): the orientation servo, kp in gainprm[0]
+# actuator_ctrlspec of an so3 actuator (MuJoCo's mjtChart): its setpoint's chart
+CHART_EXPMAP, CHART_QUAT = 1, 2
 # actuator_ctrlspec bits of a pid actuator (MuJoCo's mjtInput): which controls it reads
 INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = 0, 1, 2
+BIAS_SO3 = 4  # MuJoCo 4's mjBIAS_SO3: the orientation servo, kv in biasprm[2]
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
 # object types of connect and weld constraints (MuJoCo's mjtObj values)
 OBJ_BODY, OBJ_SITE = 1, 6
@@ -106,6 +111,8 @@ MODEL_SIZES = (
     ("nu", "number of scalar controls = len(d.ctrl) (equal to nactuator unless an actuator "
      "reads several controls: pid, dcmotor)"),
     ("nactuator", "number of actuators"),
+    ("nout", "number of actuator force outputs = Σ actuator_outnum (equal to nactuator unless "
+     "an actuator has several outputs: orientation, 3)"),
     ("na", "number of activation states (0: no actuator has activation dynamics)"),
     ("nbody", "number of bodies, world included"),
     ("njnt", "number of joints"),
@@ -321,8 +328,9 @@ MODEL_FIELDS = (
     ("actuator_ctrlnum", "i", ("nactuator",), "number of controls the actuator reads"),
     ("actuator_ctrlspec", "i", ("nactuator",),
      "input signature of pid actuators: bits INPUT_POS 1, INPUT_VEL 2, INPUT_FF 4; 0 otherwise"),
-    ("actuator_outadr", "i", ("nactuator",), "address of the actuator's force output"),
-    ("actuator_outnum", "i", ("nactuator",), "number of force outputs (1)"),
+    ("actuator_outadr", "i", ("nactuator",),
+     "address of the actuator's first output in actuator_force/length/velocity/moment"),
+    ("actuator_outnum", "i", ("nactuator",), "number of force outputs (3 for so3, else 1)"),
     ("actuator_trnid", "i", ("nactuator", 2),
      "transmission target ids: joint, tendon, site, crank site or body; refsite or slider "
      "site (-1: none)"),
@@ -334,7 +342,7 @@ MODEL_FIELDS = (
     ("actuator_dynprm", "f", ("nactuator", 10), "activation dynamics parameters"),
     ("actuator_ctrlrange", "f", ("nu", 2), "range of controls (one per control)"),
     ("actuator_forcerange", "f", ("nactuator", 2), "range of forces"),
-    ("actuator_gear", "f", ("nactuator", 6), "scale of length and transmitted force"),
+    ("actuator_gear", "f", ("nout", 6), "scale of length and transmitted force"),
     ("actuator_group", "i", ("nactuator",),
      "group, for disabling (opt_disableactuator) and display"),
     ("actuator_damping", "f", ("nactuator",),
@@ -351,8 +359,8 @@ MODEL_FIELDS = (
      "1 if act is clamped to actrange when integrated"),
     ("actuator_actrange", "f", ("nactuator", 2), "range of activations"),
     ("actuator_actearly", "b", ("nactuator",), "1 if the force uses the next step's activation"),
-    ("actuator_lengthrange", "f", ("nactuator", 2), "feasible actuator length range (muscles)"),
-    ("actuator_acc0", "f", ("nactuator",),
+    ("actuator_lengthrange", "f", ("nout", 2), "feasible actuator length range (muscles)"),
+    ("actuator_acc0", "f", ("nout",),
      "norm of the joint acceleration of a unit force at qpos0"),
     ("actuator_cranklength", "f", ("nactuator",),
      "crank length of a slider-crank transmission"),
@@ -540,10 +548,10 @@ DATA_FIELDS = (
     ("qfrc_adhesion", "f", ("nv",),
      "contact adhesion: the attraction along the normals of adhesive contacts"),
     ("act_dot", "f", ("na",), "time derivative of the activation"),
-    ("actuator_length", "f", ("nactuator",), "actuator length"),
-    ("actuator_velocity", "f", ("nactuator",), "actuator velocity"),
-    ("actuator_force", "f", ("nactuator",), "actuator force in actuation space"),
-    ("actuator_moment", "f", ("nactuator", "nv"), "actuator moment arms (dense)"),
+    ("actuator_length", "f", ("nout",), "actuator length"),
+    ("actuator_velocity", "f", ("nout",), "actuator velocity"),
+    ("actuator_force", "f", ("nout",), "actuator force in actuation space"),
+    ("actuator_moment", "f", ("nout", "nv"), "actuator moment arms (dense)"),
     ("qfrc_actuator", "f", ("nv",), "actuator force in joint space"),
     ("qfrc_smooth", "f", ("nv",), "net unconstrained force"),
     ("qacc_smooth", "f", ("nv",), "unconstrained acceleration"),

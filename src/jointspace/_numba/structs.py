@@ -192,6 +192,7 @@ _MODEL_FIELDS = [
     ("nv", types.int64),
     ("nu", types.int64),
     ("nactuator", types.int64),
+    ("nout", types.int64),
     ("na", types.int64),
     ("nbody", types.int64),
     ("njnt", types.int64),
@@ -609,11 +610,12 @@ def _new_model():
 
 
 @njit(cache=True)
-def _fill_model_0(s, nq, nv, nu, nactuator, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhfield, nhfielddata, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, nhistory, ncam, nmat, nM, nconmax):
+def _fill_model_0(s, nq, nv, nu, nactuator, nout, na, nbody, njnt, ngeom, nsite, nmesh, nmeshvert, nmeshface, nhfield, nhfielddata, nhullvert, nhullpoly, nhullpolyvert, neq, npair, nexclude, nmocap, nkey, nuserdata, ntendon, nwrap, nsensor, nsensordata, nhistory, ncam, nmat, nM):
     s.nq = nq
     s.nv = nv
     s.nu = nu
     s.nactuator = nactuator
+    s.nout = nout
     s.na = na
     s.nbody = nbody
     s.njnt = njnt
@@ -641,11 +643,11 @@ def _fill_model_0(s, nq, nv, nu, nactuator, na, nbody, njnt, ngeom, nsite, nmesh
     s.ncam = ncam
     s.nmat = nmat
     s.nM = nM
-    s.nconmax = nconmax
 
 
 @njit(cache=True)
-def _fill_model_1(s, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, flg_surfacevel, flg_adhesion, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum):
+def _fill_model_1(s, nconmax, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, flg_surfacevel, flg_adhesion, body_parentid, body_rootid, body_weldid, body_mocapid):
+    s.nconmax = nconmax
     s.njmax = njmax
     s.opt_timestep = borrow(opt_timestep)
     s.opt_gravity = borrow(opt_gravity)
@@ -677,11 +679,11 @@ def _fill_model_1(s, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integra
     s.body_rootid = borrow(body_rootid)
     s.body_weldid = borrow(body_weldid)
     s.body_mocapid = borrow(body_mocapid)
-    s.body_jntnum = borrow(body_jntnum)
 
 
 @njit(cache=True)
-def _fill_model_2(s, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyid):
+def _fill_model_2(s, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid):
+    s.body_jntnum = borrow(body_jntnum)
     s.body_jntadr = borrow(body_jntadr)
     s.body_dofnum = borrow(body_dofnum)
     s.body_dofadr = borrow(body_dofadr)
@@ -713,11 +715,11 @@ def _fill_model_2(s, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_g
     s.jnt_actfrcrange = borrow(jnt_actfrcrange)
     s.jnt_actgravcomp = borrow(jnt_actgravcomp)
     s.jnt_actuatorid = borrow(jnt_actuatorid)
-    s.dof_bodyid = borrow(dof_bodyid)
 
 
 @njit(cache=True)
-def _fill_model_3(s, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin):
+def _fill_model_3(s, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_friction):
+    s.dof_bodyid = borrow(dof_bodyid)
     s.dof_jntid = borrow(dof_jntid)
     s.dof_parentid = borrow(dof_parentid)
     s.dof_Madr = borrow(dof_Madr)
@@ -749,11 +751,11 @@ def _fill_model_3(s, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_s
     s.geom_pos = borrow(geom_pos)
     s.geom_quat = borrow(geom_quat)
     s.geom_friction = borrow(geom_friction)
-    s.geom_margin = borrow(geom_margin)
 
 
 @njit(cache=True)
-def _fill_model_4(s, geom_gap, geom_rgba, geom_matid, geom_fluid, geom_surfacevel, geom_adhesion, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face):
+def _fill_model_4(s, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, geom_surfacevel, geom_adhesion, site_type, site_bodyid, site_size, site_pos, site_quat, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert):
+    s.geom_margin = borrow(geom_margin)
     s.geom_gap = borrow(geom_gap)
     s.geom_rgba = borrow(geom_rgba)
     s.geom_matid = borrow(geom_matid)
@@ -785,11 +787,11 @@ def _fill_model_4(s, geom_gap, geom_rgba, geom_matid, geom_fluid, geom_surfaceve
     s.mesh_faceadr = borrow(mesh_faceadr)
     s.mesh_facenum = borrow(mesh_facenum)
     s.mesh_vert = borrow(mesh_vert)
-    s.mesh_face = borrow(mesh_face)
 
 
 @njit(cache=True)
-def _fill_model_5(s, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_ctrladr, actuator_ctrlnum, actuator_ctrlspec, actuator_outadr, actuator_outnum, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear):
+def _fill_model_5(s, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_ctrladr, actuator_ctrlnum, actuator_ctrlspec, actuator_outadr, actuator_outnum, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange):
+    s.mesh_face = borrow(mesh_face)
     s.hfield_size = borrow(hfield_size)
     s.hfield_nrow = borrow(hfield_nrow)
     s.hfield_ncol = borrow(hfield_ncol)
@@ -821,11 +823,11 @@ def _fill_model_5(s, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_d
     s.actuator_dynprm = borrow(actuator_dynprm)
     s.actuator_ctrlrange = borrow(actuator_ctrlrange)
     s.actuator_forcerange = borrow(actuator_forcerange)
-    s.actuator_gear = borrow(actuator_gear)
 
 
 @njit(cache=True)
-def _fill_model_6(s, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction):
+def _fill_model_6(s, actuator_gear, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap):
+    s.actuator_gear = borrow(actuator_gear)
     s.actuator_group = borrow(actuator_group)
     s.actuator_damping = borrow(actuator_damping)
     s.actuator_dampingpoly = borrow(actuator_dampingpoly)
@@ -857,11 +859,11 @@ def _fill_model_6(s, actuator_group, actuator_damping, actuator_dampingpoly, act
     s.pair_solimp = borrow(pair_solimp)
     s.pair_margin = borrow(pair_margin)
     s.pair_gap = borrow(pair_gap)
-    s.pair_friction = borrow(pair_friction)
 
 
 @njit(cache=True)
-def _fill_model_7(s, pair_adhesion, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid):
+def _fill_model_7(s, pair_friction, pair_adhesion, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype):
+    s.pair_friction = borrow(pair_friction)
     s.pair_adhesion = borrow(pair_adhesion)
     s.exclude_signature = borrow(exclude_signature)
     s.tendon_adr = borrow(tendon_adr)
@@ -893,11 +895,11 @@ def _fill_model_7(s, pair_adhesion, exclude_signature, tendon_adr, tendon_num, t
     s.sensor_objtype = borrow(sensor_objtype)
     s.sensor_objid = borrow(sensor_objid)
     s.sensor_reftype = borrow(sensor_reftype)
-    s.sensor_refid = borrow(sensor_refid)
 
 
 @njit(cache=True)
-def _fill_model_8(s, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+def _fill_model_8(s, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+    s.sensor_refid = borrow(sensor_refid)
     s.sensor_dim = borrow(sensor_dim)
     s.sensor_adr = borrow(sensor_adr)
     s.sensor_cutoff = borrow(sensor_cutoff)
@@ -1077,15 +1079,15 @@ def make_model_struct(m):
     """Build the struct view of Model `m` (kernels' type; the proxy owns it)."""
     o = m._own
     owner = _new_model()
-    _fill_model_0(owner, m.nq, m.nv, m.nu, m.nactuator, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.nhistory, m.ncam, m.nmat, m.nM, m.nconmax)
-    _fill_model_1(owner, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.flg_surfacevel, o.flg_adhesion, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum)
-    _fill_model_2(owner, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid, o.dof_bodyid)
-    _fill_model_3(owner, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction, o.geom_margin)
-    _fill_model_4(owner, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.geom_surfacevel, o.geom_adhesion, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face)
-    _fill_model_5(owner, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_ctrladr, o.actuator_ctrlnum, o.actuator_ctrlspec, o.actuator_outadr, o.actuator_outnum, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear)
-    _fill_model_6(owner, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction)
-    _fill_model_7(owner, o.pair_adhesion, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid)
-    _fill_model_8(owner, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_0(owner, m.nq, m.nv, m.nu, m.nactuator, m.nout, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.nhistory, m.ncam, m.nmat, m.nM)
+    _fill_model_1(owner, m.nconmax, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.flg_surfacevel, o.flg_adhesion, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid)
+    _fill_model_2(owner, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid)
+    _fill_model_3(owner, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_friction)
+    _fill_model_4(owner, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.geom_surfacevel, o.geom_adhesion, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert)
+    _fill_model_5(owner, o.mesh_face, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_ctrladr, o.actuator_ctrlnum, o.actuator_ctrlspec, o.actuator_outadr, o.actuator_outnum, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange)
+    _fill_model_6(owner, o.actuator_gear, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap)
+    _fill_model_7(owner, o.pair_friction, o.pair_adhesion, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype)
+    _fill_model_8(owner, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

@@ -123,7 +123,7 @@ def output_mode(m, output, mask, who):
         ok = (m.actuator_trntype[a] == TRN_JOINT and m.jnt_type[j] in (JNT_HINGE, JNT_SLIDE)
               and m.actuator_dyntype[a] == DYN_NONE and m.actuator_gaintype[a] == GAIN_FIXED
               and m.actuator_biastype[a] in (BIAS_NONE, BIAS_AFFINE)
-              and m.actuator_gainprm[a, 0] != 0 and m.actuator_gear[a, 0] != 0)
+              and m.actuator_gainprm[a, 0] != 0 and m.actuator_gear[m.actuator_outadr[a], 0] != 0)
         if not ok:
             raise JointspaceError(
                 f"{who}: output='ctrl' needs every actuator to drive one hinge or slide joint "

@@ -358,10 +358,11 @@ def _write_output(m, d, mode, actuated, act_dof, tau):
             dof = act_dof[a]
             if dof < 0:
                 continue
-            f = tau[dof] / m.actuator_gear[a, 0]
+            o = m.actuator_outadr[a]
+            f = tau[dof] / m.actuator_gear[o, 0]
             bp = m.actuator_biasprm[a]
             if m.actuator_biastype[a] == 1:
-                f -= bp[0] + bp[1] * d.actuator_length[a] + bp[2] * d.actuator_velocity[a]
+                f -= bp[0] + bp[1] * d.actuator_length[o] + bp[2] * d.actuator_velocity[o]
             u = f / m.actuator_gainprm[a, 0]
             c = m.actuator_ctrladr[a]
             d.ctrl[c] = u

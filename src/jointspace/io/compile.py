@@ -72,8 +72,8 @@ def _check_muscle(what, prm, a):
 
 # MuJoCo's mjtDyn, mjtGain, mjtBias orders (the index is the type code)
 _DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle", "", "pid")
-_GAINTYPES = ("fixed", "affine", "muscle", "", "", "pid")
-_BIASTYPES = ("none", "affine", "muscle")
+_GAINTYPES = ("fixed", "affine", "muscle", "", "so3", "pid")
+_BIASTYPES = ("none", "affine", "muscle", "", "so3")
 # the one input of a fixed or affine gain, as actuator_ctrlspec records it (MuJoCo 4.0)
 _ONE_INPUT = {"pos": 1, "vel": 2, "pressure": 32}
 # a pid's input tokens, in their canonical order, and their actuator_ctrlspec bits
@@ -1142,7 +1142,8 @@ class _Compiler:
             raise ModelError(f"nuserdata must be a non-negative integer, got {spec.nuserdata}")
 
         sizes = dict(nq=nq, nv=nv, nu=len(A["actuator_ctrllimited"]),
-                     nactuator=len(spec.actuators), nbody=nb, njnt=njnt, ngeom=ngeom,
+                     nactuator=len(spec.actuators), nout=len(A["actuator_acc0"]),
+                     nbody=nb, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
                      nhfield=len(hlist), nhfielddata=len(A["hfield_data"]),
                      nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
@@ -1312,7 +1313,9 @@ class _Compiler:
                                     ("biasprm", a.biastype, a.biasprm)):
                 if kind == "muscle":
                     _check_muscle(what, np.resize(np.asarray(prm, dtype=np.float64), 10), a)
-            if a.actlimited and not a.actrange[0] < a.actrange[1]:
+            so3_free = ((a.gaintype == "so3" or a.biastype == "so3") and a.dyntype == "integrator"
+                        and tuple(a.actrange) == (0.0, 0.0))
+            if a.actlimited and not a.actrange[0] < a.actrange[1] and not so3_free:
                 raise ModelError(f"actuator actrange={tuple(a.actrange)} with actlimited: the "
                                  f"lower bound must be below the upper{_where(a)}")
             if a.dyntype == "none" and (a.actlimited or any(a.actrange)):
@@ -1334,9 +1337,18 @@ class _Compiler:
                                      f"tendon's){_where(a)}")
             actnum = int(a.dyntype != "none")
             ctrlspec = 0
+            outnum = 1
+            actlimited = int(a.actlimited)
             # each control: (limited, lo, hi); a pid reads its inputs' controls in order
             ctrls = [(int(a.ctrllimited), *a.ctrlrange)]
-            if a.gaintype == "pid":
+            if a.gaintype == "so3" or a.biastype == "so3":
+                ball = trn == T.TRN_JOINT and A["jnt_type"][tid] == T.JNT_BALL
+                trn, ctrlspec, actnum = self._so3(a, trn, tid1, ball)
+                outnum = 3
+                if actnum and actlimited and tuple(a.actrange) == (0.0, 0.0):
+                    actlimited = 0  # MuJoCo: the act setpoint is re-anchored instead
+                ctrls = ctrls * (4 if ctrlspec == T.CHART_QUAT else 3)
+            elif a.gaintype == "pid":
                 ctrlspec, actnum = _pid_inputs(a)
                 ranges = {"pos": ctrls[0]}
                 for key, rng in (("vel", a.velrange), ("ff", a.ffrange)):
@@ -1354,12 +1366,12 @@ class _Compiler:
                     raise ModelError(f"actuator input={a.input!r}: fixed and affine gains take "
                                      f"one input, 'pos', 'vel' or 'pressure' (other gains: "
                                      f"none but pid's){_where(a)}")
-            rows.append(dict(trntype=trn, ctrlspec=ctrlspec, ctrls=ctrls,
+            rows.append(dict(trntype=trn, ctrlspec=ctrlspec, ctrls=ctrls, outnum=outnum,
                              dyntype=_DYNTYPES.index(a.dyntype),
                              gaintype=_GAINTYPES.index(a.gaintype),
                              biastype=_BIASTYPES.index(a.biastype),
                              actadr=na if actnum else -1, actnum=actnum,
-                             actlimited=int(a.actlimited), actrange=a.actrange,
+                             actlimited=actlimited, actrange=a.actrange,
                              actearly=int(a.actearly), lengthrange=lr,
                              trnid=[tid, tid1], ctrllimited=int(a.ctrllimited),
                              cranklength=float(a.cranklength),
@@ -1375,30 +1387,81 @@ class _Compiler:
             na += actnum
         nact = len(rows)
         shapes = dict(trnid=(2,), gainprm=(10,), biasprm=(10,), dynprm=(10,),
-                      forcerange=(2,), gear=(6,), actrange=(2,), lengthrange=(2,),
-                      dampingpoly=(2,))
+                      forcerange=(2,), actrange=(2,), dampingpoly=(2,))
         for k in ("trntype", "dyntype", "gaintype", "biastype", "trnid", "ctrlspec",
                   "forcelimited", "gainprm", "biasprm", "dynprm", "forcerange",
-                  "gear", "actadr", "actnum", "actlimited", "actrange", "actearly",
-                  "lengthrange", "cranklength", "group", "damping", "dampingpoly",
-                  "armature"):
+                  "actadr", "actnum", "actlimited", "actrange", "actearly",
+                  "cranklength", "group", "damping", "dampingpoly", "armature"):
             A["actuator_" + k] = (np.array([r[k] for r in rows], dtype=np.float64)
                                   .reshape((nact,) + shapes.get(k, ())))
-        # the controls: actuator i reads ctrl[ctrladr : ctrladr + ctrlnum]; one force each
+        # the controls: actuator i reads ctrl[ctrladr : ctrladr + ctrlnum]
         num = np.array([len(r["ctrls"]) for r in rows], dtype=np.int64)
         A["actuator_ctrlnum"] = num
         A["actuator_ctrladr"] = np.cumsum(num) - num
-        A["actuator_outnum"] = np.ones(nact, dtype=np.int64)
-        A["actuator_outadr"] = np.arange(nact)
+        # the outputs: actuator i writes force/length/velocity/moment[outadr : outadr + outnum]
+        # (gear and lengthrange are per output, as MuJoCo 4.0 lays them out)
+        outnum = np.array([r["outnum"] for r in rows], dtype=np.int64)
+        A["actuator_outnum"] = outnum
+        A["actuator_outadr"] = np.cumsum(outnum) - outnum
+        nout = int(outnum.sum())
+        A["actuator_gear"] = np.array([r["gear"] for r in rows for _ in range(r["outnum"])],
+                                      dtype=np.float64).reshape(nout, 6)
+        A["actuator_lengthrange"] = np.array(
+            [r["lengthrange"] for r in rows for _ in range(r["outnum"])],
+            dtype=np.float64).reshape(nout, 2)
         ctrls = [c for r in rows for c in r["ctrls"]]
         A["actuator_ctrllimited"] = np.array([c[0] for c in ctrls], dtype=np.int64)
         A["actuator_ctrlrange"] = np.array([c[1:] for c in ctrls],
                                            dtype=np.float64).reshape(len(ctrls), 2)
-        A["actuator_acc0"] = np.zeros(nact)
+        A["actuator_acc0"] = np.zeros(nout)
         # which actuators lend damping or armature: set_const (mass_constants) sets them
         A["jnt_actuatorid"] = np.full(len(A["jnt_type"]), -1)
         A["tendon_actuatorid"] = np.full(len(A["tendon_num"]), -1)
         return na
+
+    @staticmethod
+    def _so3(a, trn, tid1, ball):
+        """(trntype, ctrlspec, actnum) of an orientation servo; MuJoCo 4.0's checks, in order.
+
+        gaintype and biastype both so3, dyntype none or integrator, kp = gainprm[0] =
+        −biasprm[1], a ball joint or a site with a refsite; input expmap (3 controls, the
+        default) or quat (4 controls, dyntype none); forcerange (the torque norm's bound)
+        with lower bound 0. With the integrator the 3 activations hold the setpoint.
+        """
+        where = _where(a)
+        if a.gaintype != "so3" or a.biastype != "so3":
+            raise ModelError(f"actuator gaintype={a.gaintype!r} biastype={a.biastype!r}: "
+                             f"gaintype and biastype must both be 'so3'{where}")
+        if a.dyntype not in ("none", "integrator"):
+            raise ModelError(f"actuator dyntype={a.dyntype!r}: so3 requires dyntype 'none' or "
+                             f"'integrator'{where}")
+        if float(a.gainprm[0]) != -float(a.biasprm[1]):
+            raise ModelError(f"actuator gainprm[0]={float(a.gainprm[0])} biasprm[1]="
+                             f"{float(a.biasprm[1])}: so3 requires gainprm[0] == -biasprm[1]"
+                             f"{where}")
+        if trn == T.TRN_SITE:
+            if tid1 < 0:
+                raise ModelError(f"actuator site={a.site!r}: an so3 site transmission "
+                                 f"requires refsite{where}")
+        elif trn == T.TRN_JOINT:
+            if not ball:
+                raise ModelError(f"actuator joint={a.joint!r}: an so3 joint transmission "
+                                 f"requires a ball joint{where}")
+        else:
+            raise ModelError(f"actuator: so3 requires a site (with refsite) or ball joint "
+                             f"transmission{where}")
+        chart = {"": T.CHART_EXPMAP, "expmap": T.CHART_EXPMAP,
+                 "quat": T.CHART_QUAT}.get((a.input or "").strip(), -1)
+        if chart < 0:
+            raise ModelError(f"actuator input={a.input!r}: so3 input must be expmap or quat"
+                             f"{where}")
+        if chart == T.CHART_QUAT and a.dyntype != "none":
+            raise ModelError(f"actuator input='quat' dyntype={a.dyntype!r}: so3 quat input "
+                             f"requires dyntype 'none'{where}")
+        if a.forcelimited and float(a.forcerange[0]) != 0.0:
+            raise ModelError(f"actuator forcerange={tuple(a.forcerange)}: so3 forcerange "
+                             f"bounds the force norm, the lower bound must be 0{where}")
+        return T.TRN_SO3, chart, 3 if a.dyntype == "integrator" else 0
 
     def compile_history(self, A):
         """actuator_history* and sensor_history*, delay, interval; returns nhistory.
@@ -1493,6 +1556,9 @@ class _Compiler:
                     if np.any(np.asarray(gt) == T.GEOM_HFIELD):
                         raise ModelError(f"{label}: height fields are not supported in geom "
                                          f"distance sensors (as in MuJoCo){_where(sens)}")
+            if kind in ("actuatorpos", "actuatorvel", "actuatorfrc"):
+                # one value per output of the actuator (3 for orientation), as MuJoCo 4.0
+                dim = int(A["actuator_outnum"][objid])
             if kind.startswith("tendonlimit") and not A["tendon_limited"][objid]:
                 raise ModelError(f"{label}: tendon {sens.objname!r} is not limited; "
                                  f"{kind} needs a limited tendon{_where(sens)}")

@@ -301,10 +301,14 @@ _ACT_ATTRS = {
                              "vmax", "fpmax", "fvmax"},
     "pid": _ACT_COMMON | {"kp", "kv", "dampratio", "ki", "imax", "slewmax", "input", "posrange",
                           "velrange", "ffrange", "inheritrange"},
+    # MuJoCo 4's orientation servo: no gear, ctrllimited or lengthrange (schema)
+    "orientation": {"name", "class", "group", "nsample", "interp", "delay", "ctrlrange", "user",
+                    "forcelimited", "forcerange", "joint", "site", "refsite", "kp", "kv",
+                    "dampratio", "input"},
     "adhesion": (_ACT_COMMON - {"joint", "jointinparent", "site", "refsite", "tendon",
                                 "cranksite", "slidersite", "cranklength"}) | {"body", "gain"},
 }
-_ACT_UNSUPPORTED = ("plugin", "dcmotor", "orientation")
+_ACT_UNSUPPORTED = ("plugin", "dcmotor")
 _MUSCLE_DEFAULTS = (0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2)  # range … fvmax
 
 # MuJoCo's values when an attribute is absent (mjs_defaultJoint, mjs_defaultGeom, ...).
@@ -1995,8 +1999,9 @@ class _Loader:
             state["_kind"] = "general"
             return
         prev = state
-        # a pid takes what it does not give from the nearest pid default only (MuJoCo 4.0)
-        stops = ("pid",) if kind == "pid" else ("general", kind)
+        # a pid or orientation takes what it does not give from the nearest default of its
+        # own kind only (MuJoCo 4.0)
+        stops = (kind,) if kind in ("pid", "orientation") else ("general", kind)
         while prev["_kind"] not in stops and cls is not None:
             cls = cls.parent
             prev = cls.attrs["actuator"] if cls is not None else _BASE["actuator"]
@@ -2009,16 +2014,18 @@ class _Loader:
         def get(key, default):
             value = self._get(node, key, _TABLES["actuator"][key], default)
             if key in ("kp", "kv", "dampratio", "timeconst", "area", "gain", "slewmax") and (
-                    value is not None and value < 0 and not (kind == "pid" and key == "kp")):
+                    value is not None and value < 0
+                    and not (kind in ("pid", "orientation") and key == "kp")):
                 raise ModelError(f"{where}: {key}={value} is negative; it must be >= 0")
             return value
 
         # the input signature MuJoCo 4.0 records in actuator_ctrlspec (metadata)
-        if kind != "pid":
+        if kind in ("pid", "orientation"):
+            if "input" not in node.attrib:
+                state["input"] = prev["input"] if same else ""
+        else:
             state["input"] = {"position": "pos", "velocity": "vel", "intvelocity": "vel",
                               "cylinder": "pressure"}.get(kind, "")
-        elif "input" not in node.attrib:
-            state["input"] = prev["input"] if same else ""
         if kind == "motor":
             gain[0] = 1.0
             biastype = "none"
@@ -2057,6 +2064,17 @@ class _Loader:
                 if "inheritrange" in node.attrib:
                     raise ModelError(f"{where}: give posrange or inheritrange, not both")
                 state["ctrlrange"] = tuple(posrange)
+        elif kind == "orientation":
+            # MuJoCo 4's mjs_setToOrientation: kp in gainprm[0] and −biasprm[1], kv in
+            # −biasprm[2]; a dampratio waits in biasprm[2] (> 0) for set_const
+            kp = get("kp", prev["gainprm"][0] if same else 1.0)
+            kv, ratio = get("kv", None), get("dampratio", None)
+            if kv is not None and ratio is not None:
+                raise ModelError(f"{where}: give kv or dampratio, not both")
+            gain[0], bias[1] = kp, -kp
+            bias[2] = (-kv if kv is not None else ratio if ratio is not None
+                       else prev["biasprm"][2] if same else 0.0)
+            gaintype, biastype = "so3", "so3"
         elif kind == "velocity":
             kv = get("kv", prev["gainprm"][0])
             gain[0], bias[2] = kv, -kv
@@ -2128,6 +2146,11 @@ class _Loader:
             self.spec.actuators.append(self._actuator(child, tag))
 
     def _actuator(self, node, kind):
+        if kind == "orientation":
+            extra = sorted(set(node.attrib) - _ACT_ATTRS[kind])
+            if extra and extra[0] in _TABLES["actuator"]:
+                raise ModelError(f"{node.where()}: {extra[0]} is not an attribute of "
+                                 f"<orientation> (MuJoCo's schema refuses it too)")
         cls = self._class_of(node, "main")
         v = dict(cls.attrs["actuator"])
         self._actuator_params(node, v, kind, cls)
@@ -2170,12 +2193,19 @@ class _Loader:
                              f"jointspace (user dynamics run MuJoCo callbacks; dcmotor is not "
                              f"implemented)")
         for what in ("gaintype", "biastype"):
-            if v[what] in ("user", "dcmotor", "so3"):
+            if v[what] in ("user", "dcmotor"):
                 raise ModelError(f"{origin}: {what}={v[what]!r} is not supported by "
-                                 f"jointspace (user gains run MuJoCo callbacks; dcmotor and so3 "
-                                 f"are not implemented)")
+                                 f"jointspace (user gains run MuJoCo callbacks; dcmotor is not "
+                                 f"implemented)")
         actdim = v["actdim"]  # negative: as the dyntype gives (MuJoCo's default, -1)
-        if v["dyntype"] == "pid":
+        so3 = "so3" in (v["gaintype"], v["biastype"]) and v["dyntype"] == "integrator"
+        if so3:
+            # the integrator's setpoint: 3 activations (actdim 0 or 3 given, MuJoCo 4.0)
+            if actdim > 0 and actdim != 3:
+                raise ModelError(f"{where}: actdim={actdim}: an so3 integrator has 3 "
+                                 f"activation states (its orientation setpoint); MuJoCo "
+                                 f"refuses it too: remove actdim")
+        elif v["dyntype"] == "pid":
             # the pid's states: [slew (slewmax > 0), integral (ki > 0)]
             nslot = int(v["dynprm"][1] > 0) + int(v["gainprm"][0] > 0)
             if actdim >= 0 and actdim != nslot:
@@ -2186,7 +2216,8 @@ class _Loader:
             raise ModelError(f"{where}: actdim={actdim}: more than one activation is only "
                              f"for dyntype user, dcmotor and pid (MuJoCo refuses it for "
                              f"dyntype={v['dyntype']!r} too); remove actdim")
-        if v["dyntype"] != "pid" and actdim >= 0 and actdim != int(v["dyntype"] != "none"):
+        if (not so3 and v["dyntype"] != "pid" and actdim >= 0
+                and actdim != int(v["dyntype"] != "none")):
             what = ("an actuator without activation dynamics (dyntype none)" if actdim
                     else f"an actuator with dyntype={v['dyntype']!r}, which has one activation")
             raise ModelError(f"{where}: actdim={actdim} on {what}; MuJoCo refuses it too: "

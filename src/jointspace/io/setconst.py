@@ -302,8 +302,9 @@ def resolve_dampratio(m, d):
 
     A position-like actuator (gainprm[0] = −biasprm[1]) or a pid (kp = −biasprm[1]) with
     biasprm[2] > 0 holds a damping ratio ζ there (MJCF `dampratio`). With its reflected
-    inertia at qpos0, m_r = 1 / (r M⁻¹ rᵀ) for the moment row r (0 when r M⁻¹ rᵀ ≤ MINVAL),
-    biasprm[2] becomes −ζ · 2 sqrt(kp m_r) (measured on MuJoCo 4.0).
+    inertia at qpos0, m_r = 1 / x with x = r M⁻¹ rᵀ for the moment row r, the mean of
+    r_k M⁻¹ r_kᵀ over the rows of an orientation actuator's 3 outputs (m_r = 0 when
+    x ≤ MINVAL), biasprm[2] becomes −ζ · 2 sqrt(kp m_r) (measured on MuJoCo 4.0).
     """
     todo = [i for i in range(m.nactuator)
             if (m.actuator_gaintype[i] == GAIN_PID
@@ -315,9 +316,10 @@ def resolve_dampratio(m, d):
     M = np.empty((m.nv, m.nv))
     dense_from_sparse(m._s, d.qM, M)
     for i in todo:
-        r = d.actuator_moment[i]
+        o, n = m.actuator_outadr[i], m.actuator_outnum[i]
+        r = d.actuator_moment[o:o + n]
         try:
-            x = float(r @ np.linalg.solve(M, r))
+            x = float(np.sum(r * np.linalg.solve(M, r.T).T)) / n
         except np.linalg.LinAlgError:
             x = 0.0
         mass = 1.0 / x if x > MINVAL else 0.0
@@ -408,13 +410,14 @@ def muscle_lengthrange(m, sources=None, options=None):
         muscle = m.actuator_gaintype[i] == GAIN_MUSCLE or m.actuator_biastype[i] == BIAS_MUSCLE
         if opt["mode"] == "none" or (opt["mode"] != "all" and not muscle):
             continue
-        if opt["useexisting"] and m.actuator_lengthrange[i, 0] < m.actuator_lengthrange[i, 1]:
+        o = m.actuator_outadr[i]
+        if opt["useexisting"] and m.actuator_lengthrange[o, 0] < m.actuator_lengthrange[o, 1]:
             continue
         trn, obj = m.actuator_trntype[i], m.actuator_trnid[i, 0]
         if opt["uselimit"] and trn in (TRN_JOINT, TRN_JOINTINPARENT) and m.jnt_limited[obj]:
-            m.actuator_lengthrange[i] = m.jnt_range[obj]
+            m.actuator_lengthrange[o] = m.jnt_range[obj]
         elif opt["uselimit"] and trn == TRN_TENDON and m.tendon_limited[obj]:
-            m.actuator_lengthrange[i] = m.tendon_range[obj]
+            m.actuator_lengthrange[o] = m.tendon_range[obj]
         else:
             todo.append(i)
     if not todo:
@@ -431,6 +434,7 @@ def muscle_lengthrange(m, sources=None, options=None):
         decay = np.exp(-h / max(0.01, opt["timeconst"]))
         M = np.empty((m.nv, m.nv))
         for i in todo:
+            o = m.actuator_outadr[i]
             where = f"{sources[i]}: " if sources and sources[i] else ""
             lo, hi = [0.0, 0.0], [0.0, 0.0]
             for side in (0, 1):
@@ -442,7 +446,7 @@ def muscle_lengthrange(m, sources=None, options=None):
                     crb_stage(m._s, d._s)
                     transmission(m._s, d._s)
                     dense_from_sparse(m._s, d.qM, M)
-                    r = d.actuator_moment[i].copy()
+                    r = d.actuator_moment[o].copy()
                     nrm = float(np.linalg.norm(np.linalg.solve(M, r)))
                     f = r * ((2 * side - 1) * opt["accel"] / max(MINVAL, nrm))
                     nrm = float(np.linalg.norm(f))
@@ -450,7 +454,7 @@ def muscle_lengthrange(m, sources=None, options=None):
                         f *= opt["maxforce"] / max(MINVAL, nrm)
                     d.qfrc_applied[:] = f
                     step(m, d)
-                    length = float(d.actuator_length[i])
+                    length = float(d.actuator_length[o])
                     if d.time == 0.0:
                         raise ModelError(f"{where}Unstable lengthrange simulation in actuator {i}")
                     if d.time > opt["inttotal"] - opt["interval"]:
@@ -471,7 +475,7 @@ def muscle_lengthrange(m, sources=None, options=None):
                         f"({m.names['actuator'][i] or 'unnamed'}): eval ({lo[side]:g}, "
                         f"{hi[side]:g}), range ({rng[0]:g}, {rng[1]:g}); give lengthrange on "
                         f"the actuator or limit its joint")
-            m.actuator_lengthrange[i] = rng
+            m.actuator_lengthrange[o] = rng
     finally:
         m.opt_disableflags[0], m.opt_timestep[0] = saved[0], saved[1]
         m.opt.integrator = saved[2]
