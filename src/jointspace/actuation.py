@@ -59,6 +59,7 @@ from jointspace.passive import quat_to_vel, sub_quat
 from jointspace.rotation import quat_mul, rot_vec_quat
 from jointspace.types import (
     BIAS_AFFINE,
+    BIAS_DCMOTOR,
     BIAS_MUSCLE,
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
@@ -66,6 +67,7 @@ from jointspace.types import (
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DSBL_GRAVITY,
+    DYN_DCMOTOR,
     DYN_FILTER,
     DYN_FILTEREXACT,
     DYN_INTEGRATOR,
@@ -73,10 +75,12 @@ from jointspace.types import (
     DYN_NONE,
     DYN_PID,
     GAIN_AFFINE,
+    GAIN_DCMOTOR,
     GAIN_FIXED,
     GAIN_MUSCLE,
     GAIN_PID,
     INPUT_FF,
+    INPUT_NONE,
     INPUT_POS,
     INPUT_VEL,
     JNT_BALL,
@@ -536,9 +540,13 @@ def advance_act(m, d, act_dot, h):
         adr = m.actuator_actadr[i]
         if adr >= 0:
             off = actuator_disabled(m, i)
+            dcmotor = m.actuator_dyntype[i] == DYN_DCMOTOR
             for a in range(adr, adr + m.actuator_actnum[i]):
                 rate = 0.0 if off else act_dot[a]
-                d.act[a] = next_activation(m, i, d.act[a], rate, h)
+                if dcmotor:
+                    d.act[a] = _dcmotor_next(m, d, i, a - adr, d.act[a], rate, h)
+                else:
+                    d.act[a] = next_activation(m, i, d.act[a], rate, h)
             if m.actuator_dyntype[i] == DYN_INTEGRATOR:
                 # a rotational setpoint in act: the representative nearest the length
                 period = wrap_period(m, i)
@@ -569,6 +577,10 @@ def actuation(m, d):
             f = _pid(m, d, i, clamp, bad, True)
             d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else f
             continue
+        if m.actuator_gaintype[i] == GAIN_DCMOTOR:
+            f = _dcmotor(m, d, i, clamp, bad, True)
+            d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else f
+            continue
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
         u = 0.0 if bad else _clamped_ctrl(m, d, i, 0, clamp)
@@ -597,6 +609,10 @@ def actuation(m, d):
         f = d.actuator_force[i]
         if m.actuator_forcelimited[i]:
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
+            d.actuator_force[i] = f
+        if m.actuator_biastype[i] == BIAS_DCMOTOR and not actuator_disabled(m, i):
+            # cogging and LuGre friction, beyond the current limits
+            f = _dcmotor_mechanical(m, d, i, f)
             d.actuator_force[i] = f
         mom = d.actuator_moment[i]
         lo, hi = _moment_range(m, i)
@@ -744,6 +760,202 @@ def _pid(m, d, i, clamp, bad, write):
     return f + (bp[0] + bp[1] * length + bp[2] * d.actuator_velocity[i])
 
 
+@njit(cache=True, inline="always")
+def _dcmotor_slots(dp, gp):
+    """A dcmotor's state offsets (slew, integral, temperature, bristle, current) and count.
+
+    Each present when its parameter is positive (slewmax dynprm₇, ki gainprm₅, thermal
+    resistance dynprm₂, LuGre σ₀ dynprm₅, τₑ dynprm₀), −1 when absent (mj_dcmotorSlots).
+    """
+    n = np.int64(0)
+    slew = integral = temp = bristle = current = np.int64(-1)
+    if dp[7] > 0.0:
+        slew = n
+        n += 1
+    if gp[5] > 0.0:
+        integral = n
+        n += 1
+    if dp[2] > 0.0:
+        temp = n
+        n += 1
+    if dp[5] > 0.0:
+        bristle = n
+        n += 1
+    if dp[0] > 0.0:
+        current = n
+        n += 1
+    return slew, integral, temp, bristle, current, n
+
+
+@njit(cache=True, inline="always")
+def _stribeck(v, bp):
+    """LuGre's Stribeck curve g(v) = F_C + (F_S − F_C) exp(−(v / v_S)²), biasprm₃:₆."""
+    ratio = v / max(MINVAL, bp[5])
+    return bp[3] + (bp[4] - bp[3]) * np.exp(-ratio * ratio)
+
+
+@njit(cache=True)
+def _dcmotor(m, d, i, clamp, bad, write):
+    """A dcmotor's force before the clamps; with `write`, its act_dot (mj_fwdActuation).
+
+    gainprm = [R, K, α, T₀, kp, ki, kd, Vmax], dynprm = [τₑ, (di/dt)max, R_T, C, Tₐ, σ₀, σ₁,
+    slewmax, Imax], biasprm₃:₆ = [F_C, F_S, v_S]; l, ω the actuator length and velocity.
+    Inputs [pos, vel, ff, voltage] as actuator_ctrlspec selects (absent: 0); slewmax
+    moves the first one at most slewmax · h from the slew state (act_dot = the move / h).
+      voltage   V = clamp((R/K) τ + K ω, ±Vmax) + u_voltage with a controller input,
+                τ = kp (u_pos − l) + kd (u_vel − ω) + ki x_I + u_ff; V = u_voltage otherwise
+      integral  ẋ_I = u_pos − l, not accumulating beyond ±Imax
+      thermal   R_T = R (1 + α (T + Tₐ − T₀)),  Ṫ = (R_T i² − T / R_T,th) / C
+      bristle   ż = ω − σ₀ |ω| z / g(ω)
+      current   i̇ = clamp((V − K ω) / R_T − i) / τₑ, ±(di/dt)max)
+    force = K i⁺ with the current state (i⁺ its next value: actearly), else
+    (K / R_T) (V − K ω), the stateless current i = (V − K ω) / R_T.
+    """
+    gp = m.actuator_gainprm[i]
+    dp = m.actuator_dynprm[i]
+    slew, integral, temp, bristle, current, n = _dcmotor_slots(dp, gp)
+    adr = m.actuator_actadr[i]
+    spec = m.actuator_ctrlspec[i]
+    h = m.opt_timestep[0]
+    length = d.actuator_length[i]
+    vel = d.actuator_velocity[i]
+    # the inputs [pos, vel, ff, voltage]; `first` the one read first
+    u = np.zeros(4)
+    first = -1
+    k = 0
+    if spec != INPUT_NONE:
+        for j in range(4):
+            if spec & (1 << j):
+                if first < 0:
+                    first = j
+                if not bad:
+                    u[j] = _clamped_ctrl(m, d, i, k, clamp)
+                k += 1
+    if write:
+        for j in range(n):
+            d.act_dot[adr + j] = 0.0
+    if slew >= 0:
+        # u_first ← clamp(u_first, prev ∓ slewmax h)
+        prev = d.act[adr + slew]
+        step = dp[7] * h
+        ueff = min(max(u[first], prev - step), prev + step)
+        if write:
+            d.act_dot[adr + slew] = (ueff - prev) / h
+        u[first] = ueff
+    x_i = 0.0
+    if integral >= 0:
+        x_i = d.act[adr + integral]
+        err = u[0] - length
+        imax = dp[8]
+        if imax > 0.0:
+            if x_i >= imax:
+                err = min(err, 0.0)
+            elif x_i <= -imax:
+                err = max(err, 0.0)
+        if write:
+            d.act_dot[adr + integral] = err
+    R = gp[0]
+    K = gp[1]
+    volt = 0.0
+    if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF):
+        torque = gp[4] * (u[0] - length) + gp[6] * (u[1] - vel) + gp[5] * x_i + u[2]
+        volt = R / K * torque + K * vel
+        if gp[7] > 0.0:
+            volt = min(max(volt, -gp[7]), gp[7])
+    volt = volt + u[3]
+    if temp >= 0:
+        # R_T = R (1 + α (T + Tₐ − T₀))
+        T = d.act[adr + temp]
+        R *= 1.0 + gp[2] * (T + dp[4] - gp[3])
+        if write:
+            cur = d.act[adr + current] if current >= 0 else (volt - K * vel) / R
+            d.act_dot[adr + temp] = (R * cur * cur - T / dp[2]) / dp[3]
+    if bristle >= 0 and write:
+        a = -dp[5] * abs(vel) / max(MINVAL, _stribeck(vel, m.actuator_biasprm[i]))
+        d.act_dot[adr + bristle] = a * d.act[adr + bristle] + vel
+    if current >= 0:
+        te = dp[0]
+        cur = d.act[adr + current]
+        idot = (volt / R - K / R * vel - cur) / te
+        if dp[1] > 0.0:
+            idot = min(max(idot, -dp[1]), dp[1])
+        if write:
+            d.act_dot[adr + current] = idot
+        # force = K i⁺, i⁺ = i + i̇ τₑ (1 − exp(−h/τₑ))
+        te = max(MINVAL, te)
+        return K * (cur + idot * te * (1.0 - np.exp(-h / te)))
+    gain = K / max(MINVAL, R)
+    return gain * volt + (0.0 - gain * K * vel)
+
+
+@njit(cache=True)
+def _dcmotor_mechanical(m, d, i, f):
+    """f plus a dcmotor's cogging A sin(N l + φ) and LuGre friction −(σ₀ z + σ₁ ż)."""
+    bp = m.actuator_biasprm[i]
+    dp = m.actuator_dynprm[i]
+    if bp[0] != 0.0:
+        f += bp[0] * np.sin(bp[1] * d.actuator_length[i] + bp[2])
+    if dp[5] > 0.0:
+        a = m.actuator_actadr[i] + _dcmotor_slots(dp, m.actuator_gainprm[i])[3]
+        f -= dp[5] * d.act[a] + dp[6] * d.act_dot[a]
+    return f
+
+
+@njit(cache=True)
+def _dcmotor_next(m, d, i, offset, act, act_dot, h):
+    """A dcmotor state after a step h (mj_nextActivation); no actrange clamp.
+
+    current: exact for the linear filter, i + i̇ τₑ (1 − exp(−h/τₑ)); bristle: exact for
+    ż = a z + ω at fixed a = −σ₀ |ω| / g(ω), z e^{ah} + ω (e^{ah} − 1) / a (h when
+    |a| ≤ MINVAL), independent of act_dot; integral: Euler, clamped to ±Imax when
+    Imax > 0; slew and temperature: Euler.
+    """
+    dp = m.actuator_dynprm[i]
+    slots = _dcmotor_slots(dp, m.actuator_gainprm[i])
+    if offset == slots[4]:
+        te = max(MINVAL, dp[0])
+        return act + act_dot * te * (1.0 - np.exp(-h / te))
+    if offset == slots[3]:
+        vel = d.actuator_velocity[i]
+        a = -dp[5] * abs(vel) / max(MINVAL, _stribeck(vel, m.actuator_biasprm[i]))
+        e = np.exp(a * h)
+        w = (e - 1.0) / a if abs(a) > MINVAL else h
+        return e * act + w * vel
+    act = act + act_dot * h
+    if offset == slots[1] and dp[8] > 0.0:
+        act = min(max(act, -dp[8]), dp[8])
+    return act
+
+
+@njit(cache=True)
+def _dcmotor_damping(m, i):
+    """∂(dcmotor force)/∂ω as MuJoCo's mjd_actuator_vel takes it (nominal R, no clamps).
+
+    −K²/R stateless; the controller's dV/dω = K − kd R/K through K/R (stateless) or
+    K (dV/dω − K) s / R with s = 1 − exp(−h/τₑ) (current state); −σ₁ with LuGre.
+    """
+    gp = m.actuator_gainprm[i]
+    dp = m.actuator_dynprm[i]
+    R = max(MINVAL, gp[0])
+    K = gp[1]
+    te = dp[0]
+    dfdv = 0.0
+    if te <= 0.0:
+        dfdv -= K * K / R
+    dvdw = 0.0
+    spec = m.actuator_ctrlspec[i]
+    if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF):
+        dvdw = -gp[6] * R / K + K
+    if te > 0.0:
+        s = 1.0 - np.exp(-m.opt_timestep[0] / te)
+        dfdv += K * (dvdw - K) * s / R
+    elif dvdw != 0.0:
+        dfdv += K * dvdw / R
+    if dp[6] > 0.0:
+        dfdv -= dp[6]
+    return dfdv
+
+
 @njit(cache=True)
 def _force(m, d, i, x):
     """Actuator i's force before any clamp: gain · x + bias, x its control or activation."""
@@ -790,9 +1002,12 @@ def _input(m, d, i):
 @njit(cache=True)
 def _unclamped_force(m, d, i):
     """Actuator i's force before the clamps, from the current act and act_dot."""
-    if m.actuator_gaintype[i] == GAIN_PID:
+    if m.actuator_gaintype[i] == GAIN_PID or m.actuator_gaintype[i] == GAIN_DCMOTOR:
         clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
-        return _pid(m, d, i, clamp, _bad_ctrl(m, d, clamp), False)
+        bad = _bad_ctrl(m, d, clamp)
+        if m.actuator_gaintype[i] == GAIN_PID:
+            return _pid(m, d, i, clamp, bad, False)
+        return _dcmotor(m, d, i, clamp, bad, False)
     return _force(m, d, i, _input(m, d, i))
 
 
@@ -892,6 +1107,8 @@ def actuator_damping(m, d, i):
     dfdv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         dfdv = m.actuator_biasprm[i, 2]
+    elif m.actuator_biastype[i] == BIAS_DCMOTOR:
+        return _dcmotor_damping(m, i)
     gain_vel = 0.0
     if m.actuator_gaintype[i] == GAIN_AFFINE:
         gain_vel = m.actuator_gainprm[i, 2]
