@@ -77,6 +77,8 @@ CASES = {
                 'thermal="2 0.05 0 0.004 25 20"/>'),
     "thermal_timeconst": ('<dcmotor joint="hinge" motorconst="0.2" resistance="0.4" '
                           'thermal="0 0.02 0.1 0.01 20 30" inductance="0.002"/>'),
+    "thermal_all": ('<dcmotor joint="slide" motorconst="0.2" resistance="0.4" '
+                    'thermal="2 3 0.5 0.01 20 30"/>'),
     "lugre": ('<dcmotor joint="twist" motorconst="0.05" resistance="1" '
               'lugre="200 0.5 0.02 0.04 0.1"/>'),
     "lugre_inductance": ('<dcmotor joint="hinge" motorconst="0.1" resistance="1" '
@@ -300,3 +302,45 @@ def test_refused_by_jointspace(actuator, words):
         js.load_string(_xml(actuator))
     for w in words:
         assert w in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("case", ["all", "mixed", "lugre_inductance"])
+def test_transition_derivatives(case):
+    """A = ∂x'/∂x and B = ∂x'/∂ctrl (one column per control) equal mjd_transitionFD's."""
+    m, mm = _pair(CASES[case])
+    d, dd = js.make_data(m), mujoco.MjData(mm)
+    rng = np.random.default_rng(1)
+    _set_state(mm, rng, (d, dd))
+    A, B = js.transition_derivatives(m, d, eps=1e-6)
+    nx = 2 * mm.nv + mm.na
+    A_mj, B_mj = np.zeros((nx, nx)), np.zeros((nx, mm.nu))
+    mujoco.mj_forward(mm, dd)
+    mujoco.mjd_transitionFD(mm, dd, 1e-6, 0, A_mj, B_mj, None, None)
+    assert B.shape == (nx, m.nu)
+    # two steps that agree to ~1e-14, divided by eps, times the states' scales (~1e2)
+    np.testing.assert_allclose(A, A_mj, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(B, B_mj, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["all", "mixed"])
+def test_rollout(case):
+    """A rollout's states equal MuJoCo's rollout's (controls with nu columns)."""
+    from mujoco import rollout as mj_rollout
+
+    m, mm = _pair(CASES[case])
+    rng = np.random.default_rng(5)
+    nstate = mujoco.mj_stateSize(mm, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    x0 = np.zeros((2, nstate))
+    x0[:, 1:1 + mm.nq] = rng.normal(scale=0.2, size=(2, mm.nq))
+    u = rng.normal(scale=0.5, size=(2, 200, mm.nu))
+    ours = js.rollout(m, None, x0, u)[0]
+    theirs = mj_rollout.rollout(mm, mujoco.MjData(mm), x0, u)[0]
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=TRAJ_TOL)
+
+
+def test_inverse_trajectory_refused():
+    """inverse_trajectory does not recover a dcmotor's controls: refused, naming it."""
+    m, _ = _pair(CASES["voltage"])
+    d = js.make_data(m)
+    with pytest.raises(ValueError, match="dcmotor"):
+        js.inverse_trajectory(m, d, d.qpos[None], d.qvel[None], d.qacc[None])

@@ -578,7 +578,7 @@ def actuation(m, d):
             d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else f
             continue
         if m.actuator_gaintype[i] == GAIN_DCMOTOR:
-            f = _dcmotor(m, d, i, clamp, bad, True)
+            f = _dcmotor(m, d, i, clamp, bad, True)[0]
             d.actuator_force[i] = 0.0 if actuator_disabled(m, i) else f
             continue
         dyn = m.actuator_dyntype[i]
@@ -810,6 +810,8 @@ def _dcmotor(m, d, i, clamp, bad, write):
       current   i̇ = clamp((V − K ω) / R_T − i) / τₑ, ±(di/dt)max)
     force = K i⁺ with the current state (i⁺ its next value: actearly), else
     (K / R_T) (V − K ω), the stateless current i = (V − K ω) / R_T.
+
+    Returns (force, R_T, V not clamped to ±Vmax, i̇ not clamped to ±(di/dt)max).
     """
     gp = m.actuator_gainprm[i]
     dp = m.actuator_dynprm[i]
@@ -857,10 +859,13 @@ def _dcmotor(m, d, i, clamp, bad, write):
     R = gp[0]
     K = gp[1]
     volt = 0.0
+    volt_free = True
+    rate_free = True
     if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF):
         torque = gp[4] * (u[0] - length) + gp[6] * (u[1] - vel) + gp[5] * x_i + u[2]
         volt = R / K * torque + K * vel
         if gp[7] > 0.0:
+            volt_free = -gp[7] < volt < gp[7]
             volt = min(max(volt, -gp[7]), gp[7])
     volt = volt + u[3]
     if temp >= 0:
@@ -878,14 +883,15 @@ def _dcmotor(m, d, i, clamp, bad, write):
         cur = d.act[adr + current]
         idot = (volt / R - K / R * vel - cur) / te
         if dp[1] > 0.0:
+            rate_free = -dp[1] < idot < dp[1]
             idot = min(max(idot, -dp[1]), dp[1])
         if write:
             d.act_dot[adr + current] = idot
         # force = K i⁺, i⁺ = i + i̇ τₑ (1 − exp(−h/τₑ))
         te = max(MINVAL, te)
-        return K * (cur + idot * te * (1.0 - np.exp(-h / te)))
+        return K * (cur + idot * te * (1.0 - np.exp(-h / te))), R, volt_free, rate_free
     gain = K / max(MINVAL, R)
-    return gain * volt + (0.0 - gain * K * vel)
+    return gain * volt + (0.0 - gain * K * vel), R, volt_free, rate_free
 
 
 @njit(cache=True)
@@ -907,7 +913,8 @@ def _dcmotor_next(m, d, i, offset, act, act_dot, h):
 
     current: exact for the linear filter, i + i̇ τₑ (1 − exp(−h/τₑ)); bristle: exact for
     ż = a z + ω at fixed a = −σ₀ |ω| / g(ω), z e^{ah} + ω (e^{ah} − 1) / a (h when
-    |a| ≤ MINVAL), independent of act_dot; integral: Euler, clamped to ±Imax when
+    |a| ≤ MINVAL), independent of act_dot, ω = moment · qvel (under RK4 the step's
+    initial velocity, as MuJoCo 4.0.0 takes it, measured); integral: Euler, clamped to ±Imax when
     Imax > 0; slew and temperature: Euler.
     """
     dp = m.actuator_dynprm[i]
@@ -916,7 +923,11 @@ def _dcmotor_next(m, d, i, offset, act, act_dot, h):
         te = max(MINVAL, dp[0])
         return act + act_dot * te * (1.0 - np.exp(-h / te))
     if offset == slots[3]:
-        vel = d.actuator_velocity[i]
+        # the velocity at the state being advanced: moment · qvel (RK4's initial qvel)
+        lo, hi = _moment_range(m, i)
+        vel = 0.0
+        for c in range(lo, hi):
+            vel += d.actuator_moment[i, c] * d.qvel[c]
         a = -dp[5] * abs(vel) / max(MINVAL, _stribeck(vel, m.actuator_biasprm[i]))
         e = np.exp(a * h)
         w = (e - 1.0) / a if abs(a) > MINVAL else h
@@ -928,32 +939,40 @@ def _dcmotor_next(m, d, i, offset, act, act_dot, h):
 
 
 @njit(cache=True)
-def _dcmotor_damping(m, i):
-    """∂(dcmotor force)/∂ω as MuJoCo's mjd_actuator_vel takes it (nominal R, no clamps).
+def _dcmotor_damping(m, d, i):
+    """∂(dcmotor force)/∂ω as MuJoCo 4.0.0's mjd_actuator_vel takes it (measured).
 
-    −K²/R stateless; the controller's dV/dω = K − kd R/K through K/R (stateless) or
-    K (dV/dω − K) s / R with s = 1 − exp(−h/τₑ) (current state); −σ₁ with LuGre.
+    (K / R_T)(dV/dω − K) stateless, K (dV/dω − K) s / R_T with s = 1 − exp(−h/τₑ) with the
+    current state (0 while i̇ is clamped to ±(di/dt)max); the controller's dV/dω = K − kd R/K
+    with the nominal R (0 without a controller input or while V is clamped to ±Vmax);
+    −σ₁ with LuGre (the bristle's ∂a/∂ω ignored). The electrical part is 0 while its force
+    (before cogging and LuGre) is clamped to forcerange, or on a tendon whose total actuator
+    force is scaled (`tendon_clamped`); the LuGre part stays.
     """
     gp = m.actuator_gainprm[i]
     dp = m.actuator_dynprm[i]
-    R = max(MINVAL, gp[0])
+    lugre = -dp[6] if dp[6] > 0.0 else 0.0
+    clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
+    f, RT, volt_free, rate_free = _dcmotor(m, d, i, clamp, _bad_ctrl(m, d, clamp), False)
+    if m.actuator_forcelimited[i] and (f <= m.actuator_forcerange[i, 0]
+                                       or f >= m.actuator_forcerange[i, 1]):
+        return lugre
+    if m.ntendon and tendon_clamped(m, d, i):
+        return lugre
+    RT = max(MINVAL, RT)
     K = gp[1]
     te = dp[0]
-    dfdv = 0.0
-    if te <= 0.0:
-        dfdv -= K * K / R
     dvdw = 0.0
     spec = m.actuator_ctrlspec[i]
-    if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF):
-        dvdw = -gp[6] * R / K + K
+    if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF) and volt_free:
+        dvdw = -gp[6] * max(MINVAL, gp[0]) / K + K
+    dfdv = 0.0
     if te > 0.0:
-        s = 1.0 - np.exp(-m.opt_timestep[0] / te)
-        dfdv += K * (dvdw - K) * s / R
-    elif dvdw != 0.0:
-        dfdv += K * dvdw / R
-    if dp[6] > 0.0:
-        dfdv -= dp[6]
-    return dfdv
+        if rate_free:
+            dfdv = K * (dvdw - K) * (1.0 - np.exp(-m.opt_timestep[0] / te)) / RT
+    else:
+        dfdv = K / RT * (dvdw - K)
+    return dfdv + lugre
 
 
 @njit(cache=True)
@@ -1007,7 +1026,7 @@ def _unclamped_force(m, d, i):
         bad = _bad_ctrl(m, d, clamp)
         if m.actuator_gaintype[i] == GAIN_PID:
             return _pid(m, d, i, clamp, bad, False)
-        return _dcmotor(m, d, i, clamp, bad, False)
+        return _dcmotor(m, d, i, clamp, bad, False)[0]
     return _force(m, d, i, _input(m, d, i))
 
 
@@ -1089,7 +1108,7 @@ def actuator_damping(m, d, i):
 
     Clamped: at or beyond forcerange, or on a tendon whose total actuator force is scaled
     into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured). 0 too
-    for an actuator of a disabled group (`actuator_disabled`).
+    for an actuator of a disabled group (`actuator_disabled`). A dcmotor's: `_dcmotor_damping`.
 
     The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
     velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
@@ -1098,6 +1117,8 @@ def actuator_damping(m, d, i):
     """
     if m.opt_disableflags[0] & DSBL_ACTUATION or actuator_disabled(m, i):
         return 0.0
+    if m.actuator_biastype[i] == BIAS_DCMOTOR:
+        return _dcmotor_damping(m, d, i)
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
@@ -1107,8 +1128,6 @@ def actuator_damping(m, d, i):
     dfdv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         dfdv = m.actuator_biasprm[i, 2]
-    elif m.actuator_biastype[i] == BIAS_DCMOTOR:
-        return _dcmotor_damping(m, i)
     gain_vel = 0.0
     if m.actuator_gaintype[i] == GAIN_AFFINE:
         gain_vel = m.actuator_gainprm[i, 2]

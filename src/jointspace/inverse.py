@@ -91,6 +91,7 @@ from jointspace.types import (
     DSBL_GRAVITY,
     ENBL_DIAGEXACT,
     ENBL_INVDISCRETE,
+    GAIN_DCMOTOR,
     GAIN_PID,
     INT_EULER,
     INT_IMPLICITFAST,
@@ -1120,9 +1121,15 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
 
     Raises:
         JointspaceError: a bad value (named with its time index), or RK4 with discrete.
+        ValueError: a model with a dcmotor (its controls enter through the motor's
+            voltage, current and controller states: not recovered).
     """
     fname = "inverse_trajectory"
     entry.check_pair(m, d, fname)
+    if np.any(np.asarray(m.actuator_gaintype) == GAIN_DCMOTOR):
+        raise ValueError(f"{fname}: the model has a dcmotor actuator; recovering its "
+                         f"controls (voltage, current and controller states) is not "
+                         f"implemented")
     qpos = np.ascontiguousarray(qpos, dtype=np.float64)
     if qpos.ndim != 2 or qpos.shape[1] != m.nq:
         raise ValueError(f"{fname}: argument qpos must have shape (T, {m.nq}), "

@@ -2142,7 +2142,7 @@ class _Loader:
         other entries 0. Values not given come from the nearest dcmotor default (`prev`,
         when its gaintype is dcmotor). K = sqrt(Kt Ke) (or the one positive constant), or
         from nominal = [V, τ₀, ω₀]: Ke = V/ω₀ (corrected for the damping B), R = K V / τ₀.
-        τₑ = L / R, or inductance[1]; the thermal C or R_T from its time constant; saturation
+        τₑ = L / R, or inductance[1]; the thermal C = τ_th / R_T (or R_T = τ_th / C); saturation
         [τmax, imax, (di/dt)max] sets forcerange ±τmax (τmax = K imax). The states
         (actuator_actnum) are counted by the compiler (`jointspace.io.compile`).
         """
@@ -2216,9 +2216,10 @@ class _Loader:
         dyn[0] = inductance[0] / R if inductance[0] > 0 else inductance[1]
         if thermal[0] > 0 or thermal[1] > 0 or thermal[2] > 0:
             rt, c, tth = thermal[0:3]
-            if tth > 0 and rt > 0 and c == 0:
+            # the time constant takes precedence over a given capacitance (MuJoCo 4.0.0)
+            if tth > 0 and rt > 0:
                 c = tth / rt
-            elif tth > 0 and c > 0 and rt == 0:
+            elif tth > 0 and c > 0:
                 rt = tth / c
             for name, value in (("resistance", rt), ("capacitance", c)):
                 if value <= 0:
