@@ -219,6 +219,47 @@ def test_bad_state_reset_resets_the_buffers():
     assert rel_err(d.qacc, md.qacc) < TOL
 
 
+ORIENTATION = """
+<mujoco>
+  <option timestep="0.004" integrator="{integrator}"/>
+  <worldbody>
+    <body pos="0 0 1">
+      <joint name="ball" type="ball" damping="0.05"/>
+      <geom type="box" size="0.1 0.05 0.03" pos="0.1 0 -0.2"/>
+      <site name="tip" pos="0.1 0 -0.2"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <orientation joint="ball" kp="3" kv="0.2" input="{chart}" nsample="4" delay="0.0105"
+                 interp="cubic"/>
+    <orientation site="tip" refsite="ref" kp="2" kv="0.1" nsample="2" delay="0.004"/>
+  </actuator>
+  <worldbody><site name="ref" pos="0 0 1"/></worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("chart", ("expmap", "quat"))
+@pytest.mark.parametrize("integrator", ("Euler", "RK4"))
+def test_orientation_controls_are_buffered_as_one_block(chart, integrator):
+    """An orientation servo's 3 or 4 controls are written and read late together (4.0.0)."""
+    m, d, mm, md = _pair(ORIENTATION.format(chart=chart, integrator=integrator), integrator)
+    assert m.nhistory == mm.nhistory == 2 + 4 * (1 + m.actuator_ctrlnum[0]) + 2 + 2 * (1 + 3)
+    rng = np.random.default_rng(11)
+    err = dict.fromkeys(("history", "sensordata", "qacc"), 0.0)
+    _run(m, d, mm, md, rng, NSTEP, err)
+    assert max(err.values()) < TOL, err
+    # the delayed force differs from the one of the current controls
+    js.forward(m, d)
+    m_now = js.load_string(ORIENTATION.format(chart=chart, integrator=integrator)
+                           .replace(' nsample="4" delay="0.0105"', "")
+                           .replace(' nsample="2" delay="0.004"', ""))
+    now = js.make_data(m_now)
+    now.qpos[:], now.qvel[:], now.ctrl[:] = d.qpos, d.qvel, d.ctrl
+    js.forward(m_now, now)
+    assert np.abs(now.actuator_force - d.actuator_force).max() > 1e-3
+
+
 def test_transition_derivatives_refuse_history():
     m, d, _, _ = _pair()
     with pytest.raises(ValueError, match="history buffers"):

@@ -429,7 +429,6 @@ def test_refused_as_mujoco(actuator, words):
 
 @pytest.mark.parametrize("actuator, words", [
     ('<orientation joint="ball1" input="pos"/>', ["input='pos'", "expmap or quat"]),
-    ('<orientation joint="ball1" nsample="3"/>', ["nsample"]),
 ])
 def test_refused_by_jointspace(actuator, words):
     """What MuJoCo 4.0 accepts but jointspace does not compute is refused, naming it."""

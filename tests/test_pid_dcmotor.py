@@ -245,7 +245,6 @@ def test_refused_as_mujoco(actuator, words):
 
 
 @pytest.mark.parametrize("actuator, words", [
-    ('<dcmotor joint="hinge" resistance="1" motorconst="0.1"/>', ["<dcmotor>"]),
     ('<general joint="hinge" dyntype="dcmotor" gaintype="dcmotor" biastype="dcmotor"/>',
      ["dcmotor"]),
 ])

@@ -61,6 +61,7 @@ from jointspace.passive import quat_to_vel, sub_quat
 from jointspace.rotation import quat_mul, rot_vec_quat
 from jointspace.types import (
     BIAS_AFFINE,
+    BIAS_DCMOTOR,
     BIAS_MUSCLE,
     CHART_QUAT,
     CNSTR_CONTACT_ELLIPTIC,
@@ -69,6 +70,7 @@ from jointspace.types import (
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DSBL_GRAVITY,
+    DYN_DCMOTOR,
     DYN_FILTER,
     DYN_FILTEREXACT,
     DYN_INTEGRATOR,
@@ -76,11 +78,13 @@ from jointspace.types import (
     DYN_NONE,
     DYN_PID,
     GAIN_AFFINE,
+    GAIN_DCMOTOR,
     GAIN_FIXED,
     GAIN_MUSCLE,
     GAIN_PID,
     GAIN_SO3,
     INPUT_FF,
+    INPUT_NONE,
     INPUT_POS,
     INPUT_VEL,
     JNT_BALL,
@@ -600,9 +604,13 @@ def advance_act(m, d, act_dot, h):
         adr = m.actuator_actadr[i]
         if adr >= 0:
             off = actuator_disabled(m, i)
+            dcmotor = m.actuator_dyntype[i] == DYN_DCMOTOR
             for a in range(adr, adr + m.actuator_actnum[i]):
                 rate = 0.0 if off else act_dot[a]
-                d.act[a] = next_activation(m, i, d.act[a], rate, h)
+                if dcmotor:
+                    d.act[a] = _dcmotor_next(m, d, i, a - adr, d.act[a], rate, h)
+                else:
+                    d.act[a] = next_activation(m, i, d.act[a], rate, h)
             if m.actuator_dyntype[i] == DYN_INTEGRATOR:
                 # a rotational setpoint in act: the representative nearest the length
                 o = m.actuator_outadr[i]
@@ -644,6 +652,10 @@ def actuation(m, d):
             f = _pid(m, d, i, clamp, bad, True)
             d.actuator_force[m.actuator_outadr[i]] = 0.0 if actuator_disabled(m, i) else f
             continue
+        if m.actuator_gaintype[i] == GAIN_DCMOTOR:
+            f = _dcmotor(m, d, i, clamp, bad, True)[0]
+            d.actuator_force[m.actuator_outadr[i]] = 0.0 if actuator_disabled(m, i) else f
+            continue
         dyn = m.actuator_dyntype[i]
         adr = m.actuator_actadr[i]
         u = 0.0 if bad else _clamped_ctrl(m, d, i, 0, clamp)
@@ -677,6 +689,10 @@ def actuation(m, d):
         f = d.actuator_force[o]
         if m.actuator_forcelimited[i]:
             f = min(max(f, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
+            d.actuator_force[o] = f
+        if m.actuator_biastype[i] == BIAS_DCMOTOR and not actuator_disabled(m, i):
+            # cogging and LuGre friction, beyond the current limits
+            f = _dcmotor_mechanical(m, d, i, f)
             d.actuator_force[o] = f
         mom = d.actuator_moment[o]
         lo, hi = _moment_range(m, i)
@@ -949,6 +965,221 @@ def _pid(m, d, i, clamp, bad, write):
     return f + (bp[0] + bp[1] * length + bp[2] * d.actuator_velocity[o])
 
 
+@njit(cache=True, inline="always")
+def _dcmotor_slots(dp, gp):
+    """A dcmotor's state offsets (slew, integral, temperature, bristle, current) and count.
+
+    Each present when its parameter is positive (slewmax dynprm₇, ki gainprm₅, thermal
+    resistance dynprm₂, LuGre σ₀ dynprm₅, τₑ dynprm₀), −1 when absent (mj_dcmotorSlots).
+    """
+    n = np.int64(0)
+    slew = integral = temp = bristle = current = np.int64(-1)
+    if dp[7] > 0.0:
+        slew = n
+        n += 1
+    if gp[5] > 0.0:
+        integral = n
+        n += 1
+    if dp[2] > 0.0:
+        temp = n
+        n += 1
+    if dp[5] > 0.0:
+        bristle = n
+        n += 1
+    if dp[0] > 0.0:
+        current = n
+        n += 1
+    return slew, integral, temp, bristle, current, n
+
+
+@njit(cache=True, inline="always")
+def _stribeck(v, bp):
+    """LuGre's Stribeck curve g(v) = F_C + (F_S − F_C) exp(−(v / v_S)²), biasprm₃:₆."""
+    ratio = v / max(MINVAL, bp[5])
+    return bp[3] + (bp[4] - bp[3]) * np.exp(-ratio * ratio)
+
+
+@njit(cache=True)
+def _dcmotor(m, d, i, clamp, bad, write):
+    """A dcmotor's force before the clamps; with `write`, its act_dot (mj_fwdActuation).
+
+    gainprm = [R, K, α, T₀, kp, ki, kd, Vmax], dynprm = [τₑ, (di/dt)max, R_T, C, Tₐ, σ₀, σ₁,
+    slewmax, Imax], biasprm₃:₆ = [F_C, F_S, v_S]; l, ω the actuator length and velocity.
+    Inputs [pos, vel, ff, voltage] as actuator_ctrlspec selects (absent: 0); slewmax
+    moves the first one at most slewmax · h from the slew state (act_dot = the move / h).
+      voltage   V = clamp((R/K) τ + K ω, ±Vmax) + u_voltage with a controller input,
+                τ = kp (u_pos − l) + kd (u_vel − ω) + ki x_I + u_ff; V = u_voltage otherwise
+      integral  ẋ_I = u_pos − l, not accumulating beyond ±Imax
+      thermal   R_T = R (1 + α (T + Tₐ − T₀)),  Ṫ = (R_T i² − T / R_T,th) / C
+      bristle   ż = ω − σ₀ |ω| z / g(ω)
+      current   i̇ = clamp((V − K ω) / R_T − i) / τₑ, ±(di/dt)max)
+    force = K i⁺ with the current state (i⁺ its next value: actearly), else
+    (K / R_T) (V − K ω), the stateless current i = (V − K ω) / R_T.
+
+    Returns (force, R_T, V not clamped to ±Vmax, i̇ not clamped to ±(di/dt)max).
+    """
+    gp = m.actuator_gainprm[i]
+    dp = m.actuator_dynprm[i]
+    slew, integral, temp, bristle, current, n = _dcmotor_slots(dp, gp)
+    adr = m.actuator_actadr[i]
+    spec = m.actuator_ctrlspec[i]
+    h = m.opt_timestep[0]
+    length = d.actuator_length[m.actuator_outadr[i]]
+    vel = d.actuator_velocity[m.actuator_outadr[i]]
+    # the inputs [pos, vel, ff, voltage]; `first` the one read first
+    u = np.zeros(4)
+    first = -1
+    k = 0
+    if spec != INPUT_NONE:
+        for j in range(4):
+            if spec & (1 << j):
+                if first < 0:
+                    first = j
+                if not bad:
+                    u[j] = _clamped_ctrl(m, d, i, k, clamp)
+                k += 1
+    if write:
+        for j in range(n):
+            d.act_dot[adr + j] = 0.0
+    if slew >= 0:
+        # u_first ← clamp(u_first, prev ∓ slewmax h)
+        prev = d.act[adr + slew]
+        step = dp[7] * h
+        ueff = min(max(u[first], prev - step), prev + step)
+        if write:
+            d.act_dot[adr + slew] = (ueff - prev) / h
+        u[first] = ueff
+    x_i = 0.0
+    if integral >= 0:
+        x_i = d.act[adr + integral]
+        err = u[0] - length
+        imax = dp[8]
+        if imax > 0.0:
+            if x_i >= imax:
+                err = min(err, 0.0)
+            elif x_i <= -imax:
+                err = max(err, 0.0)
+        if write:
+            d.act_dot[adr + integral] = err
+    R = gp[0]
+    K = gp[1]
+    volt = 0.0
+    volt_free = True
+    rate_free = True
+    if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF):
+        torque = gp[4] * (u[0] - length) + gp[6] * (u[1] - vel) + gp[5] * x_i + u[2]
+        volt = R / K * torque + K * vel
+        if gp[7] > 0.0:
+            volt_free = -gp[7] < volt < gp[7]
+            volt = min(max(volt, -gp[7]), gp[7])
+    volt = volt + u[3]
+    if temp >= 0:
+        # R_T = R (1 + α (T + Tₐ − T₀))
+        T = d.act[adr + temp]
+        R *= 1.0 + gp[2] * (T + dp[4] - gp[3])
+        if write:
+            cur = d.act[adr + current] if current >= 0 else (volt - K * vel) / R
+            d.act_dot[adr + temp] = (R * cur * cur - T / dp[2]) / dp[3]
+    if bristle >= 0 and write:
+        a = -dp[5] * abs(vel) / max(MINVAL, _stribeck(vel, m.actuator_biasprm[i]))
+        d.act_dot[adr + bristle] = a * d.act[adr + bristle] + vel
+    if current >= 0:
+        te = dp[0]
+        cur = d.act[adr + current]
+        idot = (volt / R - K / R * vel - cur) / te
+        if dp[1] > 0.0:
+            rate_free = -dp[1] < idot < dp[1]
+            idot = min(max(idot, -dp[1]), dp[1])
+        if write:
+            d.act_dot[adr + current] = idot
+        # force = K i⁺, i⁺ = i + i̇ τₑ (1 − exp(−h/τₑ))
+        te = max(MINVAL, te)
+        return K * (cur + idot * te * (1.0 - np.exp(-h / te))), R, volt_free, rate_free
+    gain = K / max(MINVAL, R)
+    return gain * volt + (0.0 - gain * K * vel), R, volt_free, rate_free
+
+
+@njit(cache=True)
+def _dcmotor_mechanical(m, d, i, f):
+    """f plus a dcmotor's cogging A sin(N l + φ) and LuGre friction −(σ₀ z + σ₁ ż)."""
+    bp = m.actuator_biasprm[i]
+    dp = m.actuator_dynprm[i]
+    if bp[0] != 0.0:
+        f += bp[0] * np.sin(bp[1] * d.actuator_length[m.actuator_outadr[i]] + bp[2])
+    if dp[5] > 0.0:
+        a = m.actuator_actadr[i] + _dcmotor_slots(dp, m.actuator_gainprm[i])[3]
+        f -= dp[5] * d.act[a] + dp[6] * d.act_dot[a]
+    return f
+
+
+@njit(cache=True)
+def _dcmotor_next(m, d, i, offset, act, act_dot, h):
+    """A dcmotor state after a step h (mj_nextActivation); no actrange clamp.
+
+    current: exact for the linear filter, i + i̇ τₑ (1 − exp(−h/τₑ)); bristle: exact for
+    ż = a z + ω at fixed a = −σ₀ |ω| / g(ω), z e^{ah} + ω (e^{ah} − 1) / a (h when
+    |a| ≤ MINVAL), independent of act_dot, ω = moment · qvel (under RK4 the step's
+    initial velocity, as MuJoCo 4.0.0 takes it, measured); integral: Euler, clamped to ±Imax when
+    Imax > 0; slew and temperature: Euler.
+    """
+    dp = m.actuator_dynprm[i]
+    slots = _dcmotor_slots(dp, m.actuator_gainprm[i])
+    if offset == slots[4]:
+        te = max(MINVAL, dp[0])
+        return act + act_dot * te * (1.0 - np.exp(-h / te))
+    if offset == slots[3]:
+        # the velocity at the state being advanced: moment · qvel (RK4's initial qvel)
+        lo, hi = _moment_range(m, i)
+        vel = 0.0
+        for c in range(lo, hi):
+            vel += d.actuator_moment[m.actuator_outadr[i], c] * d.qvel[c]
+        a = -dp[5] * abs(vel) / max(MINVAL, _stribeck(vel, m.actuator_biasprm[i]))
+        e = np.exp(a * h)
+        w = (e - 1.0) / a if abs(a) > MINVAL else h
+        return e * act + w * vel
+    act = act + act_dot * h
+    if offset == slots[1] and dp[8] > 0.0:
+        act = min(max(act, -dp[8]), dp[8])
+    return act
+
+
+@njit(cache=True)
+def _dcmotor_damping(m, d, i):
+    """∂(dcmotor force)/∂ω as MuJoCo 4.0.0's mjd_actuator_vel takes it (measured).
+
+    (K / R_T)(dV/dω − K) stateless, K (dV/dω − K) s / R_T with s = 1 − exp(−h/τₑ) with the
+    current state (0 while i̇ is clamped to ±(di/dt)max); the controller's dV/dω = K − kd R/K
+    with the nominal R (0 without a controller input or while V is clamped to ±Vmax);
+    −σ₁ with LuGre (the bristle's ∂a/∂ω ignored). The electrical part is 0 while its force
+    (before cogging and LuGre) is clamped to forcerange, or on a tendon whose total actuator
+    force is scaled (`tendon_clamped`); the LuGre part stays.
+    """
+    gp = m.actuator_gainprm[i]
+    dp = m.actuator_dynprm[i]
+    lugre = -dp[6] if dp[6] > 0.0 else 0.0
+    clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
+    f, RT, volt_free, rate_free = _dcmotor(m, d, i, clamp, _bad_ctrl(m, d, clamp), False)
+    if m.actuator_forcelimited[i] and (f <= m.actuator_forcerange[i, 0]
+                                       or f >= m.actuator_forcerange[i, 1]):
+        return lugre
+    if m.ntendon and tendon_clamped(m, d, i):
+        return lugre
+    RT = max(MINVAL, RT)
+    K = gp[1]
+    te = dp[0]
+    dvdw = 0.0
+    spec = m.actuator_ctrlspec[i]
+    if spec != INPUT_NONE and spec & (INPUT_POS | INPUT_VEL | INPUT_FF) and volt_free:
+        dvdw = -gp[6] * max(MINVAL, gp[0]) / K + K
+    dfdv = 0.0
+    if te > 0.0:
+        if rate_free:
+            dfdv = K * (dvdw - K) * (1.0 - np.exp(-m.opt_timestep[0] / te)) / RT
+    else:
+        dfdv = K / RT * (dvdw - K)
+    return dfdv + lugre
+
+
 @njit(cache=True)
 def _force(m, d, i, x):
     """Actuator i's force before any clamp: gain · x + bias, x its control or activation."""
@@ -996,9 +1227,12 @@ def _input(m, d, i):
 @njit(cache=True)
 def _unclamped_force(m, d, i):
     """Actuator i's force before the clamps, from the current act and act_dot."""
-    if m.actuator_gaintype[i] == GAIN_PID:
+    if m.actuator_gaintype[i] == GAIN_PID or m.actuator_gaintype[i] == GAIN_DCMOTOR:
         clamp = (m.opt_disableflags[0] & DSBL_CLAMPCTRL) == 0
-        return _pid(m, d, i, clamp, _bad_ctrl(m, d, clamp), False)
+        bad = _bad_ctrl(m, d, clamp)
+        if m.actuator_gaintype[i] == GAIN_PID:
+            return _pid(m, d, i, clamp, bad, False)
+        return _dcmotor(m, d, i, clamp, bad, False)[0]
     return _force(m, d, i, _input(m, d, i))
 
 
@@ -1081,7 +1315,7 @@ def actuator_damping(m, d, i):
 
     Clamped: at or beyond forcerange, or on a tendon whose total actuator force is scaled
     into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured). 0 too
-    for an actuator of a disabled group (`actuator_disabled`).
+    for an actuator of a disabled group (`actuator_disabled`). A dcmotor's: `_dcmotor_damping`.
 
     The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
     velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
@@ -1098,6 +1332,8 @@ def actuator_damping(m, d, i):
             if np.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) >= m.actuator_forcerange[i, 1]:
                 return 0.0
         return m.actuator_biasprm[i, 2]
+    if m.actuator_biastype[i] == BIAS_DCMOTOR:
+        return _dcmotor_damping(m, d, i)
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[o]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:

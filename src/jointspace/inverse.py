@@ -91,6 +91,7 @@ from jointspace.types import (
     DSBL_GRAVITY,
     ENBL_DIAGEXACT,
     ENBL_INVDISCRETE,
+    GAIN_DCMOTOR,
     GAIN_PID,
     GAIN_SO3,
     INT_EULER,
@@ -1123,6 +1124,8 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
     Raises:
         JointspaceError: a bad value (named with its time index), RK4 with discrete, or an
             orientation (so3) actuator, whose force is not affine in its controls.
+        ValueError: a model with a dcmotor (its controls enter through the motor's
+            voltage, current and controller states: not recovered).
     """
     fname = "inverse_trajectory"
     entry.check_pair(m, d, fname)
@@ -1130,6 +1133,10 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
         raise JointspaceError(f"{fname}: the model has an orientation (so3) actuator, whose "
                               "force is not affine in its controls; the least-squares controls "
                               "are not computed for it")
+    if np.any(np.asarray(m.actuator_gaintype) == GAIN_DCMOTOR):
+        raise ValueError(f"{fname}: the model has a dcmotor actuator; recovering its "
+                         f"controls (voltage, current and controller states) is not "
+                         f"implemented")
     qpos = np.ascontiguousarray(qpos, dtype=np.float64)
     if qpos.ndim != 2 or qpos.shape[1] != m.nq:
         raise ValueError(f"{fname}: argument qpos must have shape (T, {m.nq}), "

@@ -196,13 +196,16 @@ def _rk4(m, d):
     for j in range(nv):
         theta[j] = h * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j]) / 6.0
         d.qacc[j] = (acc[0, j] + 2.0 * acc[1, j] + 2.0 * acc[2, j] + acc[3, j]) / 6.0
-        d.qvel[j] = v0[j] + h * d.qacc[j]
     d.qpos[:] = q0
     integrate_pos_kernel(m, d.qpos, theta, 1.0)
     if na:
+        # at the initial velocity, as mj_advance (a dcmotor's bristle reads it)
+        d.qvel[:] = v0
         d.act[:] = a0
         rate = (adot[0] + 2.0 * adot[1] + 2.0 * adot[2] + adot[3]) / 6.0
         advance_act(m, d, rate, h)
+    for j in range(nv):
+        d.qvel[j] = v0[j] + h * d.qacc[j]
     d.time[0] = t0 + h
 
 

@@ -60,16 +60,40 @@ ENBL_REFUSED = sum(1 << ENABLE_FLAGS.index(f) for f in ENABLE_REFUSED)
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
 TRN_SO3 = 6  # MuJoCo 4's mjTRN_SO3: orientation of a ball joint, or of a site in a refsite
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
-DYN_PID = 6  # MuJoCo 4's mjDYN_PID (5 is mjDYN_DCMOTOR): the pid's slew and integral states
+DYN_DCMOTOR = 5  # MuJoCo 4's mjDYN_DCMOTOR: up to five states [slew, integral, T, z, current]
+DYN_PID = 6  # MuJoCo 4's mjDYN_PID: the pid's slew and integral states
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
+GAIN_DCMOTOR = 3  # MuJoCo 4's mjGAIN_DCMOTOR: R, K, thermal and controller in gainprm
 GAIN_PID = 5  # MuJoCo 4's mjGAIN_PID: kp, kv in biasprm, ki in gainprm[0]
 GAIN_SO3 = 4  # MuJoCo 4's mjGAIN_SO3 (with BIAS_SO3): the orientation servo, kp in gainprm[0]
 # actuator_ctrlspec of an so3 actuator (MuJoCo's mjtChart): its setpoint's chart
 CHART_EXPMAP, CHART_QUAT = 1, 2
-# actuator_ctrlspec bits of a pid actuator (MuJoCo's mjtInput): which controls it reads
+# actuator_ctrlspec bits (MuJoCo's mjtInput): which controls a pid or dcmotor reads
 INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
+INPUT_VOLTAGE = 8  # a dcmotor's raw terminal voltage
+INPUT_NONE = 16  # a dcmotor without controls (passive)
 BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = 0, 1, 2
+BIAS_DCMOTOR = 3  # MuJoCo 4's mjBIAS_DCMOTOR: back-EMF, cogging and LuGre in biasprm
 BIAS_SO3 = 4  # MuJoCo 4's mjBIAS_SO3: the orientation servo, kv in biasprm[2]
+
+
+def dcmotor_slots(dynprm, gainprm):
+    """A dcmotor's state slots (slew, integral, temperature, bristle, current, count).
+
+    In this order, each present when its parameter is positive (MuJoCo's mj_dcmotorSlots):
+    slewmax dynprm[7], ki gainprm[5], thermal resistance dynprm[2], LuGre stiffness
+    dynprm[5], electrical time constant dynprm[0]; an absent slot is −1.
+    """
+    slots = [-1] * 5
+    n = 0
+    for k, on in enumerate((dynprm[7] > 0, gainprm[5] > 0, dynprm[2] > 0, dynprm[5] > 0,
+                            dynprm[0] > 0)):
+        if on:
+            slots[k] = n
+            n += 1
+    return (*slots, n)
+
+
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
 # object types of connect and weld constraints (MuJoCo's mjtObj values)
 OBJ_BODY, OBJ_SITE = 1, 6
@@ -319,15 +343,17 @@ MODEL_FIELDS = (
      "transmission type: TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_SITE, TRN_BODY"),
     ("actuator_dyntype", "i", ("nactuator",),
      "activation dynamics type: DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, "
-     "DYN_MUSCLE, DYN_PID"),
+     "DYN_MUSCLE, DYN_DCMOTOR, DYN_PID"),
     ("actuator_gaintype", "i", ("nactuator",),
-     "gain type: GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE, GAIN_PID"),
+     "gain type: GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE, GAIN_DCMOTOR, GAIN_PID"),
     ("actuator_biastype", "i", ("nactuator",),
-     "bias type: BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE"),
+     "bias type: BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE, BIAS_DCMOTOR"),
     ("actuator_ctrladr", "i", ("nactuator",), "address of the actuator's first control in ctrl"),
     ("actuator_ctrlnum", "i", ("nactuator",), "number of controls the actuator reads"),
     ("actuator_ctrlspec", "i", ("nactuator",),
-     "input signature of pid actuators: bits INPUT_POS 1, INPUT_VEL 2, INPUT_FF 4; 0 otherwise"),
+     "input signature of pid and dcmotor actuators: bits INPUT_POS 1, INPUT_VEL 2, "
+     "INPUT_FF 4, INPUT_VOLTAGE 8, INPUT_NONE 16; of so3 its chart (CHART_EXPMAP 1, "
+     "CHART_QUAT 2); of the others their one input"),
     ("actuator_outadr", "i", ("nactuator",),
      "address of the actuator's first output in actuator_force/length/velocity/moment"),
     ("actuator_outnum", "i", ("nactuator",), "number of force outputs (3 for so3, else 1)"),

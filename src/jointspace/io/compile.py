@@ -71,9 +71,9 @@ def _check_muscle(what, prm, a):
 
 
 # MuJoCo's mjtDyn, mjtGain, mjtBias orders (the index is the type code)
-_DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle", "", "pid")
-_GAINTYPES = ("fixed", "affine", "muscle", "", "so3", "pid")
-_BIASTYPES = ("none", "affine", "muscle", "", "so3")
+_DYNTYPES = ("none", "integrator", "filter", "filterexact", "muscle", "dcmotor", "pid")
+_GAINTYPES = ("fixed", "affine", "muscle", "dcmotor", "so3", "pid")
+_BIASTYPES = ("none", "affine", "muscle", "dcmotor", "so3")
 # the one input of a fixed or affine gain, as actuator_ctrlspec records it (MuJoCo 4.0)
 _ONE_INPUT = {"pos": 1, "vel": 2, "pressure": 32}
 # a pid's input tokens, in their canonical order, and their actuator_ctrlspec bits
@@ -122,6 +122,60 @@ def _pid_inputs(a):
             raise ModelError(f"actuator: pid controller states (ki, slewmax) require the pos "
                              f"input{_where(a)}")
     return spec, actdim
+
+
+# a dcmotor's input tokens, in their canonical order, and their actuator_ctrlspec bits
+_DCMOTOR_INPUTS = _PID_INPUTS + (("voltage", T.INPUT_VOLTAGE),)
+
+
+def _dcmotor_inputs(a):
+    """A dcmotor's (ctrlspec, actdim) from its input and parameters (MuJoCo 4.0's checks).
+
+    The input is "none" (no controls) or a subset of pos, vel, ff, voltage in this order
+    ("" is "voltage"). pos, vel and ff feed the on-board controller, which needs a
+    positive motor constant gainprm[1]; its gains kp, ki, kd (gainprm[4:7]) and slewmax
+    (dynprm[7]) need a controller input, ki the pos input. The states: `dcmotor_slots`.
+    """
+    if a.dyntype != "dcmotor" or a.gaintype != "dcmotor" or a.biastype != "dcmotor":
+        raise ModelError(f"actuator dyntype={a.dyntype!r}, gaintype={a.gaintype!r}, "
+                         f"biastype={a.biastype!r}: jointspace computes a dcmotor only with "
+                         f"all three 'dcmotor'{_where(a)}")
+    if a.body:
+        raise ModelError(f"a dcmotor cannot use a body transmission{_where(a)}")
+    gain = np.resize(np.asarray(a.gainprm, dtype=np.float64), 10)
+    dyn = np.resize(np.asarray(a.dynprm, dtype=np.float64), 10)
+    text = a.input.strip() if a.input else "voltage"
+    if text == "none":
+        spec = T.INPUT_NONE
+    else:
+        names = [t for t, _ in _DCMOTOR_INPUTS]
+        tokens = text.split()
+        if any(t not in names for t in tokens):
+            raise ModelError(f"actuator input={a.input!r}: dcmotor inputs are 'none' or a "
+                             f"subset of [pos, vel, ff, voltage]{_where(a)}")
+        order = [names.index(t) for t in tokens]
+        if order != sorted(set(order)):
+            raise ModelError(f"actuator input={a.input!r}: list each input once, in the "
+                             f"order pos, vel, ff, voltage{_where(a)}")
+        spec = sum(_DCMOTOR_INPUTS[k][1] for k in order)
+    controller = spec & (T.INPUT_POS | T.INPUT_VEL | T.INPUT_FF)
+    if controller and gain[1] <= 0:
+        raise ModelError(f"actuator input={a.input!r}: dcmotor controller inputs require a "
+                         f"positive motor constant (gainprm[1] = {gain[1]:g}){_where(a)}")
+    if not controller and (gain[4] or gain[5] or gain[6]):
+        raise ModelError(f"actuator controller gains (kp, ki, kd = {gain[4]:g}, {gain[5]:g}, "
+                         f"{gain[6]:g}) require a controller input [pos, vel, ff] in input"
+                         f"{_where(a)}")
+    if gain[5] > 0 and not spec & T.INPUT_POS:
+        raise ModelError(f"actuator controller ki = {gain[5]:g}: the dcmotor integral gain "
+                         f"requires the pos input{_where(a)}")
+    if not controller and dyn[7] > 0:
+        raise ModelError(f"actuator controller slewmax = {dyn[7]:g}: dcmotor slew rate "
+                         f"limiting requires a controller input [pos, vel, ff]{_where(a)}")
+    if not a.actearly:
+        raise ModelError(f"actuator actearly=False: a dcmotor needs actearly (MuJoCo refuses "
+                         f"it too){_where(a)}")
+    return spec, T.dcmotor_slots(dyn, gain)[5]
 
 
 def _where(elem):
@@ -1359,6 +1413,10 @@ class _Compiler:
                 ctrls = [ranges[t] for t, bit in _PID_INPUTS if ctrlspec & bit]
             elif a.dyntype == "pid":
                 raise ModelError(f"actuator dyntype 'pid' requires gaintype 'pid'{_where(a)}")
+            elif "dcmotor" in (a.dyntype, a.gaintype, a.biastype):
+                ctrlspec, actnum = _dcmotor_inputs(a)
+                nctrl = bin(ctrlspec & (T.INPUT_NONE - 1)).count("1")
+                ctrls = ctrls * nctrl
             elif a.input:
                 # fixed and affine gains: one input, recorded in ctrlspec only
                 ctrlspec = _ONE_INPUT.get(a.input.strip(), -1)

@@ -58,7 +58,7 @@ from jointspace.io.spec import (
     SiteSpec,
     TendonSpec,
 )
-from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS, ENABLE_REFUSED
+from jointspace.types import DISABLE_FLAGS, ENABLE_FLAGS, ENABLE_REFUSED, dcmotor_slots
 
 __all__ = ["parse_mjcf", "load_mjcf", "load_mjcf_string"]
 
@@ -277,6 +277,10 @@ _TABLES = {
         "vmax": _f(), "fpmax": _f(), "fvmax": _f(),
         # pid
         "ki": _f(), "imax": _f(), "slewmax": _f(), "posrange": _f(2),
+        # dcmotor (vectors MuJoCo accepts partially)
+        "motorconst": _f(2, 1), "resistance": _f(), "nominal": _f(3, 1),
+        "saturation": _f(3, 1), "inductance": _f(2, 1), "cogging": _f(3, 1),
+        "controller": _f(6, 1), "thermal": _f(6, 1), "lugre": _f(5, 1),
     },
 }
 
@@ -307,8 +311,14 @@ _ACT_ATTRS = {
                     "dampratio", "input"},
     "adhesion": (_ACT_COMMON - {"joint", "jointinparent", "site", "refsite", "tendon",
                                 "cranksite", "slidersite", "cranklength"}) | {"body", "gain"},
+    "dcmotor": (_ACT_COMMON - {"forcelimited", "forcerange"}) | {
+        "motorconst", "resistance", "nominal", "saturation", "inductance", "cogging",
+        "controller", "thermal", "lugre", "input"},
 }
-_ACT_UNSUPPORTED = ("plugin", "dcmotor")
+# a dcmotor's own attributes: read from the element, not kept in the class state
+_DCMOTOR_ATTRS = ("motorconst", "resistance", "nominal", "saturation", "inductance", "cogging",
+                  "controller", "thermal", "lugre")
+_ACT_UNSUPPORTED = ("plugin",)
 _MUSCLE_DEFAULTS = (0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2)  # range … fvmax
 
 # MuJoCo's values when an attribute is absent (mjs_defaultJoint, mjs_defaultGeom, ...).
@@ -1993,6 +2003,10 @@ class _Loader:
         if kind == "muscle":  # its timeconst has two values (read below)
             self._apply(node, "actuator", state, _ACT_ATTRS[kind] - {"timeconst"})
             self.unknown_attrs.pop("<muscle> timeconst", None)
+        elif kind == "dcmotor":  # its own attributes are read by _dcmotor
+            self._apply(node, "actuator", state, _ACT_ATTRS[kind] - set(_DCMOTOR_ATTRS))
+            for key in _DCMOTOR_ATTRS:
+                self.unknown_attrs.pop(f"<dcmotor> {key}", None)
         else:
             self._apply(node, "actuator", state, _ACT_ATTRS[kind])
         if kind == "general":
@@ -2019,6 +2033,12 @@ class _Loader:
                 raise ModelError(f"{where}: {key}={value} is negative; it must be >= 0")
             return value
 
+        if kind == "dcmotor":
+            self._dcmotor(node, state, prev)
+            return
+        if state["gaintype"] == "dcmotor":
+            # a dcmotor default's actearly does not reach another shortcut (MuJoCo 4.0)
+            state["actearly"] = False
         # the input signature MuJoCo 4.0 records in actuator_ctrlspec (metadata)
         if kind in ("pid", "orientation"):
             if "input" not in node.attrib:
@@ -2132,6 +2152,110 @@ class _Loader:
         state["gainprm"], state["biasprm"], state["dynprm"] = tuple(gain), tuple(bias), tuple(dyn)
         state["dyntype"], state["gaintype"], state["biastype"] = dyntype, gaintype, biastype
 
+    def _dcmotor(self, node, state, prev):
+        """A <dcmotor>'s parameters into `state` as MuJoCo 4.0's mjs_setToDCMotor sets them.
+
+        gainprm = [R, K, α, T₀, kp, ki, kd, Vmax], dynprm = [τₑ, (di/dt)max, R_T, C, Tₐ, σ₀,
+        σ₁, slewmax, Imax], biasprm = [cogging amplitude, poles, phase, F_C, F_S, v_S], the
+        other entries 0. Values not given come from the nearest dcmotor default (`prev`,
+        when its gaintype is dcmotor). K = sqrt(Kt Ke) (or the one positive constant), or
+        from nominal = [V, τ₀, ω₀]: Ke = V/ω₀ (corrected for the damping B), R = K V / τ₀.
+        τₑ = L / R, or inductance[1]; the thermal C = τ_th / R_T (or R_T = τ_th / C); saturation
+        [τmax, imax, (di/dt)max] sets forcerange ±τmax (τmax = K imax). The states
+        (actuator_actnum) are counted by the compiler (`jointspace.io.compile`).
+        """
+        where = node.where()
+        inh = prev["gaintype"] == "dcmotor"
+        pg = prev["gainprm"] if inh else (0.0,) * 10
+        pb = prev["biasprm"] if inh else (0.0,) * 10
+        pd = prev["dynprm"] if inh else (0.0,) * 10
+
+        def vec(key, init):
+            val = list(init)
+            given = self._get(node, key, _TABLES["actuator"][key])
+            if given is not None:
+                given = np.atleast_1d(given).tolist()
+                val[:len(given)] = given
+            return val
+
+        kt, ke = vec("motorconst", (pg[1], 0.0))
+        R = vec("resistance", (pg[0],))[0]
+        vn, tau0, omega0 = vec("nominal", (0.0, 0.0, 0.0))
+        saturation = vec("saturation", (0.0, 0.0, pd[1]))
+        inductance = vec("inductance", (0.0, pd[0]))
+        cogging = vec("cogging", pb[0:3])
+        controller = vec("controller", (pg[4], pg[5], pg[6], pd[7], pd[8], pg[7]))
+        thermal = vec("thermal", (pd[2], pd[3], 0.0, pg[2], pg[3], pd[4]))
+        lugre = vec("lugre", (pd[5], pd[6], pb[3], pb[4], pb[5]))
+        if kt < 0 or ke < 0:
+            raise ModelError(f"{where}: motorconst=({kt:g}, {ke:g}): the motor constants must "
+                             f"be non-negative (MuJoCo refuses it too)")
+        if vn > 0 and ke <= 0 and omega0 > 0:
+            # Ke from the no-load speed ω₀ = V Ke / (Ke² + R B)
+            B = state["damping"][0]
+            if B > 0 and R > 0:
+                disc = vn * vn - 4.0 * R * B * omega0 * omega0
+                ke = (vn + math.sqrt(disc)) / (2.0 * omega0) if disc > 0 else vn / omega0
+            elif B > 0 and tau0 > 0:
+                exact = vn / omega0 - vn * B / tau0
+                ke = exact if exact > 0 else vn / omega0
+            else:
+                ke = vn / omega0
+        K = math.sqrt(kt * ke) if kt > 0 and ke > 0 else kt if kt > 0 else ke
+        if R == 0 and vn > 0 and tau0 > 0 and K > 0:
+            R = K * vn / tau0
+        if K <= 0:
+            raise ModelError(f"{where}: motorconst: the motor constant K must be positive; "
+                             f"give motorconst, or nominal with its no-load speed (MuJoCo: DC "
+                             f"motor: motor constant K must be positive)")
+        if R <= 0:
+            raise ModelError(f"{where}: resistance={R:g}: the resistance R must be positive; "
+                             f"give resistance, or nominal with its stall torque (MuJoCo: DC "
+                             f"motor: resistance R must be positive)")
+        gain, bias, dyn = [0.0] * 10, [0.0] * 10, [0.0] * 10
+        gain[0], gain[1] = R, K
+        gain[4], gain[5], gain[6] = controller[0:3]
+        dyn[7], dyn[8] = controller[3:5]
+        if controller[5] > 0:
+            gain[7] = controller[5]
+        if saturation[0] > 0 or saturation[1] > 0:
+            tmax = saturation[0] if saturation[0] != 0 else K * saturation[1]
+            state["forcerange"] = (-tmax, tmax)
+            state["forcelimited"] = "true"
+        if saturation[2] > 0:
+            dyn[1] = saturation[2]
+        bias[0:3] = cogging
+        if inductance[0] < 0:
+            raise ModelError(f"{where}: inductance={inductance[0]:g}: the inductance L must "
+                             f"be non-negative")
+        if inductance[1] < 0:
+            raise ModelError(f"{where}: inductance=(.., {inductance[1]:g}): the electrical "
+                             f"time constant must be non-negative")
+        dyn[0] = inductance[0] / R if inductance[0] > 0 else inductance[1]
+        if thermal[0] > 0 or thermal[1] > 0 or thermal[2] > 0:
+            rt, c, tth = thermal[0:3]
+            # the time constant takes precedence over a given capacitance (MuJoCo 4.0.0)
+            if tth > 0 and rt > 0:
+                c = tth / rt
+            elif tth > 0 and c > 0:
+                rt = tth / c
+            for name, value in (("resistance", rt), ("capacitance", c)):
+                if value <= 0:
+                    raise ModelError(f"{where}: thermal={tuple(thermal[0:3])}: the thermal "
+                                     f"{name} must be positive (give two of resistance, "
+                                     f"capacitance and timeconst)")
+            dyn[2], dyn[3], dyn[4] = rt, c, thermal[5]
+            gain[2], gain[3] = thermal[3], thermal[4]
+        if lugre[0] > 0:
+            dyn[5], dyn[6] = lugre[0:2]
+            bias[3:6] = lugre[2:5]
+        if "input" not in node.attrib:
+            state["input"] = prev["input"] if inh else ""
+        state["gainprm"], state["biasprm"], state["dynprm"] = tuple(gain), tuple(bias), tuple(dyn)
+        state["dyntype"] = state["gaintype"] = state["biastype"] = "dcmotor"
+        state["actearly"], state["actlimited"] = True, "false"
+        state["actdim"] = dcmotor_slots(dyn, gain)[5]
+
     def _actuator_section(self, node):
         self._check_attrs(node, set())
         for child in node.children:
@@ -2188,15 +2312,18 @@ class _Loader:
         forcelimited = self._limited(node, v["forcelimited"], v["forcerange"], "force",
                                      "actuator")
         actlimited = self._limited(node, v["actlimited"], v["actrange"], "act", "actuator")
-        if v["dyntype"] not in ("none", "integrator", "filter", "filterexact", "muscle", "pid"):
-            raise ModelError(f"{origin}: dyntype={v['dyntype']!r} is not supported by "
-                             f"jointspace (user dynamics run MuJoCo callbacks; dcmotor is not "
-                             f"implemented)")
+        if v["dyntype"] == "user":
+            raise ModelError(f"{origin}: dyntype='user' is not supported by jointspace (user "
+                             f"dynamics run MuJoCo callbacks)")
         for what in ("gaintype", "biastype"):
-            if v[what] in ("user", "dcmotor"):
-                raise ModelError(f"{origin}: {what}={v[what]!r} is not supported by "
-                                 f"jointspace (user gains run MuJoCo callbacks; dcmotor is not "
-                                 f"implemented)")
+            if v[what] == "user":
+                raise ModelError(f"{origin}: {what}='user' is not supported by jointspace "
+                                 f"(user gains run MuJoCo callbacks)")
+        dc = [k for k in ("dyntype", "gaintype", "biastype") if v[k] == "dcmotor"]
+        if dc and len(dc) != 3:
+            raise ModelError(f"{origin}: {', '.join(f'{k}={v[k]!r}' for k in dc)}: jointspace "
+                             f"computes a dcmotor only with dyntype, gaintype and biastype "
+                             f"all 'dcmotor'")
         actdim = v["actdim"]  # negative: as the dyntype gives (MuJoCo's default, -1)
         so3 = "so3" in (v["gaintype"], v["biastype"]) and v["dyntype"] == "integrator"
         if so3:
@@ -2205,6 +2332,17 @@ class _Loader:
                 raise ModelError(f"{where}: actdim={actdim}: an so3 integrator has 3 "
                                  f"activation states (its orientation setpoint); MuJoCo "
                                  f"refuses it too: remove actdim")
+        elif dc:
+            nslot = dcmotor_slots(v["dynprm"], v["gainprm"])[5]
+            if max(actdim, 0) != nslot:
+                raise ModelError(f"{where}: actdim={actdim}: this dcmotor's parameters give "
+                                 f"{nslot} states (slewmax dynprm[7], ki gainprm[5], thermal "
+                                 f"dynprm[2], LuGre dynprm[5], time constant dynprm[0] > 0); "
+                                 f"set actdim={nslot} (MuJoCo: inconsistent state array "
+                                 f"dimension in DC motor)")
+            if not v["actearly"]:
+                raise ModelError(f"{where}: actearly='false': a dcmotor needs "
+                                 f"actearly='true' (MuJoCo refuses it too)")
         elif v["dyntype"] == "pid":
             # the pid's states: [slew (slewmax > 0), integral (ki > 0)]
             nslot = int(v["dynprm"][1] > 0) + int(v["gainprm"][0] > 0)
@@ -2216,7 +2354,7 @@ class _Loader:
             raise ModelError(f"{where}: actdim={actdim}: more than one activation is only "
                              f"for dyntype user, dcmotor and pid (MuJoCo refuses it for "
                              f"dyntype={v['dyntype']!r} too); remove actdim")
-        if (not so3 and v["dyntype"] != "pid" and actdim >= 0
+        if (not so3 and v["dyntype"] not in ("pid", "dcmotor") and actdim >= 0
                 and actdim != int(v["dyntype"] != "none")):
             what = ("an actuator without activation dynamics (dyntype none)" if actdim
                     else f"an actuator with dyntype={v['dyntype']!r}, which has one activation")

@@ -27,7 +27,8 @@ CONES = ("pyramidal", "elliptic")
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 EQUALITY_TYPES = ("connect", "weld", "joint", "tendon")
 ACTUATOR_KINDS = ("motor", "position", "velocity", "damper", "general", "intvelocity",
-                  "cylinder", "muscle", "adhesion", "pid", "orientation")
+                  "cylinder", "muscle", "adhesion", "pid", "orientation",
+                  "dcmotor")
 
 # MuJoCo's defaults for soft-constraint parameters (mjmodel.h, mjs_defaultGeom etc.).
 DEFAULT_SOLREF = (0.02, 1.0)
