@@ -44,7 +44,14 @@ mj_nextActivation (engine_forward.c) and the muscle curves (engine_util_misc.c):
 
   pid           a pid actuator reads ctrl[ctrladr : ctrladr + ctrlnum], its inputs [pos, vel,
                 ff] as actuator_ctrlspec selects, and holds up to two activations [slew,
-                integral] (`_pid`); every other actuator reads the one control ctrl[ctrladr]
+                integral] (`_pid`); every other actuator but orientation reads the one
+                control ctrl[ctrladr]
+  orientation   gaintype/biastype so3 (trntype so3, `_so3_transmission`): 3 outputs, lengths
+                log(q) of a ball joint's quaternion or of a site's in its refsite, moment rows
+                the joint's dofs or the relative rotational Jacobian on the site's axes;
+                force_k = kp log(q⁻¹ q_t)_k + biasprm₀ + biasprm₂ velocity_k, q = exp(length),
+                q_t from 3 controls (expmap), 4 (quat) or 3 activations (integrator); the
+                norm of the 3 torques clamped to forcerange₁ (`_so3`, `_so3_clamp_apply`)
 
 Per-output arrays (actuator_length, _velocity, _force, _moment rows; actuator_gear,
 _lengthrange, _acc0) hold actuator i's outputs at [outadr_i, outadr_i + outnum_i); every
@@ -1316,6 +1323,9 @@ def actuator_damping(m, d, i):
     Clamped: at or beyond forcerange, or on a tendon whose total actuator force is scaled
     into tendon_actfrcrange (`tendon_clamped`; MuJoCo 4.0 drops these, measured). 0 too
     for an actuator of a disabled group (`actuator_disabled`). A dcmotor's: `_dcmotor_damping`.
+
+    An orientation servo (so3) gives biasprm₂ (−kv, applied to each of its output rows),
+    0 while the norm of its 3 torques is at forcerange₁.
 
     The affine bias contributes biasprm₂; the affine gain gainprm₂ and the muscle gain its
     velocity derivative (`muscle_gain_vel`), times d.ctrl as given (not clamped:
