@@ -260,6 +260,36 @@ def test_orientation_controls_are_buffered_as_one_block(chart, integrator):
     assert np.abs(now.actuator_force - d.actuator_force).max() > 1e-3
 
 
+def test_quaternion_targets_reset_to_the_identity():
+    """A quaternion target's neutral control is (1, 0, 0, 0) (MuJoCo 4.0's mj_resetCtrl).
+
+    In d.ctrl and in its buffer's samples, after make_data, reset, a keyframe (key_ctrl as
+    given) and the reset of a bad state.
+    """
+    xml = ORIENTATION.format(chart="quat", integrator="Euler").replace(
+        "</mujoco>", '<keyframe><key name="k" qpos="0 1 0 0"/></keyframe></mujoco>')
+    m, d, mm, md = _pair(xml)
+    np.testing.assert_array_equal(d.ctrl, md.ctrl)
+    assert d.ctrl[0] == 1.0 and not d.ctrl[1:].any()
+    np.testing.assert_array_equal(d.history, md.history)
+    d.ctrl[:] = md.ctrl[:] = 0.3
+    js.reset(m, d)
+    mujoco.mj_resetData(mm, md)
+    np.testing.assert_array_equal(d.ctrl, md.ctrl)
+    np.testing.assert_array_equal(d.history, md.history)
+    js.reset(m, d, "k")
+    mujoco.mj_resetDataKeyframe(mm, md, 0)
+    np.testing.assert_array_equal(d.ctrl, md.ctrl)
+    np.testing.assert_array_equal(m.key_ctrl, mm.key_ctrl)
+    d.ctrl[:] = md.ctrl[:] = 0.3
+    d.qpos[0] = md.qpos[0] = np.nan
+    with pytest.warns(js.JointspaceWarning):
+        js.step(m, d)
+    mujoco.mj_step(mm, md)
+    np.testing.assert_array_equal(d.ctrl, md.ctrl)
+    assert rel_err(d.history, md.history) < TOL
+
+
 def test_transition_derivatives_refuse_history():
     m, d, _, _ = _pair()
     with pytest.raises(ValueError, match="history buffers"):

@@ -40,7 +40,7 @@ from jointspace.forward import (
     fwd_constraint,
     fwd_velocity,
 )
-from jointspace.history import reset_history
+from jointspace.history import reset_ctrl, reset_history
 from jointspace.integrate import (
     advance,
     diff_pos_kernel,
@@ -75,7 +75,7 @@ def _reset(m, d):
     d.qacc[:] = 0.0
     d.act[:] = 0.0
     d.act_dot[:] = 0.0
-    d.ctrl[:] = 0.0
+    reset_ctrl(m, d)
     d.qfrc_applied[:] = 0.0
     d.xfrc_applied[:, :] = 0.0
     d.energy[:] = 0.0

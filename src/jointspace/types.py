@@ -1226,14 +1226,25 @@ def _initial_values(model, own):
     mocap = model.body_mocapid >= 0
     own.mocap_pos[model.body_mocapid[mocap]] = model.body_pos[mocap]
     own.mocap_quat[model.body_mocapid[mocap]] = model.body_quat[mocap]
+    own.ctrl[model.actuator_ctrladr[_quat_chart(model)]] = 1.0
     if model.nhistory:
         _initial_history(model, own.history)
+
+
+def _quat_chart(m):
+    """Which actuators take a quaternion target, whose neutral control is the identity.
+
+    MuJoCo 4.0's mj_resetCtrl: d.ctrl is zero but for the first control (w) of each, in
+    d.ctrl and in the samples of its history buffer (`history.quat_chart`).
+    """
+    return (m.actuator_gaintype == GAIN_SO3) & (m.actuator_ctrlspec == CHART_QUAT)
 
 
 def _initial_history(m, history):
     """history = the buffers as mj_resetData leaves them (`jointspace.history`).
 
-    Zero values at the times [−n·h, …, −h]; a sampled sensor's (period > 0) at
+    Zero values (a quaternion target's: the identity, `_quat_chart`) at the times
+    [−n·h, …, −h]; a sampled sensor's (period > 0) at
     ⌈(t₀ − (n − 1 − j)·period) / h⌉·h, t₀ = phase (−period when phase is 0), and its clock
     (the buffer's first value) at t₀; −h for the other sensors, 0 for actuators. Python twin
     of the compiled `history.reset_history`.
@@ -1247,6 +1258,9 @@ def _initial_history(m, history):
             history[adr + 1] = n - 1
             for j in range(n):
                 history[adr + 2 + j] = -(n - j) * h
+            if _quat_chart(m)[i]:
+                dim = int(m.actuator_ctrlnum[i])
+                history[adr + 2 + n:adr + 2 + n + n * dim:dim] = 1.0
     for i in range(m.nsensor):
         n = int(m.sensor_history[i, 0])
         if n > 0:
