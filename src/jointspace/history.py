@@ -31,8 +31,9 @@ read at d.time − delay, every control of it delayed (`jointspace.actuation`; M
 measured: its published source reads back only the first); a sensor with delay > 0 shows
 the value read at d.time − delay.
 
-`reset` (MuJoCo's mj_resetData) sets every buffer to zero values at the times
-[−n·h, …, −h] (h = opt.timestep); a sampled sensor's at its period, rounded up to the time
+`reset` (MuJoCo's mj_resetData) sets every buffer to zero values (an orientation servo's
+quaternion target: the identity, its neutral control) at the times [−n·h, …, −h]
+(h = opt.timestep); a sampled sensor's at its period, rounded up to the time
 grid: t_j = ⌈(t₀ − (n − 1 − j)·period) / h⌉·h with t₀ = phase (−period when phase is 0),
 and user = t₀.
 
@@ -46,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.entry import check_pair
-from jointspace.types import MINVAL
+from jointspace.types import CHART_QUAT, GAIN_SO3, MINVAL
 
 INTERP_ZOH, INTERP_LINEAR, INTERP_CUBIC = 0, 1, 2
 INTERP_NAMES = ("zoh", "linear", "cubic")
@@ -195,12 +196,31 @@ def read_ctrl_kernel(m, d, i, j, t, interp):
     return res[j]
 
 
+@njit(cache=True, inline="always")
+def quat_chart(m, i):
+    """True when actuator i is an orientation servo whose target is a quaternion (4 controls).
+
+    Its neutral control is the identity (1, 0, 0, 0), not zeros: MuJoCo 4.0's mj_resetCtrl,
+    which mj_resetData applies to d.ctrl and to the samples of the actuator's history buffer.
+    """
+    return m.actuator_gaintype[i] == GAIN_SO3 and m.actuator_ctrlspec[i] == CHART_QUAT
+
+
+@njit(cache=True)
+def reset_ctrl(m, d):
+    """d.ctrl at its neutral values: zeros, a quaternion target's first control 1."""
+    d.ctrl[:] = 0.0
+    for i in range(m.nactuator):
+        if quat_chart(m, i):
+            d.ctrl[m.actuator_ctrladr[i]] = 1.0
+
+
 @njit(cache=True)
 def reset_history(m, d):
     """Every buffer as mj_resetData leaves it (module docstring).
 
     The compiled twin of `types._initial_history` (make_data and reset), for step's reset of
-    a bad state.
+    a bad state. An actuator's samples hold its neutral controls (`quat_chart`).
     """
     h = m.opt_timestep[0]
     buf = d.history
@@ -208,12 +228,13 @@ def reset_history(m, d):
         n = m.actuator_history[i, 0]
         if n > 0:
             adr = m.actuator_historyadr[i]
+            dim = m.actuator_ctrlnum[i]
             buf[adr] = 0.0
             buf[adr + 1] = n - 1
             for j in range(n):
                 buf[adr + 2 + j] = -(n - j) * h
-            for k in range(n * m.actuator_ctrlnum[i]):
-                buf[adr + 2 + n + k] = 0.0
+                for k in range(dim):
+                    buf[adr + 2 + n + j * dim + k] = 1.0 if k == 0 and quat_chart(m, i) else 0.0
     for i in range(m.nsensor):
         n = m.sensor_history[i, 0]
         if n > 0:
