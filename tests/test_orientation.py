@@ -9,8 +9,6 @@ states (rotations up to π), 1,000-step trajectories under each integrator, actu
 transition derivatives, rollouts, and MuJoCo's refusals.
 """
 
-import re
-import warnings
 
 import mujoco
 import mujoco.rollout
@@ -19,6 +17,13 @@ import pytest
 
 import jointspace as js
 from jointspace.errors import JointspaceError, ModelError
+from tests._actuator_cases import (
+    assert_forward,
+    assert_refused_as_mujoco,
+    assert_trajectory,
+    controls,
+    load_pair,
+)
 
 # forces at one state: the same float64 products in nearly MuJoCo's order
 FORCE_TOL = 1e-12
@@ -106,20 +111,12 @@ def _xml(actuators, integrator="Euler", defaults="", sensors=""):
 
 
 def _pair(actuators, integrator="Euler", **kw):
-    xml = _xml(actuators, integrator, **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = js.load_string(xml)
-    return m, mujoco.MjModel.from_xml_string(xml)
+    return load_pair(_xml(actuators, integrator, **kw))
 
 
 def _controls(mm, rng, scale=1.2):
     """Controls: rotation vectors of angle up to ~2π (beyond π too), quaternions, or in range."""
-    u = rng.normal(scale=scale, size=mm.nu)
-    lim = mm.actuator_ctrllimited.astype(bool)
-    lo, hi = mm.actuator_ctrlrange[:, 0], mm.actuator_ctrlrange[:, 1]
-    u[lim] = lo[lim] + (hi[lim] - lo[lim]) * rng.uniform(-0.2, 1.2, size=lim.sum())
-    return u
+    return controls(mm, rng, scale)
 
 
 def _state(mm, rng):
@@ -169,14 +166,7 @@ def test_forward(case):
         u = _controls(mm, rng)
         for data in (d, dd):
             data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
-        js.forward(m, d)
-        mujoco.mj_forward(mm, dd)
-        for f in ("actuator_length", "actuator_velocity", "actuator_force", "act_dot",
-                  "qfrc_actuator"):
-            np.testing.assert_allclose(getattr(d, f), getattr(dd, f), rtol=0, atol=FORCE_TOL,
-                                       err_msg=f)
-        scale = max(1.0, float(np.abs(dd.qacc).max()))
-        np.testing.assert_allclose(d.qacc, dd.qacc, rtol=0, atol=ACC_TOL * scale)
+        assert_forward(m, mm, d, dd, FORCE_TOL, ACC_TOL, acc_relative=True)
 
 
 def test_near_pi():
@@ -234,17 +224,7 @@ def test_trajectory(case, integrator):
     rng = np.random.default_rng(11)
     q, v, _ = _state(mm, rng)
     d.qpos[:], dd.qpos[:] = q, q
-    err = 0.0
-    for t in range(1000):
-        if t % 100 == 0:
-            u = _controls(mm, rng)
-            d.ctrl[:], dd.ctrl[:] = u, u
-        js.step(m, d)
-        mujoco.mj_step(mm, dd)
-        err = max(err, np.abs(d.qpos - dd.qpos).max(), np.abs(d.qvel - dd.qvel).max(),
-                  np.abs(d.act - dd.act).max(initial=0.0))
-    assert err < TRAJ_TOL
-    np.testing.assert_allclose(d.actuator_force, dd.actuator_force, rtol=0, atol=TRAJ_TOL)
+    assert_trajectory(m, mm, d, dd, rng, TRAJ_TOL, _controls)
 
 
 @pytest.mark.parametrize("integrator", ["implicitfast", "implicit"])
@@ -416,15 +396,7 @@ def test_info_and_inverse_trajectory():
 ])
 def test_refused_as_mujoco(actuator, words):
     """What MuJoCo 4.0 refuses, jointspace refuses, naming the line and the attribute."""
-    xml = _xml(actuator)
-    with pytest.raises(Exception):
-        mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError) as e:
-        js.load_string(xml)
-    msg = str(e.value)
-    for w in words:
-        assert w in msg, msg
-    assert re.search(r"<string>:\d+", msg), msg  # the file and line
+    assert_refused_as_mujoco(_xml(actuator), words, element=False)
 
 
 @pytest.mark.parametrize("actuator, words", [

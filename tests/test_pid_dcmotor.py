@@ -8,7 +8,6 @@ trajectories under each integrator, and MuJoCo's refusals. <dcmotor> stays
 refused, naming the element.
 """
 
-import re
 import warnings
 
 import mujoco
@@ -17,6 +16,13 @@ import pytest
 
 import jointspace as js
 from jointspace.errors import ModelError
+from tests._actuator_cases import (
+    assert_forward,
+    assert_refused_as_mujoco,
+    assert_trajectory,
+    load_pair,
+)
+from tests._actuator_cases import controls as _controls
 
 # forces at one state: the same float64 products in nearly MuJoCo's order
 FORCE_TOL = 1e-12
@@ -106,20 +112,7 @@ def _pair(actuators, integrator="Euler"):
     # RK4 with joint-limit rows differs from MuJoCo 4.0 by ~2e-7 in 1,000 steps with no
     # actuator at all (measured; not the actuators'): its runs leave the constraints out
     flags = '<flag constraint="disable"/>' if integrator == "RK4" else ""
-    xml = MODEL.format(integrator=integrator, actuators=actuators, flags=flags)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = js.load_string(xml)
-    return m, mujoco.MjModel.from_xml_string(xml)
-
-
-def _controls(mm, rng):
-    """Controls mostly inside, sometimes outside, each control's range."""
-    u = rng.normal(size=mm.nu)
-    lim = mm.actuator_ctrllimited.astype(bool)
-    lo, hi = mm.actuator_ctrlrange[:, 0], mm.actuator_ctrlrange[:, 1]
-    u[lim] = lo[lim] + (hi[lim] - lo[lim]) * rng.uniform(-0.2, 1.2, size=lim.sum())
-    return u
+    return load_pair(MODEL.format(integrator=integrator, actuators=actuators, flags=flags))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -147,13 +140,7 @@ def test_forward(case):
         u = _controls(mm, rng)
         for data in (d, dd):
             data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
-        js.forward(m, d)
-        mujoco.mj_forward(mm, dd)
-        for f in ("actuator_length", "actuator_velocity", "actuator_force", "act_dot",
-                  "qfrc_actuator"):
-            np.testing.assert_allclose(getattr(d, f), getattr(dd, f), rtol=0, atol=FORCE_TOL,
-                                       err_msg=f)
-        np.testing.assert_allclose(d.qacc, dd.qacc, rtol=0, atol=ACC_TOL)
+        assert_forward(m, mm, d, dd, FORCE_TOL, ACC_TOL)
 
 
 @pytest.mark.parametrize("integrator", ["Euler", "implicitfast", "implicit", "RK4"])
@@ -162,18 +149,7 @@ def test_trajectory(case, integrator):
     """1,000 steps with controls changed every 100 steps: qpos, qvel and act."""
     m, mm = _pair(CASES[case], integrator)
     d, dd = js.make_data(m), mujoco.MjData(mm)
-    rng = np.random.default_rng(11)
-    err = 0.0
-    for t in range(1000):
-        if t % 100 == 0:
-            u = _controls(mm, rng)
-            d.ctrl[:], dd.ctrl[:] = u, u
-        js.step(m, d)
-        mujoco.mj_step(mm, dd)
-        err = max(err, np.abs(d.qpos - dd.qpos).max(), np.abs(d.qvel - dd.qvel).max(),
-                  np.abs(d.act - dd.act).max(initial=0.0))
-    assert err < TRAJ_TOL
-    np.testing.assert_allclose(d.actuator_force, dd.actuator_force, rtol=0, atol=TRAJ_TOL)
+    assert_trajectory(m, mm, d, dd, np.random.default_rng(11), TRAJ_TOL)
 
 
 def test_ctrl_layout_and_keyframe():
@@ -233,15 +209,8 @@ def test_bad_control_zeroes_all():
 ])
 def test_refused_as_mujoco(actuator, words):
     """What MuJoCo 4.0 refuses, jointspace refuses, naming the line and the attribute."""
-    xml = MODEL.format(integrator="Euler", flags="", actuators=actuator)
-    with pytest.raises(Exception):
-        mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError) as e:
-        js.load_string(xml)
-    msg = str(e.value)
-    for w in words:
-        assert w in msg, msg
-    assert re.search(r"<string>:\d+ <", msg), msg  # the file, line and element
+    assert_refused_as_mujoco(MODEL.format(integrator="Euler", flags="", actuators=actuator),
+                             words)
 
 
 @pytest.mark.parametrize("actuator, words", [
