@@ -8,6 +8,7 @@ task runs again on a new one.
 
 import copy
 import os
+import pickle
 import signal
 import threading
 import time
@@ -57,7 +58,11 @@ def test_workers_start_warm(pool):
 def test_a_cold_node_loads_the_shipped_kernels_and_compiles_none(pool):
     assert [compiled for _, _, compiled in pool.workers] == [0, 0]
     written = ray.get([w.cache_files_written.remote() for w in pool._workers])
-    assert sum(written) > 0  # into the empty cache (both workers share the node's)
+    # the driver ships the cache files of the rollout kernels it loaded from its cache; those
+    # it loaded from the package's prebuilt store (after the suite's precompile) the workers
+    # load from the same store: none to ship (tests/test_ship.py ships one that is not there)
+    shipped = sum(len(f) for f in pickle.loads(ray.get(pool._cache_ref)).values())
+    assert max(written) <= shipped <= sum(written) or shipped == sum(written) == 0
     assert sum(len(files) for _, _, files in os.walk(pool.cold_cache)) >= max(written)
 
 
