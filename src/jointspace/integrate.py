@@ -256,7 +256,10 @@ def _add_actuator_deriv(m, d, scale, out_sparse, out_dense, dense):
 
 @njit(cache=True)
 def _add_moment_outer(m, mom, c, out_sparse, out_dense, dense):
-    """Add c · momᵀ mom (one output's moment row) on the sparsity of `_add_actuator_deriv`."""
+    """Add c · momᵀ mom (an actuator output's moment row or a tendon's ten_J) to qH or A.
+
+    On the sparsity `_add_tendon_damping` describes.
+    """
     for i in range(m.nv):
         if mom[i] == 0.0:
             continue
@@ -291,25 +294,8 @@ def _add_tendon_damping(m, d, scale, out_sparse, out_dense, dense):
         return
     for t in range(m.ntendon):
         b = tendon_damping(m, d, t)
-        if b == 0.0:
-            continue
-        J = d.ten_J[t]
-        c = scale * b
-        for i in range(m.nv):
-            if J[i] == 0.0:
-                continue
-            if dense:
-                tree = m.body_rootid[m.dof_bodyid[i]]
-                for j in range(m.nv):
-                    if m.body_rootid[m.dof_bodyid[j]] == tree:
-                        out_dense[i, j] += c * J[i] * J[j]
-            else:
-                adr = m.dof_Madr[i]
-                j = i
-                while j >= 0:
-                    out_sparse[adr] += c * J[i] * J[j]
-                    adr += 1
-                    j = m.dof_parentid[j]
+        if b != 0.0:
+            _add_moment_outer(m, d.ten_J[t], scale * b, out_sparse, out_dense, dense)
 
 
 @njit(cache=True)

@@ -64,8 +64,8 @@ DYN_DCMOTOR = 5  # MuJoCo 4's mjDYN_DCMOTOR: up to five states [slew, integral, 
 DYN_PID = 6  # MuJoCo 4's mjDYN_PID: the pid's slew and integral states
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = 0, 1, 2
 GAIN_DCMOTOR = 3  # MuJoCo 4's mjGAIN_DCMOTOR: R, K, thermal and controller in gainprm
-GAIN_PID = 5  # MuJoCo 4's mjGAIN_PID: kp, kv in biasprm, ki in gainprm[0]
 GAIN_SO3 = 4  # MuJoCo 4's mjGAIN_SO3 (with BIAS_SO3): the orientation servo, kp in gainprm[0]
+GAIN_PID = 5  # MuJoCo 4's mjGAIN_PID: kp, kv in biasprm, ki in gainprm[0]
 # actuator_ctrlspec of an so3 actuator (MuJoCo's mjtChart): its setpoint's chart
 CHART_EXPMAP, CHART_QUAT = 1, 2
 # actuator_ctrlspec bits (MuJoCo's mjtInput): which controls a pid or dcmotor reads
