@@ -310,5 +310,5 @@ def test_inverse_trajectory_refused():
     """inverse_trajectory does not recover a dcmotor's controls: refused, naming it."""
     m, _ = _pair(CASES["voltage"])
     d = js.make_data(m)
-    with pytest.raises(ValueError, match="dcmotor"):
+    with pytest.raises(js.JointspaceError, match="dcmotor"):
         js.inverse_trajectory(m, d, d.qpos[None], d.qvel[None], d.qacc[None])

@@ -193,3 +193,73 @@ def test_bad_state_and_rk4_discrete_are_refused():
     m.opt.enableflags |= ENBL_INVDISCRETE
     with pytest.raises(JointspaceError, match="not defined for the RK4 integrator"):
         js.inverse_derivatives(m, d)
+
+
+# Three trees and a free box: a hinge–ball–hinge arm whose tip rests on the box, a
+# slide–hinge bar across the box and the floor; with an adhesion actuator on the arm's tip
+# (its moment reads every contact, so the position columns then collide every pair)
+LIMBS = """<mujoco model="limbs"><option timestep="0.002"/>
+<default><joint damping="0.5"/><geom friction="0.8 0.02 0.01"/></default>
+<worldbody>
+  <geom name="floor" type="plane" size="2 2 .1"/>
+  <body name="box" pos="0.35 0 0.1"><freejoint/><geom type="box" size=".1 .1 .1" mass="2"/>
+  </body>
+  <body name="a1" pos="0 0 0.45"><joint type="hinge" axis="0 1 0" range="-60 60"/>
+    <geom type="capsule" fromto="0 0 0 0.25 0 0" size=".04"/>
+    <body name="a2" pos="0.25 0 0"><joint type="ball"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 -0.05" size=".04"/>
+      <body name="a3" pos="0.2 0 -0.05"><joint type="hinge" axis="0 1 0"/>
+        <geom type="sphere" size=".05"/></body></body></body>
+  <body name="c1" pos="0.35 0.2 0.5"><joint type="slide" axis="0 0 1"/>
+    <joint type="hinge" axis="1 0 0"/>
+    <geom type="capsule" fromto="0 0 0 0 -0.2 0" size=".04"/></body>
+</worldbody>
+<actuator>ACTUATORS</actuator>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("adhesion", [False, True])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_position_columns_by_subtree(cone, adhesion):
+    """∂f/∂qpos with contacts between trees, on a free body, under a ball joint.
+
+    Column i collides only the pairs with a geom in dof i's subtree and differences their
+    contacts' forces against the same contacts at the given state; the others keep theirs.
+    Against mjd_inverseFD (every pair collided in every column) and centered differences of
+    the whole inverse.
+    """
+    act = '<adhesion body="a3" ctrlrange="0 1" gain="5"/>' if adhesion else ""
+    xml = LIMBS.replace("ACTUATORS", act)
+    m = js.load_string(xml)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    mjd.ctrl[:] = 0.5
+    for _ in range(400):
+        mujoco.mj_step(mjm, mjd)
+    m.opt.cone = cone
+    mjm.opt.cone = 0 if cone == "pyramidal" else 1
+    d = js.make_data(m)
+    d.qpos[:], d.qvel[:], d.ctrl[:] = mjd.qpos, mjd.qvel, mjd.ctrl
+    js.forward(m, d)
+    d.qacc[:] = d.qacc + 0.5 * np.random.default_rng(5).normal(size=m.nv)
+    mjd.qacc[:] = d.qacc
+    ours = js.inverse_derivatives(m, d, EPS)
+    theirs = _mujoco(mjm, mjd, False)
+    bodies = {tuple(sorted(m.geom_bodyid[g])) for g in d.contact_geom[:d.ncon[0]]}
+    # floor–box, floor–bar, box–arm tip and box–bar: contacts on three trees
+    assert {(0, 1), (0, 5), (1, 4), (1, 5)} <= bodies, bodies
+    for x, y, w in zip(ours, theirs, ("DfDq", "DfDv", "DfDa")):
+        tol = TOL_VEL_MJ if w == "DfDv" and cone == "elliptic" else TOL
+        _close(x, y, f"limbs {cone} adhesion={adhesion} {w}", tol)
+    Fq = js.inverse_derivatives(m, d, EPS, centered=True)[0]
+    q0 = d.qpos.copy()
+    cols = []
+    for j in range(m.nv):
+        f = []
+        for s in (1.0, -1.0):
+            d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * EPS)
+            js.inverse(m, d)
+            f.append(d.qfrc_inverse.copy())
+        cols.append((f[0] - f[1]) / (2 * EPS))
+    d.qpos[:] = q0
+    _close(Fq, np.array(cols).T, f"limbs {cone} adhesion={adhesion} centered ∂/∂qpos", TOL_ACC)

@@ -35,7 +35,7 @@ from jointspace.actuation import (
     body_transmission,
     transmission,
 )
-from jointspace.collision.driver import collision_stage
+from jointspace.collision.driver import collision_of
 from jointspace.constraint import make_constraint_stage, reference
 from jointspace.diagnostics import bad_element, division_error, element_name, joint_label
 from jointspace.dynamics.crba import crb_stage
@@ -88,10 +88,19 @@ def fwd_rows(m, d):
     Collision is skipped, with ncon = 0, when the "constraint" or "contact" flag is
     disabled. Returns the rows requested (negative when some did not fit into njmax).
     """
+    return fwd_rows_of(m, d, m.body_parentid[:0])
+
+
+@njit(cache=True, inline="always")
+def fwd_rows_of(m, d, bodies):
+    """`fwd_rows` with the contacts of the pairs on the bodies flagged (`collision_of`).
+
+    bodies empty: every pair's, as `fwd_rows`.
+    """
     if m.opt_disableflags[0] & (DSBL_CONSTRAINT | DSBL_CONTACT):
         d.ncon[0] = 0
     else:
-        collision_stage(m, d)
+        collision_of(m, d, bodies)
     nrows = make_constraint_stage(m, d)
     if m.nactuator:
         body_transmission(m, d)

@@ -51,6 +51,8 @@ from jointspace.actuation import actuation
 from jointspace.actuator_passive import tendon_armature
 from jointspace.constraint import (
     CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
     STATE_CONE,
     STATE_LINEARNEG,
     STATE_LINEARPOS,
@@ -68,6 +70,7 @@ from jointspace.forward import (
     forward_checked,
     fwd_position,
     fwd_rows,
+    fwd_rows_of,
     fwd_velocity,
     fwd_velocity_passive,
     warn_forward,
@@ -99,6 +102,7 @@ from jointspace.types import (
     INT_RK4,
     JNT_FREE,
     SMALL_CONE,
+    TRN_BODY,
     WRAP_JOINT,
 )
 
@@ -408,19 +412,21 @@ def _inverse(m, d, discrete):
 
 
 @njit(cache=True)
-def _inverse_rest(m, d):
+def _inverse_rest(m, d, bodies):
     """The continuous inverse's qfrc_passive and qfrc_constraint alone (no M, no RNE).
 
     What the position columns of `_inverse_fd_entry` difference when the rest of f is
     analytical: poses, rows (M and its factor only for "diagexact"), the passive forces,
     the reference and the closed-form constraint forces; qfrc_bias and qfrc_inverse are
-    left as they were. Returns (code, rows requested) as `_inverse`.
+    left as they were. The contacts are those of the pairs on the bodies flagged in
+    `bodies` (all when it is empty, `collision_of`). Returns (code, rows requested) as
+    `_inverse`.
     """
     code = _check_state(d)
     if code != OK:
         return code, 0
     bad_pivot = fwd_position(m, d, (m.opt_enableflags[0] & ENBL_DIAGEXACT) != 0)
-    need = fwd_rows(m, d)
+    need = fwd_rows_of(m, d, bodies)
     if bad_pivot >= 0 and d.nefc[0] > 0:
         return -2 - bad_pivot, need
     fwd_velocity_passive(m, d)
@@ -786,6 +792,32 @@ def _inv_force(m, d, use_actuation, smooth, out):
 
 
 @njit(cache=True)
+def _forces_by_contact(d, out):
+    """out[c] = −J_cᵀ f_c, contact c's part of −qfrc_constraint (its rows' efc_J, efc_force)."""
+    J = d.efc_J
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
+    for r in range(d.nefc[0]):
+        t = d.efc_type[r]
+        if t != CNSTR_CONTACT_FRICTIONLESS and t != CNSTR_CONTACT_PYRAMIDAL and \
+                t != CNSTR_CONTACT_ELLIPTIC:
+            continue
+        c = d.efc_id[r]
+        f = d.efc_force[r]
+        for j in range(nnz[r]):
+            k = np.uint32(ind[r, j])
+            out[c, k] -= J[r, k] * f
+
+
+@njit(cache=True)
+def _subtree_flags(m, root, bodies):
+    """bodies[b] = 1 for root and its descendants, else 0 (a parent's id is below its child's)."""
+    for b in range(m.nbody):
+        inside = b == root or (b > root and bodies[m.body_parentid[b]] != 0)
+        bodies[b] = 1 if inside else 0
+
+
+@njit(cache=True)
 def _spatial_armature(m):
     """True when a spatial tendon has armature (its own or its actuators', `tendon_armature`).
 
@@ -811,8 +843,9 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     of the rest, −qfrc_passive − qfrc_constraint (− qfrc_actuator); the discrete inverse
     differences all of f, and so do the velocity and position columns with a spatial tendon
     that has armature (`_spatial_armature`). The position columns of the rest run
-    `_inverse_rest` (no M, no RNE); d ends with the inverse at the given state. Returns the
-    inverse's code (OK, or the first failure).
+    `_inverse_rest` (no M, no RNE) on the contacts of the pairs in the perturbed dof's
+    subtree; d ends with the inverse at the given state. Returns the inverse's code (OK, or
+    the first failure).
     """
     m = d.model
     nv = m.nv
@@ -826,8 +859,25 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     f0 = np.empty(nv)
     fp = np.empty(nv)
     fm = np.empty(nv)
+    base = np.empty(nv)
     dpos = np.zeros(nv)
     _inv_force(m, d, use_actuation, True, f0)
+    # The position columns of the rest by subtree: a dof's perturbation moves its subtree's
+    # bodies alone, so a contact between two geoms outside it keeps its rows and forces.
+    # Column i collides the pairs its subtree's bodies are in and differences their
+    # contacts' forces against those of the given state's contacts on the same bodies
+    # (their forces Gc, by contact). Not with an adhesion actuator: its moment reads every
+    # contact.
+    local = not whole and not np.any(m.actuator_trntype == TRN_BODY)
+    bodies = np.zeros(m.nbody if local else 0, np.int32)
+    ncon0 = d.ncon[0] if local else 0
+    Gc = np.zeros((ncon0, nv))
+    cbody = np.empty((ncon0, 2), np.int64)
+    for c in range(ncon0):
+        cbody[c, 0] = m.geom_bodyid[d.contact_geom[c, 0]]
+        cbody[c, 1] = m.geom_bodyid[d.contact_geom[c, 1]]
+    if local:
+        _forces_by_contact(d, Gc)
     # analytical: ∂/∂qacc of the continuous inverse and the smooth part of ∂/∂qpos;
     # ∂/∂qvel too without equality rows (their aref has J̇ qvel) and actuation (its
     # velocity terms), nor a spatial tendon's armature
@@ -858,17 +908,27 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                     _inv_acceleration(m, d, disc)
                     d.qvel[i] = x
                 else:
+                    if local and sign > 0:
+                        _subtree_flags(m, m.dof_bodyid[i], bodies)
                     dpos[i] = 1.0
                     integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
                     dpos[i] = 0.0
                     if whole:
                         code, need = _inverse(m, d, -1)
                     else:
-                        code, need = _inverse_rest(m, d)
+                        code, need = _inverse_rest(m, d, bodies)
                     d.qpos[:] = q0
                     if code != OK:
                         return code
                 _inv_force(m, d, use_actuation, stage < 2 or whole, fp if sign > 0 else fm)
+            for k in range(nv):
+                base[k] = f0[k] if stage < 2 or whole else r0[k]
+            if stage == 2 and local and not centered:
+                # the given state's rest on the contacts column i collided
+                for c in range(ncon0):
+                    if bodies[cbody[c, 0]] == 0 and bodies[cbody[c, 1]] == 0:
+                        for k in range(nv):
+                            base[k] -= Gc[c, k]
             smooth = 0.0
             for k in range(nv):
                 if stage == 2 and not whole:
@@ -876,7 +936,7 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                 if centered:
                     out[k, i] = smooth + (fp[k] - fm[k]) / (2.0 * eps)
                 else:
-                    out[k, i] = smooth + (fp[k] - (f0[k] if stage < 2 or whole else r0[k])) / eps
+                    out[k, i] = smooth + (fp[k] - base[k]) / eps
     # d back at the inverse of the given state
     code, need = _inverse(m, d, -1)
     return code
@@ -1062,7 +1122,9 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False):
     actuators'): then it is finite-differenced, rerunning the velocity stage onward.
     ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is ∂(M qacc + c)/∂qpos
     (analytical, `rnea_derivatives`) plus finite differences of the rest, −qfrc_passive
-    − qfrc_constraint (− qfrc_actuator), forward (MuJoCo's definition) or centered. With
+    − qfrc_constraint (− qfrc_actuator), forward (MuJoCo's definition) or centered; a
+    column collides only the pairs with a geom in its dof's subtree (the others' contacts
+    do not move), unless an adhesion actuator reads every contact. With
     the "invdiscrete" flag all three are differences of all of f; with a spatial tendon
     that has armature the position columns are (its M and bias terms vary with ten_J).
     Afterwards d holds `inverse`'s results at its (unchanged) qpos, qvel and qacc.
@@ -1123,20 +1185,20 @@ def inverse_trajectory(m, d, qpos, qvel, qacc, discrete=None):
 
     Raises:
         JointspaceError: a bad value (named with its time index), RK4 with discrete, or an
-            orientation (so3) actuator, whose force is not affine in its controls.
-        ValueError: a model with a dcmotor (its controls enter through the motor's
-            voltage, current and controller states: not recovered).
+            actuator whose force is not affine in its controls: an orientation (so3) servo,
+            or a dcmotor (its controls enter through the motor's voltage, current and
+            controller states).
     """
     fname = "inverse_trajectory"
     entry.check_pair(m, d, fname)
-    if np.any(m.actuator_gaintype == GAIN_SO3):
-        raise JointspaceError(f"{fname}: the model has an orientation (so3) actuator, whose "
-                              "force is not affine in its controls; the least-squares controls "
-                              "are not computed for it")
-    if np.any(np.asarray(m.actuator_gaintype) == GAIN_DCMOTOR):
-        raise ValueError(f"{fname}: the model has a dcmotor actuator; recovering its "
-                         f"controls (voltage, current and controller states) is not "
-                         f"implemented")
+    gaintype = np.asarray(m.actuator_gaintype)
+    for gain, what in ((GAIN_SO3, "an orientation (so3) actuator"),
+                       (GAIN_DCMOTOR, "a dcmotor actuator (controls through its voltage, "
+                                      "current and controller states)")):
+        if np.any(gaintype == gain):
+            raise JointspaceError(f"{fname}: the model has {what}, whose force is not affine "
+                                  f"in its controls; the least-squares controls are not "
+                                  f"computed for it")
     qpos = np.ascontiguousarray(qpos, dtype=np.float64)
     if qpos.ndim != 2 or qpos.shape[1] != m.nq:
         raise ValueError(f"{fname}: argument qpos must have shape (T, {m.nq}), "

@@ -719,6 +719,17 @@ def collision_stage(m, d):
     The compiled stage; geom poses must be current (forward kinematics). Returns
     4 · (automatic pairs whose boxes overlapped) + warning bits (1 << WARN_*).
     """
+    return collision_of(m, d, m.body_parentid[:0])
+
+
+@njit(cache=True, nogil=True)
+def collision_of(m, d, bodies):
+    """`collision_stage` for the pairs with a geom on a body flagged in `bodies`.
+
+    bodies: (nbody,) nonzero for the bodies whose pairs are collided, or empty for every
+    pair (`collision_stage`). The position columns of `inverse_derivatives` collide only the
+    pairs their perturbation moves. The broadphase and its count are the whole model's.
+    """
     d.ncon[0] = 0
     gxpos = d.geom_xpos
     gxmat = d.geom_xmat
@@ -776,9 +787,13 @@ def collision_stage(m, d):
     # the override flag: o_margin for every pair's margin (not its gap), and o_solref,
     # o_solimp, o_friction for every contact's parameters (MuJoCo's mj_assign*)
     override = (m.opt_enableflags[0] & ENBL_OVERRIDE) != 0
+    gbody = m.geom_bodyid
+    masked = bodies.shape[0] > 0
     for i in range(npair):
         ip = pg[i, 2]
         g1, g2 = _order(gtype, pg[i, 0], pg[i, 1])
+        if masked and bodies[gbody[g1]] == 0 and bodies[gbody[g2]] == 0:
+            continue
         if ip >= 0:
             margin = m.pair_margin[ip]
             gap = m.pair_gap[ip]
