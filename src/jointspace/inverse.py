@@ -78,6 +78,7 @@ from jointspace.forward import (
 from jointspace.integrate import (
     damping,
     euler_damped,
+    fluid_active,
     free_block,
     implicit_matrix,
     implicitfast_matrix,
@@ -94,9 +95,11 @@ from jointspace.types import (
     DSBL_GRAVITY,
     ENBL_DIAGEXACT,
     ENBL_INVDISCRETE,
+    ENBL_OVERRIDE,
     GAIN_DCMOTOR,
     GAIN_PID,
     GAIN_SO3,
+    GEOM_PLANE,
     INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
@@ -810,11 +813,284 @@ def _forces_by_contact(d, out):
 
 
 @njit(cache=True)
-def _subtree_flags(m, root, bodies):
-    """bodies[b] = 1 for root and its descendants, else 0 (a parent's id is below its child's)."""
+def _joint_local(m, d, use_actuation):
+    """Whether the rest's part off the contacts moves, at dof k, with k's joint alone.
+
+    Joint springs and limits, dof friction and dampers: then columns of dofs in different
+    subtrees can share a perturbation (`_position_columns`). Not with tendons, active
+    equalities, gravity compensation, fluid forces, the exact constraint diagonal (M⁻¹)
+    or actuation.
+    """
+    if use_actuation or m.ntendon > 0 or fluid_active(m):
+        return False
+    if m.opt_enableflags[0] & ENBL_DIAGEXACT:
+        return False
     for b in range(m.nbody):
-        inside = b == root or (b > root and bodies[m.body_parentid[b]] != 0)
-        bodies[b] = 1 if inside else 0
+        if m.body_gravcomp[b] != 0.0:
+            return False
+    for e in range(m.neq):
+        if d.eq_active[e] != 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _near_subtrees(m, d, eps):
+    """near[i, j]: a geom in dof i's subtree and one in dof j's could touch when perturbed.
+
+    A perturbation by eps moves a point by at most eps · max(1, R), R bounding the distance
+    from any joint to any geom; two geoms on moving bodies are near when their world boxes
+    (as the broadphase's, within the bounding sphere), grown by the model's largest margin
+    and gap and by that motion, overlap (a plane on a moving body is near everything).
+    Symmetric; a dof is near its ancestors' and descendants' dofs as well, harmlessly
+    (they never share a group).
+    """
+    nv = m.nv
+    ngeom = m.ngeom
+    near = np.zeros((nv, nv), np.bool_)
+    reach = 0.0
+    for g in range(ngeom):
+        reach = max(reach, m.geom_margin[g] + m.geom_gap[g])
+    for p in range(m.npair):
+        reach = max(reach, 0.5 * (m.pair_margin[p] + m.pair_gap[p]))
+    if m.opt_enableflags[0] & ENBL_OVERRIDE:
+        reach = max(reach, 0.5 * m.opt_o_margin[0])
+    far = 0.0
+    for b in range(m.nbody):
+        far = max(far, math.sqrt(d.xpos[b, 0] ** 2 + d.xpos[b, 1] ** 2 + d.xpos[b, 2] ** 2))
+    ext = 0.0
+    for g in range(ngeom):
+        x = d.geom_xpos[g]
+        ext = max(ext, math.sqrt(x[0] ** 2 + x[1] ** 2 + x[2] ** 2) + m.geom_rbound[g])
+    grow = reach + eps * max(1.0, far + ext)
+    box = np.empty((ngeom, 6))
+    for g in range(ngeom):
+        xp = d.geom_xpos[g]
+        xm = d.geom_xmat[g]
+        a = m.geom_aabb[g]
+        rb = m.geom_rbound[g]
+        for k in range(3):
+            c = xp[k] + xm[3 * k] * a[0] + xm[3 * k + 1] * a[1] + xm[3 * k + 2] * a[2]
+            h = abs(xm[3 * k]) * a[3] + abs(xm[3 * k + 1]) * a[4] + abs(xm[3 * k + 2]) * a[5]
+            box[g, k] = max(c - h, xp[k] - rb) - grow
+            box[g, 3 + k] = min(c + h, xp[k] + rb) + grow
+    for g in range(ngeom):
+        bg = m.geom_bodyid[g]
+        if _static(m, bg):
+            continue
+        for h in range(ngeom):
+            bh = m.geom_bodyid[h]
+            if bh == bg or _static(m, bh):
+                continue
+            if m.geom_type[g] != GEOM_PLANE and m.geom_type[h] != GEOM_PLANE:
+                apart = False
+                for k in range(3):
+                    if box[g, k] > box[h, 3 + k] or box[h, k] > box[g, 3 + k]:
+                        apart = True
+                if apart:
+                    continue
+            _mark_near(m, bg, bh, near)
+    return near
+
+
+@njit(cache=True)
+def _static(m, b):
+    """Whether body b moves with no dof (it and its ancestors have none)."""
+    while b > 0:
+        if m.body_dofnum[b] > 0:
+            return False
+        b = m.body_parentid[b]
+    return True
+
+
+@njit(cache=True)
+def _mark_near(m, bg, bh, near):
+    """near[i, j] = near[j, i] = True for i moving body bg and j moving body bh."""
+    a = bg
+    while a > 0:
+        for i in range(m.body_dofadr[a], m.body_dofadr[a] + m.body_dofnum[a]):
+            c = bh
+            while c > 0:
+                for j in range(m.body_dofadr[c], m.body_dofadr[c] + m.body_dofnum[c]):
+                    near[i, j] = True
+                    near[j, i] = True
+                c = m.body_parentid[c]
+        a = m.body_parentid[a]
+
+
+@njit(cache=True)
+def _dof_ancestor(m, j, i):
+    """Whether dof j is dof i's ancestor (or i itself)."""
+    while i >= 0:
+        if i == j:
+            return True
+        i = m.dof_parentid[i]
+    return False
+
+
+@njit(cache=True)
+def _position_columns(m, d, eps, centered, use_actuation, grouped, q0, r0, Gc, cbody, out):
+    """The differenced rest of ∂f/∂qpos, column by column or in groups of columns.
+
+    A dof's perturbation moves its subtree's bodies alone, so a contact between two geoms
+    outside it keeps its rows and its forces (the 2014 inverse's forces are contact by
+    contact): a column collides only the pairs with a geom in its subtree (`collision_of`)
+    and differences their contacts' forces against the given state's contacts on the same
+    bodies (Gc, by contact, on bodies cbody). With `grouped` (`_joint_local`), dofs that are
+    not each other's ancestors, share no contact of the given state and have no geoms that
+    could meet within the perturbation (`_near_subtrees`) are perturbed together; each
+    contact's forces go to the dof whose subtree holds it, the rest's other part at dof k to
+    the dof of k's joint, and a group in which a perturbed contact touches two of its
+    subtrees is redone column by column. The rest is −qfrc_passive − qfrc_constraint
+    (− qfrc_actuator with use_actuation), as r0. Adds to out (which holds the smooth part);
+    d.qpos ends at q0. Returns OK or the inverse's failure code.
+    """
+    nv = m.nv
+    nbody = m.nbody
+    ncon0 = Gc.shape[0]
+    # touch[c, i]: the given state's contact c has a geom in dof i's subtree (i moves a
+    # body at or above one of its geoms)
+    touch = np.zeros((ncon0, nv), np.bool_)
+    for c in range(ncon0):
+        for s in range(2):
+            b = cbody[c, s]
+            while b > 0:
+                for i in range(m.body_dofadr[b], m.body_dofadr[b] + m.body_dofnum[b]):
+                    touch[c, i] = True
+                b = m.body_parentid[b]
+    near = _near_subtrees(m, d, eps) if grouped else np.zeros((0, 0), np.bool_)
+    # greedy groups (each dof alone without `grouped`)
+    color = np.empty(nv, np.int64)
+    ngroup = 0
+    for i in range(nv):
+        g = 0 if grouped else ngroup
+        while g < ngroup:
+            fits = True
+            for j in range(i):
+                if color[j] != g:
+                    continue
+                if _dof_ancestor(m, j, i) or near[i, j]:
+                    fits = False
+                    break
+                for c in range(ncon0):
+                    if touch[c, i] and touch[c, j]:
+                        fits = False
+                        break
+                if not fits:
+                    break
+            if fits:
+                break
+            g += 1
+        color[i] = g
+        if g == ngroup:
+            ngroup += 1
+    # the given state's rest off the contacts
+    rnc0 = r0.copy()
+    for c in range(ncon0):
+        for k in range(nv):
+            rnc0[k] -= Gc[c, k]
+    members = np.empty(nv, np.int64)
+    owner = np.empty(nbody, np.int64)
+    bodies = np.zeros(nbody, np.int32)
+    dpos = np.zeros(nv)
+    res = np.zeros((2, nv, nv))
+    rnc = np.zeros((2, nv))
+    pending = np.zeros(nv, np.bool_)
+    g = 0
+    single = -1
+    while g < ngroup or single >= 0:
+        # the next group, or the next dof of a group being redone alone
+        nmem = 0
+        if single >= 0:
+            members[0] = single
+            nmem = 1
+            pending[single] = False
+        else:
+            for i in range(nv):
+                if color[i] == g:
+                    members[nmem] = i
+                    nmem += 1
+            g += 1
+        for b in range(nbody):
+            owner[b] = -1
+        for a in range(nmem):
+            root = m.dof_bodyid[members[a]]
+            for b in range(root, nbody):
+                if b == root or owner[m.body_parentid[b]] == a:
+                    owner[b] = a
+        for b in range(nbody):
+            bodies[b] = 1 if owner[b] >= 0 else 0
+        conflict = False
+        for side in range(2 if centered else 1):
+            for a in range(nmem):
+                dpos[members[a]] = 1.0
+            integrate_pos_kernel(m, d.qpos, dpos, eps if side == 0 else -eps)
+            for a in range(nmem):
+                dpos[members[a]] = 0.0
+            code, need = _inverse_rest(m, d, bodies)
+            d.qpos[:] = q0
+            if code != OK:
+                return code
+            # the rest split: each contact's to its subtree's member, the others' apart
+            for a in range(nmem):
+                for k in range(nv):
+                    res[side, a, k] = 0.0
+            if use_actuation:
+                actuation(m, d)
+            for k in range(nv):
+                rnc[side, k] = -d.qfrc_passive[k] - (d.qfrc_actuator[k] if use_actuation else 0.0)
+            for c in range(d.ncon[0]):
+                o1 = owner[m.geom_bodyid[d.contact_geom[c, 0]]]
+                o2 = owner[m.geom_bodyid[d.contact_geom[c, 1]]]
+                if o1 >= 0 and o2 >= 0 and o1 != o2:
+                    conflict = True
+            if conflict:
+                break
+            J = d.efc_J
+            for r in range(d.nefc[0]):
+                t = d.efc_type[r]
+                f = d.efc_force[r]
+                if t == CNSTR_CONTACT_FRICTIONLESS or t == CNSTR_CONTACT_PYRAMIDAL or \
+                        t == CNSTR_CONTACT_ELLIPTIC:
+                    c = d.efc_id[r]
+                    a = owner[m.geom_bodyid[d.contact_geom[c, 0]]]
+                    if a < 0:
+                        a = owner[m.geom_bodyid[d.contact_geom[c, 1]]]
+                    for j in range(d.efc_J_rownnz[r]):
+                        k = np.uint32(d.efc_J_colind[r, j])
+                        res[side, a, k] -= J[r, k] * f
+                else:
+                    for j in range(d.efc_J_rownnz[r]):
+                        k = np.uint32(d.efc_J_colind[r, j])
+                        rnc[side, k] -= J[r, k] * f
+        if conflict:
+            # a contact between two of the group's subtrees: its columns one by one
+            for a in range(nmem):
+                pending[members[a]] = True
+        else:
+            for a in range(nmem):
+                i = members[a]
+                for k in range(nv):
+                    mine = not grouped or m.dof_jntid[k] == m.dof_jntid[i]
+                    if centered:
+                        v = res[0, a, k] - res[1, a, k]
+                        if mine:
+                            v += rnc[0, k] - rnc[1, k]
+                        out[k, i] += v / (2.0 * eps)
+                    else:
+                        v = res[0, a, k]
+                        if mine:
+                            v += rnc[0, k] - rnc0[k]
+                        for c in range(ncon0):
+                            if touch[c, i]:
+                                v -= Gc[c, k]
+                        out[k, i] += v / eps
+        single = -1
+        for i in range(nv):
+            if pending[i]:
+                single = i
+                break
+    return OK
 
 
 @njit(cache=True)
@@ -859,17 +1135,11 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
     f0 = np.empty(nv)
     fp = np.empty(nv)
     fm = np.empty(nv)
-    base = np.empty(nv)
     dpos = np.zeros(nv)
     _inv_force(m, d, use_actuation, True, f0)
-    # The position columns of the rest by subtree: a dof's perturbation moves its subtree's
-    # bodies alone, so a contact between two geoms outside it keeps its rows and forces.
-    # Column i collides the pairs its subtree's bodies are in and differences their
-    # contacts' forces against those of the given state's contacts on the same bodies
-    # (their forces Gc, by contact). Not with an adhesion actuator: its moment reads every
-    # contact.
-    local = not whole and not np.any(m.actuator_trntype == TRN_BODY)
-    bodies = np.zeros(m.nbody if local else 0, np.int32)
+    # the position columns of the rest by subtree (`_position_columns`), unless an adhesion
+    # actuator's moment or the contacts' adhesion pull reads every contact
+    local = not whole and not np.any(m.actuator_trntype == TRN_BODY) and m.flg_adhesion[0] == 0
     ncon0 = d.ncon[0] if local else 0
     Gc = np.zeros((ncon0, nv))
     cbody = np.empty((ncon0, 2), np.int64)
@@ -890,6 +1160,12 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
         # 0: accelerations; 1: velocities; 2: positions, by differences where not analytical
         if (stage == 0 and not disc) or (stage == 1 and with_v):
             continue
+        if stage == 2 and local:
+            code = _position_columns(m, d, eps, centered, use_actuation,
+                                     _joint_local(m, d, use_actuation), q0, r0, Gc, cbody, DfDq)
+            if code != OK:
+                return code
+            continue
         out = DfDa if stage == 0 else (DfDv if stage == 1 else DfDq)
         for i in range(nv):
             for sign in (1.0, -1.0):
@@ -908,27 +1184,17 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                     _inv_acceleration(m, d, disc)
                     d.qvel[i] = x
                 else:
-                    if local and sign > 0:
-                        _subtree_flags(m, m.dof_bodyid[i], bodies)
                     dpos[i] = 1.0
                     integrate_pos_kernel(m, d.qpos, dpos, sign * eps)
                     dpos[i] = 0.0
                     if whole:
                         code, need = _inverse(m, d, -1)
                     else:
-                        code, need = _inverse_rest(m, d, bodies)
+                        code, need = _inverse_rest(m, d, m.body_parentid[:0])
                     d.qpos[:] = q0
                     if code != OK:
                         return code
                 _inv_force(m, d, use_actuation, stage < 2 or whole, fp if sign > 0 else fm)
-            for k in range(nv):
-                base[k] = f0[k] if stage < 2 or whole else r0[k]
-            if stage == 2 and local and not centered:
-                # the given state's rest on the contacts column i collided
-                for c in range(ncon0):
-                    if bodies[cbody[c, 0]] == 0 and bodies[cbody[c, 1]] == 0:
-                        for k in range(nv):
-                            base[k] -= Gc[c, k]
             smooth = 0.0
             for k in range(nv):
                 if stage == 2 and not whole:
@@ -936,7 +1202,7 @@ def _inverse_fd_entry(d, eps, use_actuation, centered, DfDq, DfDv, DfDa):
                 if centered:
                     out[k, i] = smooth + (fp[k] - fm[k]) / (2.0 * eps)
                 else:
-                    out[k, i] = smooth + (fp[k] - base[k]) / eps
+                    out[k, i] = smooth + (fp[k] - (f0[k] if stage < 2 or whole else r0[k])) / eps
     # d back at the inverse of the given state
     code, need = _inverse(m, d, -1)
     return code

@@ -515,8 +515,11 @@ def _world_aabb(m, d, box):
 
 
 @njit(cache=True, inline="always")
-def _broadphase(m, d, box, fs, iscr):
+def _broadphase(m, d, box, fs, iscr, bodies):
     """Candidate pairs (g1, g2, explicit pair id or -1) in MuJoCo's order.
+
+    Only pairs with a geom on a body flagged in `bodies` when it is not empty
+    (`collision_of`); the count of overlapping boxes is the whole model's either way.
 
     box: (ngeom, 6) floats, fs: 7 ngeom floats and iscr: 2 max(64, 4 ngeom) + 4 ngeom
     integers of scratch; the pair table lives in d.scratch_pairs when it fits.
@@ -618,9 +621,12 @@ def _broadphase(m, d, box, fs, iscr):
     bucket = ps[3 * nmax:4 * nmax]  # lower body id
     sub = ps[4 * nmax:5 * nmax]  # higher body, explicit first, geom ids
     n = 0
+    masked = bodies.shape[0] > 0
     for i in range(m.npair):
         g1 = pg1[i]
         g2 = pg2[i]
+        if masked and bodies[bodyid[g1]] == 0 and bodies[bodyid[g2]] == 0:
+            continue
         if bodyid[g1] > bodyid[g2]:  # geom 1 on the lower body
             g1, g2 = g2, g1
         pmargin = omargin if override else m.pair_margin[i]
@@ -635,10 +641,12 @@ def _broadphase(m, d, box, fs, iscr):
     for c in range(ncand):
         g1 = cand[c, 0]
         g2 = cand[c, 1]
-        if not ((contype[g1] & conaff[g2]) or (contype[g2] & conaff[g1])):
-            continue
         b1 = bodyid[g1]
         b2 = bodyid[g2]
+        if masked and bodies[b1] == 0 and bodies[b2] == 0:
+            continue
+        if not ((contype[g1] & conaff[g2]) or (contype[g2] & conaff[g1])):
+            continue
         w1 = weldid[b1]
         w2 = weldid[b2]
         if w1 == w2 or (dofnum[w1] == 0 and dofnum[w2] == 0):
@@ -728,7 +736,7 @@ def collision_of(m, d, bodies):
 
     bodies: (nbody,) nonzero for the bodies whose pairs are collided, or empty for every
     pair (`collision_stage`). The position columns of `inverse_derivatives` collide only the
-    pairs their perturbation moves. The broadphase and its count are the whole model's.
+    pairs their perturbation moves. The boxes' sweep and its count are the whole model's.
     """
     d.ncon[0] = 0
     gxpos = d.geom_xpos
@@ -753,7 +761,7 @@ def collision_of(m, d, bodies):
     fs = d.scratch_collision_f
     iscr = d.scratch_collision_l
     box = shaped(fs[:6 * ngeom], (ngeom, 6))
-    pg, npair, noverlap = _broadphase(m, d, box, fs[6 * ngeom:13 * ngeom], iscr)
+    pg, npair, noverlap = _broadphase(m, d, box, fs[6 * ngeom:13 * ngeom], iscr, bodies)
     o = 13 * ngeom
     buf = shaped(fs[o:o + 10 * MAXCONPAIR], (MAXCONPAIR, 10))
     o += 10 * MAXCONPAIR
@@ -787,13 +795,9 @@ def collision_of(m, d, bodies):
     # the override flag: o_margin for every pair's margin (not its gap), and o_solref,
     # o_solimp, o_friction for every contact's parameters (MuJoCo's mj_assign*)
     override = (m.opt_enableflags[0] & ENBL_OVERRIDE) != 0
-    gbody = m.geom_bodyid
-    masked = bodies.shape[0] > 0
     for i in range(npair):
         ip = pg[i, 2]
         g1, g2 = _order(gtype, pg[i, 0], pg[i, 1])
-        if masked and bodies[gbody[g1]] == 0 and bodies[gbody[g2]] == 0:
-            continue
         if ip >= 0:
             margin = m.pair_margin[ip]
             gap = m.pair_gap[ip]
