@@ -43,7 +43,7 @@ from _timing import table  # noqa: E402
 
 import jointspace as js  # noqa: E402
 from jointspace.forward import forward_stages  # noqa: E402
-from jointspace.inverse import _inverse  # noqa: E402
+from jointspace.inverse.core import inverse_kernel  # noqa: E402
 from jointspace.viz.plot import pyplot  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -63,7 +63,7 @@ def _loop_forward(m, d, ws, n):
 def _loop_inverse(m, d, qacc, n):
     for _ in range(n):
         d.qacc[:] = qacc
-        _inverse(m, d, 0)
+        inverse_kernel(m, d, 0)
 
 
 def _xml():

@@ -51,7 +51,7 @@ from jointspace.constraint import make_constraint_stage, reference  # noqa: E402
 from jointspace.dynamics.crba import crb_stage  # noqa: E402
 from jointspace.dynamics.factor import factor_m_stage  # noqa: E402
 from jointspace.forward import fwd_acceleration, fwd_velocity  # noqa: E402
-from jointspace.inverse import _inv_acceleration  # noqa: E402
+from jointspace.inverse.core import inv_acceleration  # noqa: E402
 from jointspace.kinematics import com_pos, kinematics_stage  # noqa: E402
 from jointspace.solver import solve_stage  # noqa: E402
 
@@ -86,7 +86,7 @@ def _loop_inverse_dynamics(m, d, qacc, n):
     for _ in range(n):
         d.qacc[:] = qacc
         _inv_velocity(m, d)
-        _inv_acceleration(m, d, False)
+        inv_acceleration(m, d, False)
 
 
 @njit(cache=True)
@@ -103,7 +103,7 @@ def _loop_stage(m, d, stage, n):
         elif stage == 4:
             _inv_velocity(m, d)
         else:
-            _inv_acceleration(m, d, False)
+            inv_acceleration(m, d, False)
 
 
 STAGES = (("kinematics", mujoco.mj_kinematics), ("com_pos", mujoco.mj_comPos),

@@ -251,7 +251,7 @@ def test_a_division_by_zero_in_compiled_code_is_our_error(call, monkeypatch):
     """
     import importlib
 
-    mod = importlib.import_module("jointspace.inverse" if call.startswith("inverse")
+    mod = importlib.import_module("jointspace.inverse.core" if call.startswith("inverse")
                                   else f"jointspace.{call}")
     kernel = getattr(mod, "_k_" + call)
 

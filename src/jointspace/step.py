@@ -49,7 +49,7 @@ from jointspace.integrate import (
     implicitfast,
     integrate_pos_kernel,
 )
-from jointspace.inverse import compare_fwd_inv_stage
+from jointspace.inverse.core import compare_fwd_inv_stage
 from jointspace.sensor import STAGE_POS, STAGE_VEL, advance_history, sensor_stage
 from jointspace.types import (
     DSBL_AUTORESET,

@@ -35,7 +35,7 @@ from jointspace.control.kernels import consistency_step
 from jointspace.dynamics.crba import crb_stage
 from jointspace.dynamics.rnea import rnea
 from jointspace.errors import JointspaceError
-from jointspace.inverse import inverse
+from jointspace.inverse.core import inverse
 from jointspace.passive import passive
 from jointspace.types import make_data
 

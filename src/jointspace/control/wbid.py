@@ -40,7 +40,7 @@ from jointspace.control.kernels import (
     wbid_prepare,
 )
 from jointspace.control.osc import TaskController
-from jointspace.inverse import inverse_at
+from jointspace.inverse.core import inverse_at
 
 
 def soft_inverse(m, d, qacc):
