@@ -49,6 +49,21 @@ def _mujoco(mjm, mjd, actuation):
     return [x.T for x in out]
 
 
+def _centered_position_columns(m, d):
+    """Centered differences of the whole inverse (`js.inverse`) over qpos, on the manifold."""
+    q0 = d.qpos.copy()
+    cols = []
+    for j in range(m.nv):
+        f = []
+        for s in (1.0, -1.0):
+            d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * EPS)
+            js.inverse(m, d)
+            f.append(d.qfrc_inverse.copy())
+        cols.append((f[0] - f[1]) / (2 * EPS))
+    d.qpos[:] = q0
+    return np.array(cols).T
+
+
 def _close(actual, desired, what, tol=TOL):
     scale = max(1.0, float(np.max(np.abs(desired))))
     err = float(np.max(np.abs(actual - desired)))
@@ -124,17 +139,7 @@ def test_position_derivative_matches_central_differences(name):
     for cone in ("pyramidal", "elliptic"):
         m, d, _, _ = _state(name, cone)
         Fq, _, _ = js.inverse_derivatives(m, d, EPS, centered=True)
-        q0 = d.qpos.copy()
-        cols = []
-        for j in range(m.nv):
-            f = []
-            for s in (1.0, -1.0):
-                d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * EPS)
-                js.inverse(m, d)
-                f.append(d.qfrc_inverse.copy())
-            cols.append((f[0] - f[1]) / (2 * EPS))
-        d.qpos[:] = q0
-        _close(Fq, np.array(cols).T, f"{name} {cone} ∂/∂qpos", TOL_ACC)
+        _close(Fq, _centered_position_columns(m, d), f"{name} {cone} ∂/∂qpos", TOL_ACC)
 
 
 def test_position_derivative_is_analytical_in_its_smooth_part():
@@ -252,17 +257,8 @@ def test_position_columns_by_subtree(cone, adhesion):
         tol = TOL_VEL_MJ if w == "DfDv" and cone == "elliptic" else TOL
         _close(x, y, f"limbs {cone} adhesion={adhesion} {w}", tol)
     Fq = js.inverse_derivatives(m, d, EPS, centered=True)[0]
-    q0 = d.qpos.copy()
-    cols = []
-    for j in range(m.nv):
-        f = []
-        for s in (1.0, -1.0):
-            d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * EPS)
-            js.inverse(m, d)
-            f.append(d.qfrc_inverse.copy())
-        cols.append((f[0] - f[1]) / (2 * EPS))
-    d.qpos[:] = q0
-    _close(Fq, np.array(cols).T, f"limbs {cone} adhesion={adhesion} centered ∂/∂qpos", TOL_ACC)
+    _close(Fq, _centered_position_columns(m, d), f"limbs {cone} adhesion={adhesion} centered "
+           f"∂/∂qpos", TOL_ACC)
 
 
 # Two pendulums on separate trees whose tips are 1 cm apart, and a bar on a third: a large
