@@ -130,6 +130,14 @@ def _state(mm, rng):
     return q, rng.normal(size=mm.nv), rng.normal(scale=1.5, size=mm.na)
 
 
+def _set_random(mm, rng, datas, scale=1.2):
+    """Write one random state (`_state`) and controls (`_controls`) into each of datas."""
+    q, v, act = _state(mm, rng)
+    u = _controls(mm, rng, scale)
+    for data in datas:
+        data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_compiled_fields(case):
     """Sizes and every actuator field (per actuator, per control, per output) equal MuJoCo's."""
@@ -162,10 +170,7 @@ def test_forward(case):
     d, dd = js.make_data(m), mujoco.MjData(mm)
     rng = np.random.default_rng(7)
     for _ in range(8):
-        q, v, act = _state(mm, rng)
-        u = _controls(mm, rng)
-        for data in (d, dd):
-            data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
+        _set_random(mm, rng, (d, dd))
         assert_forward(m, mm, d, dd, FORCE_TOL, ACC_TOL, acc_relative=True)
 
 
@@ -289,10 +294,7 @@ def test_actuator_sensors():
     d, dd = js.make_data(m), mujoco.MjData(mm)
     rng = np.random.default_rng(5)
     for _ in range(4):
-        q, v, act = _state(mm, rng)
-        u = _controls(mm, rng)
-        for data in (d, dd):
-            data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
+        _set_random(mm, rng, (d, dd))
         js.forward(m, d)
         mujoco.mj_forward(mm, dd)
         np.testing.assert_allclose(d.sensordata, dd.sensordata, rtol=0, atol=FORCE_TOL)
@@ -304,10 +306,7 @@ def test_transition_derivatives(integrator):
     m, mm = _pair(CASES["mixed"], integrator)
     d, dd = js.make_data(m), mujoco.MjData(mm)
     rng = np.random.default_rng(9)
-    q, v, act = _state(mm, rng)
-    u = _controls(mm, rng, scale=0.5)
-    for data in (d, dd):
-        data.qpos[:], data.qvel[:], data.act[:], data.ctrl[:] = q, v, act, u
+    _set_random(mm, rng, (d, dd), scale=0.5)
     nx = 2 * mm.nv + mm.na
     for centered in (False, True):
         A, B = js.transition_derivatives(m, d, FD_EPS, centered)
