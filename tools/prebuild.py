@@ -65,6 +65,11 @@ js.transition_derivatives(m, d)
 m = js.load_string('<mujoco><worldbody><light pos="0 0 3"/><camera pos="0 -2 1"/>'
                    '<body><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
 js.step(m, js.make_data(m), 2)
+# then every public kernel: the jobs of `jointspace compile` (the suite's precompile), so
+# that a user's first call of any of them, and the test suite's, loads instead of compiling
+from jointspace import precompile
+for name in precompile.JOBS:
+    precompile.run_job(js, name)
 """
 
 
