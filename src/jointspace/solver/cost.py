@@ -140,6 +140,16 @@ def dot(a, b, n):
     return s
 
 
+@njit(cache=True)
+def dot_on(a, b, idx, lo, n):
+    """Σ a[k] b[k] over k in idx[lo:lo + n] (one island's dofs), in that order."""
+    s = 0.0
+    for t in range(lo, lo + n):
+        k = idx[t]
+        s += a[k] * b[k]
+    return s
+
+
 # ---------------------------------------------------------------------------------------------
 # cost and forces
 
@@ -618,13 +628,13 @@ def save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neva
 
 
 @njit(cache=True)
-def count_active(d, state):
-    """Number of rows whose state is not STATE_SATISFIED."""
-    n = 0
-    for i in range(d.nefc[0]):
-        if state[i] != STATE_SATISFIED:
-            n += 1
-    return n
+def count_active(rows, lo, n, state):
+    """Number of the rows rows[lo:lo + n] (one island's) whose state is not STATE_SATISFIED."""
+    c = 0
+    for t in range(lo, lo + n):
+        if state[rows[t]] != STATE_SATISFIED:
+            c += 1
+    return c
 
 
 # ---------------------------------------------------------------------------------------------
