@@ -18,7 +18,6 @@ from numba import njit
 from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.solver.cost import (
     constraint_update,
-    count_active,
     dot_on,
     gauss,
     linesearch,
@@ -105,6 +104,7 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_i
     iters = ib[o + 4 * nisland:o + 5 * nisland]
     neval = ib[o + 5 * nisland:o + 6 * nisland]
     island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
+    whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
 
     mul_m(m, d.qM, qacc, Ma)
     mul_j(d, qacc, jar)
@@ -133,13 +133,16 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_i
             if iters[k] >= maxiter:
                 done[k] = 1
                 continue
-            mask_search(search, v, dofs, dadr[k], dcnt[k])
-            alpha = linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
+            sk = search
+            if not whole:
+                mask_search(search, v, dofs, dadr[k], dcnt[k])
+                sk = v
+            alpha = linesearch(m, d, sk, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
                                res, pts)
             if alpha == 0.0:
                 done[k] = 1
                 continue
-            island_move(alpha, v, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
+            island_move(alpha, sk, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
                          adr[k], cnt[k])
             imp[k] = iscale[k] * res[0]
             slope[k] = res[1]
@@ -166,9 +169,9 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_i
             moved[k] = 0
             gradient = iscale[k] * math.sqrt(dot_on(grad, grad, dofs, dadr[k], dcnt[k]))
             if k == 0:
-                nch, _ = island_counts(state, oldstate, rows, adr[0], cnt[0])
-                save_stats(d, iters[0], imp[0], gradient, slope[0], cost,
-                           count_active(rows, adr[0], cnt[0], state), nch, neval[0], 0)
+                nch, _, nact = island_counts(state, oldstate, rows, adr[0], cnt[0])
+                save_stats(d, iters[0], imp[0], gradient, slope[0], cost, nact, nch, neval[0],
+                           0)
             iters[k] += 1
             if (imp[k] > 0.0 and imp[k] < tol) or gradient < tol:
                 done[k] = 1

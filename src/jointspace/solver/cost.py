@@ -627,16 +627,6 @@ def save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neva
     d.solver_nupdate[it] = nupdate
 
 
-@njit(cache=True)
-def count_active(rows, lo, n, state):
-    """Number of the rows rows[lo:lo + n] (one island's) whose state is not STATE_SATISFIED."""
-    c = 0
-    for t in range(lo, lo + n):
-        if state[rows[t]] != STATE_SATISFIED:
-            c += 1
-    return c
-
-
 # ---------------------------------------------------------------------------------------------
 # the dual problem
 

@@ -17,7 +17,7 @@ or sweeps (PGS, noslip), as MuJoCo does unless the "island" flag is disabled.
 import numpy as np
 from numba import njit
 
-from jointspace.constraint import STATE_QUADRATIC
+from jointspace.constraint import STATE_QUADRATIC, STATE_SATISFIED
 from jointspace.constraint.softness import equality_bodies
 from jointspace.solver.cost import primal_scale
 from jointspace.types import (
@@ -146,12 +146,18 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
     """
     nv = m.nv
     nefc = d.nefc[0]
-    dof_tree = np.empty(nv, dtype=np.int64)
+    n = max(nv, 1)  # bounds the trees and the islands
+    buf = np.empty(4 * n + nefc, dtype=np.int64)  # one allocation: this runs every solve
+    dof_tree = buf[0:nv]
+    parent = buf[n:2 * n]
+    tree_island = buf[2 * n:3 * n]
+    fill = buf[3 * n:4 * n]
+    efc_tree = buf[4 * n:]
     ntree = _dof_trees(m, dof_tree)
-    parent = np.full(max(ntree, 1), -1, dtype=np.int64)
-    efc_tree = np.empty(nefc, dtype=np.int64)
+    for t in range(ntree):
+        parent[t] = -1
+        tree_island[t] = -1
     _join_rows(m, d, dof_tree, parent, efc_tree)
-    tree_island = np.full(max(ntree, 1), -1, dtype=np.int64)
     nisland = 0
     for t in range(ntree):
         if parent[t] < 0:
@@ -187,7 +193,8 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
     for k in range(nisland):
         adr[k] = pos
         pos += cnt[k]
-    fill = np.zeros(max(nisland, 1), dtype=np.int64)
+    for k in range(nisland):
+        fill[k] = 0
     for i in range(nefc):
         isl = d.efc_island[i]
         rows[adr[isl] + fill[isl]] = i
@@ -257,13 +264,20 @@ def island_move(alpha, v, Mv, Jv, qacc, Ma, jar, dofs, dlo, dn, rows, rlo, rn):
 
 @njit(cache=True)
 def island_counts(state, oldstate, rows, lo, n):
-    """(rows that changed state, rows that entered or left the quadratic zone) of an island."""
+    """(changed state, entered or left the quadratic zone, active) counts of an island's rows.
+
+    The rows are rows[lo:lo + n]; active: not STATE_SATISFIED.
+    """
     nchange = 0
     nquad = 0
+    nactive = 0
     for t in range(lo, lo + n):
         i = rows[t]
-        if state[i] != oldstate[i]:
+        s = state[i]
+        if s != oldstate[i]:
             nchange += 1
-        if (state[i] == STATE_QUADRATIC) != (oldstate[i] == STATE_QUADRATIC):
+        if (s == STATE_QUADRATIC) != (oldstate[i] == STATE_QUADRATIC):
             nquad += 1
-    return nchange, nquad
+        if s != STATE_SATISFIED:
+            nactive += 1
+    return nchange, nquad, nactive

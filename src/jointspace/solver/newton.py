@@ -32,7 +32,6 @@ from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUAD
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.solver.cost import (
     constraint_update,
-    count_active,
     dot_on,
     gauss,
     linesearch,
@@ -515,6 +514,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     neval = ib[o + 5 * nisland:o + 6 * nisland]
     gok = ib[o + 6 * nisland:o + 7 * nisland]
     island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
+    whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
     ng = _row_pattern(d, gstart, gnnz, gind)
     # H with M's tree sparsity when every row lies on one root path (_tree_pattern); the
     # dense factor with rank-one updates otherwise
@@ -584,13 +584,16 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
             if iters[k] >= maxiter:
                 done[k] = 1
                 continue
-            mask_search(search, v, dofs, dadr[k], dcnt[k])
-            alpha = linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
+            sk = search
+            if not whole:
+                mask_search(search, v, dofs, dadr[k], dcnt[k])
+                sk = v
+            alpha = linesearch(m, d, sk, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
                                res, pts)
             if alpha == 0.0:
                 done[k] = 1
                 continue
-            island_move(alpha, v, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
+            island_move(alpha, sk, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
                          adr[k], cnt[k])
             imp[k] = iscale[k] * res[0]
             slope[k] = res[1]
@@ -647,9 +650,8 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
             sc = iscale[k]
             gradient = sc * math.sqrt(dot_on(grad, grad, dofs, dadr[k], dcnt[k]))
             if k == 0:
-                nch, nquad = island_counts(state, oldstate, rows, adr[0], cnt[0])
-                save_stats(d, iters[0], imp[0], gradient, slope[0], cost,
-                           count_active(rows, adr[0], cnt[0], state), nch, neval[0],
+                nch, nquad, nact = island_counts(state, oldstate, rows, adr[0], cnt[0])
+                save_stats(d, iters[0], imp[0], gradient, slope[0], cost, nact, nch, neval[0],
                            nupdate if nisland == 1 else nquad)
             decrement = max(0.0, 0.5 * sc * dot_on(grad, Mgrad, dofs, dadr[k], dcnt[k]))
             iters[k] += 1
