@@ -33,6 +33,7 @@ from jointspace.solver.cost import (  # noqa: E402
     primal_scale,
     solve_m,
 )
+from jointspace.solver.island import one_island  # noqa: E402
 
 
 @njit(cache=True)
@@ -52,10 +53,18 @@ def L_cone(m, d, n):
 def L_newton(m, d, ws, n):
     """sol_newton alone from the warm start, n times."""
     cdim, cmu, cfr = cone_arrays(m, d)
-    scale = primal_scale(m, d)
+    nefc = d.nefc[0]
+    rows = np.empty(nefc, dtype=np.int64)
+    adr = np.empty(nefc, dtype=np.int64)
+    cnt = np.empty(nefc, dtype=np.int64)
+    sc = np.empty(nefc)
+    dof_island = np.empty(m.nv, dtype=np.int64)
+    one_island(m, d, rows, adr, cnt, np.empty(nefc, dtype=np.int64),
+               np.empty(nefc, dtype=np.int64), sc, dof_island)
     for _ in range(n):
         d.qacc[:] = ws
-        nw.sol_newton(m, d, 100, cdim, cmu, cfr, scale)
+        nw.sol_newton(m, d, 100, cdim, cmu, cfr, False, 0.0, 1, sc, rows, adr, cnt,
+                      dof_island)
 
 @njit(cache=True)
 def L_update(m, d, n):
@@ -148,9 +157,10 @@ def L_ls(m, d, n):
     for i in range(nefc):
         jar[i] -= d.efc_aref[i]
     scale = primal_scale(m, d)
+    pts = np.empty((7, 4))
     a = 0.0
     for _ in range(n):
-        a += linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res)
+        a += linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts)
     return res[2]
 
 @njit(cache=True)

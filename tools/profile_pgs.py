@@ -53,9 +53,10 @@ def _island_arrays(nefc):
 def L_islands(m, d, n):
     """efc_islands, n times."""
     rows, adr, cnt, nei, nfi, sc = _island_arrays(d.nefc[0])
+    dof_island = np.empty(m.nv, dtype=np.int64)
     k = 0
     for _ in range(n):
-        k += efc_islands(m, d, rows, adr, cnt, nei, nfi, sc)
+        k += efc_islands(m, d, rows, adr, cnt, nei, nfi, sc, dof_island)
     return k
 
 
@@ -88,7 +89,7 @@ def L_sweeps(m, d, f0, maxiter, n):
     make_ar(m, d, AR)
     cdim, cmu, cfr = cone_arrays(m, d)
     rows, adr, cnt, nei, nfi, sc = _island_arrays(nefc)
-    nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, sc)
+    nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, sc, np.empty(m.nv, dtype=np.int64))
     for _ in range(n):
         d.efc_force[:nefc] = f0
         sol_pgs(m, d, maxiter, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, sc, nisland)

@@ -591,7 +591,7 @@ DATA_FIELDS = (
     ("efc_type", "i", ("njmax",), "row type, jointspace.constraint.CNSTR_*"),
     ("efc_id", "i", ("njmax",), "id of the equality, dof, joint or contact of the row"),
     ("efc_island", "i", ("njmax",), "island of the row (solver.island; 0 with islands off)"),
-    ("nisland", "i", (1,), "number of constraint islands of the last Gauss–Seidel solve"),
+    ("nisland", "i", (1,), "number of constraint islands of the last solve"),
     ("efc_J", "f", ("njmax", "nv"), "constraint Jacobian (dense)"),
     ("efc_J_rownnz", "i", ("njmax",), "number of structurally nonzero columns of each row"),
     ("efc_J_colind", "i", ("njmax", "nv"),

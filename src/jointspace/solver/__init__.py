@@ -36,10 +36,9 @@ from jointspace.solver.cost import (
     mul_j,
     mul_jt,
     mul_m,
-    primal_scale,
 )
 from jointspace.solver.ipm import sol_ipm
-from jointspace.solver.island import efc_islands, island_start, one_island
+from jointspace.solver.island import efc_islands, one_island
 from jointspace.solver.newton import sol_newton
 from jointspace.solver.noslip import sol_noslip
 from jointspace.solver.pgs import sol_pgs
@@ -125,40 +124,47 @@ def solve_stage(m, d, solver, maxiter):
             d.qacc[k] = d.qacc_smooth[k]
         for i in range(nefc):
             d.efc_force[i] = 0.0
-    scale = 0.0
-    if not dual:
-        if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
-            # dofs in no island start (and stay) at qacc_smooth
-            changed, scale = island_start(m, d)
-            if changed > 0 and primed:
-                Ma = d.scratch_v[1]
-                mul_m(m, d.qM, d.qacc, Ma)
-                cost_ws = cost_con + gauss(m, d, d.qacc, Ma)
-        else:
-            scale = primal_scale(m, d)
     noslip = m.opt_noslip_iterations[0]
-    gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual, island by island
-    if gs:
-        gs_own = np.empty(5 * nefc, dtype=np.int64)
-        ar_own = np.empty(nefc * (nefc + 1))  # AR, then the islands' scales
-        g = borrow(gs_own)
-        rows = g[0:nefc]
-        adr = g[nefc:2 * nefc]
-        cnt = g[2 * nefc:3 * nefc]
-        nei = g[3 * nefc:4 * nefc]
-        nfi = g[4 * nefc:5 * nefc]
-        a = borrow(ar_own)
-        iscale = a[nefc * nefc:]
+    gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual
+    # the islands (solver.island), or all rows as one; AR for Gauss–Seidel
+    isl_own = np.empty(5 * nefc + nv, dtype=np.int64)
+    ar_own = np.empty(nefc * nefc + nefc if gs else nefc)  # AR, then the islands' scales
+    g = borrow(isl_own)
+    rows = g[0:nefc]
+    adr = g[nefc:2 * nefc]
+    cnt = g[2 * nefc:3 * nefc]
+    nei = g[3 * nefc:4 * nefc]
+    nfi = g[4 * nefc:5 * nefc]
+    dof_island = g[5 * nefc:]
+    a = borrow(ar_own)
+    iscale = a[a.shape[0] - nefc:]
+    nisland = 0
+    if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
+        nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale, dof_island)
+    if nisland == 0:
+        # islands off, or rows on no moving tree: one problem (MuJoCo's monolithic solve)
+        nisland = one_island(m, d, rows, adr, cnt, nei, nfi, iscale, dof_island)
         if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
-            nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale)
-        else:
-            nisland = one_island(m, d, rows, adr, cnt, nei, nfi, iscale)
+            d.nisland[0] = 0
+    if not dual:
+        # dofs in no island start (and stay) at qacc_smooth
+        changed = 0
+        for k in range(nv):
+            if dof_island[k] < 0 and d.qacc[k] != d.qacc_smooth[k]:
+                d.qacc[k] = d.qacc_smooth[k]
+                changed += 1
+        if changed > 0 and primed:
+            Ma = d.scratch_v[1]
+            mul_m(m, d.qM, d.qacc, Ma)
+            cost_ws = cost_con + gauss(m, d, d.qacc, Ma)
+    if gs:
         AR = shaped(a[0:nefc * nefc], (nefc, nefc))
         make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
-        sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed, cost_ws)
+        sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_ws, nisland, iscale, rows, adr,
+                   cnt, dof_island)
     elif solver == SOLVER_CG:
-        sol_cg(m, d, maxiter, cdim, cmu, cfr, scale)
+        sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_island)
     elif solver == SOLVER_PGS:
         sol_pgs(m, d, maxiter, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland)
     else:
@@ -170,9 +176,8 @@ def solve_stage(m, d, solver, maxiter):
     keep(cdim_own)
     keep(cmu_own)
     keep(cfr_own)
-    if gs:
-        keep(gs_own)
-        keep(ar_own)
+    keep(isl_own)
+    keep(ar_own)
 
 
 @njit(cache=True, nogil=True)

@@ -18,8 +18,7 @@ from numba import njit
 from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.solver.cost import (
     constraint_update,
-    count_active,
-    dot,
+    dot_on,
     gauss,
     linesearch,
     mul_j,
@@ -28,14 +27,42 @@ from jointspace.solver.cost import (
     save_stats,
     solve_m,
 )
+from jointspace.solver.island import island_counts, island_dofs, island_move, mask_search
 from jointspace.types import MINVAL
 
 
 @njit(cache=True)
-def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
+def _hz_direction(search, grad, gradold, Mgrad, Mgradold, dofs, lo, n):
+    """search ← −z + β search on one island's dofs, β Hager and Zhang's (module docstring)."""
+    sy = 0.0
+    yz = 0.0
+    yzy = 0.0
+    sg = 0.0
+    for t in range(lo, lo + n):
+        k = dofs[t]
+        y = grad[k] - gradold[k]
+        sy += search[k] * y
+        yz += y * Mgrad[k]
+        yzy += y * (Mgrad[k] - Mgradold[k])
+        sg += search[k] * grad[k]
+    if sy < MINVAL:
+        beta = 0.0
+    else:
+        snorm = math.sqrt(dot_on(search, search, dofs, lo, n))
+        gnorm = math.sqrt(dot_on(grad, grad, dofs, lo, n))
+        beta = max((yz - 2.0 * yzy / sy * sg) / sy,
+                   -1.0 / max(MINVAL, snorm * min(0.01, gnorm)))
+    for t in range(lo, lo + n):
+        k = dofs[t]
+        search[k] = -Mgrad[k] + beta * search[k]
+
+
+@njit(cache=True)
+def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_island):
     """CG iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint.
 
-    scale: of the improvement and gradient in the termination tests (see sol_newton).
+    Island by island, each with its own line searches, directions, iteration count and
+    termination tests scaled by iscale[k] (see sol_newton for the arguments).
     """
     nv = m.nv
     nefc = np.int64(d.nefc[0])
@@ -44,9 +71,10 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
     force = d.efc_force
     state = d.efc_state
     # scratch in one block, used through borrowed views (`_numba.scratch`)
-    f_own = np.empty(7 * nv + 11 * nefc + 32)
-    i_own = np.empty(nefc, dtype=np.int32)
+    f_own = np.empty(8 * nv + 11 * nefc + 32 + 2 * nisland)
+    i_own = np.empty(nefc + nv + 6 * nisland, dtype=np.int32)
     fb = borrow(f_own)
+    ib = borrow(i_own)
     Ma = fb[0:nv]
     Mv = fb[nv:2 * nv]
     grad = fb[2 * nv:3 * nv]
@@ -54,7 +82,8 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
     gradold = fb[4 * nv:5 * nv]
     Mgradold = fb[5 * nv:6 * nv]
     search = fb[6 * nv:7 * nv]
-    o = 7 * nv
+    v = fb[7 * nv:8 * nv]  # the search on one island
+    o = 8 * nv
     jar = fb[o:o + nefc]
     Jv = fb[o + nefc:o + 2 * nefc]
     quad = shaped(fb[o + 2 * nefc:o + 11 * nefc], (nefc, 9))
@@ -62,7 +91,20 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
     hcone = shaped(fb[o:o + 1], (1, 1))
     res = fb[o + 1:o + 4]
     pts = shaped(fb[o + 4:o + 32], (7, 4))
-    oldstate = borrow(i_own)
+    o += 32
+    imp = fb[o:o + nisland]
+    slope = fb[o + nisland:o + 2 * nisland]
+    oldstate = ib[0:nefc]
+    dofs = ib[nefc:nefc + nv]
+    o = nefc + nv
+    dadr = ib[o:o + nisland]
+    dcnt = ib[o + nisland:o + 2 * nisland]
+    done = ib[o + 2 * nisland:o + 3 * nisland]
+    moved = ib[o + 3 * nisland:o + 4 * nisland]
+    iters = ib[o + 4 * nisland:o + 5 * nisland]
+    neval = ib[o + 5 * nisland:o + 6 * nisland]
+    island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
+    whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
 
     mul_m(m, d.qM, qacc, Ma)
     mul_j(d, qacc, jar)
@@ -75,23 +117,44 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
         grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
         Mgrad[k] = grad[k]
     solve_m(m, d, Mgrad)
-    # the cost is strongly convex in the M-norm: c(a) − c* ≤ ½ gᵀ M⁻¹ g
-    done = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
+    # the cost is strongly convex in the M-norm: c(a) − c* ≤ ½ gᵀ M⁻¹ g, island by island
+    for k in range(nisland):
+        gap = max(0.0, 0.5 * iscale[k] * dot_on(grad, Mgrad, dofs, dadr[k], dcnt[k]))
+        done[k] = 1 if gap < tol else 0
+        iters[k] = 0
+        moved[k] = 0
     for k in range(nv):
         search[k] = -Mgrad[k]
-    it = 0
-    while not done and it < maxiter:
-        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res,
-                           pts)
-        if alpha == 0.0:
+    while True:
+        any_moved = False
+        for k in range(nisland):
+            if done[k] != 0:
+                continue
+            if iters[k] >= maxiter:
+                done[k] = 1
+                continue
+            sk = search
+            if not whole:
+                mask_search(search, v, dofs, dadr[k], dcnt[k])
+                sk = v
+            alpha = linesearch(m, d, sk, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
+                               res, pts)
+            if alpha == 0.0:
+                done[k] = 1
+                continue
+            island_move(alpha, sk, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
+                         adr[k], cnt[k])
+            imp[k] = iscale[k] * res[0]
+            slope[k] = res[1]
+            neval[k] = int(res[2])
+            moved[k] = 1
+            any_moved = True
+        if not any_moved:
             break
         for k in range(nv):
-            qacc[k] += alpha * search[k]
-            Ma[k] += alpha * Mv[k]
             gradold[k] = grad[k]
             Mgradold[k] = Mgrad[k]
         for i in range(nefc):
-            jar[i] += alpha * Jv[i]
             oldstate[i] = state[i]
         cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, np.bool_(False))
         cost += gauss(m, d, qacc, Ma)
@@ -100,38 +163,21 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, scale):
             grad[k] = Ma[k] - d.qfrc_smooth[k] - d.qfrc_constraint[k]
             Mgrad[k] = grad[k]
         solve_m(m, d, Mgrad)
-        nchange = 0
-        for i in range(nefc):
-            if state[i] != oldstate[i]:
-                nchange += 1
-        improvement = scale * res[0]
-        gradient = scale * math.sqrt(dot(grad, grad, nv))
-        save_stats(d, it, improvement, gradient, res[1], cost, count_active(d, state),
-                    nchange, int(res[2]), 0)
-        it += 1
-        if (improvement > 0.0 and improvement < tol) or gradient < tol:
-            break
-        # Hager–Zhang: y = g − g_old, z_y = z − z_old,
-        # β = (yᵀz − 2 (yᵀz_y / sᵀy) sᵀg) / sᵀy, bounded below by −1/(|s| min(0.01, |g|))
-        sy = 0.0
-        yz = 0.0
-        yzy = 0.0
-        sg = 0.0
-        for k in range(nv):
-            y = grad[k] - gradold[k]
-            sy += search[k] * y
-            yz += y * Mgrad[k]
-            yzy += y * (Mgrad[k] - Mgradold[k])
-            sg += search[k] * grad[k]
-        if sy < MINVAL:
-            beta = 0.0
-        else:
-            snorm = math.sqrt(dot(search, search, nv))
-            gnorm = math.sqrt(dot(grad, grad, nv))
-            beta = max((yz - 2.0 * yzy / sy * sg) / sy,
-                       -1.0 / max(MINVAL, snorm * min(0.01, gnorm)))
-        for k in range(nv):
-            search[k] = -Mgrad[k] + beta * search[k]
-    d.solver_niter[0] = it
+        for k in range(nisland):
+            if moved[k] == 0:
+                continue
+            moved[k] = 0
+            gradient = iscale[k] * math.sqrt(dot_on(grad, grad, dofs, dadr[k], dcnt[k]))
+            if k == 0:
+                nch, _, nact = island_counts(state, oldstate, rows, adr[0], cnt[0])
+                save_stats(d, iters[0], imp[0], gradient, slope[0], cost, nact, nch, neval[0],
+                           0)
+            iters[k] += 1
+            if (imp[k] > 0.0 and imp[k] < tol) or gradient < tol:
+                done[k] = 1
+            else:
+                _hz_direction(search, grad, gradold, Mgrad, Mgradold, dofs, dadr[k],
+                              dcnt[k])
+    d.solver_niter[0] = iters[0]
     keep(f_own)
     keep(i_own)

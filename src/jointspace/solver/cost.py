@@ -140,6 +140,16 @@ def dot(a, b, n):
     return s
 
 
+@njit(cache=True)
+def dot_on(a, b, idx, lo, n):
+    """Σ a[k] b[k] over k in idx[lo:lo + n] (one island's dofs), in that order."""
+    s = 0.0
+    for t in range(lo, lo + n):
+        k = idx[t]
+        s += a[k] * b[k]
+    return s
+
+
 # ---------------------------------------------------------------------------------------------
 # cost and forces
 
@@ -615,16 +625,6 @@ def save_stats(d, it, improvement, gradient, slope, cost, nactive, nchange, neva
     d.solver_nchange[it] = nchange
     d.solver_neval[it] = neval
     d.solver_nupdate[it] = nupdate
-
-
-@njit(cache=True)
-def count_active(d, state):
-    """Number of rows whose state is not STATE_SATISFIED."""
-    n = 0
-    for i in range(d.nefc[0]):
-        if state[i] != STATE_SATISFIED:
-            n += 1
-    return n
 
 
 # ---------------------------------------------------------------------------------------------

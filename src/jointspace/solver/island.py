@@ -9,14 +9,15 @@ smallest tree, and an island's rows keep their order in efc_*, so each island ha
 equality, friction and inequality blocks, in that order.
 
 Rows of two islands meet in no dof and M is block-diagonal over trees, so the dual
-matrix J M⁻¹ Jᵀ is block-diagonal over islands: a Gauss–Seidel solver (PGS, noslip)
-solves each island on its own, with its own stopping test, as MuJoCo does unless the
-"island" flag is disabled.
+matrix J M⁻¹ Jᵀ and the primal Hessian are block-diagonal over islands: every solver
+solves each island on its own, with its own line searches and stopping test (Newton, CG)
+or sweeps (PGS, noslip), as MuJoCo does unless the "island" flag is disabled.
 """
 
 import numpy as np
 from numba import njit
 
+from jointspace.constraint import STATE_QUADRATIC, STATE_SATISFIED
 from jointspace.constraint.softness import equality_bodies
 from jointspace.solver.cost import primal_scale
 from jointspace.types import (
@@ -133,23 +134,30 @@ def _join_rows(m, d, dof_tree, parent, efc_tree):
 
 
 @njit(cache=True)
-def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
+def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
     """Partition d's rows into islands; returns their number (0 without rows).
 
     rows (nefc) lists the rows island after island, each island's rows in efc order;
     island k's rows are rows[adr[k] : adr[k] + cnt[k]], of which the first nei[k] are
     equality rows and the next nfi[k] friction-loss rows; scale[k] = 1 / the trace of M
-    over its dofs, the scale of its solvers' cost improvements (as MuJoCo 4.0's).
-    Writes d.efc_island and d.nisland.
+    over its dofs, the scale of its solvers' cost improvements (as MuJoCo 4.0's);
+    dof_island[k] (nv) = the island of dof k, −1 for a dof in none (no row acts on its
+    tree). Writes d.efc_island and d.nisland.
     """
     nv = m.nv
     nefc = d.nefc[0]
-    dof_tree = np.empty(nv, dtype=np.int64)
+    n = max(nv, 1)  # bounds the trees and the islands
+    buf = np.empty(4 * n + nefc, dtype=np.int64)  # one allocation: this runs every solve
+    dof_tree = buf[0:nv]
+    parent = buf[n:2 * n]
+    tree_island = buf[2 * n:3 * n]
+    fill = buf[3 * n:4 * n]
+    efc_tree = buf[4 * n:]
     ntree = _dof_trees(m, dof_tree)
-    parent = np.full(max(ntree, 1), -1, dtype=np.int64)
-    efc_tree = np.empty(nefc, dtype=np.int64)
+    for t in range(ntree):
+        parent[t] = -1
+        tree_island[t] = -1
     _join_rows(m, d, dof_tree, parent, efc_tree)
-    tree_island = np.full(max(ntree, 1), -1, dtype=np.int64)
     nisland = 0
     for t in range(ntree):
         if parent[t] < 0:
@@ -167,6 +175,7 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
         scale[k] = 0.0
     for k in range(nv):
         isl = tree_island[dof_tree[k]]
+        dof_island[k] = isl
         if isl >= 0:
             scale[isl] += d.qM[m.dof_Madr[k]]
     for k in range(nisland):
@@ -184,7 +193,8 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
     for k in range(nisland):
         adr[k] = pos
         pos += cnt[k]
-    fill = np.zeros(max(nisland, 1), dtype=np.int64)
+    for k in range(nisland):
+        fill[k] = 0
     for i in range(nefc):
         isl = d.efc_island[i]
         rows[adr[isl] + fill[isl]] = i
@@ -194,9 +204,11 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale):
 
 
 @njit(cache=True)
-def one_island(m, d, rows, adr, cnt, nei, nfi, scale):
-    """All rows as one island (the "island" flag disabled); returns 1."""
+def one_island(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
+    """All rows and dofs as one island (the "island" flag disabled); returns 1."""
     nefc = d.nefc[0]
+    for k in range(m.nv):
+        dof_island[k] = 0
     for i in range(nefc):
         rows[i] = i
         d.efc_island[i] = 0
@@ -210,32 +222,62 @@ def one_island(m, d, rows, adr, cnt, nei, nfi, scale):
 
 
 @njit(cache=True)
-def island_start(m, d):
-    """MuJoCo's start of the primal solvers with islands; returns their cost scale.
+def island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt):
+    """The dofs of each island: island k's are dofs[dadr[k] : dadr[k] + dcnt[k]], increasing."""
+    for k in range(nisland):
+        dcnt[k] = 0
+    for j in range(nv):
+        if dof_island[j] >= 0:
+            dcnt[dof_island[j]] += 1
+    pos = 0
+    for k in range(nisland):
+        dadr[k] = pos
+        pos += dcnt[k]
+        dcnt[k] = 0
+    for j in range(nv):
+        k = dof_island[j]
+        if k >= 0:
+            dofs[dadr[k] + dcnt[k]] = j
+            dcnt[k] += 1
 
-    The dofs of trees that no row acts on are in no island: their qacc is set to
-    qacc_smooth (mj_fwdConstraint's warm start does the same), so that the solver meets no
-    gradient there. Returns (the number of such dofs whose qacc changed, 1 / the trace of M
-    over the dofs in islands): MuJoCo scales each island's improvement and gradient by its
-    own trace; the primal solvers here solve the islands together, with their traces summed
-    (exactly MuJoCo's scale when there is one island).
+
+@njit(cache=True)
+def mask_search(search, v, dofs, lo, n):
+    """v ← search on the dofs dofs[lo:lo + n] (one island's), zero elsewhere."""
+    v[:] = 0.0
+    for t in range(lo, lo + n):
+        k = dofs[t]
+        v[k] = search[k]
+
+
+@njit(cache=True)
+def island_move(alpha, v, Mv, Jv, qacc, Ma, jar, dofs, dlo, dn, rows, rlo, rn):
+    """qacc, Ma += α (v, Mv) on one island's dofs; jar += α Jv on its rows."""
+    for t in range(dlo, dlo + dn):
+        k = dofs[t]
+        qacc[k] += alpha * v[k]
+        Ma[k] += alpha * Mv[k]
+    for t in range(rlo, rlo + rn):
+        i = rows[t]
+        jar[i] += alpha * Jv[i]
+
+
+@njit(cache=True)
+def island_counts(state, oldstate, rows, lo, n):
+    """(changed state, entered or left the quadratic zone, active) counts of an island's rows.
+
+    The rows are rows[lo:lo + n]; active: not STATE_SATISFIED.
     """
-    nv = m.nv
-    nefc = d.nefc[0]
-    buf = np.empty(2 * nv + nefc + 1, dtype=np.int64)
-    dof_tree = buf[:nv]
-    efc_tree = buf[nv:nv + nefc]
-    parent = buf[nv + nefc:]
-    ntree = _dof_trees(m, dof_tree)
-    for t in range(ntree):
-        parent[t] = -1
-    _join_rows(m, d, dof_tree, parent, efc_tree)
-    trace = 0.0
-    changed = 0
-    for k in range(nv):
-        if parent[dof_tree[k]] >= 0:
-            trace += d.qM[m.dof_Madr[k]]
-        elif d.qacc[k] != d.qacc_smooth[k]:
-            d.qacc[k] = d.qacc_smooth[k]
-            changed += 1
-    return changed, 1.0 / max(trace, MINVAL)
+    nchange = 0
+    nquad = 0
+    nactive = 0
+    for t in range(lo, lo + n):
+        i = rows[t]
+        s = state[i]
+        if s != oldstate[i]:
+            nchange += 1
+        if (s == STATE_QUADRATIC) != (oldstate[i] == STATE_QUADRATIC):
+            nquad += 1
+        if s != STATE_SATISFIED:
+            nactive += 1
+    return nchange, nquad, nactive

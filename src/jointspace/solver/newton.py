@@ -32,8 +32,7 @@ from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUAD
 from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.solver.cost import (
     constraint_update,
-    count_active,
-    dot,
+    dot_on,
     gauss,
     linesearch,
     mul_j,
@@ -42,6 +41,7 @@ from jointspace.solver.cost import (
     save_stats,
     solve_m,
 )
+from jointspace.solver.island import island_counts, island_dofs, island_move, mask_search
 from jointspace.types import MINVAL
 
 
@@ -430,11 +430,16 @@ def _any_cone(d, state, cdim):
 
 
 @njit(cache=True)
-def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0.0):
+def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, iscale, rows,
+               adr, cnt, dof_island):
     """Newton iterations from d.qacc; writes qacc, efc_force, efc_state, qfrc_constraint.
 
-    scale: of the improvement, gradient and decrement in the termination tests (solve_stage:
-    1 / the trace of M over the islands' dofs, `island_start`, or `primal_scale`).
+    Island by island (`solver.island`: rows[adr[k] : adr[k] + cnt[k]] are island k's rows,
+    dof_island maps dofs to islands, −1 for none, whose qacc is left as it is): each island
+    has its own line searches, iteration count and termination tests, scaled by iscale[k]
+    (1 / the trace of M over its dofs), as MuJoCo 4.0's per-island solves. The islands
+    share one Hessian and its factor, which is block-diagonal over them. d.solver_niter[0]
+    and the statistics are island 0's (its cost statistic is the whole problem's).
 
     primed: solve_stage has evaluated d.qacc (the warm start) already: J qacc − aref is in
     d.scratch_efc, M qacc in d.scratch_v[1], its forces and zones in efc_force and
@@ -456,8 +461,8 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     # much as a small product here); cone Hessians only for elliptic contacts
     nh = nefc if elliptic else 1
     nM = d.qM.shape[0]
-    f_own = np.empty(9 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67)
-    i_own = np.empty(nefc * (2 * nv + 3) + 1, dtype=np.int32)
+    f_own = np.empty(9 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland)
+    i_own = np.empty(nefc * (2 * nv + 3) + 1 + nv + 8 * nisland, dtype=np.int32)
     # borrowed views (`_numba.scratch`): the iterations' calls count no references on them
     fb = borrow(f_own)
     ib = borrow(i_own)
@@ -469,6 +474,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     x = fb[5 * nv:6 * nv]
     x[:] = 0.0  # _tree_rank1's scratch, zero between uses
     vals = fb[6 * nv:7 * nv]
+    v = fb[7 * nv:8 * nv]  # the search on one island
     o = 8 * nv
     jar = fb[o:o + nefc]
     Jv = fb[o + nefc:o + 2 * nefc]
@@ -488,12 +494,27 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     Hf = fb[o + nM:o + 2 * nM]
     hdiag = fb[o + 2 * nM:o + 2 * nM + nv]
     pts = shaped(fb[o + 2 * nM + nv:o + 2 * nM + nv + 28], (7, 4))
+    o += 2 * nM + nv + 28
+    imp = fb[o:o + nisland]  # per island: the last line search's scaled improvement
+    slope = fb[o + nisland:o + 2 * nisland]  # and its scaled slope
     oldstate = ib[0:nefc]
     gnnz = ib[nefc:2 * nefc]
     gstart = ib[2 * nefc:3 * nefc + 1]
     o = 3 * nefc + 1
     gind = shaped(ib[o:o + nefc * nv], (nefc, nv))
     gpos = shaped(ib[o + nefc * nv:o + 2 * nefc * nv], (nefc, nv))
+    o += 2 * nefc * nv
+    dofs = ib[o:o + nv]
+    o += nv
+    dadr = ib[o:o + nisland]
+    dcnt = ib[o + nisland:o + 2 * nisland]
+    done = ib[o + 2 * nisland:o + 3 * nisland]
+    moved = ib[o + 3 * nisland:o + 4 * nisland]
+    iters = ib[o + 4 * nisland:o + 5 * nisland]
+    neval = ib[o + 5 * nisland:o + 6 * nisland]
+    gok = ib[o + 6 * nisland:o + 7 * nisland]
+    island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
+    whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
     ng = _row_pattern(d, gstart, gnnz, gind)
     # H with M's tree sparsity when every row lies on one root path (_tree_pattern); the
     # dense factor with rank-one updates otherwise
@@ -522,11 +543,19 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
     for k in range(nv):
         Mgrad[k] = grad[k]
     solve_m(m, d, Mgrad)
-    gradnorm = math.sqrt(dot(grad, grad, nv))
-    gradient_ok = scale * gradnorm < tol
-    done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
+    # an island whose gradient and M⁻¹ gap are below the tolerance is done at once
+    alldone = True
+    for k in range(nisland):
+        sc = iscale[k]
+        gnorm = math.sqrt(dot_on(grad, grad, dofs, dadr[k], dcnt[k]))
+        gok[k] = 1 if sc * gnorm < tol else 0
+        gap = max(0.0, 0.5 * sc * dot_on(grad, Mgrad, dofs, dadr[k], dcnt[k]))
+        done[k] = 1 if gok[k] != 0 and gap < tol else 0
+        iters[k] = 0
+        moved[k] = 0
+        alldone = alldone and done[k] != 0
     ncone = 0
-    if not done:
+    if not alldone:
         if tree:
             ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G,
                                  vals, Hc, Hq, Hf, hdiag, True)
@@ -540,20 +569,40 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
             solve_ld(m, Hf, hdiag, Hs)
         else:
             chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
-        done = gradient_ok and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
+        for k in range(nisland):
+            if done[k] == 0:
+                dec = max(0.0, 0.5 * iscale[k] * dot_on(grad, Mgrad, dofs, dadr[k], dcnt[k]))
+                done[k] = 1 if gok[k] != 0 and dec < tol else 0
     for k in range(nv):
         search[k] = -Mgrad[k]
-    it = 0
-    while not done and it < maxiter:
-        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res,
-                           pts)
-        if alpha == 0.0:
+    while True:
+        # each open island's exact line search along the Newton direction on its dofs
+        any_moved = False
+        for k in range(nisland):
+            if done[k] != 0:
+                continue
+            if iters[k] >= maxiter:
+                done[k] = 1
+                continue
+            sk = search
+            if not whole:
+                mask_search(search, v, dofs, dadr[k], dcnt[k])
+                sk = v
+            alpha = linesearch(m, d, sk, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
+                               res, pts)
+            if alpha == 0.0:
+                done[k] = 1
+                continue
+            island_move(alpha, sk, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
+                         adr[k], cnt[k])
+            imp[k] = iscale[k] * res[0]
+            slope[k] = res[1]
+            neval[k] = int(res[2])
+            moved[k] = 1
+            any_moved = True
+        if not any_moved:
             break
-        for k in range(nv):
-            qacc[k] += alpha * search[k]
-            Ma[k] += alpha * Mv[k]
         for i in range(nefc):
-            jar[i] += alpha * Jv[i]
             oldstate[i] = state[i]
         cost = constraint_update(d, jar, cdim, cmu, cfr, force, state, hcone, elliptic)
         cost += gauss(m, d, qacc, Ma)
@@ -594,16 +643,22 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, scale, primed=False, cost_primed=0
             solve_ld(m, Hf, hdiag, Hs)
         else:
             chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
-        improvement = scale * res[0]
-        gradient = scale * math.sqrt(dot(grad, grad, nv))
-        save_stats(d, it, improvement, gradient, res[1], cost, count_active(d, state),
-                    nchange, int(res[2]), nupdate)
-        decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
-        it += 1
-        if (improvement > 0.0 and improvement < tol) or gradient < tol or decrement < tol:
-            break
+        for k in range(nisland):
+            if moved[k] == 0:
+                continue
+            moved[k] = 0
+            sc = iscale[k]
+            gradient = sc * math.sqrt(dot_on(grad, grad, dofs, dadr[k], dcnt[k]))
+            if k == 0:
+                nch, nquad, nact = island_counts(state, oldstate, rows, adr[0], cnt[0])
+                save_stats(d, iters[0], imp[0], gradient, slope[0], cost, nact, nch, neval[0],
+                           nupdate if nisland == 1 else nquad)
+            decrement = max(0.0, 0.5 * sc * dot_on(grad, Mgrad, dofs, dadr[k], dcnt[k]))
+            iters[k] += 1
+            if (imp[k] > 0.0 and imp[k] < tol) or gradient < tol or decrement < tol:
+                done[k] = 1
         for k in range(nv):
             search[k] = -Mgrad[k]
-    d.solver_niter[0] = it
+    d.solver_niter[0] = iters[0]
     keep(f_own)
     keep(i_own)
