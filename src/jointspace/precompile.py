@@ -12,8 +12,9 @@ second loads what the first cached) and the others run beside them, one process 
 A job run twice is a cache load: `compile` after a finished `compile` takes a few seconds.
 The jobs compile for this machine's CPU even the kernels the package ships prebuilt in
 generic x86-64 code (`_numba/prebuilt.py`), which a process then no longer loads; with
-`prebuilt=True` they load those instead and compile only the rest (the test suite's
-precompile: the kernels a user runs after installing, in less than half the time).
+`prebuilt=True` they load those instead and compile only what the store lacks (the test
+suite's precompile: the code a user runs after installing; the store holds every job's
+kernels, so from an empty cache this takes seconds where the store fits).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Numba compiles each kernel on its first use, minutes for the README's demo on a 2-core
 machine. The package carries, in `_prebuilt/`, the cache entries of the kernels that
-demo runs, compiled for a generic x86-64 CPU (NUMBA_CPU_NAME=generic: no instruction a
-64-bit x86 processor may lack) by `tools/prebuild.py`. When a kernel misses in the user's
+demo runs and of every public kernel `jointspace compile` compiles, compiled for a generic
+x86-64 CPU (NUMBA_CPU_NAME=generic: no instruction a 64-bit x86 processor may lack) by
+`tools/prebuild.py`. When a kernel misses in the user's
 own cache, the store is looked up before Numba compiles it:
 
 - An entry is found only where every part of Numba's cache key fits this process: the
