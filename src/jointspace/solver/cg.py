@@ -13,7 +13,7 @@ no factorization, so CG wins on large sparse problems and needs more iterations 
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.solver.cost import (
@@ -38,8 +38,8 @@ def _hz_direction(search, grad, gradold, Mgrad, Mgradold, dofs, lo, n):
     yz = 0.0
     yzy = 0.0
     sg = 0.0
-    for t in range(lo, lo + n):
-        k = dofs[t]
+    for t in range(uint64(lo), uint64(lo + n)):
+        k = uint64(dofs[t])
         y = grad[k] - gradold[k]
         sy += search[k] * y
         yz += y * Mgrad[k]
@@ -52,8 +52,8 @@ def _hz_direction(search, grad, gradold, Mgrad, Mgradold, dofs, lo, n):
         gnorm = math.sqrt(dot_on(grad, grad, dofs, lo, n))
         beta = max((yz - 2.0 * yzy / sy * sg) / sy,
                    -1.0 / max(MINVAL, snorm * min(0.01, gnorm)))
-    for t in range(lo, lo + n):
-        k = dofs[t]
+    for t in range(uint64(lo), uint64(lo + n)):
+        k = uint64(dofs[t])
         search[k] = -Mgrad[k] + beta * search[k]
 
 

@@ -144,8 +144,8 @@ def dot(a, b, n):
 def dot_on(a, b, idx, lo, n):
     """Σ a[k] b[k] over k in idx[lo:lo + n] (one island's dofs), in that order."""
     s = 0.0
-    for t in range(lo, lo + n):
-        k = idx[t]
+    for t in range(uint64(lo), uint64(lo + n)):
+        k = uint64(idx[t])  # unsigned: no negative-index wraparound in the loop
         s += a[k] * b[k]
     return s
 

@@ -15,7 +15,7 @@ or sweeps (PGS, noslip), as MuJoCo does unless the "island" flag is disabled.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from jointspace.constraint import STATE_QUADRATIC, STATE_SATISFIED
 from jointspace.constraint.softness import equality_bodies
@@ -245,20 +245,20 @@ def island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt):
 def mask_search(search, v, dofs, lo, n):
     """v ← search on the dofs dofs[lo:lo + n] (one island's), zero elsewhere."""
     v[:] = 0.0
-    for t in range(lo, lo + n):
-        k = dofs[t]
+    for t in range(uint64(lo), uint64(lo + n)):
+        k = uint64(dofs[t])  # unsigned: no negative-index wraparound in the loop
         v[k] = search[k]
 
 
 @njit(cache=True)
 def island_move(alpha, v, Mv, Jv, qacc, Ma, jar, dofs, dlo, dn, rows, rlo, rn):
     """qacc, Ma += α (v, Mv) on one island's dofs; jar += α Jv on its rows."""
-    for t in range(dlo, dlo + dn):
-        k = dofs[t]
+    for t in range(uint64(dlo), uint64(dlo + dn)):
+        k = uint64(dofs[t])
         qacc[k] += alpha * v[k]
         Ma[k] += alpha * Mv[k]
-    for t in range(rlo, rlo + rn):
-        i = rows[t]
+    for t in range(uint64(rlo), uint64(rlo + rn)):
+        i = uint64(rows[t])
         jar[i] += alpha * Jv[i]
 
 
@@ -271,8 +271,8 @@ def island_counts(state, oldstate, rows, lo, n):
     nchange = 0
     nquad = 0
     nactive = 0
-    for t in range(lo, lo + n):
-        i = rows[t]
+    for t in range(uint64(lo), uint64(lo + n)):
+        i = uint64(rows[t])
         s = state[i]
         if s != oldstate[i]:
             nchange += 1
