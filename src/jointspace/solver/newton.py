@@ -34,14 +34,13 @@ from jointspace.solver.cost import (
     constraint_update,
     dot_on,
     gauss,
-    linesearch,
     mul_j,
     mul_jt,
     mul_m,
     save_stats,
     solve_m,
 )
-from jointspace.solver.island import island_counts, island_dofs, island_move, mask_search
+from jointspace.solver.island import island_counts, island_dofs, island_searches
 from jointspace.types import MINVAL
 
 
@@ -577,30 +576,9 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
         search[k] = -Mgrad[k]
     while True:
         # each open island's exact line search along the Newton direction on its dofs
-        any_moved = False
-        for k in range(nisland):
-            if done[k] != 0:
-                continue
-            if iters[k] >= maxiter:
-                done[k] = 1
-                continue
-            sk = search
-            if not whole:
-                mask_search(search, v, dofs, dadr[k], dcnt[k])
-                sk = v
-            alpha = linesearch(m, d, sk, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k],
-                               res, pts)
-            if alpha == 0.0:
-                done[k] = 1
-                continue
-            island_move(alpha, sk, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows,
-                         adr[k], cnt[k])
-            imp[k] = iscale[k] * res[0]
-            slope[k] = res[1]
-            neval[k] = int(res[2])
-            moved[k] = 1
-            any_moved = True
-        if not any_moved:
+        if not island_searches(m, d, maxiter, search, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad,
+                               res, pts, nisland, iscale, dofs, dadr, dcnt, rows, adr, cnt,
+                               whole, done, iters, moved, neval, imp, slope):
             break
         for i in range(nefc):
             oldstate[i] = state[i]
