@@ -1,9 +1,12 @@
 """Jacobians of the inverse with contacts (inverse_derivatives) against mujoco.mjd_inverseFD.
 
-Both libraries differentiate the inverse at the same state, forward differences with the
-same eps (MuJoCo's definition; its outputs are the transposes of ours), on the scenes of
-tests/test_inverse.py: the humanoid lying (11 contacts), the quadruped, a box stack and the
-mixed scene (condim 1, 3, 4, 6 contacts, friction loss, limits, an equality), both cones.
+With `analytic=False` both libraries differentiate the inverse at the same state, forward
+differences with the same eps (MuJoCo's definition; its outputs are the transposes of
+ours), on the scenes of tests/test_inverse.py: the humanoid lying (11 contacts), the
+quadruped, a box stack and the mixed scene (condim 1, 3, 4, 6 contacts, friction loss,
+limits, an equality), both cones. By default the position columns of plane–sphere and
+plane–capsule contacts and of hinge and slide limits and springs are closed-form: checked
+against centered differences with a smaller eps, whose truncation error is below the bound.
 """
 
 import math
@@ -49,17 +52,17 @@ def _mujoco(mjm, mjd, actuation):
     return [x.T for x in out]
 
 
-def _centered_position_columns(m, d):
+def _centered_position_columns(m, d, eps=EPS):
     """Centered differences of the whole inverse (`js.inverse`) over qpos, on the manifold."""
     q0 = d.qpos.copy()
     cols = []
     for j in range(m.nv):
         f = []
         for s in (1.0, -1.0):
-            d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * EPS)
+            d.qpos[:] = js.integrate_pos(m, q0, np.eye(m.nv)[j], s * eps)
             js.inverse(m, d)
             f.append(d.qfrc_inverse.copy())
-        cols.append((f[0] - f[1]) / (2 * EPS))
+        cols.append((f[0] - f[1]) / (2 * eps))
     d.qpos[:] = q0
     return np.array(cols).T
 
@@ -76,7 +79,7 @@ def test_matches_mjd_inverse_fd(name, cone):
     m, d, mjm, mjd = _state(name, cone)
     q, v, a = d.qpos.copy(), d.qvel.copy(), d.qacc.copy()
     for actuation in (False, True):
-        ours = js.inverse_derivatives(m, d, EPS, actuation)
+        ours = js.inverse_derivatives(m, d, EPS, actuation, analytic=False)
         theirs = _mujoco(mjm, mjd, actuation)
         # d ends with the inverse at the given state (MuJoCo's at its last perturbed one)
         mujoco.mj_inverse(mjm, mjd)
@@ -133,12 +136,12 @@ def test_analytical_derivatives_match_central_differences(name):
 def test_position_derivative_matches_central_differences(name):
     """∂f/∂qpos, centered, equals centered differences of the whole inverse.
 
-    Ours is the analytical ∂(M qacc + c)/∂qpos plus centered differences of the rest; the
-    reference perturbs qpos through integrate_pos and runs js.inverse.
+    Ours (`analytic=False`) is the analytical ∂(M qacc + c)/∂qpos plus centered differences
+    of the rest; the reference perturbs qpos through integrate_pos and runs js.inverse.
     """
     for cone in ("pyramidal", "elliptic"):
         m, d, _, _ = _state(name, cone)
-        Fq, _, _ = js.inverse_derivatives(m, d, EPS, centered=True)
+        Fq, _, _ = js.inverse_derivatives(m, d, EPS, centered=True, analytic=False)
         _close(Fq, _centered_position_columns(m, d), f"{name} {cone} ∂/∂qpos", TOL_ACC)
 
 
@@ -311,3 +314,95 @@ def test_position_columns_grouped_keep_contacts_between_subtrees():
     assert ncon[6] > 4  # pendulum a's column: its tip in pendulum b's
     expected = js.rnea_derivatives(m, d, q0, v0, a0)[0] + np.array(cols).T
     _close(Fq, expected, "pendulums ∂/∂qpos", 1e-10)
+
+
+# A ball joint with a spring and a limit over a capsule and a sphere on a limited hinge with a
+# spring, a slide–hinge bar (limited slide with a spring), a free capsule with a sphere: every
+# closed-form path of the position columns (the ball's limit and spring differenced)
+PLANE_JOINTS = """<mujoco model="plane joints"><option timestep="0.002"/>
+<default><geom friction="0.8 0.02 0.01" solimp="0.9 0.95 0.01 0.5 2"/></default>
+<worldbody>
+  <geom type="plane" size="3 3 .1"/>
+  <body pos="0 0 0.2"><joint type="ball" stiffness="2" range="0 3" damping="1"/>
+    <geom type="capsule" fromto="0 0 0 0.25 0 -0.22" size="0.04"/>
+    <body pos="0.25 0 -0.22">
+      <joint type="hinge" axis="0 1 0" stiffness="3" range="-2 2" damping="0.5"/>
+      <geom type="sphere" size="0.05" pos="0.05 0 0"/></body></body>
+  <body pos="0.6 0 0.2">
+    <joint type="slide" axis="0 0 1" stiffness="10" range="-0.01 0.01" damping="1"/>
+    <joint type="hinge" axis="1 0 0" damping="0.3"/>
+    <geom type="capsule" fromto="0 -0.2 -0.15 0 0.2 -0.1" size=".04"/></body>
+  <body pos="-0.6 0 0.05"><freejoint/>
+    <geom type="capsule" fromto="-0.1 0 0 0.1 0.05 0.0" size="0.04"/>
+    <geom type="sphere" size="0.03" pos="0 0.1 0"/></body>
+</worldbody>
+</mujoco>"""
+# analytical position columns against centered differences of the whole inverse at this eps:
+# their truncation error (~eps² × the contacts' third derivative) measured 9e-9 relative on
+# the humanoid, the analytical columns' distance from them falling as eps² down to 1e-9
+EPS_REF = 1e-7
+
+
+def _plane_joints(cone):
+    m = js.load_string(PLANE_JOINTS)
+    mjm = mujoco.MjModel.from_xml_string(PLANE_JOINTS)
+    mjd = mujoco.MjData(mjm)
+    for _ in range(300):
+        mujoco.mj_step(mjm, mjd)
+    m.opt.cone = cone
+    mjm.opt.cone = 0 if cone == "pyramidal" else 1
+    d = js.make_data(m)
+    d.qpos[:], d.qvel[:] = mjd.qpos, mjd.qvel
+    js.forward(m, d)
+    mjd.qacc[:] = d.qacc
+    return m, d, mjm, mjd
+
+
+@pytest.mark.parametrize("name", ["humanoid_lying", "quadruped_standing", "plane_joints"])
+def test_analytical_position_columns_match_central_differences(name):
+    """Plane–sphere and plane–capsule contacts, hinge and slide limits and springs.
+
+    ∂f/∂qpos by default equals centered differences of the whole inverse (eps 1e-7) in every
+    zone of the contacts' forces (accelerations spread by σ up to 30, as for ∂/∂qacc). The
+    columns are differenced nowhere on the humanoid and the quadruped (the result does not
+    depend on eps); on plane_joints the ball joint's spring and limit are, and that scene
+    has contacts below the ball, a limited ball, hinge and slide, a free body's capsule.
+    """
+    states = set()
+    for cone in ("pyramidal", "elliptic"):
+        if name == "plane_joints":
+            m, d, _, _ = _plane_joints(cone)
+            types = set(d.efc_type[:d.nefc[0]].tolist())
+            assert d.ncon[0] >= 6 and C.CNSTR_LIMIT_JOINT in types
+        else:
+            m, d, _, _ = _state(name, cone)
+        a0 = d.qacc.copy()
+        rng = np.random.default_rng(5)
+        for sigma in (0.0, 1.0, 30.0):
+            d.qacc[:] = a0 + sigma * rng.normal(size=m.nv)
+            Fq = js.inverse_derivatives(m, d, EPS, centered=True)[0]
+            states |= set(d.efc_state[:d.nefc[0]].tolist())
+            _close(Fq, _centered_position_columns(m, d, EPS_REF),
+                   f"{name} {cone} σ={sigma} ∂/∂qpos", TOL_ACC)
+            if name != "plane_joints":
+                np.testing.assert_array_equal(js.inverse_derivatives(m, d, 1e-3)[0], Fq)
+    assert C.STATE_QUADRATIC in states and C.STATE_SATISFIED in states
+    assert C.STATE_CONE in states
+
+
+def test_analytical_and_differenced_position_columns_agree_to_truncation():
+    """MuJoCo's forward differences are eps away from the closed form, ours the same way.
+
+    On the humanoid: `analytic=False` equals mjd_inverseFD (above); both differ from the
+    closed form by the same O(eps) truncation (~7e-4 relative: the contacts' stiffness
+    varies fast with their depth), which centered differences shrink to O(eps²).
+    """
+    m, d, mjm, mjd = _state("humanoid_lying", "elliptic")
+    exact = js.inverse_derivatives(m, d, EPS)[0]
+    fwd = js.inverse_derivatives(m, d, EPS, analytic=False)[0]
+    cen = js.inverse_derivatives(m, d, EPS, centered=True, analytic=False)[0]
+    scale = float(np.max(np.abs(exact)))
+    err_fwd = float(np.max(np.abs(fwd - exact))) / scale
+    err_cen = float(np.max(np.abs(cen - exact))) / scale
+    _close(fwd, _mujoco(mjm, mjd, False)[0], "humanoid forward differences")
+    assert 1e-5 < err_fwd < 1e-2 and err_cen < 1e-2 * err_fwd, (err_fwd, err_cen)
