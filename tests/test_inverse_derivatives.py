@@ -288,7 +288,7 @@ def test_position_columns_grouped_keep_contacts_between_subtrees():
 
     Dofs in different subtrees may share one perturbation; two whose geoms could meet
     within it may not (a contact between the pendulums appears in one column alone). With
-    eps = 0.05 both our position Jacobian and the reference, the analytical ∂(M qacc + c)/∂q
+    eps = 0.05 and `analytic=False` (the closed form sees no contact appear) both our position Jacobian and the reference, the analytical ∂(M qacc + c)/∂q
     plus forward differences of −qfrc_passive − qfrc_constraint from `inverse` at each
     perturbed state, see it.
     """
@@ -299,7 +299,7 @@ def test_position_columns_grouped_keep_contacts_between_subtrees():
     d.qacc[:] = rng.normal(size=m.nv)
     q0, v0, a0 = d.qpos.copy(), d.qvel.copy(), d.qacc.copy()
     eps = 0.05
-    Fq = js.inverse_derivatives(m, d, eps)[0]
+    Fq = js.inverse_derivatives(m, d, eps, analytic=False)[0]
     js.inverse(m, d)
     assert d.ncon[0] == 4  # the box on the floor only
     rest0 = -(d.qfrc_passive + d.qfrc_constraint)
@@ -317,10 +317,13 @@ def test_position_columns_grouped_keep_contacts_between_subtrees():
 
 
 # A ball joint with a spring and a limit over a capsule and a sphere on a limited hinge with a
-# spring, a slide–hinge bar (limited slide with a spring), a free capsule with a sphere: every
-# closed-form path of the position columns (the ball's limit and spring differenced)
+# spring, a slide–hinge bar (limited slide with a spring), a free capsule with a sphere, a
+# box on a hinge and a free mesh (a tilted wedge): every closed-form path of the position
+# columns (the ball's limit and spring differenced)
 PLANE_JOINTS = """<mujoco model="plane joints"><option timestep="0.002"/>
 <default><geom friction="0.8 0.02 0.01" solimp="0.9 0.95 0.01 0.5 2"/></default>
+<asset><mesh name="wedge" vertex="-.08 -.06 0  .08 -.06 0  -.08 .06 0  .08 .06 0  0 -.06 .07
+  0 .06 .07"/></asset>
 <worldbody>
   <geom type="plane" size="3 3 .1"/>
   <body pos="0 0 0.2"><joint type="ball" stiffness="2" range="0 3" damping="1"/>
@@ -335,6 +338,9 @@ PLANE_JOINTS = """<mujoco model="plane joints"><option timestep="0.002"/>
   <body pos="-0.6 0 0.05"><freejoint/>
     <geom type="capsule" fromto="-0.1 0 0 0.1 0.05 0.0" size="0.04"/>
     <geom type="sphere" size="0.03" pos="0 0.1 0"/></body>
+  <body pos="0 0.6 0.15"><joint type="hinge" axis="1 0 0" damping="0.2"/>
+    <geom type="box" size=".05 .1 .04" pos="0 0.1 -0.1" euler="10 0 0"/></body>
+  <body pos="0 -0.6 0.05" euler="3 4 0"><freejoint/><geom type="mesh" mesh="wedge"/></body>
 </worldbody>
 </mujoco>"""
 # analytical position columns against centered differences of the whole inverse at this eps:
@@ -360,7 +366,7 @@ def _plane_joints(cone):
 
 @pytest.mark.parametrize("name", ["humanoid_lying", "quadruped_standing", "plane_joints"])
 def test_analytical_position_columns_match_central_differences(name):
-    """Plane–sphere and plane–capsule contacts, hinge and slide limits and springs.
+    """Plane–sphere, –capsule, –box, –mesh contacts, hinge and slide limits and springs.
 
     ∂f/∂qpos by default equals centered differences of the whole inverse (eps 1e-7) in every
     zone of the contacts' forces (accelerations spread by σ up to 30, as for ∂/∂qacc). The
@@ -373,7 +379,9 @@ def test_analytical_position_columns_match_central_differences(name):
         if name == "plane_joints":
             m, d, _, _ = _plane_joints(cone)
             types = set(d.efc_type[:d.nefc[0]].tolist())
-            assert d.ncon[0] >= 6 and C.CNSTR_LIMIT_JOINT in types
+            assert d.ncon[0] >= 12 and C.CNSTR_LIMIT_JOINT in types
+            kinds = {int(m.geom_type[g]) for g in d.contact_geom[:d.ncon[0], 1]}
+            assert kinds == {2, 3, 6, 7}  # sphere, capsule, box, mesh
         else:
             m, d, _, _ = _state(name, cone)
         a0 = d.qacc.copy()

@@ -2,8 +2,8 @@
 
 ∂/∂qacc and ∂/∂qvel analytical (the 2014 inverse's closed-form forces differentiated zone
 by zone), ∂/∂qpos analytical in its smooth part; the rest closed-form where every contact is
-a fixed plane against a sphere or a capsule (`_contact_position_columns`, `_joint_columns`),
-else differenced by subtree (see `_position_columns`).
+a fixed plane against a sphere, capsule, box or mesh (`_contact_position_columns`,
+`_joint_columns`), else differenced by subtree (see `_position_columns`).
 """
 
 import math
@@ -41,7 +41,9 @@ from jointspace.types import (
     DSBL_SPRING,
     ENBL_DIAGEXACT,
     ENBL_OVERRIDE,
+    GEOM_BOX,
     GEOM_CAPSULE,
+    GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
     JNT_BALL,
@@ -501,11 +503,14 @@ def _position_columns(m, d, eps, centered, use_actuation, grouped, q0, r0, Gc, c
 
 @njit(cache=True)
 def _plane_contacts(m, d):
-    """Whether every contact is a fixed plane against a sphere or a capsule, condim 1 or 3.
+    """Whether every contact is a fixed plane's with a sphere, capsule, box or mesh, condim ≤ 3.
 
-    Those contacts have closed-form position derivatives (`_contact_position_columns`). A
-    capsule whose axis is within 1e-3 of the plane's normal is left to differences: its
-    frame's tangent (the axis projected on the plane) turns without bound there.
+    Those contacts have closed-form position derivatives (`_contact_position_columns`): a
+    point at a fixed offset below a point fixed on the body (a sphere's centre, a capsule's
+    end, a box's corner, a mesh's hull vertex: `plane_box`, `plane_convex`). A capsule
+    whose axis is within 1e-3 of the plane's normal is left to differences: its frame's
+    tangent (the axis projected on the plane) turns without bound there. An ellipsoid's or
+    a cylinder's point slides over its surface as it turns: differenced.
     """
     if m.flg_surfacevel[0]:
         return False
@@ -515,7 +520,7 @@ def _plane_contacts(m, d):
         t2 = m.geom_type[g2]
         if m.geom_type[g1] != GEOM_PLANE or not _static(m, m.geom_bodyid[g1]):
             return False
-        if t2 != GEOM_SPHERE and t2 != GEOM_CAPSULE:
+        if t2 != GEOM_SPHERE and t2 != GEOM_CAPSULE and t2 != GEOM_BOX and t2 != GEOM_MESH:
             return False
         if d.contact_dim[c] != 1 and d.contact_dim[c] != 3:
             return False
@@ -571,7 +576,8 @@ def _contact_position_columns(m, d, out):
     """out −= ∂(Jᵀ φ)/∂qpos (tangent) of the contacts, analytically (`_plane_contacts`).
 
     Contact c between a fixed plane (normal n) and a sphere of centre s, radius r on body b
-    (a capsule: the end sphere below the point): dist = n·(s − x₀) − r, point
+    (a capsule: the end sphere below the point; a box's corner or a mesh's vertex: s, r = 0;
+    condim 1 or 3): dist = n·(s − x₀) − r, point
     p = s − n (r + dist/2), frame rows n, t₁, t₂ (constant for a sphere; for a capsule t₁
     the axis a projected on the plane, normalized, t₂ = n × t₁). Rows e_r·Jp(p) with Jp the
     point Jacobian of b (e_r = n, t₁, t₂, or the pyramid's n ± μ t). Perturbing dof k on b's
@@ -626,7 +632,7 @@ def _contact_position_columns(m, d, out):
         fr = d.contact_frame[c]
         n0, n1, n2 = fr[0], fr[1], fr[2]
         dist = d.contact_dist[c]
-        rad = m.geom_size[g2, 0]
+        rad = m.geom_size[g2, 0] if m.geom_type[g2] <= GEOM_CAPSULE else 0.0
         h = rad + 0.5 * dist
         # point and sphere centre, from the root's com
         op0 = d.contact_pos[c, 0] - com[0]
@@ -1033,21 +1039,21 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False, analyti
     ∂f/∂qpos (tangent space, `integrate_pos(qpos, ±eps e_i)`) is ∂(M qacc + c)/∂qpos
     (analytical, `rnea_derivatives`) plus the rest, −qfrc_passive − qfrc_constraint
     (− qfrc_actuator). With `analytic` the rest is closed-form where every contact is a
-    fixed plane (on a body without dofs) against a sphere or a capsule, of condim 1 or 3,
-    and the rest off the contacts is joint by joint (no tendon, active equality, gravity
-    compensation, fluid force, adhesion, surface velocity, "diagexact", nor `actuation`):
-    the contacts' and the hinge and slide limits' forces differentiated through their
-    points, frames, depths and impedances, the joint springs' stiffness; only a ball or
-    free joint's spring and limit are differenced. This is the derivative of the given
-    contact set: a pair that starts or stops touching within eps is not seen (differences
-    see it as a jump). Otherwise, and with `analytic=False`, the rest is finite-differenced,
-    forward (MuJoCo's definition) or centered; a column collides only the pairs with a geom
-    in its dof's subtree (the others' contacts do not move), unless an adhesion actuator
-    reads every contact. MuJoCo's forward differences are O(eps) from the closed form (on
-    the humanoid lying, 7e-4 of the largest entry: the contacts' stiffness varies fast with
-    their depth). With
-    the "invdiscrete" flag all three are differences of all of f; with a spatial tendon
-    that has armature the position columns are (its M and bias terms vary with ten_J).
+    fixed plane (on a body without dofs) against a sphere, capsule, box or mesh, of condim
+    1 or 3, and the rest off the contacts is joint by joint (no tendon, active equality,
+    gravity compensation, fluid force, adhesion, surface velocity, "diagexact", nor
+    `actuation`): the contacts' and the hinge and slide limits' forces differentiated
+    through their points, frames, depths and impedances, the joint springs' stiffness;
+    only a ball or free joint's spring and limit are differenced. This is the derivative of
+    the given contact set: a pair that starts or stops touching within eps is not seen
+    (differences see it as a jump). Otherwise, and with `analytic=False`, the rest is
+    finite-differenced, forward (MuJoCo's definition) or centered; a column collides only
+    the pairs with a geom in its dof's subtree (the others' contacts do not move), unless
+    an adhesion actuator reads every contact. MuJoCo's forward differences are O(eps) from
+    the closed form (on the humanoid lying, 7e-4 of the largest entry: the contacts'
+    stiffness varies fast with their depth). With the "invdiscrete" flag all three are
+    differences of all of f; with a spatial tendon that has armature the position columns
+    are (its M and bias terms vary with ten_J).
     Afterwards d holds `inverse`'s results at its (unchanged) qpos, qvel and qacc.
 
     Args:
