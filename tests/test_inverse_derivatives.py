@@ -288,9 +288,10 @@ def test_position_columns_grouped_keep_contacts_between_subtrees():
 
     Dofs in different subtrees may share one perturbation; two whose geoms could meet
     within it may not (a contact between the pendulums appears in one column alone). With
-    eps = 0.05 and `analytic=False` (the closed form sees no contact appear) both our position Jacobian and the reference, the analytical ∂(M qacc + c)/∂q
-    plus forward differences of −qfrc_passive − qfrc_constraint from `inverse` at each
-    perturbed state, see it.
+    eps = 0.05 and `analytic=False` (the closed form sees no contact appear) both our
+    position Jacobian and the reference, the analytical ∂(M qacc + c)/∂q plus forward
+    differences of −qfrc_passive − qfrc_constraint from `inverse` at each perturbed state,
+    see it.
     """
     m = js.load_string(PENDULUMS)
     d = js.make_data(m)

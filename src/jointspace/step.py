@@ -23,7 +23,9 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace._numba.scratch import shaped
 from jointspace.actuation import actuation, advance_act
+from jointspace.constraint import reference
 from jointspace.diagnostics import (
     WARN_BADQACC,
     WARN_BADQPOS,
@@ -33,6 +35,7 @@ from jointspace.diagnostics import (
     division_error,
     warn_bad_state,
 )
+from jointspace.dynamics.crba import dense_from_sparse
 from jointspace.dynamics.energy import energy_vel
 from jointspace.forward import (
     forward_dynamics,
@@ -51,6 +54,8 @@ from jointspace.integrate import (
 )
 from jointspace.inverse.core import compare_fwd_inv_stage
 from jointspace.sensor import STAGE_POS, STAGE_VEL, advance_history, sensor_stage
+from jointspace.solver import cone_arrays
+from jointspace.solver.cost import constraint_update, mul_j, mul_jt
 from jointspace.types import (
     DSBL_AUTORESET,
     ENBL_FWDINV,
@@ -60,6 +65,12 @@ from jointspace.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    SMALL_SOLVE,
+    SOLVER_NEWTON,
+    STATE_CONE,
+    STATE_LINEARNEG,
+    STATE_LINEARPOS,
+    STATE_QUADRATIC,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -349,16 +360,142 @@ def _keep_sensors(m, sensordata, nominal, last_stage):
                 sensordata[k] = nominal[k]
 
 
+# converged: the unperturbed solve's qacc solves its zones' quadratic model this closely
+# (relative to max(1, |qacc|)); a looser one would put its residual, over eps, in the columns
+FAST_CONVERGED = 1e-12
+
+
 @njit(cache=True)
-def _step_from_velocity(m, d, warmstart, sensors):
+def _fast_prepare(m, d, L, state0, force0):
+    """Factor the unperturbed solve's Hessian for the skipped columns' constraint stage.
+
+    At the rows, zones and forces d holds after the unperturbed step's Newton solve: H =
+    M + Σ_quadratic D_i J_iᵀ J_i into L (its lower Cholesky factor), the zones into state0,
+    the forces into force0. Returns whether `_fast_constraint` applies: Newton without
+    noslip, rows present, none on an elliptic cone's surface (whose cost is not quadratic),
+    H positive definite, and the solve converged (its qacc minimizes the zones' quadratic
+    model to FAST_CONVERGED).
+    """
+    nv = m.nv
+    nefc = d.nefc[0]
+    if nefc == 0 or m.opt_solver[0] != SOLVER_NEWTON or m.opt_noslip_iterations[0] > 0:
+        return False
+    dense_from_sparse(m, d.qM, L)
+    J = d.efc_J
+    for i in range(nefc):
+        st = d.efc_state[i]
+        if st == STATE_CONE:
+            return False
+        state0[i] = st
+        force0[i] = d.efc_force[i]
+        if st != STATE_QUADRATIC:
+            continue
+        Di = d.efc_D[i]
+        for a in range(d.efc_J_rownnz[i]):
+            ka = np.uint64(d.efc_J_colind[i, a])
+            ja = Di * J[i, ka]
+            for b in range(d.efc_J_rownnz[i]):
+                kb = np.uint64(d.efc_J_colind[i, b])
+                L[ka, kb] += ja * J[i, kb]
+    # in-place Cholesky, lower triangle
+    for j in range(nv):
+        s = L[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        s = math.sqrt(s)
+        L[j, j] = s
+        for i in range(j + 1, nv):
+            t = L[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / s
+    a = _fast_solution(m, d, L, state0, force0)
+    scale = 1.0
+    for k in range(nv):
+        scale = max(scale, abs(d.qacc[k]))
+    for k in range(nv):
+        if not abs(a[k] - d.qacc[k]) <= FAST_CONVERGED * scale:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _fast_solution(m, d, L, state0, force0):
+    """The minimizer of the zones' quadratic model at d's qfrc_smooth and efc_aref.
+
+    H a = qfrc_smooth + Σ_quadratic J_iᵀ D_i aref_i + Σ_linear J_iᵀ f_i (the friction rows'
+    constant forces), H = L Lᵀ.
+    """
+    nv = m.nv
+    a = d.qfrc_smooth.copy()
+    J = d.efc_J
+    for i in range(d.nefc[0]):
+        st = state0[i]
+        if st == STATE_QUADRATIC:
+            c = d.efc_D[i] * d.efc_aref[i]
+        elif st == STATE_LINEARNEG or st == STATE_LINEARPOS:
+            c = force0[i]
+        else:
+            continue
+        for t in range(d.efc_J_rownnz[i]):
+            k = np.uint64(d.efc_J_colind[i, t])
+            a[k] += J[i, k] * c
+    for i in range(nv):
+        s = a[i]
+        for k in range(i):
+            s -= L[i, k] * a[k]
+        a[i] = s / L[i, i]
+    for i in range(nv - 1, -1, -1):
+        s = a[i]
+        for k in range(i + 1, nv):
+            s -= L[k, i] * a[k]
+        a[i] = s / L[i, i]
+    return a
+
+
+@njit(cache=True)
+def _fast_constraint(m, d, L, state0, force0, cdim, cmu, cfr):
+    """The constraint stage of a skipped column by one solve with the unperturbed H.
+
+    The rows and their zones' quadratic model are the unperturbed step's (`_fast_prepare`);
+    only qfrc_smooth and efc_aref moved. Its minimizer is the Newton solve's answer when
+    every row stays in its zone, which is checked: then qacc, efc_force, efc_state,
+    qfrc_constraint and qacc_warmstart are set as the solve would and True is returned;
+    else False (the caller solves).
+    """
+    reference(m, d)
+    a = _fast_solution(m, d, L, state0, force0)
+    nefc = d.nefc[0]
+    jar = d.scratch_efc[:nefc]
+    mul_j(d, a, jar)
+    for i in range(nefc):
+        jar[i] -= d.efc_aref[i]
+    hc = shaped(d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1], (1, 1))
+    constraint_update(d, jar, cdim, cmu, cfr, d.efc_force, d.efc_state, hc, False)
+    for i in range(nefc):
+        if d.efc_state[i] != state0[i]:
+            return False
+    for k in range(m.nv):
+        d.qacc[k] = a[k]
+        d.qacc_warmstart[k] = a[k]
+    mul_jt(d, d.efc_force, d.qfrc_constraint)
+    return True
+
+
+@njit(cache=True)
+def _step_from_velocity(m, d, warmstart, sensors, fast, L, state0, force0, cdim, cmu, cfr):
     """One step that reuses d's position stage (qpos unchanged since it ran): mj_stepSkip.
 
     MuJoCo's mjSTAGE_POS skip: velocity, actuation, acceleration and constraint stages,
     (with sensors) the sensors, the qacc check, the integrator, the final checks. Every
     stage it skips depends on qpos alone, so the step equals `_step`'s (the sensors of the
-    skipped stages are the caller's to set: `_keep_sensors`). A bad qvel or qacc (whose
-    check resets the state) falls back to the full step, from the same inputs (the warm
-    start put back). Not for RK4.
+    skipped stages are the caller's to set: `_keep_sensors`). With fast, the constraint
+    stage is one solve with the unperturbed step's Hessian where the rows keep their zones
+    (`_fast_constraint`), else the solver's. A bad qvel or qacc (whose check resets the
+    state) falls back to the full step, from the same inputs (the warm start put back).
+    Not for RK4.
     """
     if bad_element(d.qvel) >= 0:
         return _step_entry(d, np.int64(1), sensors)
@@ -366,7 +503,8 @@ def _step_from_velocity(m, d, warmstart, sensors):
     energy_vel(m, d)
     actuation(m, d)
     fwd_acceleration(m, d)
-    fwd_constraint(m, d)
+    if not (fast and _fast_constraint(m, d, L, state0, force0, cdim, cmu, cfr)):
+        fwd_constraint(m, d)
     if bad_element(d.qacc) >= 0:
         d.qacc_warmstart[:] = warmstart
         return _step_entry(d, np.int64(1), sensors)
@@ -379,7 +517,7 @@ def _step_from_velocity(m, d, warmstart, sensors):
 
 
 @njit(cache=True, nogil=True)
-def _transition_entry(d, eps, centered, skip, sensors, c0, c1, A, B, C, D):
+def _transition_entry(d, eps, centered, skip, solve_once, sensors, c0, c1, A, B, C, D):
     """Columns [c0, c1) of (B | A) (and (D | C)) by finite differences; returns the mask.
 
     The mask is the bits of the state checks that reset a step.
@@ -431,6 +569,13 @@ def _transition_entry(d, eps, centered, skip, sensors, c0, c1, A, B, C, D):
     tmp = np.empty(nv)
     dpos = np.zeros(nv)
     bad = 0
+    # the skipped columns' constraint stage by one solve (`_fast_prepare`), set after the
+    # unperturbed step
+    fast = False
+    L = np.zeros((nv, nv))
+    state0 = np.zeros(0, np.int32)
+    force0 = np.zeros(0)
+    cdim, cmu, cfr = cone_arrays(m, d)
     for stage in (0, 1, 4, 2, 3):
         # stage 0: unperturbed; 1: controls; 4: activations; 2: velocities (these three
         # reuse the unperturbed position stage); 3: positions, last
@@ -465,8 +610,14 @@ def _transition_entry(d, eps, centered, skip, sensors, c0, c1, A, B, C, D):
                 if stage == 0:
                     bad |= _step_entry(d, np.int64(1), sensors)
                     skip = skip and bad == 0
+                    if skip and solve_once:
+                        state0 = np.empty(d.nefc[0], np.int32)
+                        force0 = np.empty(d.nefc[0])
+                        fast = _fast_prepare(m, d, L, state0, force0)
+                        cdim, cmu, cfr = cone_arrays(m, d)
                 elif stage != 3 and skip:
-                    bad |= _step_from_velocity(m, d, w0, sensors)
+                    bad |= _step_from_velocity(m, d, w0, sensors, fast, L, state0, force0,
+                                               cdim, cmu, cfr)
                 else:
                     bad |= _step_entry(d, np.int64(1), sensors)
                 if ns and (stage == 1 or stage == 4):
@@ -543,7 +694,8 @@ def _thread_data(m, d, n):
     return [d, *copies[:n - 1]]
 
 
-def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=False):
+def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=False,
+                           reuse_hessian=True):
     """Finite-differenced Jacobians of one step, A, B (and C, D): MuJoCo's mjd_transitionFD.
 
     A = ∂x'/∂x and B = ∂x'/∂u of the next state x'; with `sensors=True` also C = ∂s/∂x and
@@ -558,8 +710,14 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
     the saved time, qpos, qvel, act, ctrl and the solver's warm start d.qacc_warmstart (with
     contacts, the result depends on it as MuJoCo's does); control, activation and velocity
     columns reuse the unperturbed step's position stage, as MuJoCo's mj_stepSkip (bit for
-    bit the full step's result). One compiled call, 1 + (nu + 2nv + na)·(2 if centered
-    else 1) steps;
+    bit the full step's result). With `reuse_hessian` (and Newton, no noslip) they also
+    reuse its constraint Hessian: their rows and zones are the unperturbed solve's, so
+    where every row keeps its zone the solve is one linear solve of that zones' quadratic
+    model, H a = qfrc_smooth + Jᵀ (D aref) (+ the friction rows' saturated forces), which
+    is the converged Newton solve's answer to round-off (checked: the unperturbed solve
+    must meet it to 1e-12, and a column whose rows change zone, or any elliptic contact on
+    its cone's surface, runs the solver). One compiled call, 1 + (nu + 2nv + na)·(2 if
+    centered else 1) steps;
     with nthread > 1 the columns are split among threads, each stepping its own copy of d
     (made once per d and kept), the GIL released. With contacts, converge the state first
     and use few solver iterations with tolerance 0 for smooth Jacobians (MuJoCo's advice).
@@ -581,6 +739,9 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
         centered: centered differences (twice the steps) instead of forward ones.
         nthread: threads to spread the columns over (results identical for any count).
         sensors: also return the sensor Jacobians C and D (True or False).
+        reuse_hessian: solve the constraints of the control, activation and velocity
+            columns with the unperturbed step's Newton Hessian (above); False runs the
+            solver in every column, as MuJoCo does.
 
     Returns:
         (A, B): (2nv + na, 2nv + na) and (2nv + na, nu) arrays; with sensors, (A, B, C, D)
@@ -616,6 +777,7 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
     if m.singular_dofs:
         check_not_singular(m, "transition_derivatives")
     sensors = bool(sensors)
+    reuse = bool(reuse_hessian)
     nx = 2 * m.nv + m.na
     ns = m.nsensordata if sensors else 0
     A = np.empty((nx, nx))
@@ -627,17 +789,19 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
     ep = _k_transition.ep
     try:
         if n == 1:
-            mask = ep(d._s, float(eps), bool(centered), True, sensors, 0, ncol, A, B, C, D)
+            mask = ep(d._s, float(eps), bool(centered), True, reuse, sensors, 0, ncol, A, B,
+                      C, D)
         else:
             datas = _thread_data(m, d, n)
             if _POOL[0] is None or _POOL[0]._max_workers < n:
                 _POOL[0] = ThreadPoolExecutor(max_workers=n)
             if getattr(ep, "__self__", None) is _k_transition:  # compile before the threads
-                ep(datas[0]._s, float(eps), bool(centered), True, sensors, 0, 0, A, B, C, D)
+                ep(datas[0]._s, float(eps), bool(centered), True, reuse, sensors, 0, 0, A, B,
+                   C, D)
                 ep = _k_transition.ep
             bounds = [ncol * k // n for k in range(n + 1)]
-            futures = [_POOL[0].submit(ep, dk._s, float(eps), bool(centered), True, sensors,
-                                       bounds[k], bounds[k + 1], A, B, C, D)
+            futures = [_POOL[0].submit(ep, dk._s, float(eps), bool(centered), True, reuse,
+                                       sensors, bounds[k], bounds[k + 1], A, B, C, D)
                        for k, dk in enumerate(datas)]
             mask = 0
             for f in futures:
