@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
+from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace._numba.scratch import shaped
 from jointspace.actuation import actuation, advance_act
 from jointspace.constraint import reference
@@ -65,6 +66,7 @@ from jointspace.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    MINVAL,
     SMALL_SOLVE,
     SOLVER_NEWTON,
     STATE_CONE,
@@ -397,20 +399,8 @@ def _fast_prepare(m, d, L, state0, force0):
             for b in range(d.efc_J_rownnz[i]):
                 kb = np.uint64(d.efc_J_colind[i, b])
                 L[ka, kb] += ja * J[i, kb]
-    # in-place Cholesky, lower triangle
-    for j in range(nv):
-        s = L[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if not s > 0.0:
-            return False
-        s = math.sqrt(s)
-        L[j, j] = s
-        for i in range(j + 1, nv):
-            t = L[i, j]
-            for k in range(j):
-                t -= L[i, k] * L[j, k]
-            L[i, j] = t / s
+    if chol_factor(L, nv, MINVAL) < nv:
+        return False
     a = _fast_solution(m, d, L, state0, force0)
     scale = 1.0
     for k in range(nv):
@@ -428,7 +418,6 @@ def _fast_solution(m, d, L, state0, force0):
     H a = qfrc_smooth + Σ_quadratic J_iᵀ D_i aref_i + Σ_linear J_iᵀ f_i (the friction rows'
     constant forces), H = L Lᵀ.
     """
-    nv = m.nv
     a = d.qfrc_smooth.copy()
     J = d.efc_J
     for i in range(d.nefc[0]):
@@ -442,16 +431,7 @@ def _fast_solution(m, d, L, state0, force0):
         for t in range(d.efc_J_rownnz[i]):
             k = np.uint64(d.efc_J_colind[i, t])
             a[k] += J[i, k] * c
-    for i in range(nv):
-        s = a[i]
-        for k in range(i):
-            s -= L[i, k] * a[k]
-        a[i] = s / L[i, i]
-    for i in range(nv - 1, -1, -1):
-        s = a[i]
-        for k in range(i + 1, nv):
-            s -= L[k, i] * a[k]
-        a[i] = s / L[i, i]
+    chol_solve(L, m.nv, a)
     return a
 
 
