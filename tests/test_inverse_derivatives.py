@@ -190,6 +190,13 @@ def test_bad_eps_is_refused(eps):
         js.inverse_derivatives(m, js.make_data(m), eps)
 
 
+@pytest.mark.parametrize("flag", [1, "no", None, np.array([False])])
+def test_bad_analytic_is_refused(flag):
+    m = js.models.arm7()
+    with pytest.raises(TypeError, match="inverse_derivatives: argument analytic"):
+        js.inverse_derivatives(m, js.make_data(m), analytic=flag)
+
+
 def test_bad_state_and_rk4_discrete_are_refused():
     m = js.models.arm7()
     d = js.make_data(m)

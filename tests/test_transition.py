@@ -377,6 +377,13 @@ def test_bad_sensors_is_refused(sensors):
         js.transition_derivatives(m, js.make_data(m), sensors=sensors)
 
 
+@pytest.mark.parametrize("flag", [1, "yes", None, np.array([True])])
+def test_bad_reuse_hessian_is_refused(flag):
+    m = js.models.arm7()
+    with pytest.raises(TypeError, match="transition_derivatives: argument reuse_hessian"):
+        js.transition_derivatives(m, js.make_data(m), reuse_hessian=flag)
+
+
 # the reused Hessian's columns against the solver's: one solve of the same quadratic model
 # against Newton's iterations to its optimum, both exact to round-off (~1e-15 of qacc),
 # divided by eps (measured: 6e-9 on the humanoid's B, 2e-10 on A)

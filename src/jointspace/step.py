@@ -747,7 +747,7 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
     Raises:
         ValueError: eps is not a positive finite number, nthread not a positive integer,
             the integrator is RK4, or the model has history buffers (delays).
-        TypeError: sensors is not a bool.
+        TypeError: sensors or reuse_hessian is not a bool.
         SingularMassError: m has dofs that move no mass or inertia (and no armature).
     """
     entry.check_pair(m, d, "transition_derivatives")
@@ -758,9 +758,10 @@ def transition_derivatives(m, d, eps=1e-6, centered=False, nthread=1, sensors=Fa
     if isinstance(nthread, bool) or not isinstance(nthread, (int, np.integer)) or nthread < 1:
         raise ValueError(f"transition_derivatives: argument nthread must be a positive "
                          f"integer, got {nthread!r}")
-    if not isinstance(sensors, (bool, np.bool_)):
-        raise TypeError(f"transition_derivatives: argument sensors must be True or False, "
-                        f"got {sensors!r}")
+    for name, flag in (("sensors", sensors), ("reuse_hessian", reuse_hessian)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"transition_derivatives: argument {name} must be True or False, "
+                            f"got {flag!r}")
     if m.opt_integrator[0] == INT_RK4:
         raise ValueError("transition_derivatives: the RK4 integrator is not supported (as in "
                          "MuJoCo's mjd_transitionFD: its intermediate stages make no "

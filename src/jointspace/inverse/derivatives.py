@@ -1070,6 +1070,7 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False, analyti
 
     Raises:
         ValueError: eps is not a positive finite number.
+        TypeError: analytic is not a bool.
         JointspaceError: as `inverse` (a bad state, the discrete inverse with RK4).
     """
     entry.check_pair(m, d, "inverse_derivatives")
@@ -1077,6 +1078,9 @@ def inverse_derivatives(m, d, eps=1e-6, actuation=False, centered=False, analyti
             or not math.isfinite(eps) or eps <= 0):
         raise ValueError(f"inverse_derivatives: argument eps must be a positive finite number, "
                          f"got {eps!r}")
+    if not isinstance(analytic, (bool, np.bool_)):
+        raise TypeError(f"inverse_derivatives: argument analytic must be True or False, got "
+                        f"{analytic!r}")
     nv = m.nv
     out = [np.empty((nv, nv)) for _ in range(3)]
     ep = _k_inverse_fd.ep
