@@ -33,7 +33,7 @@ box–table (plane–box) contacts, but the fingertip–box contact is sphere–
 they are finite-differenced (as with analytic=False); its time against analytic=False is
 reported over all knots and over the contact knots.
 
-With the defaults (1.5 s, 150 steps of 10 ms, 2 cores, one busy, 2026-11-27): the cost falls
+With the defaults (1.5 s, 150 steps of 10 ms, 2 cores, one busy, 2026-11-28): the cost falls
 from 343 (the first guess leaves the box at 9.7 cm and the arm swinging) to 2.0 in 17
 iterations; the box ends 0.8 mm short of its target at rest (0.01 mm/s), the fingertip on it
 at 119 of the 150 knots. transition_derivatives takes 20 ms per iteration with
