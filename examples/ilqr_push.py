@@ -37,17 +37,19 @@ With the defaults (1.5 s, 150 steps of 10 ms, 2 cores, one busy, 2026-11-28): th
 from 343 (the first guess leaves the box at 9.7 cm and the arm swinging) to 2.0 in 17
 iterations; the box ends 0.8 mm short of its target at rest (0.01 mm/s), the fingertip on it
 at 119 of the 150 knots. transition_derivatives takes 20 ms per iteration with
-reuse_hessian=True against 27 ms with False (1.3x); the two differ by up to 0.05 of the largest
-entry (the solver's tolerance, 1e-8, divided by eps = 1e-6 is of that order: the solver in
-every column is the noisier one). The implied forces equal the applied ones to 8e-13 N·m. The
-rebuilt velocity rows agree with transition_derivatives' to a median of 7e-4 of the largest
-entry (forward differences, O(eps) off on stiff contacts), within 1e-2 at 110 of the 119
-contact knots; at 2 of the other 9 a friction row changes zone within eps (forward and
-centered differences differ there by half the largest entry), at the other 7 the differences
-are smooth and the gap (up to 1.05) is not explained here. inverse_derivatives over the 150
-knots: 8.2 ms against 7.3 ms with analytic=False (0.9x, the closed form does not pay here:
-at the 119 knots with the sphere–box contact both difference the position columns, 7.1 vs
-6.0 ms). The whole run takes about 10 s after compilation.
+reuse_hessian=True against 27 ms with False (1.3x); the two differ by up to 0.05 of the
+largest entry over all iterations (the solver's tolerance, 1e-8, over eps = 1e-6 is of that
+order), and by 1e-13 or less at the 9 contact knots named below. The implied forces equal
+the applied ones to 8e-13 N·m. The rebuilt velocity rows agree with transition_derivatives'
+to a median of 7e-4 of the largest entry (forward differences, O(eps) off on stiff
+contacts), within 1e-2 at 110 of the 119 contact knots. At 8 of the other 9 a row changes
+zone within eps, so that forward and centered differences of the inverse (6 knots) or of the
+step (2) differ there by 0.05 to 5 times the largest entry: box corners at the table's
+surface (2e-8 m deep) or friction edges whose force is near zero, where any derivative is
+one-sided; at the last (0.055) both are smooth and the gap stays with centered differences.
+inverse_derivatives over the 150 knots: 8.2 ms against 7.3 ms with analytic=False (0.9x, the
+closed form does not pay here: at the 119 knots with the sphere–box contact both difference
+the position columns, 7.1 vs 6.0 ms). The whole run takes about 10 s after compilation.
 """
 
 import argparse
