@@ -25,6 +25,17 @@ TOL_TRAJ = 1e-9  # a pendulum's 0.2 s trajectory matches mj_step to round-off
 TIMEOUT = 600    # a cold Numba cache compiles the step kernels inside the first command
 
 
+def _interruptible():
+    """In the child before exec: SIGINT at its default and unblocked, as a shell starts one.
+
+    A child inherits ignored signals and the signal mask; some test earlier in the same
+    pytest worker can leave SIGINT ignored (seen under xdist: then Python installs no
+    KeyboardInterrupt handler and the command never sees the Ctrl-C these tests send).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 def _run(*args, timeout=TIMEOUT):
     return subprocess.run([sys.executable, "-m", "jointspace", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout)
@@ -97,7 +108,8 @@ def test_ctrl_c_leaves_a_valid_partial_trajectory(tmp_path):
     out = tmp_path / "long.npz"
     p = subprocess.Popen([sys.executable, "-m", "jointspace", "simulate", "humanoid",
                           "--seconds", "100000", "--out", str(out), "--progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_interruptible)
     try:
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:        # wait for the progress bar to move
@@ -137,7 +149,8 @@ def test_ctrl_c_leaves_a_valid_partial_gif(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "jointspace", "render", "pendulum", "--out",
                           str(out), "--seconds", "100000", "--width", "64", "--height", "48",
                           "--progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_interruptible)
     try:
         reports = 0
         while reports < 2:                            # progress twice: a few frames written
@@ -232,7 +245,8 @@ def test_bench_lists_and_runs_a_benchmark():
 def test_view_serves_the_page_until_interrupted():
     p = subprocess.Popen([sys.executable, "-m", "jointspace", "view", "pendulum",
                           "--no-browser", "--simulate", "--for-seconds", "300"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_interruptible)
     try:
         line = p.stdout.readline()
         assert line.startswith("viewer     http://127.0.0.1:"), line + p.stderr.read()
@@ -260,7 +274,8 @@ def test_view_replays_a_trajectory(tmp_path):
     traj = js.Trajectory.load(traj_file)
     p = subprocess.Popen([sys.executable, "-m", "jointspace", "view", "--traj", str(traj_file),
                           "--no-browser", "--for-seconds", "300"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_interruptible)
     try:
         line = p.stdout.readline()
         assert line.startswith("viewer     http://127.0.0.1:"), line + p.stderr.read()
