@@ -150,6 +150,7 @@ MODEL_SIZES = (
     ("nhullvert", "number of convex-hull vertices, all meshes"),
     ("nhullpoly", "number of convex-hull polygons, all meshes"),
     ("nhullpolyvert", "number of convex-hull polygon vertex indices, all meshes"),
+    ("nhullgraph", "number of convex-hull graph entries, all meshes"),
     ("neq", "number of equality constraints"),
     ("npair", "number of explicit contact pairs"),
     ("nexclude", "number of excluded body pairs"),
@@ -338,6 +339,11 @@ MODEL_FIELDS = (
     ("hullpoly_normal", "f", ("nhullpoly", 3), "outward unit normal of the polygon"),
     ("hullpoly_vert", "i", ("nhullpolyvert",),
      "polygon vertex loops, counter-clockwise about the normal (relative to hullvertadr)"),
+    ("mesh_hullgraphadr", "i", ("nmesh",),
+     "first address of the hull's graph in hull_graph (−1: none, a hull of few vertices)"),
+    ("hull_graph", "i", ("nhullgraph",),
+     "hull graphs: direction-grid seeds, vertex neighbours and vertex polygons "
+     "(collision.hull.hull_graph)"),
     # actuators
     ("actuator_trntype", "i", ("nactuator",),
      "transmission type: TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_SITE, TRN_BODY"),

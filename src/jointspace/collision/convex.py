@@ -27,6 +27,10 @@ through the witness point; for pairs with a cylinder, the faces within ~5° of t
 Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds the
 other vertices of its most downward hull face at that vertex that are within the margin
 and below the mesh centre (MuJoCo 4.0).
+
+A mesh of many hull vertices carries its hull graph (collision.hull.hull_graph): support
+points are found by climbing it (`hull_index`) and the faces at a vertex or a witness point
+by walking it (`_faces_near`), with the same results as a search of every vertex and face.
 """
 
 import math
@@ -62,6 +66,7 @@ from jointspace.collision._vec import (
     scl,
     sub,
 )
+from jointspace.collision.hull import GRID_CUT
 from jointspace.collision.primitive import put
 from jointspace.types import (
     GEOM_BOX,
@@ -134,9 +139,127 @@ def workspace_placeholder(fs, iscr):
 # support functions
 
 
-@jit_sig(V3(I8, V3, M9, V3, F2, I8, I8, V3))
-def support(t, pos, mat, size, hv, vadr, vnum, d):
-    """Farthest point of the shape along world direction d (unit), in world coordinates."""
+# a hill climb whose vertex has a neighbour this close (relative to the vertex's size) may
+# stand on a flat face or a fold of nearly coplanar merged triangles: scan instead
+CLIMB_TIE = 1e-5
+TIE_MAX = 64
+
+
+@jit_inline
+def _scan(hv, vadr, vnum, l0, l1, l2):
+    """The hull vertex of largest projection on (l0, l1, l2), the first of equals."""
+    best = -1e300
+    ib = vadr
+    for i in range(vadr, vadr + vnum):
+        p = l0 * hv[i, 0] + l1 * hv[i, 1] + l2 * hv[i, 2]
+        if p > best:
+            best = p
+            ib = i
+    return ib
+
+
+@jit_inline
+def _climb(hv, vadr, hg, ga, l0, l1, l2):
+    """Hill climb on the hull graph at ga toward l: (a top vertex relative to vadr, its value).
+
+    From the seed of l's grid cell, to the neighbour that projects farthest, until none
+    projects farther: a vertex of largest projection (one of equals, not necessarily the
+    first).
+    """
+    cx = 1 + (1 if l0 > GRID_CUT else 0) - (1 if l0 < -GRID_CUT else 0)
+    cy = 1 + (1 if l1 > GRID_CUT else 0) - (1 if l1 < -GRID_CUT else 0)
+    cz = 1 + (1 if l2 > GRID_CUT else 0) - (1 if l2 < -GRID_CUT else 0)
+    i = np.int64(hg[np.uint64(ga + 9 * cx + 3 * cy + cz)])
+    r = vadr + i
+    best = l0 * hv[r, 0] + l1 * hv[r, 1] + l2 * hv[r, 2]
+    prev = -1
+    while i != prev:
+        prev = i
+        k = ga + np.int64(hg[np.uint64(ga + 27 + prev)])
+        j = np.int64(hg[np.uint64(k)])
+        while j >= 0:
+            r = vadr + j
+            p = l0 * hv[r, 0] + l1 * hv[r, 1] + l2 * hv[r, 2]
+            if p > best:
+                best = p
+                i = j
+            k += 1
+            j = np.int64(hg[np.uint64(k)])
+    return i, best
+
+
+@jit_sig(I8(F2, I8, I8, I1, I8, F8, F8, F8))
+def hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2):
+    """Row of hv: the mesh hull's vertex of largest projection on the local direction l.
+
+    The same vertex as a scan of all vertices, the first of equals. With a hull graph
+    (ga ≥ 0: collision.hull.hull_graph), it climbs (`_climb`). Where the top vertex has
+    neighbours within CLIMB_TIE of it (a face or edge facing l, or a fold of nearly coplanar
+    merged triangles), the vertices within CLIMB_TIE of the top, which are connected on a
+    convex hull, are gathered from it, and the first of the largest is taken; a scan where
+    they are more than TIE_MAX, or the top has no neighbour (a vertex dropped from the
+    polygons as collinear).
+    """
+    if ga < 0:
+        return _scan(hv, vadr, vnum, l0, l1, l2)
+    i, best = _climb(hv, vadr, hg, ga, l0, l1, l2)
+    r = vadr + i
+    tie = CLIMB_TIE * (abs(hv[r, 0]) + abs(hv[r, 1]) + abs(hv[r, 2]))
+    k = ga + np.int64(hg[np.uint64(ga + 27 + i)])
+    j = np.int64(hg[np.uint64(k)])
+    if j < 0:
+        return _scan(hv, vadr, vnum, l0, l1, l2)
+    near = False
+    while j >= 0:
+        q = vadr + j
+        if l0 * hv[q, 0] + l1 * hv[q, 1] + l2 * hv[q, 2] >= best - tie:
+            near = True
+            break
+        k += 1
+        j = np.int64(hg[np.uint64(k)])
+    if not near:
+        return r
+    region = np.empty(TIE_MAX, dtype=np.int64)
+    region[0] = i
+    n = 1
+    head = 0
+    while head < n:
+        k = ga + np.int64(hg[np.uint64(ga + 27 + region[head])])
+        head += 1
+        j = np.int64(hg[np.uint64(k)])
+        while j >= 0:
+            q = vadr + j
+            if l0 * hv[q, 0] + l1 * hv[q, 1] + l2 * hv[q, 2] >= best - tie:
+                seen = False
+                for c in range(n):
+                    if region[c] == j:
+                        seen = True
+                        break
+                if not seen:
+                    if n == TIE_MAX:
+                        return _scan(hv, vadr, vnum, l0, l1, l2)
+                    region[n] = j
+                    n += 1
+            k += 1
+            j = np.int64(hg[np.uint64(k)])
+    top = -1e300
+    ib = -1
+    for c in range(n):
+        q = vadr + region[c]
+        p = l0 * hv[q, 0] + l1 * hv[q, 1] + l2 * hv[q, 2]
+        if p > top or (p == top and q < ib):
+            top = p
+            ib = q
+    return ib
+
+
+@jit_sig(V3(I8, V3, M9, V3, F2, I8, I8, I1, I8, V3))
+def support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d):
+    """Farthest point of the shape along world direction d (unit), in world coordinates.
+
+    A mesh's is its hull vertex of largest projection, the first of equals
+    (`hull_index`: hg is hull_graph, ga the mesh's graph address or −1).
+    """
     l0, l1, l2 = mat_t_vec(mat, d)
     if t == CORE_POINT:
         return pos
@@ -173,22 +296,16 @@ def support(t, pos, mat, size, hv, vadr, vnum, d):
         loc = (size[0] if l0 >= 0 else -size[0], size[1] if l1 >= 0 else -size[1],
                size[2] if l2 >= 0 else -size[2])
     else:  # mesh: hull vertex with the largest projection (the first of equals)
-        best = -1e300
-        ib = vadr
-        for i in range(vadr, vadr + vnum):
-            p = l0 * hv[i, 0] + l1 * hv[i, 1] + l2 * hv[i, 2]
-            if p > best:
-                best = p
-                ib = i
+        ib = hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2)
         loc = (hv[ib, 0], hv[ib, 1], hv[ib, 2])
     return add(mat_vec(mat, loc), pos)
 
 
-@jit_sig(V3(F2, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, V3))
-def _mink(ws_v, i, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, d):
+@jit_sig(V3(F2, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I8, I8, V3))
+def _mink(ws_v, i, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, d):
     """Store support of A − B along d (unit) in row i: (w, a, b)."""
-    a = support(ta, pa, ma, sa, hv, va, na, d)
-    b = support(tb, pb, mb, sb, hv, vb, nb, scl(d, -1.0))
+    a = support(ta, pa, ma, sa, hv, va, na, hg, ga, d)
+    b = support(tb, pb, mb, sb, hv, vb, nb, hg, gb, scl(d, -1.0))
     w = sub(a, b)
     r = ws_v[i]
     r[0], r[1], r[2] = w
@@ -332,8 +449,8 @@ def _reduce(sv, n):
 
 
 @jit_sig(types.Tuple((I8, F8, V3, V3, I8))(F2, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8,
-                                                  I8, F8))
-def gjk(sv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, cutoff):
+                                                  I8, I1, I8, I8, F8))
+def gjk(sv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, cutoff):
     """GJK distance between shapes A and B.
 
     Returns (status, dist, a, b, n): 0 when A and B are farther apart than `cutoff` (found
@@ -347,7 +464,8 @@ def gjk(sv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, cutoff):
         vn = 1.0
     n = 0
     for _ in range(GJK_ITER):
-        w = _mink(sv, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, scl(v, -1.0 / vn))
+        w = _mink(sv, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+                  hg, ga, gb, scl(v, -1.0 / vn))
         vw = dot(v, w)
         if vw > 0 and vw > cutoff * vn:
             return 0, vn, pa, pb, 0
@@ -501,8 +619,8 @@ def _horizon(faces, fplane, edges, start, w):
 
 
 @jit_sig(types.Tuple((B1, F8, V3, V3, V3))(WS, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8,
-                                                  I8, I8))
-def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb):
+                                                  I8, I8, I1, I8, I8))
+def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb):
     """Penetration of overlapping A and B from the GJK simplex (rows 0..n-1 of ws[0]).
 
     Returns (ok, depth, normal, a, b): the normal points from A to B (moving B by depth
@@ -512,10 +630,11 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb):
     edges = ws[4]
     # complete the simplex to a polytope around the origin
     if n == 1:
-        _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, (1.0, 0.0, 0.0))
+        _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+              hg, ga, gb, (1.0, 0.0, 0.0))
         if (verts[1, 0] == verts[0, 0] and verts[1, 1] == verts[0, 1]
                 and verts[1, 2] == verts[0, 2]):
-            _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+            _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb,
                   (-1.0, 0.0, 0.0))
         n = 2
     nv = n
@@ -532,7 +651,7 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb):
             cq = 1.0 if q == 0 else c120
             sq = 0.0 if q == 0 else (s120 if q == 1 else -s120)
             d = add(scl(p1, cq), scl(p2, sq))
-            _mink(verts, 2 + q, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, d)
+            _mink(verts, 2 + q, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, d)
         nv = 5
         cen = scl(add(add(add(add(_w(verts, 0), _w(verts, 1)), _w(verts, 2)), _w(verts, 3)),
                       _w(verts, 4)), 0.2)
@@ -547,8 +666,9 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb):
         nt, ln = normalize(cross(sub(_w(verts, 1), a), sub(_w(verts, 2), a)))
         if ln < MINVAL:
             return False, 0.0, nt, pa, pb
-        _mink(verts, 3, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, nt)
-        _mink(verts, 4, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, scl(nt, -1.0))
+        _mink(verts, 3, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, nt)
+        _mink(verts, 4, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+              hg, ga, gb, scl(nt, -1.0))
         nv = 5
         cen = scl(add(add(add(add(a, _w(verts, 1)), _w(verts, 2)), _w(verts, 3)),
                       _w(verts, 4)), 0.2)
@@ -588,7 +708,7 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb):
         have = True
         if nv >= EPA_NV:
             break
-        w = _mink(verts, nv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, nrm)
+        w = _mink(verts, nv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, nrm)
         if dot(w, nrm) - lo < EPA_TOL:
             break
         # faces w sees, flood-filled from the nearest one; the horizon comes out in order
@@ -673,17 +793,20 @@ def _core(t, size):
 
 
 @jit_sig(types.Tuple((B1, V3, V3, F8, B1))(WS, F8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8,
-                                                  I8, I8))
-def contact(ws, margin, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2):
+                                                  I8, I8, I1, I8, I8))
+def contact(ws, margin, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2, hg, ga1, ga2):
     """Deepest contact of two convex geoms within `margin`.
+
+    hv, va, na: hull vertices and a mesh's range; hg, ga: hull graphs and a mesh's graph
+    address (−1: none), as `support` takes them.
 
     Returns (found, pos, normal, dist, penetrating): `penetrating` is True when EPA gave it.
     """
     sv = ws[0]
     c1, r1 = _core(t1, s1)
     c2, r2 = _core(t2, s2)
-    st, dd, a, b, n = gjk(sv, c1, p1, m1, s1, c2, p2, m2, s2, hv, va1, na1, va2, na2,
-                          margin + r1 + r2)
+    st, dd, a, b, n = gjk(sv, c1, p1, m1, s1, c2, p2, m2, s2, hv, va1, na1, va2, na2, hg,
+                          ga1, ga2, margin + r1 + r2)
     zero = (0.0, 0.0, 0.0)
     if st == 0:
         return False, zero, zero, 0.0, False
@@ -696,15 +819,16 @@ def contact(ws, margin, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2):
         return True, pos, nrm, dist, False
     if r1 > 0 or r2 > 0:
         # the cores overlap: deep penetration of the full shapes
-        st, dd, a, b, n = gjk(sv, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2,
-                              math.inf)
+        st, dd, a, b, n = gjk(sv, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2, hg,
+                              ga1, ga2, math.inf)
         if st == 1:
             dist = dd
             if dist > margin:
                 return False, zero, zero, 0.0, False
             nrm, _ = normalize(sub(b, a))
             return True, scl(add(a, b), 0.5), nrm, dist, False
-    ok, depth, nrm, a, b = epa(ws, n, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2)
+    ok, depth, nrm, a, b = epa(ws, n, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1, na1, va2, na2, hg,
+                                   ga1, ga2)
     if not ok or -depth > margin:
         return False, zero, zero, 0.0, False
     return True, scl(add(a, b), 0.5), nrm, -depth, True
@@ -1010,13 +1134,81 @@ def _witness_face(poly, slot, mat, pos, hv, va, pa, np_, pva, pvn, pv, pn, x, ax
 
 
 @jit_inline
-def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, u, out):
+def _plane_dist(hv, va, pva, pv, pn, f, lx):
+    """Signed distance of the local point lx from the plane of hull polygon f."""
+    i0 = va + pv[pva[f]]
+    return (pn[f, 0] * (lx[0] - hv[i0, 0]) + pn[f, 1] * (lx[1] - hv[i0, 1])
+            + pn[f, 2] * (lx[2] - hv[i0, 2]))
+
+
+@jit_inline
+def _faces_near(hv, va, nv_, pa, pva, pvn, pv, pn, hg, ga, lx, lu, out, scr):
+    """The hull faces whose planes pass within WITNESS_TOL of lx, in order, from the graph.
+
+    lx lies on the hull where it faces lu (both local), so the faces through it (inside
+    one face, on an edge, at a vertex) share a vertex with one another and one of them has
+    a corner at a top vertex along lu. They are gathered from the faces at that vertex
+    through the faces that share a vertex with a face found (scr holds them): the same
+    faces, in the same order, as a test of every face. Returns their count, or −1 when
+    none is at the top vertex (then every face is tested).
+    """
+    iv, _ = _climb(hv, va, hg, ga, lu[0], lu[1], lu[2])
+    nl = 0
+    kk = ga + np.int64(hg[np.uint64(ga + 27 + nv_ + iv)])
+    f = np.int64(hg[np.uint64(kk)])
+    while f >= 0:
+        if abs(_plane_dist(hv, va, pva, pv, pn, pa + f, lx)) < WITNESS_TOL and \
+                nl < scr.shape[0]:
+            scr[nl] = f
+            nl += 1
+        kk += 1
+        f = np.int64(hg[np.uint64(kk)])
+    if nl == 0:
+        return -1
+    head = 0
+    while head < nl:
+        g = pa + scr[head]
+        head += 1
+        for q in range(pvn[g]):
+            v = np.int64(pv[pva[g] + q])
+            kk = ga + np.int64(hg[np.uint64(ga + 27 + nv_ + v)])
+            f = np.int64(hg[np.uint64(kk)])
+            while f >= 0:
+                seen = False
+                for r in range(nl):
+                    if scr[r] == f:
+                        seen = True
+                        break
+                if not seen and abs(_plane_dist(hv, va, pva, pv, pn, pa + f, lx)) < WITNESS_TOL:
+                    if nl == scr.shape[0]:
+                        return -1
+                    scr[nl] = f
+                    nl += 1
+                kk += 1
+                f = np.int64(hg[np.uint64(kk)])
+    n = 0
+    for r in range(nl):
+        if n < out.shape[0]:
+            f = pa + scr[r]
+            q = n
+            while q > 0 and out[q - 1] > f:
+                out[q] = out[q - 1]
+                q -= 1
+            out[q] = f
+            n += 1
+    return n
+
+
+@jit_inline
+def _faces_at(t, pos, mat, size, hv, va, nv_, pa, np_, pva, pvn, pv, pn, hg, ga, x, u, out,
+              scr):
     """Faces of a box or mesh at the witness point x, in order; the count.
 
     The faces whose planes pass within WITNESS_TOL of x: one when x lies inside a face, two
     on their common edge, more on a vertex; but a face among them whose outward normal is
     the contact direction u (within ALIGN_TOL) alone, as MuJoCo's EPA then ends on that
-    face. A box's faces are numbered 2 axis + (0 for the + side, 1 for the − side).
+    face. A box's faces are numbered 2 axis + (0 for the + side, 1 for the − side). A mesh
+    with a hull graph (ga ≥ 0) tests the faces near x (`_faces_near`), else every face.
     """
     n = 0
     if t == GEOM_BOX:
@@ -1029,13 +1221,17 @@ def _faces_at(t, pos, mat, size, hv, va, pa, np_, pva, pv, pn, x, u, out):
                     n += 1
     else:
         lx = mat_t_vec(mat, sub(x, pos))  # the plane test in mesh coordinates
-        for f in range(pa, pa + np_):
-            i0 = va + pv[pva[f]]
-            h = (pn[f, 0] * (lx[0] - hv[i0, 0]) + pn[f, 1] * (lx[1] - hv[i0, 1])
-                 + pn[f, 2] * (lx[2] - hv[i0, 2]))
-            if abs(h) < WITNESS_TOL and n < out.shape[0]:
-                out[n] = f
-                n += 1
+        n = -1
+        if ga >= 0:
+            n = _faces_near(hv, va, nv_, pa, pva, pvn, pv, pn, hg, ga, lx, mat_t_vec(mat, u),
+                            out, scr)
+        if n < 0:
+            n = 0
+            for f in range(pa, pa + np_):
+                if abs(_plane_dist(hv, va, pva, pv, pn, f, lx)) < WITNESS_TOL and \
+                        n < out.shape[0]:
+                    out[n] = f
+                    n += 1
     if n > 1:
         for q in range(n):
             if dot(_face_normal(t, mat, pn, out[q]), u) > 1.0 - ALIGN_TOL:
@@ -1151,9 +1347,9 @@ def _edge_at(t, pos, mat, size, hv, va, pva, pvn, pv, x, fs, nf, e):
 
 
 @jit_sig(I8(BUF, I8, WS, F8, V3, V3, F8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I8,
-            I8, I1, I1, I1, F2))
+            I8, I1, I1, I1, F2, I8, I8, I1, I8, I8))
 def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2, s2, hv, va1,
-                  va2, pa1, np1, pa2, np2, pva, pvn, pv, pn):
+                  va2, pa1, np1, pa2, np2, pva, pvn, pv, pn, nv1, nv2, hg, ga1, ga2):
     """Contacts between flat features of two geoms in contact along nrm (geom 1 to geom 2).
 
     pos, dist: the contact (midway point, distance), whose witness points pos ∓ dist/2 nrm
@@ -1184,9 +1380,11 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
         fs2 = ws[4][:, 1]
         x1 = add_scl(pos, nrm, -0.5 * dist)
         x2 = add_scl(pos, nrm, 0.5 * dist)
-        nf1 = _faces_at(t1, p1, m1, s1, hv, va1, pa1, np1, pva, pv, pn, x1, nrm, fs1)
-        nf2 = _faces_at(t2, p2, m2, s2, hv, va2, pa2, np2, pva, pv, pn, x2, scl(nrm, -1.0),
-                        fs2)
+        scr = ws[3]
+        nf1 = _faces_at(t1, p1, m1, s1, hv, va1, nv1, pa1, np1, pva, pvn, pv, pn, hg, ga1, x1,
+                        nrm, fs1, scr)
+        nf2 = _faces_at(t2, p2, m2, s2, hv, va2, nv2, pa2, np2, pva, pvn, pv, pn, hg, ga2, x2,
+                        scl(nrm, -1.0), fs2, scr)
         if nf1 == 0 or nf2 == 0:
             return 0
         for i in range(nf1):
@@ -1382,47 +1580,61 @@ def _quad_rows(buf, k, n):
     return 4
 
 
-@jit_sig(I8(BUF, I8, F8, V3, M9, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I1, I1, F2))
+@jit_sig(I8(BUF, I8, F8, V3, M9, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I1, I1, F2, I1, I8))
 def plane_convex(buf, k, margin, p1, m1, t2, p2, m2, s2, hv, va, nv_, pa, np_, pva, pvn, pv,
-                 pn):
+                 pn, hg, ga):
     """Plane and ellipsoid or mesh: the support point below the plane, and a mesh face's.
 
     As MuJoCo 4.0 does: the deepest vertex is the first contact; for a mesh, the hull face
     at that vertex whose normal points down the most adds its other vertices, walked
     counter-clockwise from the deepest one, that are within the margin and below the geom
     centre (their offset from the centre points into the plane). More than 4 are reduced to
-    the 4 spanning the largest area (MuJoCo: a heuristic search for them).
+    the 4 spanning the largest area (MuJoCo: a heuristic search for them). The faces at the
+    vertex come from the hull graph's polygon list where there is one (ga ≥ 0).
     """
     n = col(m1, 2)
     down = scl(n, -1.0)
-    v = support(t2, p2, m2, s2, hv, va, nv_, down)
+    if t2 != GEOM_MESH:
+        v = support(t2, p2, m2, s2, hv, va, nv_, hg, ga, down)
+    else:
+        ld = mat_t_vec(m2, down)
+        iv = hull_index(hv, va, nv_, hg, ga, ld[0], ld[1], ld[2])
+        v = add(mat_vec(m2, (hv[iv, 0], hv[iv, 1], hv[iv, 2])), p2)
     dist = dot(n, sub(v, p1))
     if dist > margin:
         return 0
     put(buf, k, add_scl(v, n, -0.5 * dist), n, dist)
     if t2 != GEOM_MESH or np_ == 0:
         return 1
-    ld = mat_t_vec(m2, down)
-    bestp = -1e300
-    iv = va
-    for i in range(va, va + nv_):
-        p = ld[0] * hv[i, 0] + ld[1] * hv[i, 1] + ld[2] * hv[i, 2]
-        if p > bestp:
-            bestp = p
-            iv = i
     best = -2.0
     g = -1
     at = 0
-    for f in range(pa, pa + np_):
-        pos_iv = -1
-        for q in range(pvn[f]):
-            if va + pv[pva[f] + q] == iv:
-                pos_iv = q
-        c = ld[0] * pn[f, 0] + ld[1] * pn[f, 1] + ld[2] * pn[f, 2]
-        if pos_iv >= 0 and c > best:
-            best = c
-            g = f
-            at = pos_iv
+    if ga >= 0:
+        kk = ga + np.int64(hg[np.uint64(ga + 27 + nv_ + iv - va)])
+        f = np.int64(hg[np.uint64(kk)])
+        while f >= 0:
+            gf = pa + f
+            c = ld[0] * pn[gf, 0] + ld[1] * pn[gf, 1] + ld[2] * pn[gf, 2]
+            if c > best:
+                best = c
+                g = gf
+            kk += 1
+            f = np.int64(hg[np.uint64(kk)])
+        if g >= 0:
+            for q in range(pvn[g]):
+                if va + pv[pva[g] + q] == iv:
+                    at = q
+    else:
+        for f in range(pa, pa + np_):
+            pos_iv = -1
+            for q in range(pvn[f]):
+                if va + pv[pva[f] + q] == iv:
+                    pos_iv = q
+            c = ld[0] * pn[f, 0] + ld[1] * pn[f, 1] + ld[2] * pn[f, 2]
+            if pos_iv >= 0 and c > best:
+                best = c
+                g = f
+                at = pos_iv
     if g < 0:
         return 1
     cnt = 1

@@ -153,7 +153,8 @@ def _narrow(m, d, g1, g2, margin, buf, boxpoly):
             va, nv, pa, np_ = _mesh_ranges(m, g2)
             return C.plane_convex(buf, 0, margin, p1, r1, t2, p2, r2, s2, m.hull_vert, va, nv,
                                   pa, np_, m.hullpoly_vertadr, m.hullpoly_vertnum,
-                                  m.hullpoly_vert, m.hullpoly_normal)
+                                  m.hullpoly_vert, m.hullpoly_normal, m.hull_graph,
+                                  _mesh_graph(m, g2))
         return 0
     if t1 == GEOM_SPHERE:
         if t2 == GEOM_SPHERE:
@@ -188,7 +189,8 @@ def _narrow_convex(m, d, g1, g2, margin, buf, ws):
     va1, nv1, pa1, np1 = _mesh_ranges(m, g1)
     va2, nv2, pa2, np2 = _mesh_ranges(m, g2)
     found, pos, nrm, dist, _ = C.contact(ws, margin, t1, p1, r1, s1, t2, p2, r2, s2,
-                                            m.hull_vert, va1, nv1, va2, nv2)
+                                            m.hull_vert, va1, nv1, va2, nv2, m.hull_graph,
+                                            _mesh_graph(m, g1), _mesh_graph(m, g2))
     if not found:
         return 0
     P.put(buf, 0, pos, nrm, dist)
@@ -196,7 +198,8 @@ def _narrow_convex(m, d, g1, g2, margin, buf, ws):
         return 1
     n = C.flat_contacts(buf, 0, ws, margin, nrm, pos, dist, t1, p1, r1, s1, t2, p2, r2, s2,
                         m.hull_vert, va1, va2, pa1, np1, pa2, np2, m.hullpoly_vertadr,
-                        m.hullpoly_vertnum, m.hullpoly_vert, m.hullpoly_normal)
+                        m.hullpoly_vertnum, m.hullpoly_vert, m.hullpoly_normal, nv1, nv2,
+                        m.hull_graph, _mesh_graph(m, g1), _mesh_graph(m, g2))
     if n > 0:
         return n
     P.put(buf, 0, pos, nrm, dist)
@@ -215,7 +218,7 @@ def _narrow_hfield(m, d, g1, g2, margin, buf, ws):
                            m.hfield_size[hid], m.hfield_nrow[hid], m.hfield_ncol[hid],
                            m.hfield_data, m.hfield_adr[hid], t2, v3(d.geom_xpos[g2]),
                            m9(d.geom_xmat[g2]), v3(m.geom_size[g2]), m.geom_rbound[g2],
-                           m.hull_vert, va2, nv2)
+                           m.hull_vert, va2, nv2, m.hull_graph, _mesh_graph(m, g2))
 
 
 @njit(cache=True, inline="always")
@@ -238,6 +241,15 @@ def _mesh_ranges(m, g):
         return 0, 0, 0, 0
     return (m.mesh_hullvertadr[mid], m.mesh_hullvertnum[mid], m.mesh_hullpolyadr[mid],
             m.mesh_hullpolynum[mid])
+
+
+@njit(cache=True)
+def _mesh_graph(m, g):
+    """Address of a mesh geom's hull graph in m.hull_graph (−1: none, or not a mesh)."""
+    mid = m.geom_dataid[g]
+    if m.geom_type[g] != GEOM_MESH or mid < 0:
+        return -1
+    return m.mesh_hullgraphadr[mid]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -983,7 +995,8 @@ def geom_distance(m, d, geom1, geom2, cutoff, fromto, ws):
         found, pos, nrm, dist, _ = C.contact(
             ws, cutoff, m.geom_type[geom1], v3(d.geom_xpos[geom1]), m9(d.geom_xmat[geom1]),
             v3(m.geom_size[geom1]), m.geom_type[geom2], v3(d.geom_xpos[geom2]),
-            m9(d.geom_xmat[geom2]), v3(m.geom_size[geom2]), m.hull_vert, va1, nv1, va2, nv2)
+            m9(d.geom_xmat[geom2]), v3(m.geom_size[geom2]), m.hull_vert, va1, nv1, va2, nv2,
+            m.hull_graph, _mesh_graph(m, geom1), _mesh_graph(m, geom2))
         if not found or dist >= cutoff:
             return cutoff
         for k in range(3):

@@ -57,7 +57,7 @@ def _push(hv, x, y, z):
 
 @jit
 def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p2, m2, s2,
-                  rbound2, hull, va2, nv2):
+                  rbound2, hull, va2, nv2, hg, ga2):
     """Contacts of a height field (geom 1) with a convex geom (geom 2) into buf.
 
     Args:
@@ -80,6 +80,8 @@ def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p
         hull: hull_vert.
         va2: a mesh geom's first hull vertex (unused for other types).
         nv2: a mesh geom's hull vertex count.
+        hg: hull_graph.
+        ga2: a mesh geom's hull graph address (−1: none).
 
     Returns:
         The number of contacts written.
@@ -99,12 +101,12 @@ def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p
         for k in range(3):
             hv[6 + i, k] = hull[va2 + i, k]
     # the geom's box from its support points (no margin)
-    xmax = C.support(t2, lp, lm, s2, hv, 6, nh, (1.0, 0.0, 0.0))[0]
-    xmin = C.support(t2, lp, lm, s2, hv, 6, nh, (-1.0, 0.0, 0.0))[0]
-    ymax = C.support(t2, lp, lm, s2, hv, 6, nh, (0.0, 1.0, 0.0))[1]
-    ymin = C.support(t2, lp, lm, s2, hv, 6, nh, (0.0, -1.0, 0.0))[1]
-    zmax = C.support(t2, lp, lm, s2, hv, 6, nh, (0.0, 0.0, 1.0))[2]
-    zmin = C.support(t2, lp, lm, s2, hv, 6, nh, (0.0, 0.0, -1.0))[2]
+    xmax = C.support(t2, lp, lm, s2, hv, 6, nh, hg, ga2, (1.0, 0.0, 0.0))[0]
+    xmin = C.support(t2, lp, lm, s2, hv, 6, nh, hg, ga2, (-1.0, 0.0, 0.0))[0]
+    ymax = C.support(t2, lp, lm, s2, hv, 6, nh, hg, ga2, (0.0, 1.0, 0.0))[1]
+    ymin = C.support(t2, lp, lm, s2, hv, 6, nh, hg, ga2, (0.0, -1.0, 0.0))[1]
+    zmax = C.support(t2, lp, lm, s2, hv, 6, nh, hg, ga2, (0.0, 0.0, 1.0))[2]
+    zmin = C.support(t2, lp, lm, s2, hv, 6, nh, hg, ga2, (0.0, 0.0, -1.0))[2]
     if (xmin - margin > size0 or xmax + margin < -size0 or ymin - margin > size1
             or ymax + margin < -size1 or zmin - margin > size2 or zmax + margin < -size3):
         return 0
@@ -134,7 +136,8 @@ def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p
                         hv[5, 2] + margin < zmin:
                     continue
                 found, pos, nrm, dist, _ = C.contact(ws, margin, C.CORE_PRISM, zero, eye, zero,
-                                                     t2, lp, lm, s2, hv, 0, 6, 6, nh)
+                                                     t2, lp, lm, s2, hv, 0, 6, 6, nh, hg,
+                                                     -1, ga2)
                 if not found or not dist < margin:
                     continue
                 put(buf, ncon, add(mat_vec(m1, pos), p1), mat_vec(m1, nrm), dist)

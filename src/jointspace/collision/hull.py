@@ -185,8 +185,8 @@ def hull_arrays(meshes):
     """Model arrays of the hull tables for a list of `ProcessedMesh` objects.
 
     Returns:
-        dict with mesh_hullvertadr/num, mesh_hullpolyadr/num, hull_vert, hullpoly_vertadr,
-        hullpoly_vertnum, hullpoly_normal and hullpoly_vert.
+        dict with mesh_hullvertadr/num, mesh_hullpolyadr/num, mesh_hullgraphadr, hull_vert,
+        hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert and hull_graph.
     """
     vert_num, poly_num, verts, p_num, p_normal, p_vert = [], [], [], [], [], []
     for pm in meshes:
@@ -204,8 +204,14 @@ def hull_arrays(meshes):
         return np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int32) if len(num) else \
             np.zeros(0, dtype=np.int32)
 
+    graphs = [hull_graph(hv, pv, pn) for hv, pv, pn in zip(verts, p_vert, p_num)]
+    g_num = [len(g) for g in graphs]
+    g_adr = np.where(np.asarray(g_num, dtype=np.int32) > 0, adr(g_num), -1).astype(np.int32)
     p_num = np.concatenate(p_num).astype(np.int32) if p_num else np.zeros(0, dtype=np.int32)
     return {
+        "mesh_hullgraphadr": g_adr,
+        "hull_graph": (np.concatenate(graphs).astype(np.int32) if graphs
+                       else np.zeros(0, dtype=np.int32)),
         "mesh_hullvertadr": adr(vert_num),
         "mesh_hullvertnum": np.asarray(vert_num, dtype=np.int32),
         "mesh_hullpolyadr": adr(poly_num),
@@ -217,6 +223,63 @@ def hull_arrays(meshes):
         "hullpoly_vert": (np.concatenate(p_vert).astype(np.int32) if p_vert
                           else np.zeros(0, dtype=np.int32)),
     }
+
+
+# hull graphs are built for meshes of at least this many hull vertices; smaller hulls are
+# searched vertex by vertex (as fast, and MuJoCo's own threshold is 10)
+GRAPH_MIN_VERT = 16
+# the seed grid: a direction component beyond ±GRID_CUT picks the ±1 cell on that axis
+GRID_CUT = 0.4
+
+
+def hull_graph(vert, loops, counts):
+    """The hull's graph for hill-climbing support searches and face lookups (int32 block).
+
+    Layout, all offsets relative to the block's start, vertex and polygon indices relative
+    to the mesh's first hull vertex and polygon:
+
+    - [0, 27): the seed vertex of each cell of the direction grid: cell 9 cx + 3 cy + cz,
+      c = 1 + (u > GRID_CUT) − (u < −GRID_CUT) for the direction's components u; the seed is
+      the vertex farthest along the cell's direction (the first of equals);
+    - [27, 27 + n): where vertex i's neighbour list starts (the vertices it shares a polygon
+      edge with), each list ending with −1;
+    - [27 + n, 27 + 2n): where vertex i's polygon list starts (the polygons it is a corner
+      of, in polygon order), each list ending with −1;
+    - the neighbour lists, then the polygon lists.
+
+    Empty for hulls of fewer than GRAPH_MIN_VERT vertices.
+    """
+    n = len(vert)
+    if n < GRAPH_MIN_VERT:
+        return np.zeros(0, dtype=np.int32)
+    nbr = [set() for _ in range(n)]
+    polys = [[] for _ in range(n)]
+    start = 0
+    for f, c in enumerate(counts):
+        loop = loops[start:start + c]
+        start += c
+        for q in range(c):
+            a, b = int(loop[q]), int(loop[(q + 1) % c])
+            nbr[a].add(b)
+            nbr[b].add(a)
+            polys[a].append(f)
+    seeds = np.zeros(27, dtype=np.int64)
+    for cx in range(3):
+        for cy in range(3):
+            for cz in range(3):
+                u = np.array([cx - 1, cy - 1, cz - 1], dtype=np.float64)
+                seeds[9 * cx + 3 * cy + cz] = int(np.argmax(vert @ u))
+    head = 27 + 2 * n
+    body, nadr, padr = [], [], []
+    for i in range(n):
+        nadr.append(head + len(body))
+        body.extend(sorted(nbr[i]))
+        body.append(-1)
+    for i in range(n):
+        padr.append(head + len(body))
+        body.extend(polys[i])
+        body.append(-1)
+    return np.concatenate([seeds, nadr, padr, body]).astype(np.int32)
 
 
 def default_nconmax(ngeom):
