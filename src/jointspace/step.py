@@ -497,7 +497,7 @@ def _step_from_velocity(m, d, warmstart, sensors, fast, L, state0, force0, cdim,
 
 
 @njit(cache=True, nogil=True)
-def _transition_entry(d, eps, centered, skip, solve_once, sensors, c0, c1, A, B, C, D):
+def _transition_entry(d, eps, centered, skip, reuse_hessian, sensors, c0, c1, A, B, C, D):
     """Columns [c0, c1) of (B | A) (and (D | C)) by finite differences; returns the mask.
 
     The mask is the bits of the state checks that reset a step.
@@ -590,7 +590,7 @@ def _transition_entry(d, eps, centered, skip, solve_once, sensors, c0, c1, A, B,
                 if stage == 0:
                     bad |= _step_entry(d, np.int64(1), sensors)
                     skip = skip and bad == 0
-                    if skip and solve_once:
+                    if skip and reuse_hessian:
                         state0 = np.empty(d.nefc[0], np.int32)
                         force0 = np.empty(d.nefc[0])
                         fast = _fast_prepare(m, d, L, state0, force0)

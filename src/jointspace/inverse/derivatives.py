@@ -202,6 +202,13 @@ def _inv_force(m, d, use_actuation, smooth, out):
         out[k] = f - (d.qfrc_actuator[k] if use_actuation else 0.0)
 
 
+@njit(cache=True, inline="always")
+def _is_contact(t):
+    """Whether efc type t is a contact row (frictionless, pyramidal or elliptic)."""
+    return t == CNSTR_CONTACT_FRICTIONLESS or t == CNSTR_CONTACT_PYRAMIDAL or \
+        t == CNSTR_CONTACT_ELLIPTIC
+
+
 @njit(cache=True)
 def _forces_by_contact(d, out):
     """out[c] = −J_cᵀ f_c, contact c's part of −qfrc_constraint (its rows' efc_J, efc_force)."""
@@ -209,9 +216,7 @@ def _forces_by_contact(d, out):
     nnz = d.efc_J_rownnz
     ind = d.efc_J_colind
     for r in range(d.nefc[0]):
-        t = d.efc_type[r]
-        if t != CNSTR_CONTACT_FRICTIONLESS and t != CNSTR_CONTACT_PYRAMIDAL and \
-                t != CNSTR_CONTACT_ELLIPTIC:
+        if not _is_contact(d.efc_type[r]):
             continue
         c = d.efc_id[r]
         f = d.efc_force[r]
@@ -458,8 +463,7 @@ def _position_columns(m, d, eps, centered, use_actuation, grouped, q0, r0, Gc, c
             for r in range(d.nefc[0]):
                 t = d.efc_type[r]
                 f = d.efc_force[r]
-                if t == CNSTR_CONTACT_FRICTIONLESS or t == CNSTR_CONTACT_PYRAMIDAL or \
-                        t == CNSTR_CONTACT_ELLIPTIC:
+                if _is_contact(t):
                     c = d.efc_id[r]
                     a = owner[m.geom_bodyid[d.contact_geom[c, 0]]]
                     if a < 0:
@@ -614,8 +618,7 @@ def _contact_position_columns(m, d, out):
     r = 0
     while r < nefc:
         t = d.efc_type[r]
-        if t != CNSTR_CONTACT_FRICTIONLESS and t != CNSTR_CONTACT_PYRAMIDAL and \
-                t != CNSTR_CONTACT_ELLIPTIC:
+        if not _is_contact(t):
             r += 1
             continue
         c = d.efc_id[r]

@@ -180,6 +180,11 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
             scale[isl] += d.qM[m.dof_Madr[k]]
     for k in range(nisland):
         scale[k] = 1.0 / max(scale[k], MINVAL)
+    if nisland == 0:  # rows on no moving tree: no island (the solvers then take all rows)
+        for i in range(nefc):
+            d.efc_island[i] = -1
+        d.nisland[0] = 0
+        return 0
     for i in range(nefc):
         isl = tree_island[efc_tree[i]] if efc_tree[i] >= 0 else 0
         d.efc_island[i] = isl
