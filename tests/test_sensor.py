@@ -291,8 +291,8 @@ def test_bad_sensors_are_named():
         load('<jointpos joint="hip"/>', '<jointpos joint="shoulder"/>')
     with pytest.raises(ModelError, match=r"<camprojection> needs the attribute camera="):
         load("<clock/>", '<camprojection site="foot"/>')
-    with pytest.raises(ModelError, match=r"<tactile> sensors are not supported"):
-        load("<clock/>", "<tactile/>")
+    with pytest.raises(ModelError, match=r"<plugin> sensors are not supported"):
+        load("<clock/>", '<plugin plugin="p"/>')
     with pytest.raises(ModelError, match=r"unknown sensor <jointposition>"):
         load("<clock/>", '<jointposition joint="hip"/>')
     with pytest.raises(ModelError, match=r"cutoff must be non-negative"):

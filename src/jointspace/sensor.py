@@ -18,7 +18,9 @@ types (`SENS_*`, the values of mjtSensor), layouts and stages:
   velocity      velocimeter, gyro (site velocity in the site frame), jointvel,
                 actuatorvel, ballangvel, jointlimitvel (efc_vel), framelinvel / frameangvel
                 (relative to a moving reference frame as MuJoCo takes it), subtreelinvel,
-                subtreeangmom, tendonvel (ten_velocity), tendonlimitvel
+                subtreeangmom, tendonvel (ten_velocity), tendonlimitvel, tactile (a mesh's
+                vertices placed in a geom's frame: their penetration into the geoms
+                touching the geom's weld group and the slip speeds along their tangents)
   acceleration  touch (normal forces of the body's contacts whose force ray enters the
                 site's volume), accelerometer (site acceleration in the site frame, gravity
                 included), force and torque (the interaction wrench between the site's body
@@ -36,10 +38,9 @@ by force (maxforce), or the net wrench about the force-weighted centroid (netfor
 `user` sensors read zero (MuJoCo leaves them to a callback). A positive `sensor_cutoff`
 clips real-valued data to ±cutoff and positive data to ≤ cutoff (not contact or geomfromto
 data, as in MuJoCo); `sensor_noise` is stored and never added (as in MuJoCo). Every type
-that needs no plugin is computed but `tactile`, which is refused at load with the plugin
-sensors. A sensor with a history buffer (nsample > 0) that is delayed, or sampled and not
-due, is read from its buffer instead (`jointspace.history`; `advance_history` writes the
-buffers at each step).
+that needs no plugin is computed; plugin sensors are refused at load. A sensor with a
+history buffer (nsample > 0) that is delayed, or sampled and not due, is read from its
+buffer instead (`jointspace.history`; `advance_history` writes the buffers at each step).
 
 All stages run at the end of `forward` (and of `step`'s first forward per step, as
 mj_RungeKutta skips sensors at its inner stages) and of `inverse`: every quantity a sensor
@@ -74,6 +75,7 @@ from jointspace.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
     MINVAL,
@@ -94,6 +96,7 @@ from jointspace.types import (
  SENS_CLOCK, SENS_TACTILE, SENS_PLUGIN, SENS_USER) = range(49)
 # object types (mjtObj) that sensors refer to
 OBJ_UNKNOWN, OBJ_BODY, OBJ_XBODY, OBJ_JOINT, OBJ_GEOM, OBJ_SITE, OBJ_CAMERA = 0, 1, 2, 3, 5, 6, 7
+OBJ_MESH = 10
 OBJ_ACTUATOR = 19
 # stages (mjtStage) and data types (mjtDataType)
 STAGE_NONE, STAGE_POS, STAGE_VEL, STAGE_ACC = 0, 1, 2, 3
@@ -110,7 +113,7 @@ COMPUTED = frozenset((
     SENS_E_POTENTIAL, SENS_E_KINETIC, SENS_CLOCK, SENS_USER, SENS_RANGEFINDER,
     SENS_INSIDESITE, SENS_CONTACT, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO,
     SENS_TENDONPOS, SENS_TENDONVEL, SENS_TENDONACTFRC, SENS_TENDONLIMITPOS, SENS_TENDONLIMITVEL,
-    SENS_TENDONLIMITFRC, SENS_CAMPROJECTION))
+    SENS_TENDONLIMITFRC, SENS_CAMPROJECTION, SENS_TACTILE))
 # rangefinder data fields (mjtRayDataField)
 RAYDATA_DIST, RAYDATA_DIR, RAYDATA_ORIGIN, RAYDATA_POINT, RAYDATA_NORMAL, RAYDATA_DEPTH = range(6)
 RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
@@ -977,6 +980,140 @@ def _camera_rays(m, d, c, spec, out, a):
             a = _ray_data(out, a, spec, dist, p, v, n, depth)
 
 
+# ---------------------------------------------------------------------------------------------
+# tactile: the penetration of a mesh's vertices (taxels) into the geoms touching its body
+
+
+@njit(cache=True, inline="always")
+def _touching(m, d, k, weld):
+    """The geom on the other side of candidate k (contact k // 2, side k % 2), or −1.
+
+    Side 0 names geom2 when geom1's body is in the weld group, side 1 geom1 when geom2's is.
+    """
+    c = k >> 1
+    if k & 1 == 0:
+        if m.body_weldid[m.geom_bodyid[d.contact_geom[c, 0]]] == weld:
+            return d.contact_geom[c, 1]
+        return -1
+    if m.body_weldid[m.geom_bodyid[d.contact_geom[c, 1]]] == weld:
+        return d.contact_geom[c, 0]
+    return -1
+
+
+@njit(cache=True)
+def geom_sdf(gtype, size, x0, x1, x2):
+    """Signed distance of the local point x to a primitive geom (MuJoCo's geomDistance).
+
+    plane x₂; sphere |x| − r; capsule |x − clip(x₂) e₂| − r; ellipsoid k₀(k₀ − 1)/k₁ with
+    k₀ = |x/s|, k₁ = |x/s²|; cylinder and box the exact distance outside; inside a box the
+    distance along a field that turns from radial to the face normals (radialField3d).
+    Engine_collision_sdf.c; https://iquilezles.org/articles/distfunctions/.
+    """
+    if gtype == GEOM_PLANE:
+        return x2
+    if gtype == GEOM_SPHERE:
+        return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2) - size[0]
+    if gtype == GEOM_CAPSULE:
+        z = x2 - min(max(x2, -size[1]), size[1])
+        return math.sqrt(x0 * x0 + x1 * x1 + z * z) - size[0]
+    if gtype == GEOM_ELLIPSOID:
+        a0, a1, a2 = x0 / size[0], x1 / size[1], x2 / size[2]
+        b0, b1, b2 = a0 / size[0], a1 / size[1], a2 / size[2]
+        k0 = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        k1 = math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+        return k0 * (k0 - 1.0) / k1
+    if gtype == GEOM_CYLINDER:
+        a0 = math.sqrt(x0 * x0 + x1 * x1) - size[0]
+        a1 = abs(x2) - size[1]
+        b0, b1 = max(a0, 0.0), max(a1, 0.0)
+        return min(max(a0, a1), 0.0) + math.sqrt(b0 * b0 + b1 * b1)
+    # box
+    a0, a1, a2 = abs(x0) - size[0], abs(x1) - size[1], abs(x2) - size[2]
+    if a0 >= 0 or a1 >= 0 or a2 >= 0:
+        b0, b1, b2 = max(a0, 0.0), max(a1, 0.0), max(a2, 0.0)
+        return math.sqrt(b0 * b0 + b1 * b1 + b2 * b2) + min(max(a0, max(a1, a2)), 0.0)
+    # inside: b = −s/a normalized, signed as x; distance −min_i(−a_i / |b_i|) |b|
+    b0, b1, b2 = _unit3(-size[0] / a0, -size[1] / a1, -size[2] / a2)
+    if x0 < 0:
+        b0 = -b0
+    if x1 < 0:
+        b1 = -b1
+    if x2 < 0:
+        b2 = -b2
+    t0, t1, t2 = -a0 / abs(b0), -a1 / abs(b1), -a2 / abs(b2)
+    return -min(t0, min(t1, t2)) * math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+
+
+@njit(cache=True)
+def _tactile(m, d, mesh, geom, out, a):
+    """Tactile sensor: per taxel, the deepest penetration and the tangential slip speeds.
+
+    Taxel j is vertex v_j of the mesh placed in the geom's frame: p_j = R_g v_j + x_g. The
+    geoms touching the geom's weld group W are the other sides of d.contact, first
+    occurrences in contact order (mesh geoms skipped: MuJoCo 4.0 builds no SDF for them).
+    For each, with φ its signed distance at p_j (`geom_sdf`) and depth = min(φ, 0) < 0:
+      out[j]        = max(out[j], −depth)
+      out[n + j]   += |v_rel · t₁_j|,  out[2n + j] += |v_rel · t₂_j|   (frames only)
+    v_rel: the linear velocity of W at p_j less that of the other geom's body at p_j (cvel
+    moved from the subtree com, mju_transformSpatial); t₁, t₂ the vertex's tangents turned
+    with the taxels, R_g t (MuJoCo 4.0's mjSENS_TACTILE, measured against it).
+    """
+    n = m.mesh_vertnum[mesh]
+    for k in range(a, a + 3 * n):
+        out[k] = 0.0
+    weld = m.body_weldid[m.geom_bodyid[geom]]
+    frame = m.mesh_tangentadr[mesh]
+    R = d.geom_xmat[geom]
+    xg = d.geom_xpos[geom]
+    vw = d.cvel[weld]
+    cw = d.subtree_com[m.body_rootid[weld]]
+    for k in range(2 * d.ncon[0]):
+        g = _touching(m, d, k, weld)
+        if g < 0 or m.geom_type[g] == GEOM_MESH:
+            continue
+        first = True
+        for e in range(k):
+            if _touching(m, d, e, weld) == g:
+                first = False
+                break
+        if not first:
+            continue
+        b = m.geom_bodyid[g]
+        vb = d.cvel[b]
+        cb = d.subtree_com[m.body_rootid[b]]
+        Q = d.geom_xmat[g]
+        q = d.geom_xpos[g]
+        for j in range(n):
+            v = m.mesh_vert[m.mesh_vertadr[mesh] + j]
+            # p = R_g v + x_g; the point in g's frame: Q_gᵀ (p − x_g')
+            p0 = R[0] * v[0] + R[1] * v[1] + R[2] * v[2] + xg[0]
+            p1 = R[3] * v[0] + R[4] * v[1] + R[5] * v[2] + xg[1]
+            p2 = R[6] * v[0] + R[7] * v[1] + R[8] * v[2] + xg[2]
+            e0, e1, e2 = p0 - q[0], p1 - q[1], p2 - q[2]
+            depth = min(geom_sdf(m.geom_type[g], m.geom_size[g],
+                                 Q[0] * e0 + Q[3] * e1 + Q[6] * e2,
+                                 Q[1] * e0 + Q[4] * e1 + Q[7] * e2,
+                                 Q[2] * e0 + Q[5] * e1 + Q[8] * e2), 0.0)
+            if depth == 0.0:
+                continue
+            out[a + j] = max(out[a + j], -depth)
+            if frame < 0:
+                continue
+            # v_rel = (W's velocity at p) − (the other body's velocity at p)
+            s0, s1, s2 = p0 - cw[0], p1 - cw[1], p2 - cw[2]
+            r0, r1, r2 = p0 - cb[0], p1 - cb[1], p2 - cb[2]
+            u0 = vw[3] - (s1 * vw[2] - s2 * vw[1]) - (vb[3] - (r1 * vb[2] - r2 * vb[1]))
+            u1 = vw[4] - (s2 * vw[0] - s0 * vw[2]) - (vb[4] - (r2 * vb[0] - r0 * vb[2]))
+            u2 = vw[5] - (s0 * vw[1] - s1 * vw[0]) - (vb[5] - (r0 * vb[1] - r1 * vb[0]))
+            t = m.mesh_tangent[frame + j]
+            for c in range(2):
+                # the tangent in the world: R_g t
+                w0 = R[0] * t[3 * c] + R[1] * t[3 * c + 1] + R[2] * t[3 * c + 2]
+                w1 = R[3] * t[3 * c] + R[4] * t[3 * c + 1] + R[5] * t[3 * c + 2]
+                w2 = R[6] * t[3 * c] + R[7] * t[3 * c + 1] + R[8] * t[3 * c + 2]
+                out[a + (c + 1) * n + j] += abs(u0 * w0 + u1 * w1 + u2 * w2)
+
+
 @njit(cache=True, inline="always")
 def _unit3(a, b, c):
     """(a, b, c) normalized as mju_normalize3 does ((1, 0, 0) below MINVAL)."""
@@ -1095,6 +1232,8 @@ def _vel_sensor(m, d, i, out, a, buf):
         out[a:a + 3] = d.subtree_linvel[obj]
     elif t == SENS_SUBTREEANGMOM:
         out[a:a + 3] = d.subtree_angmom[obj]
+    elif t == SENS_TACTILE:
+        _tactile(m, d, obj, m.sensor_refid[i], out, a)
 
 
 @njit(cache=True)
@@ -1389,8 +1528,7 @@ def advance_history(m, d, ctrl, sensors):
 
 @njit(cache=True, inline="always")
 def _computed(t):
-    return not (t == SENS_TACTILE
-                or t == SENS_PLUGIN)
+    return t != SENS_PLUGIN
 
 
 # ---------------------------------------------------------------------------------------------

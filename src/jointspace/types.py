@@ -145,6 +145,8 @@ MODEL_SIZES = (
     ("nmesh", "number of meshes"),
     ("nmeshvert", "number of mesh vertices, all meshes"),
     ("nmeshface", "number of mesh faces, all meshes"),
+    ("nmeshtangent", "number of taxel frames, all meshes (the vertices of meshes given three "
+     "normals per vertex)"),
     ("nhfield", "number of height fields"),
     ("nhfielddata", "number of height-field elevation values, all height fields"),
     ("nhullvert", "number of convex-hull vertices, all meshes"),
@@ -320,6 +322,11 @@ MODEL_FIELDS = (
     ("mesh_facenum", "i", ("nmesh",), "number of faces"),
     ("mesh_vert", "f", ("nmeshvert", 3), "vertex positions"),
     ("mesh_face", "i", ("nmeshface", 3), "triangle vertex indices (relative to vertadr)"),
+    ("mesh_tangentadr", "i", ("nmesh",), "first row in mesh_tangent (one per vertex), −1 "
+     "unless the mesh was given three normals per vertex (MuJoCo's mesh_normalnum = 3 "
+     "mesh_vertnum)"),
+    ("mesh_tangent", "f", ("nmeshtangent", 6), "taxel tangents 1 and 2 of each vertex, in the "
+     "frame of mesh_vert (MuJoCo's mesh_normal, single-precision values)"),
     # height fields (elevations scaled to [0, 1]; row r at y = −size[1] + 2 size[1] r/(nrow−1),
     # column c at x = −size[0] + 2 size[0] c/(ncol−1); the surface is at z = size[2] · data)
     ("hfield_size", "f", ("nhfield", 4), "radius x, radius y, elevation z, base z"),

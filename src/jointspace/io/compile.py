@@ -515,6 +515,7 @@ class _Compiler:
         self.spec = spec
         self.warnings = list(spec.warnings)
         self.meshes = {}
+        self.tangents = {}  # mesh name -> (nvert, 6) taxel tangents or None
         self.hfields = {}
 
     def warn(self, msg):
@@ -556,11 +557,15 @@ class _Compiler:
             if ms.name in self.meshes:
                 raise ModelError(f"duplicate mesh name {ms.name!r}{_where(ms)}")
             scale = tuple(getattr(ms, "scale", (1.0, 1.0, 1.0)))
-            self.meshes[ms.name] = (len(self.meshes), mesh_mod.process_mesh(
+            pm = mesh_mod.process_mesh(
                 np.asarray(ms.vertices, dtype=np.float64), np.asarray(ms.faces), name=ms.name,
                 source=ms.source, scale=None if scale == (1.0, 1.0, 1.0) else scale,
                 inertia=ms.inertia, refpos=ms.refpos, refquat=ms.refquat, findings=findings,
-                maxhullvert=getattr(ms, "maxhullvert", -1)))
+                maxhullvert=getattr(ms, "maxhullvert", -1))
+            self.meshes[ms.name] = (len(self.meshes), pm)
+            normal = np.asarray(getattr(ms, "normal", np.zeros((0, 3))), dtype=np.float64)
+            self.tangents[ms.name] = mesh_mod.taxel_tangents(
+                normal, len(pm.vertices), pm.quat, scale, ms.refquat)
         if findings:
             self.warn(f"{len(findings)} mesh{'es' if len(findings) > 1 else ''} whose "
                       "surface is not closed or not consistently oriented (MuJoCo loads them "
@@ -786,8 +791,14 @@ class _Compiler:
         return out
 
     def discard_visual_meshes(self, geom_rows):
-        """Drop the meshes no remaining geom uses and renumber the rest (discardvisual)."""
-        used = sorted({r["dataid"] for r in geom_rows if r["type"] == T.GEOM_MESH})
+        """Drop the meshes no remaining geom uses and renumber the rest (discardvisual).
+
+        A mesh that a tactile sensor reads stays, as in MuJoCo.
+        """
+        used = {r["dataid"] for r in geom_rows if r["type"] == T.GEOM_MESH}
+        used |= {self.meshes[s.objname][0] for s in self.spec.sensors
+                 if s.objtype == "mesh" and s.objname in self.meshes}
+        used = sorted(used)
         new = {old: k for k, old in enumerate(used)}
         self.meshes = {name: (new[i], pm) for name, (i, pm) in self.meshes.items()
                        if i in new}
@@ -1170,6 +1181,15 @@ class _Compiler:
         A["mesh_faceadr"] = np.cumsum([0] + A["mesh_facenum"][:-1]) if faces else []
         A["mesh_vert"] = np.concatenate(verts) if verts else np.zeros((0, 3))
         A["mesh_face"] = np.concatenate(faces) if faces else np.zeros((0, 3))
+        tangents = [self.tangents.get(name) for name, _ in mlist]
+        A["mesh_tangentadr"] = np.full(len(mlist), -1)
+        rows = 0
+        for k, t in enumerate(tangents):
+            if t is not None:
+                A["mesh_tangentadr"][k] = rows
+                rows += len(t)
+        A["mesh_tangent"] = np.concatenate([t for t in tangents if t is not None] or
+                                           [np.zeros((0, 6))])
         A.update(hull_arrays([pm for _, (_, pm) in mlist]))
         for name, _ in mlist:
             names["mesh"].append(name)
@@ -1199,6 +1219,7 @@ class _Compiler:
                      nactuator=len(spec.actuators), nout=len(A["actuator_acc0"]),
                      nbody=nb, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, nmesh=len(mlist), nmeshvert=len(A["mesh_vert"]),
+                     nmeshtangent=len(A["mesh_tangent"]),
                      nhfield=len(hlist), nhfielddata=len(A["hfield_data"]),
                      nmeshface=len(A["mesh_face"]), neq=len(spec.equalities),
                      npair=len(spec.pairs), nexclude=len(spec.excludes), nM=nM,
@@ -1615,6 +1636,9 @@ class _Compiler:
                     if np.any(np.asarray(gt) == T.GEOM_HFIELD):
                         raise ModelError(f"{label}: height fields are not supported in geom "
                                          f"distance sensors (as in MuJoCo){_where(sens)}")
+            if kind == "tactile":
+                dim = 3 * int(A["mesh_vertnum"][objid])
+                self.check_tactile(A, refid, sens, label)
             if kind in ("actuatorpos", "actuatorvel", "actuatorfrc"):
                 # one value per output of the actuator (3 for orientation), as MuJoCo 4.0
                 dim = int(A["actuator_outnum"][objid])
@@ -1639,6 +1663,38 @@ class _Compiler:
             self.warn(msg)
             warnings.warn(JointspaceWarning(msg), stacklevel=5)
         return adr
+
+    def check_tactile(self, A, geom, sens, label):
+        """MuJoCo's checks of a tactile sensor's geom, and the contacts it cannot read.
+
+        The geom's body needs a colliding geom (mj_validateModel). MuJoCo's sensor takes the
+        signed distance of every geom touching the body's weld group and stops with an error
+        at a height field ("sdf collisions not available"): a height field that the group's
+        geoms may collide with (by contype/conaffinity or an explicit pair) is refused here.
+        """
+        gbody = np.asarray(A["geom_bodyid"], dtype=np.int64)
+        weld = np.asarray(A["body_weldid"], dtype=np.int64)
+        ctype = np.asarray(A["geom_contype"], dtype=np.int64)
+        caff = np.asarray(A["geom_conaffinity"], dtype=np.int64)
+        body = gbody[geom]
+        if not np.any((ctype[gbody == body] != 0) | (caff[gbody == body] != 0)):
+            raise ModelError(f"{label}: the body of geom {sens.refname!r} has no colliding geom "
+                             f"(contype or conaffinity nonzero); MuJoCo refuses a tactile "
+                             f"sensor there{_where(sens)}")
+        group = np.flatnonzero(weld[gbody] == weld[body])
+        names = self.names["geom"]
+        pairs = {(p.geom1, p.geom2) for p in self.spec.pairs}
+        for h in np.flatnonzero(np.asarray(A["geom_type"]) == T.GEOM_HFIELD):
+            if weld[gbody[h]] == weld[body]:
+                continue
+            for g in group:
+                if (ctype[g] & caff[h]) or (ctype[h] & caff[g]) \
+                        or (names[g], names[h]) in pairs or (names[h], names[g]) in pairs:
+                    raise ModelError(
+                        f"{label}: geom {sens.refname!r}'s body may touch the height field "
+                        f"geom {names[h] or h!r}; MuJoCo's tactile sensor cannot measure "
+                        f"height fields (it stops with 'sdf collisions not available'); "
+                        f"keep them apart with contype/conaffinity{_where(sens)}")
 
     def sensor_object(self, kind, name, sens, label, which):
         """(mjtObj type, id) of a sensor's object or reference frame; (0, -1) when unnamed."""
@@ -1983,11 +2039,12 @@ _SENSOR_TABLE = {
     "e_potential": (SN.SENS_E_POTENTIAL, 1, _R, _POS),
     "e_kinetic": (SN.SENS_E_KINETIC, 1, _R, _POS),
     "clock": (SN.SENS_CLOCK, 1, _R, _POS),
+    "tactile": (SN.SENS_TACTILE, 0, _R, _VEL),  # MuJoCo 4.0's stage; dim 3 · vertex count
     "user": (SN.SENS_USER, 0, _R, _ACC),
 }
 _SENSOR_OBJTYPES = {"body": SN.OBJ_BODY, "xbody": SN.OBJ_XBODY, "joint": SN.OBJ_JOINT,
                     "geom": SN.OBJ_GEOM, "site": SN.OBJ_SITE, "actuator": SN.OBJ_ACTUATOR,
-                    "camera": SN.OBJ_CAMERA,
+                    "camera": SN.OBJ_CAMERA, "mesh": SN.OBJ_MESH,
                     "tendon": 18}
 COMPUTED = SN.COMPUTED
 

@@ -34,7 +34,7 @@ import numpy as np
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.types import MINVAL
 
-__all__ = ["ProcessedMesh", "load_mesh", "process_mesh"]
+__all__ = ["ProcessedMesh", "load_mesh", "process_mesh", "taxel_tangents"]
 
 SUPPORTED_EXTENSIONS = (".stl", ".obj", ".msh")
 
@@ -486,6 +486,48 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         # summed in MuJoCo's order (numpy's 3-vector dot may fuse or reorder the products)
         rbound=math.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]),
     )
+
+
+def taxel_tangents(normal, nvert, quat, scale=None, refquat=None):
+    """The two tangents of each vertex's frame, as MuJoCo's compiler stores them.
+
+    A mesh given three normals per vertex (normal, tangent 1, tangent 2 of each vertex in
+    turn; MuJoCo's mesh_normalnum = 3 mesh_vertnum) holds a taxel frame per vertex. The
+    compiler (mjCMesh::ApplyTransformations, Rotate) turns each given vector n, stored in
+    single precision, as the vertices: n ← R(refquat)ᵀ n, n ← n / scale (a covector),
+    n ← n / |n| in single precision ((0, 0, 1) when |n|² ≤ 1e-15), n ← R(quat)ᵀ n, each step
+    rounded to single precision as MuJoCo's: the tangents are then in the frame of the
+    vertices (MuJoCo's mesh_normal).
+
+    Args:
+        normal: (k, 3) the normals as given.
+        nvert: the mesh's vertex count.
+        quat: the mesh's inertial-frame rotation (ProcessedMesh.quat).
+        scale: None or the three scale factors.
+        refquat: None or the MJCF refquat.
+
+    Returns:
+        (nvert, 6) tangent 1 and tangent 2 of each vertex, or None when k ≠ 3 nvert.
+    """
+    n = np.asarray(normal, dtype=np.float32).reshape(-1, 3)
+    if len(n) != 3 * nvert or nvert == 0:
+        return None
+    if refquat is not None and tuple(refquat) != (1.0, 0.0, 0.0, 0.0):
+        n = _rows_times(n, _quat_to_mat(_normalize([float(x) for x in refquat])))
+    if scale is not None and tuple(scale) != (1.0, 1.0, 1.0):
+        n = (n.astype(np.float64) / np.asarray(scale, dtype=np.float64)).astype(np.float32)
+    length = n[:, 0] * n[:, 0] + n[:, 1] * n[:, 1] + n[:, 2] * n[:, 2]
+    keep = length > MINVAL
+    unit = np.tile(np.float32([0.0, 0.0, 1.0]), (len(n), 1))
+    unit[keep] = n[keep] * (np.float32(1.0) / np.sqrt(length[keep]))[:, None]
+    n = _rows_times(unit, _quat_to_mat(quat)).astype(np.float64).reshape(nvert, 9)
+    return np.ascontiguousarray(n[:, 3:9])
+
+
+def _rows_times(n, rot):
+    """Rᵀ n for each row n, in double precision, rounded to single (mjuu_mulvecmatT)."""
+    n = n.astype(np.float64)
+    return (n[:, 0:1] * rot[0] + n[:, 1:2] * rot[1] + n[:, 2:3] * rot[2]).astype(np.float32)
 
 
 def _describe(name, source):

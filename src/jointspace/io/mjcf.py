@@ -220,7 +220,8 @@ _TABLES = {
     },
     "mesh": {
         "name": _S, "class": _S, "file": _S, "vertex": ("f", 0, None), "face": ("i", 0, None),
-        "scale": _f(3), "refpos": _f(3), "refquat": _f(4), "normal": _S, "texcoord": _S,
+        "scale": _f(3), "refpos": _f(3), "refquat": _f(4), "normal": ("f", 0, None),
+        "texcoord": _S,
         "smoothnormal": _B, "maxhullvert": _I, "content_type": _S,
         "inertia": _k("legacy", "convex", "exact", "shell"), "material": _S, "builtin": _S,
         "params": ("f", 0, None),
@@ -419,7 +420,7 @@ _SENSOR_OBJECT = {
     **{k: None for k in ("framepos", "framequat", "framexaxis", "frameyaxis", "framezaxis",
                          "framelinvel", "frameangvel", "framelinacc", "frameangacc",
                          "e_potential", "e_kinetic", "clock", "user", "insidesite",
-                         "distance", "normal", "fromto", "contact")},
+                         "distance", "normal", "fromto", "contact", "tactile")},
 }
 # contact sensor: MuJoCo's data fields (bit order, sizes) and reduce keywords
 _CONDATA = {"found": 1, "force": 3, "torque": 3, "dist": 1, "pos": 3, "normal": 3,
@@ -427,14 +428,16 @@ _CONDATA = {"found": 1, "force": 3, "torque": 3, "dist": 1, "pos": 3, "normal": 
 _RAYDATA = ("dist", "dir", "origin", "point", "normal", "depth")  # mjtRayDataField order
 _CONREDUCE = ("none", "mindist", "maxforce", "netforce")
 _SENSOR_REFUSED = {
-    "tactile": "tactile sensors need signed-distance meshes",
     "plugin": "sensor plugins run MuJoCo engine plugins",
 }
 _SENSOR_ATTRS = {"name", "cutoff", "noise", "user", "nsample", "interp", "delay", "interval",
                  "site", "joint", "tendon", "actuator", "body", "objtype", "objname",
                  "reftype", "refname", "camera", "data", "geom1", "geom2", "body1", "body2",
                  "subtree1", "subtree2", "num", "reduce",
-                 "dim", "datatype", "needstage"}
+                 "dim", "datatype", "needstage", "geom", "mesh"}
+# MuJoCo 4.0's <tactile> attributes (its schema has no noise, cutoff is read)
+_TACTILE_ATTRS = {"name", "geom", "mesh", "cutoff", "user", "nsample", "interp", "delay",
+                  "interval"}
 _SENSOR_HISTORY_ATTRS = ("nsample", "interp", "delay", "interval")
 _NSAMPLE_MAX = 1 << 24  # MuJoCo's bound: the cursor is stored as a (possibly float) mjtNum
 _KEY_ATTRS = {"name": _S, "time": _f(), "qpos": _f(None, 0), "qvel": _f(None, 0),
@@ -1187,8 +1190,10 @@ class _Loader:
                         inertia=vals["inertia"], maxhullvert=maxhullvert,
                         material=vals.get("material", ""), source=node.where())
         if builtin is not None:
-            mesh.vertices, mesh.faces, forced = make_builtin(
+            mesh.vertices, mesh.faces, forced, normal = make_builtin(
                 builtin, vals["params"], node.where())
+            if normal is not None:
+                mesh.normal = normal
             mesh.inertia = forced or mesh.inertia
         elif "vertex" in vals:
             v = np.asarray(vals["vertex"], dtype=np.float64)
@@ -1211,6 +1216,12 @@ class _Loader:
         if np.any(scale == 0):
             raise ModelError(f"{node.where()}: scale={tuple(scale)} has a zero factor; "
                              f"scale factors must be nonzero")
+        if "normal" in vals and builtin is None:
+            n = np.asarray(vals["normal"], dtype=np.float64)
+            if n.size % 3:
+                raise ModelError(f"{node.where()}: normal has {n.size} numbers; give x y z "
+                                 f"for each normal (a multiple of 3)")
+            mesh.normal = n.reshape(-1, 3)
         self.spec.meshes.append(mesh)
 
     def _hfield(self, node):
@@ -2602,7 +2613,8 @@ class _Loader:
             if tag not in _SENSOR_OBJECT:
                 raise ModelError(f"{child.where()}: unknown sensor <{tag}>; MuJoCo's sensor "
                                  f"elements are {', '.join(sorted(_SENSOR_OBJECT))}")
-            self._check_attrs(child, _SENSOR_ATTRS)
+            self._check_attrs(child, _TACTILE_ATTRS if tag == "tactile" else
+                              _SENSOR_ATTRS - {"geom", "mesh"})
             if tag == "user":
                 for key in _SENSOR_HISTORY_ATTRS:
                     if key in child.attrib:
@@ -2645,6 +2657,13 @@ class _Loader:
                                      f"naming its {obj[1]}")
             elif tag == "contact":
                 self._contact_sensor(child, sens)
+            elif tag == "tactile":  # the taxels are the mesh's vertices, in the geom's frame
+                for attr in ("geom", "mesh"):
+                    if not child.attrib.get(attr):
+                        raise ModelError(f"{child.where()}: <tactile> needs the attribute "
+                                         f"{attr}= naming its {attr}")
+                sens.objtype, sens.objname = "mesh", child.attrib["mesh"]
+                sens.reftype, sens.refname = "geom", child.attrib["geom"]
             elif tag in ("distance", "normal", "fromto"):
                 one = child.attrib.get("geom1") or child.attrib.get("body1", "")
                 two = child.attrib.get("geom2") or child.attrib.get("body2", "")

@@ -7,8 +7,11 @@ precision and then stored in single precision), so the compiled mesh, its hull, 
 inertia equal MuJoCo's. `cone` and `wedge` have no faces: like any mesh given without faces,
 they take those of their convex hull. `plate` is a flat surface and uses the "shell" inertia.
 
-`make_builtin(kind, params, where)` returns (vertices (n, 3) f8, faces (m, 3) i4, inertia),
-inertia being the mode the builder imposes ("shell" for a plate) or None.
+`make_builtin(kind, params, where)` returns (vertices (n, 3) f8, faces (m, 3) i4, inertia,
+normals), inertia being the mode the builder imposes ("shell" for a plate) or None, normals
+the per-vertex frames MuJoCo gives the taxel meshes `wedge` and `plate` ((3n, 3) f8 of
+single-precision values: normal, tangent 1, tangent 2 of each vertex in turn), None for the
+others.
 """
 
 import math
@@ -54,6 +57,7 @@ def make_builtin(kind, params, where):
     if any(not math.isfinite(p) for p in params):
         raise bad("the parameters must be finite numbers")
     inertia = None
+    normals = None
     if kind == "sphere":
         subdiv = int(params[0])
         if not 0 <= subdiv <= 4:
@@ -91,12 +95,12 @@ def make_builtin(kind, params, where):
             raise bad(f"the resolutions {res[0]}, {res[1]} must be positive")
         if not 0 <= gamma <= 1:
             raise bad(f"gamma {gamma:g} must be in [0, 1]")
-        v, f = _wedge(res, fov, gamma)
+        v, f, normals = _wedge(res, fov, gamma)
     elif kind == "plate":
         res = (int(params[0]), int(params[1]))
         if res[0] <= 0 or res[1] <= 0:
             raise bad(f"the resolutions {res[0]}, {res[1]} must be positive")
-        v, f = _plate(res)
+        v, f, normals = _plate(res)
         inertia = "shell"
     else:
         nedge = int(params[0])
@@ -106,7 +110,9 @@ def make_builtin(kind, params, where):
             raise bad(f"the top radius {params[1]:g} must be in [0, 1] (0: an apex)")
         v, f = _cone(nedge, params[1])
     v = np.asarray(v, dtype=np.float32).astype(np.float64).reshape(-1, 3)
-    return v, np.asarray(f, dtype=np.int32).reshape(-1, 3), inertia
+    if normals is not None:
+        normals = np.asarray(normals, dtype=np.float32).astype(np.float64).reshape(-1, 3)
+    return v, np.asarray(f, dtype=np.int32).reshape(-1, 3), inertia, normals
 
 
 def _sphere(subdiv):
@@ -245,22 +251,46 @@ def _fovea(x, gamma):
 
 
 def _wedge(res, fov, gamma):
-    """Bin centres of a spherical wedge of angles `fov` (degrees), on the unit sphere."""
+    """Bin centres of a spherical wedge of angles `fov` (degrees), on the unit sphere.
+
+    With each its frame (MuJoCo's TangentFrame): t_a = (cos e cos a, 0, cos e sin a) and
+    t_e = (−sin e sin a, cos e, sin e cos a), each normalized, and the normal t_e × t_a.
+    """
     edges = []
     for k in range(2):
         scale = fov[k] * math.pi / 180
         edges.append([_fovea(x, gamma) * scale for x in _linspace(-1.0, 1.0, res[k] + 1)])
-    vert = []
+    vert, normal = [], []
     for i in range(res[0]):
         for j in range(res[1]):
             a = 0.5 * (edges[0][i + 1] + edges[0][i])
             e = 0.5 * (edges[1][j + 1] + edges[1][j])
             vert.append((math.cos(e) * math.sin(a), math.sin(e), -math.cos(e) * math.cos(a)))
-    return vert, []
+            ta = _normvec((math.cos(e) * math.cos(a), 0.0, math.cos(e) * math.sin(a)))
+            te = _normvec((-math.sin(e) * math.sin(a), math.cos(e), math.sin(e) * math.cos(a)))
+            normal.append((te[1] * ta[2] - te[2] * ta[1], te[2] * ta[0] - te[0] * ta[2],
+                           te[0] * ta[1] - te[1] * ta[0]))
+            normal += [ta, te]
+    return vert, [], normal
+
+
+def _normvec(v):
+    """v / |v| as MuJoCo's compiler normalizes it (mjuu_normvec).
+
+    v is kept as it is when |v|² < 1e-14 or |v| is within 1e-14 of 1.
+    """
+    n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+    if n2 < 1e-14:
+        return v
+    n = math.sqrt(n2)
+    return tuple(x / n for x in v) if abs(n - 1) > 1e-14 else v
 
 
 def _plate(res):
-    """Flat grid of bin centres over [-1, 1]^2 at z = -1, two triangles per cell."""
+    """Flat grid of bin centres over [-1, 1]^2 at z = -1, two triangles per cell.
+
+    Each vertex's frame is the identity: normal x, tangents y and z (as MuJoCo's MakeRect).
+    """
     vert, face = [], []
     dx, dy = 2.0 / res[0], 2.0 / res[1]
     for i in range(res[0]):
@@ -271,7 +301,8 @@ def _plate(res):
             a, b = (i - 1) * res[1] + j - 1, i * res[1] + j - 1
             c, d = (i - 1) * res[1] + j, i * res[1] + j
             face += [(a, b, c), (d, c, b)]
-    return vert, face
+    normal = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)] * len(vert)
+    return vert, face, normal
 
 
 def _cone(nedge, radius):

@@ -275,7 +275,10 @@ class MeshSpec:
     As MJCF's <mesh>: the vertices are rounded to single precision, then moved by `refpos`,
     rotated by the inverse of `refquat` and multiplied by `scale`; `inertia` is MuJoCo's mesh
     inertia mode ("legacy", "exact", "convex" or "shell"); `maxhullvert` caps the convex
-    hull's vertices as MuJoCo's qhull call does (-1: no cap).
+    hull's vertices as MuJoCo's qhull call does (-1: no cap). `normal` (k, 3) holds the
+    normals given with the vertices (MJCF `normal`); only three per vertex (normal, tangent
+    1, tangent 2 of each vertex in turn: the taxel frames that tactile sensors read) change
+    a result, and the compiler keeps only those (`Model.mesh_tangent`).
     """
 
     name: str = ""
@@ -287,6 +290,7 @@ class MeshSpec:
     refquat: tuple = (1.0, 0.0, 0.0, 0.0)
     inertia: str = "legacy"
     maxhullvert: int = -1  # -1, or the most vertices of the convex hull (at least 4)
+    normal: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     material: str = ""  # the material of the geoms using the mesh that name none
     source: str = ""
 
