@@ -222,3 +222,36 @@ def test_ghost_geom_on_a_colliding_body_is_accepted():
     mujoco.mj_forward(mm, md)
     assert np.any(md.sensordata != 0)
     _compare(d, md, "ghost")
+
+
+def _obj(path, normals_per_vertex):
+    """A tetrahedron OBJ whose corners name normals: 1 or 3 `vn` records per vertex."""
+    v = 0.05 * np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float)
+    lines = ["v %g %g %g" % tuple(p) for p in v]
+    lines += ["vn %g %g %g" % tuple(np.eye(3)[k % 3]) for k in range(4 * normals_per_vertex)]
+    for tri in ((1, 3, 2), (1, 2, 4), (1, 4, 3), (2, 3, 4)):
+        lines.append("f " + " ".join(f"{a}//{normals_per_vertex * (a - 1) + 1}" for a in tri))
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("per_vertex", [1, 3])
+def test_obj_file_normals_as_taxel_frames_are_refused(tmp_path, per_vertex):
+    """An OBJ with three normals per vertex gives MuJoCo taxel frames; we refuse it.
+
+    jointspace does not read OBJ normals, so it would read zeros in the slip channels where
+    MuJoCo reads slip speeds: refused, naming the sensor and the way out (the mesh's normal
+    attribute). One normal per vertex makes no frame in MuJoCo either and loads.
+    """
+    _obj(tmp_path / "pad.obj", per_vertex)
+    xml = (f'<mujoco><compiler meshdir="{tmp_path}"/><asset><mesh name="pad" file="pad.obj"/>'
+           '</asset><worldbody><body><freejoint/><geom name="g" type="box" size=".1 .1 .1"/>'
+           '</body></worldbody><sensor><tactile name="t" geom="g" mesh="pad"/></sensor>'
+           "</mujoco>")
+    mm = mujoco.MjModel.from_xml_string(xml)
+    assert mm.mesh_normalnum[0] == per_vertex * mm.mesh_vertnum[0]
+    if per_vertex == 3:
+        with pytest.raises(ModelError, match=r"<tactile> 't'.*OBJ file with three normals"):
+            js.load_string(xml)
+    else:
+        m = js.load_string(xml)
+        assert m.sensor_dim[0] == mm.sensor_dim[0]

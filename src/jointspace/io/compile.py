@@ -1639,6 +1639,13 @@ class _Compiler:
             if kind == "tactile":
                 dim = 3 * int(A["mesh_vertnum"][objid])
                 self.check_tactile(A, refid, sens, label)
+                ms = next(x for x in self.spec.meshes if x.name == sens.objname)
+                if not len(ms.normal) and ms.nfilenormal == dim:
+                    raise ModelError(
+                        f"{label}: mesh {sens.objname!r} comes from an OBJ file with three "
+                        f"normals per vertex, which MuJoCo reads as each taxel's frame (the "
+                        f"slip channels); jointspace does not read OBJ normals: give them "
+                        f"with the mesh's normal attribute instead{_where(sens)}")
             if kind in ("actuatorpos", "actuatorvel", "actuatorfrc"):
                 # one value per output of the actuator (3 for orientation), as MuJoCo 4.0
                 dim = int(A["actuator_outnum"][objid])

@@ -1211,6 +1211,7 @@ class _Loader:
                 raise ModelError(f"{node.where()}: a mesh needs at least 4 vertices")
         elif file:
             mesh.file, mesh.vertices, mesh.faces = self._load_mesh_file(node, file)
+            mesh.nfilenormal = self._obj_normals(file)
         else:
             raise ModelError(f"{node.where()}: a mesh needs a file or vertex data")
         if np.any(scale == 0):
@@ -1314,6 +1315,17 @@ class _Loader:
             return path, (H.decode_png(data, path) if png else H.read_custom(data, path))
         except ModelError as e:
             raise ModelError(f"{where}: {e}") from None
+
+    def _obj_normals(self, file):
+        """The number of `vn` records of an OBJ mesh file (0 for other formats)."""
+        if not file.lower().endswith(".obj"):
+            return 0
+        path, data = self._asset_file(file)
+        if data is None:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+        return sum(1 for line in text.splitlines() if line.split("#", 1)[0].split()[:1] == ["vn"])
 
     def _load_mesh_file(self, node, file):
         """Resolve a mesh file with meshdir and load it with `jointspace.io.mesh.load_mesh`."""

@@ -291,6 +291,7 @@ class MeshSpec:
     inertia: str = "legacy"
     maxhullvert: int = -1  # -1, or the most vertices of the convex hull (at least 4)
     normal: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    nfilenormal: int = 0  # normals (`vn` records) in an OBJ file, which are not read
     material: str = ""  # the material of the geoms using the mesh that name none
     source: str = ""
 
