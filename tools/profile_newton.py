@@ -158,9 +158,12 @@ def L_ls(m, d, n):
         jar[i] -= d.efc_aref[i]
     scale = primal_scale(m, d)
     pts = np.empty((7, 4))
+    dofs = np.arange(nv)
+    rows = np.arange(nefc)
     a = 0.0
     for _ in range(n):
-        a += linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts)
+        a += linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts,
+                        dofs, 0, nv, rows, 0, nefc, True)
     return res[2]
 
 @njit(cache=True)

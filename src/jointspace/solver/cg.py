@@ -70,7 +70,7 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_i
     force = d.efc_force
     state = d.efc_state
     # scratch in one block, used through borrowed views (`_numba.scratch`)
-    f_own = np.empty(8 * nv + 11 * nefc + 32 + 2 * nisland)
+    f_own = np.empty(7 * nv + 11 * nefc + 32 + 2 * nisland)
     i_own = np.empty(nefc + nv + 6 * nisland, dtype=np.int32)
     fb = borrow(f_own)
     ib = borrow(i_own)
@@ -81,8 +81,7 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_i
     gradold = fb[4 * nv:5 * nv]
     Mgradold = fb[5 * nv:6 * nv]
     search = fb[6 * nv:7 * nv]
-    v = fb[7 * nv:8 * nv]  # the search on one island
-    o = 8 * nv
+    o = 7 * nv
     jar = fb[o:o + nefc]
     Jv = fb[o + nefc:o + 2 * nefc]
     quad = shaped(fb[o + 2 * nefc:o + 11 * nefc], (nefc, 9))
@@ -125,7 +124,7 @@ def sol_cg(m, d, maxiter, cdim, cmu, cfr, nisland, iscale, rows, adr, cnt, dof_i
     for k in range(nv):
         search[k] = -Mgrad[k]
     while True:
-        if not island_searches(m, d, maxiter, search, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad,
+        if not island_searches(m, d, maxiter, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad,
                                res, pts, nisland, iscale, dofs, dadr, dcnt, rows, adr, cnt,
                                whole, done, iters, moved, neval, imp, slope):
             break

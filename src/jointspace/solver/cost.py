@@ -78,6 +78,48 @@ def mul_j(d, x, out):
 
 
 @njit(cache=True)
+def mul_m_on(m, qM, x, out, dofs, lo, n):
+    """out = M x on one island's dofs dofs[lo:lo + n] (increasing); out elsewhere untouched.
+
+    M is block-diagonal over trees and an island is a union of trees, so these rows of M x
+    read x on the island only; each entry sums its terms in mul_m's order (the same
+    numbers as mul_m of x zeroed outside the island).
+    """
+    madr = m.dof_Madr
+    col = m.M_col
+    nv = m.nv
+    nM = uint64(qM.shape[0])
+    for t in range(uint64(lo), uint64(lo + n)):
+        i = uint64(dofs[t])
+        out[i] = qM[madr[i]] * x[i]
+    for t in range(uint64(lo), uint64(lo + n)):
+        i = uint64(dofs[t])
+        end = uint64(madr[i + 1]) if i + 1 < nv else nM
+        xi = x[i]
+        s = 0.0
+        for adr in range(uint64(madr[i]) + uint64(1), end):
+            j = uint64(col[adr])
+            s += qM[adr] * x[j]
+            out[j] += qM[adr] * xi
+        out[i] += s
+
+
+@njit(cache=True)
+def mul_j_on(d, x, out, rows, lo, n):
+    """out[i] = (efc_J x)[i] for one island's rows i in rows[lo:lo + n]; out elsewhere untouched."""
+    J = d.efc_J
+    nnz = d.efc_J_rownnz
+    ind = d.efc_J_colind
+    for t in range(uint64(lo), uint64(lo + n)):
+        i = uint64(rows[t])
+        s = 0.0
+        for j in range(nnz[i]):
+            k = np.uint32(ind[i, j])  # unsigned: no negative-index wraparound
+            s += J[i, k] * x[k]
+        out[i] = s
+
+
+@njit(cache=True)
 def mul_jt(d, f, out):
     """Product out = efc_Jᵀ f[:nefc] over each row's index efc_J_colind."""
     nefc = d.nefc[0]
@@ -272,17 +314,19 @@ def gauss(m, d, qacc, Ma):
 
 
 @njit(cache=True)
-def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad):
+def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad, rows, lo, n):
     """Per-row polynomials of the line search.
 
     quad[i, 0:3] = (½ D x², D x Jv, ½ D Jv²) of row i (summed over an elliptic contact's
     rows at its first row); elliptic contacts also store (U0, V0, UU, UV, VV, Dm) in
-    quad[i, 3:9] with U = scaled jar, V = scaled Jv.
+    quad[i, 3:9] with U = scaled jar, V = scaled Jv. Only the rows in rows[lo:lo + n] (one
+    island's, increasing: an elliptic contact's rows side by side).
     """
-    nefc = d.nefc[0]
     D = d.efc_D
-    i = 0
-    while i < nefc:
+    t = lo
+    end = lo + n
+    while t < end:
+        i = rows[t]
         dim = cdim[i]
         if dim == 0:
             x = jar[i]
@@ -290,7 +334,7 @@ def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad):
             quad[i, 0] = 0.5 * D[i] * x * x
             quad[i, 1] = D[i] * x * v
             quad[i, 2] = 0.5 * D[i] * v * v
-            i += 1
+            t += 1
             continue
         mu = cmu[i]
         q0 = 0.0
@@ -319,7 +363,7 @@ def _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad):
         quad[i, 6] = UV
         quad[i, 7] = VV
         quad[i, 8] = D[i] / (mu * mu * (1.0 + mu * mu))
-        i += dim
+        t += dim
 
 
 @njit(cache=True)
@@ -345,15 +389,15 @@ def _zone(N, T2, mu):
 
 
 @njit(cache=True)
-def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
+def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, rows, lo, n, out):
     """Evaluate out = (cost(α) − cost(0), ∂cost/∂α, ∂²cost/∂α²) along the prepared direction.
 
     g1, g2: the Gauss polynomial's α and α² coefficients. Differences are formed per piece
-    so that tiny steps keep their accuracy.
+    so that tiny steps keep their accuracy. Only the rows in rows[lo:lo + n], as
+    _ls_prepare's.
     """
     ne = d.ne[0]
     nf = d.nf[0]
-    nefc = d.nefc[0]
     D = d.efc_D
     R = d.efc_R
     floss = d.efc_frictionloss
@@ -363,12 +407,14 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
     cost = 0.0
     d1 = 0.0
     d2 = 0.0
-    i = 0
-    while i < nefc:
+    t = lo
+    end = lo + n
+    while t < end:
+        i = rows[t]
         if i < ne:
             c1 += quad[i, 1]
             c2 += quad[i, 2]
-            i += 1
+            t += 1
             continue
         if i < ne + nf:
             start = jar[i]
@@ -389,7 +435,7 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
                 d2 += D[i] * v * v
             else:
                 d1 += zx * f * v
-            i += 1
+            t += 1
             continue
         dim = cdim[i]
         if dim == 0:
@@ -401,7 +447,7 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
                 c2 += quad[i, 2]
             else:
                 cost -= base
-            i += 1
+            t += 1
             continue
         mu = cmu[i]
         U0 = quad[i, 3]
@@ -452,7 +498,7 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
             dr = V0 - mu * dT
             d1 += Dm * r * dr
             d2 += Dm * (dr * dr - r * mu * ddT)
-        i += dim
+        t += dim
     cost += alpha * alpha * c2 + alpha * c1 + c0
     d1 += 2.0 * alpha * c2 + c1
     d2 += 2.0 * c2
@@ -464,10 +510,17 @@ def _ls_eval(d, alpha, jar, Jv, cdim, cmu, quad, g1, g2, out):
 
 
 @njit(cache=True)
-def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
+def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts, dofs, dlo, dn,
+               rows, rlo, rn, whole):
     """Exact line search along v: returns α, the minimizer of cost(a + α v) to tolerance.
 
     pts: (7, 4) scratch for the search's points, from the caller's borrowed block.
+
+    One island's search: v moves the dofs dofs[dlo:dlo + dn] only, which the rows
+    rows[rlo:rlo + rn] alone act on (whole: every dof and row, both lists in order). Only
+    those entries of v are read and of Mv, Jv written: the search costs the island's size,
+    and equals, bit for bit, the search along v zeroed outside the island (every sum keeps
+    its order and loses only zero terms).
 
     One-dimensional Newton steps from α = 0, then a bracketed search mixing Newton steps and
     bisection (the method of MuJoCo's PrimalSearch). Converged when |∂cost/∂α| <
@@ -475,7 +528,10 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
     res = (improvement −Δcost, |slope| scaled, evaluations).
     """
     nv = m.nv
-    snorm = math.sqrt(dot(v, v, nv))
+    if whole:
+        snorm = math.sqrt(dot(v, v, nv))
+    else:
+        snorm = math.sqrt(dot_on(v, v, dofs, dlo, dn))
     res[0] = 0.0
     res[1] = 1.0
     res[2] = 0.0
@@ -484,11 +540,17 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
     gtol = m.opt_tolerance[0] * m.opt_ls_tolerance[0] * snorm / scale
     slopescl = scale / snorm
     maxeval = m.opt_ls_iterations[0]
-    mul_m(m, d.qM, v, Mv)
-    mul_j(d, v, Jv)
-    _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad)
-    g1 = dot(v, Ma, nv) - dot(d.qfrc_smooth, v, nv)
-    g2 = 0.5 * dot(v, Mv, nv)
+    if whole:
+        mul_m(m, d.qM, v, Mv)
+        mul_j(d, v, Jv)
+        g1 = dot(v, Ma, nv) - dot(d.qfrc_smooth, v, nv)
+        g2 = 0.5 * dot(v, Mv, nv)
+    else:
+        mul_m_on(m, d.qM, v, Mv, dofs, dlo, dn)
+        mul_j_on(d, v, Jv, rows, rlo, rn)
+        g1 = dot_on(v, Ma, dofs, dlo, dn) - dot_on(d.qfrc_smooth, v, dofs, dlo, dn)
+        g2 = 0.5 * dot_on(v, Mv, dofs, dlo, dn)
+    _ls_prepare(d, jar, Jv, cdim, cmu, cfr, quad, rows, rlo, rn)
     # points are (α, cost, d1, d2), rows of one block
     pts[:, :] = 0.0
     p0 = pts[0]
@@ -500,14 +562,14 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
     ev = pts[6]  # (cost, d1, d2) of one evaluation
     neval = 0
 
-    _ls_eval(d, 0.0, jar, Jv, cdim, cmu, quad, g1, g2, ev)
+    _ls_eval(d, 0.0, jar, Jv, cdim, cmu, quad, g1, g2, rows, rlo, rn, ev)
     neval += 1
     p0[1] = ev[0]
     p0[2] = ev[1]
     p0[3] = ev[2]
     # one Newton step from 0
     p1[0] = -p0[2] / p0[3]
-    _ls_eval(d, p1[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+    _ls_eval(d, p1[0], jar, Jv, cdim, cmu, quad, g1, g2, rows, rlo, rn, ev)
     neval += 1
     p1[1], p1[2], p1[3] = ev[0], ev[1], ev[2]
     if abs(p1[2]) < gtol and (p1[0] == 0.0 or p1[1] < 0.0):
@@ -521,7 +583,7 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
     while p1[2] * direction <= -gtol and neval < maxeval:
         p2[:] = p1
         p1[0] -= p1[2] / p1[3]
-        _ls_eval(d, p1[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+        _ls_eval(d, p1[0], jar, Jv, cdim, cmu, quad, g1, g2, rows, rlo, rn, ev)
         neval += 1
         p1[1], p1[2], p1[3] = ev[0], ev[1], ev[2]
         if abs(p1[2]) < gtol and p1[1] < 0.0:
@@ -537,12 +599,12 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
     # bracket [p1, p2]: Newton candidates from each end, and the midpoint
     n2[:] = p1
     n1[0] = p1[0] - p1[2] / p1[3]
-    _ls_eval(d, n1[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+    _ls_eval(d, n1[0], jar, Jv, cdim, cmu, quad, g1, g2, rows, rlo, rn, ev)
     neval += 1
     n1[1], n1[2], n1[3] = ev[0], ev[1], ev[2]
     while neval < maxeval:
         pm[0] = 0.5 * (p1[0] + p2[0])
-        _ls_eval(d, pm[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+        _ls_eval(d, pm[0], jar, Jv, cdim, cmu, quad, g1, g2, rows, rlo, rn, ev)
         neval += 1
         pm[1], pm[2], pm[3] = ev[0], ev[1], ev[2]
         best = -1
@@ -575,7 +637,7 @@ def linesearch(m, d, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale, res, pts):
                 moved += 1
                 nx = n1 if end == 0 else n2
                 nx[0] = p[0] - p[2] / p[3]
-                _ls_eval(d, nx[0], jar, Jv, cdim, cmu, quad, g1, g2, ev)
+                _ls_eval(d, nx[0], jar, Jv, cdim, cmu, quad, g1, g2, rows, rlo, rn, ev)
                 neval += 1
                 nx[1], nx[2], nx[3] = ev[0], ev[1], ev[2]
         if moved == 0:

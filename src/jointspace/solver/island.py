@@ -247,15 +247,6 @@ def island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt):
 
 
 @njit(cache=True)
-def mask_search(search, v, dofs, lo, n):
-    """v ← search on the dofs dofs[lo:lo + n] (one island's), zero elsewhere."""
-    v[:] = 0.0
-    for t in range(uint64(lo), uint64(lo + n)):
-        k = uint64(dofs[t])  # unsigned: no negative-index wraparound in the loop
-        v[k] = search[k]
-
-
-@njit(cache=True)
 def island_move(alpha, v, Mv, Jv, qacc, Ma, jar, dofs, dlo, dn, rows, rlo, rn):
     """qacc, Ma += α (v, Mv) on one island's dofs; jar += α Jv on its rows."""
     for t in range(uint64(dlo), uint64(dlo + dn)):
@@ -289,14 +280,14 @@ def island_counts(state, oldstate, rows, lo, n):
 
 
 @njit(cache=True, inline="always")
-def island_searches(m, d, maxiter, search, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, res, pts,
+def island_searches(m, d, maxiter, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, res, pts,
                     nisland, iscale, dofs, dadr, dcnt, rows, adr, cnt, whole, done, iters,
                     moved, neval, imp, slope):
     """One step of each open island of a primal solver (Newton, CG); whether one moved.
 
     Island k (done[k] == 0, fewer than maxiter iterations) takes the exact line search along
-    search on its own dofs (v: search there, zero elsewhere; search itself when whole, one
-    island of every dof), scaled by iscale[k], and moves d.qacc, Ma and jar by it; its
+    search on its own dofs and rows only (`linesearch`; whole: one island of every dof),
+    scaled by iscale[k], and moves d.qacc, Ma and jar by it; its
     scaled improvement, slope and evaluations go to imp[k], slope[k], neval[k] and moved[k]
     is set. An island at maxiter, or whose search finds no descent, is done. Inlined: as
     a call (its 30 arguments) it cost a CG solve on the humanoid 8 µs of 77.
@@ -309,16 +300,12 @@ def island_searches(m, d, maxiter, search, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, q
         if iters[k] >= maxiter:
             done[k] = 1
             continue
-        sk = search
-        if not whole:
-            mask_search(search, v, dofs, dadr[k], dcnt[k])
-            sk = v
-        alpha = linesearch(m, d, sk, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k], res,
-                           pts)
+        alpha = linesearch(m, d, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, iscale[k], res,
+                           pts, dofs, dadr[k], dcnt[k], rows, adr[k], cnt[k], whole)
         if alpha == 0.0:
             done[k] = 1
             continue
-        island_move(alpha, sk, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows, adr[k],
+        island_move(alpha, search, Mv, Jv, qacc, Ma, jar, dofs, dadr[k], dcnt[k], rows, adr[k],
                     cnt[k])
         imp[k] = iscale[k] * res[0]
         slope[k] = res[1]

@@ -460,7 +460,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     # much as a small product here); cone Hessians only for elliptic contacts
     nh = nefc if elliptic else 1
     nM = d.qM.shape[0]
-    f_own = np.empty(9 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland)
+    f_own = np.empty(8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland)
     i_own = np.empty(nefc * (2 * nv + 3) + 1 + nv + 8 * nisland, dtype=np.int32)
     # borrowed views (`_numba.scratch`): the iterations' calls count no references on them
     fb = borrow(f_own)
@@ -473,8 +473,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     x = fb[5 * nv:6 * nv]
     x[:] = 0.0  # _tree_rank1's scratch, zero between uses
     vals = fb[6 * nv:7 * nv]
-    v = fb[7 * nv:8 * nv]  # the search on one island
-    o = 8 * nv
+    o = 7 * nv
     jar = fb[o:o + nefc]
     Jv = fb[o + nefc:o + 2 * nefc]
     o += 2 * nefc
@@ -576,7 +575,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
         search[k] = -Mgrad[k]
     while True:
         # each open island's exact line search along the Newton direction on its dofs
-        if not island_searches(m, d, maxiter, search, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad,
+        if not island_searches(m, d, maxiter, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad,
                                res, pts, nisland, iscale, dofs, dadr, dcnt, rows, adr, cnt,
                                whole, done, iters, moved, neval, imp, slope):
             break
