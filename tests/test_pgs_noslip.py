@@ -176,6 +176,75 @@ def test_islands_partition_the_rows_as_mujoco_does():
     np.testing.assert_array_equal(d.efc_island[:n], mjd.efc_island)
 
 
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_island_line_search_equals_the_masked_search(cone):
+    """An island's line search reads and writes its own dofs and rows only.
+
+    Regression: each island searched the whole problem along its direction zeroed outside
+    the island, so a step with k islands paid k whole line searches (the box stack of
+    dm_control's stacker 1.2x slower than before the island solves). The island-local
+    search must give the masked search's numbers bit for bit: every sum keeps its order
+    and only loses terms that are exactly zero.
+    """
+    from jointspace.solver import cone_arrays
+    from jointspace.solver.cost import linesearch, mul_j, mul_m
+    from jointspace.solver.island import efc_islands, island_dofs
+
+    xml = _stack("Newton", cone)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    for _ in range(40):
+        mujoco.mj_step(mjm, mjd)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    d.qpos[:], d.qvel[:] = mjd.qpos, mjd.qvel
+    js.forward(m, d)
+    nv, nefc = m.nv, int(d.nefc[0])
+    ms, ds = m._s, d._s  # the compiled structs the kernels take
+    cdim, cmu, cfr = cone_arrays(ms, ds)
+    rows, adr, cnt, nei, nfi = (np.zeros(nefc, dtype=np.int64) for _ in range(5))
+    scale = np.zeros(nefc)
+    dof_island = np.zeros(nv, dtype=np.int64)
+    nisland = efc_islands(ms, ds, rows, adr, cnt, nei, nfi, scale, dof_island)
+    assert nisland == 2
+    dofs, dadr, dcnt = (np.zeros(n, dtype=np.int32) for n in (nv, nisland, nisland))
+    island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
+    rng = np.random.default_rng(5)
+    qacc = d.qacc_smooth + rng.normal(scale=0.1, size=nv)
+    Ma = np.zeros(nv)
+    jar = np.zeros(nefc)
+    mul_m(ms, d.qM, qacc, Ma)
+    mul_j(ds, qacc, jar)
+    jar -= d.efc_aref[:nefc]
+    search = d.qacc[:nv] - qacc + rng.normal(scale=0.1, size=nv)
+    every_dof, every_row = np.arange(nv, dtype=np.int32), np.arange(nefc, dtype=np.int64)
+    for k in range(nisland):
+        out = []
+        for local in (True, False):
+            Mv, Jv, res = np.full(nv, np.nan), np.full(nefc, np.nan), np.zeros(3)
+            quad, pts = np.zeros((nefc, 9)), np.zeros((7, 4))
+            if local:
+                alpha = linesearch(ms, ds, search, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad,
+                                   scale[k], res, pts, dofs, dadr[k], dcnt[k], rows, adr[k],
+                                   cnt[k], False)
+            else:
+                v = np.zeros(nv)
+                mine = dofs[dadr[k]:dadr[k] + dcnt[k]]
+                v[mine] = search[mine]
+                alpha = linesearch(ms, ds, v, Mv, Jv, Ma, jar, cdim, cmu, cfr, quad, scale[k],
+                                   res, pts, every_dof, 0, nv, every_row, 0, nefc, True)
+            out.append((alpha, res.copy(), Mv, Jv))
+        (a1, r1, Mv1, Jv1), (a2, r2, Mv2, Jv2) = out
+        mine = dofs[dadr[k]:dadr[k] + dcnt[k]]
+        own = rows[adr[k]:adr[k] + cnt[k]]
+        assert a1 != 0.0 and a1 == a2
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(Mv1[mine], Mv2[mine])
+        np.testing.assert_array_equal(Jv1[own], Jv2[own])
+        # nothing outside the island is read into the result or written
+        assert np.isnan(np.delete(Mv1, mine)).all() and np.isnan(np.delete(Jv1, own)).all()
+
+
 # a box resting on the floor (one island) beside a ball in the air and a swinging pendulum
 # (in no island)
 ISLAND_START = """<mujoco><option solver="{solver}"/><worldbody>
