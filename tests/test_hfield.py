@@ -2,7 +2,8 @@
 
 Fields: hfield_size, nrow, ncol, adr and the normalized elevations (exact: both keep the
 single-precision values), the hfield geoms' size, rbound, aabb and dataid, for inline,
-empty, PNG (8/16-bit gray, RGB, RGBA, every filter type) and MuJoCo's binary files.
+empty, PNG (every colour type and bit depth, interlaced and not, every filter type) and
+MuJoCo's binary files; invalid PNGs refused as MuJoCo refuses them.
 
 Contacts: seeded poses of each collided geom type over a small random field, the lowest
 point of the geom pushed 1.5 cm into to 0.5 cm above the local surface, with and without a
@@ -53,19 +54,33 @@ GEOMS = {"sphere": 'size=".07"', "capsule": 'size=".05 .08"',
          "box": 'size=".06 .05 .04"', "mesh": 'mesh="m"'}
 
 
-def _png(img, color, depth, fname):
-    """Write img ((h, w, channels) integers) as a PNG, cycling the five filter types."""
-    h, w = img.shape[:2]
-    nbyte = depth // 8
-    raw = img.astype(">u2" if depth == 16 else np.uint8).reshape(h, -1).view(np.uint8)
-    bpp = img.shape[2] * nbyte
+ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2),
+         (0, 1, 1, 2))  # (first column, first row, column step, row step) of each pass
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+
+
+def _scanlines(img, depth):
+    """The rows of img ((h, w, channels) samples) packed at depth bits, MSB first."""
+    h = img.shape[0]
+    if depth == 16:
+        return img.astype(">u2").reshape(h, -1).view(np.uint8)
+    if depth == 8:
+        return img.astype(np.uint8).reshape(h, -1)
+    bits = (img.reshape(h, -1, 1) >> np.arange(depth - 1, -1, -1)) & 1
+    return np.packbits(bits.reshape(h, -1).astype(np.uint8), axis=1)
+
+
+def _filtered(raw, bpp, first_filter):
+    """PNG-filtered scanlines (filter byte first), cycling the five filter types by row."""
     out = bytearray()
     prev = np.zeros(raw.shape[1], dtype=np.int64)
-    for r in range(h):
+    for r in range(raw.shape[0]):
         cur = raw[r].astype(np.int64)
-        ftype = r % 5
-        left = np.r_[np.zeros(bpp, dtype=np.int64), cur[:-bpp]]
-        upleft = np.r_[np.zeros(bpp, dtype=np.int64), prev[:-bpp]]
+        ftype = (first_filter + r) % 5
+        left = np.r_[np.zeros(bpp, dtype=np.int64), cur][:cur.size]
+        upleft = np.r_[np.zeros(bpp, dtype=np.int64), prev][:cur.size]
         if ftype == 0:
             f = cur
         elif ftype == 1:
@@ -80,13 +95,35 @@ def _png(img, color, depth, fname):
             f = cur - np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, prev, upleft))
         out += bytes([ftype]) + (f & 0xFF).astype(np.uint8).tobytes()
         prev = cur
+    return bytes(out)
 
-    def chunk(t, body):
-        return struct.pack(">I", len(body)) + t + body + struct.pack(">I", zlib.crc32(t + body))
 
-    ihdr = struct.pack(">IIBBBBB", w, h, depth, color, 0, 0, 0)
-    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(out))
-            + chunk(b"IEND", b""))
+def _chunk(ctype, body):
+    return struct.pack(">I", len(body)) + ctype + body + struct.pack(
+        ">I", zlib.crc32(ctype + body))
+
+
+def _png(img, color, depth, fname, *, interlace=False, palette=None, trns=None,
+         first_filter=0):
+    """Write img ((h, w, channels) samples below 2^depth) as a PNG and return its bytes.
+
+    Rows cycle the five filter types from first_filter on (in each Adam7 pass when
+    interlaced); palette ((n, 3) RGB) and trns (bytes) become PLTE and tRNS chunks.
+    """
+    h, w, channels = img.shape
+    bpp = max(1, channels * depth // 8)
+    if interlace:
+        stream = b"".join(_filtered(_scanlines(img[y0::dy, x0::dx], depth), bpp, first_filter)
+                          for x0, y0, dx, dy in ADAM7 if x0 < w and y0 < h)
+    else:
+        stream = _filtered(_scanlines(img, depth), bpp, first_filter)
+    data = PNG_SIGNATURE + _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, color, 0, 0,
+                                                       int(interlace)))
+    if palette is not None:
+        data += _chunk(b"PLTE", np.asarray(palette, dtype=np.uint8).tobytes())
+    if trns is not None:
+        data += _chunk(b"tRNS", trns)
+    data += _chunk(b"IDAT", zlib.compress(stream)) + _chunk(b"IEND", b"")
     fname.write_bytes(data)
     return data
 
@@ -129,6 +166,50 @@ def test_compiled_fields_match_mujoco(tmp_path):
               "body_mass", "body_inertia"):
         np.testing.assert_array_equal(getattr(m, k), getattr(mj, k).reshape(
             getattr(m, k).shape), err_msg=k)
+
+
+# (rows, columns): Adam7 passes one pixel wide or tall, and empty ones (width or height < 5)
+PNG_SIZES = ((5, 7), (7, 5), (2, 2), (2, 9), (9, 3), (13, 11))
+
+
+def test_every_png_kind_matches_mujoco(tmp_path):
+    """Every PNG colour type and bit depth decodes to MuJoCo's hfield_data, exactly.
+
+    Interlaced and not, odd sizes, every filter type in every pass; palette indices past the
+    palette's end, tRNS chunks, a suggested palette in an RGB image (lodepng's 8-bit gray).
+    """
+    rng = np.random.default_rng(1)
+    files = []
+    for color, depths in PNG_DEPTHS.items():
+        for depth in depths:
+            for interlace in (False, True):
+                for h, w in PNG_SIZES:
+                    img = rng.integers(0, 1 << depth, (h, w, PNG_CHANNELS[color]))
+                    palette = None
+                    if color == 3:  # up to 2^depth entries: some indices may be past the end
+                        palette = rng.integers(0, 256, (rng.integers(2, (1 << depth) + 1), 3))
+                        palette[1, 0] = palette[0, 0] ^ 0x80
+                        img[0, 0, 0], img[-1, -1, 0] = 0, 1
+                    else:  # the extremes, so that no field normalizes to zeros
+                        img[0, 0, 0], img[-1, -1, 0] = 0, (1 << depth) - 1
+                    files.append((img, color, depth, dict(interlace=interlace, palette=palette,
+                                                          first_filter=len(files) % 5)))
+    img = rng.integers(0, 4, (6, 5, 1))
+    files += [(img, 3, 2, dict(palette=rng.integers(0, 256, (4, 3)), trns=b"\x00\x80")),
+              (img, 0, 2, dict(trns=b"\x00\x02", interlace=True)),
+              (rng.integers(0, 256, (4, 6, 3)), 2, 8, dict(palette=rng.integers(0, 256, (9, 3))))]
+    for k, (img, color, depth, opts) in enumerate(files):
+        _png(img, color, depth, tmp_path / f"p{k}.png", **opts)
+    xml = ("<mujoco><asset>" + "".join(f'<hfield file="p{k}.png" size="1 1 1 1"/>'
+                                       for k in range(len(files)))
+           + "</asset><worldbody/></mujoco>")
+    mj, m = _both(xml, tmp_path)
+    assert m.nhfield == mj.nhfield == len(files)
+    for k in ("hfield_nrow", "hfield_ncol", "hfield_adr"):
+        np.testing.assert_array_equal(getattr(m, k), getattr(mj, k), err_msg=k)
+    np.testing.assert_array_equal(m.hfield_data, mj.hfield_data)
+    for adr, nrow, ncol in zip(mj.hfield_adr, mj.hfield_nrow, mj.hfield_ncol, strict=True):
+        assert np.ptp(mj.hfield_data[adr:adr + nrow * ncol]) == 1.0
 
 
 def _shallow_pose(mj, md, typ, rng):
@@ -381,16 +462,70 @@ def _both_js(xml, path):
     return js.load(f)
 
 
-def test_unsupported_png_kinds_are_refused(tmp_path):
-    img = np.zeros((3, 3, 1), dtype=int)
-    data = bytearray(_png(img, 0, 8, tmp_path / "p.png"))
-    data[16 + 8 + 1] = 3  # colour type byte of IHDR: palette
-    data[29:33] = struct.pack(">I", zlib.crc32(bytes(data[12:29])))
-    (tmp_path / "p.png").write_bytes(bytes(data))
+def _bad_png(case):
+    """The bytes of a PNG broken as case names (a 4 x 3 gray or palette image otherwise)."""
+    img = np.arange(12).reshape(3, 4, 1) % 4
+    stream = _filtered(_scanlines(img, 8), 1, 0)
+    ihdr = dict(w=4, h=3, depth=8, color=0, interlace=0)
+    chunks = []
+    if case == "gray at 3 bits":
+        ihdr["depth"] = 3
+    elif case == "palette at 16 bits":
+        ihdr.update(depth=16, color=3)
+        chunks.append(_chunk(b"PLTE", bytes(12)))
+    elif case == "colour type 5":
+        ihdr["color"] = 5
+    elif case == "interlace method 2":
+        ihdr["interlace"] = 2
+    elif case == "no PLTE":
+        ihdr["color"] = 3
+    elif case == "empty PLTE":
+        ihdr["color"] = 3
+        chunks.append(_chunk(b"PLTE", b""))
+    elif case == "257 palette entries":
+        ihdr["color"] = 3
+        chunks.append(_chunk(b"PLTE", bytes(3 * 257)))
+    elif case == "no rows":
+        ihdr["h"], stream = 0, b""
+    elif case == "interlaced, last pass cut":
+        ihdr["interlace"] = 1
+        stream = b"".join(_filtered(_scanlines(img[y0::dy, x0::dx], 8), 1, 0)
+                          for x0, y0, dx, dy in ADAM7 if x0 < 4 and y0 < 3)[:-3]
+    elif case == "filter type 5":
+        stream = stream[:5] + b"\x05" + stream[6:]
+    head = _chunk(b"IHDR", struct.pack(">IIBBBBB", ihdr["w"], ihdr["h"], ihdr["depth"],
+                                       ihdr["color"], 0, 0, ihdr["interlace"]))
+    if case == "bad CRC":
+        head = head[:-1] + bytes([head[-1] ^ 1])
+    return (PNG_SIGNATURE + head + b"".join(chunks) + _chunk(b"IDAT", zlib.compress(stream))
+            + _chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("gray at 3 bits", r"corrupt PNG \(3 bits per sample is not a PNG bit depth for gray"),
+    ("palette at 16 bits", r"corrupt PNG \(16 bits per sample is not a PNG bit depth for "
+                           r"palette images\)"),
+    ("colour type 5", r"corrupt PNG \(unknown colour type 5\)"),
+    ("interlace method 2", r"corrupt PNG \(unknown interlace method 2\)"),
+    ("no PLTE", r"corrupt PNG \(a palette image without a PLTE chunk\)"),
+    ("empty PLTE", r"corrupt PNG \(a PLTE chunk of 0 bytes; a palette holds 1 to 256"),
+    ("257 palette entries", r"corrupt PNG \(a PLTE chunk of 771 bytes"),
+    ("no rows", r"PNG size 4x0 is empty"),
+    ("interlaced, last pass cut", r"truncated PNG image data \(15 bytes where 3 rows of 4 "
+                                  r"pixels need 18\)"),
+    ("filter type 5", r"corrupt PNG \(unknown filter type 5 in row 1\)"),
+    ("bad CRC", r"corrupt PNG \(CRC mismatch in chunk b'IHDR'\)"),
+])
+def test_invalid_png_is_refused(tmp_path, case, reason):
+    """PNGs MuJoCo's loader refuses too, refused with the reason, the file and the element."""
+    (tmp_path / "p.png").write_bytes(_bad_png(case))
     xml = ('<mujoco><asset><hfield name="h" file="p.png" size="1 1 1 1"/></asset>'
            '<worldbody/></mujoco>')
-    with pytest.raises(ModelError, match=r"PNG of palette at 8 bits .* save the image as"):
+    with pytest.raises(ValueError, match="PNG"):
+        _both(xml, tmp_path)
+    with pytest.raises(ModelError, match=r"p\.png': " + reason) as err:
         _both_js(xml, tmp_path)
+    assert "hf.xml:1 <hfield name='h'>" in str(err.value)
 
 
 @pytest.mark.parametrize("asset, match", [

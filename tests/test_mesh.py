@@ -14,7 +14,7 @@ import pytest
 
 from jointspace.errors import JointspaceWarning, ModelError
 from jointspace.io.frames import quat_mul, quat_to_mat
-from jointspace.io.mesh import ProcessedMesh, load_mesh, process_mesh
+from jointspace.io.mesh import ProcessedMesh, load_mesh, process_mesh, read_mesh
 
 # Relative tolerance of the MuJoCo comparisons: the brief's bar; the float arithmetic mirrors
 # MuJoCo's, so most quantities agree to the last bit.
@@ -360,6 +360,30 @@ def test_obj_index_forms_and_polygons(tmp_path):
     np.testing.assert_array_equal(
         load_mesh(tmp_path / "penta.obj")[1], [[0, 1, 2], [0, 2, 3], [0, 3, 4]]
     )
+
+
+def test_read_mesh_counts_obj_normals_as_mujoco(tmp_path):
+    """read_mesh's nfilenormal: an OBJ's `vn` records (not commented ones), MuJoCo's normalnum.
+
+    The tactile sensor's refusal of OBJ taxel frames rests on this count, taken in the one
+    read of the file that gives the vertices and faces.
+    """
+    v, _ = box_mesh((0.1, 0.2, 0.3))
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    for nvn in (1, 5, 24):
+        lines = ["# vn 0 0 1"] + [f"v {_numbers(p)}" for p in v]
+        lines += ["vn 0 0 1  # a normal"] * nvn + ["  # vn 1 0 0"]
+        lines += ["f " + " ".join(f"{i + 1}//{min(i + 1, nvn)}" for i in q) for q in quads]
+        path = tmp_path / f"n{nvn}.obj"  # one name per file: MuJoCo caches assets by name
+        path.write_text("\n".join(lines) + "\n")
+        vn, fn, nfilenormal = read_mesh(path)
+        assert nfilenormal == compile_mujoco(f'file="{path}"').mesh_normalnum[0] == nvn
+        lv, lf = load_mesh(path)
+        np.testing.assert_array_equal(vn, lv)
+        np.testing.assert_array_equal(fn, lf)
+    write_obj(tmp_path / "plain.obj", v, quads)
+    write_binary_stl(tmp_path / "p.stl", *random_polytope(np.random.default_rng(7)))
+    assert read_mesh(tmp_path / "plain.obj")[2] == read_mesh(tmp_path / "p.stl")[2] == 0
 
 
 def test_load_mesh_scale(tmp_path):

@@ -24,6 +24,7 @@ from jointspace.collision import collision
 from jointspace.collision import hull as H
 from tests._collision_cases import random_quat
 from tests._mesh_robots import capsule_hull, mesh_gripper, mesh_quadruped, rounded_box, settle
+from tests._real_models import real_model
 
 mujoco = pytest.importorskip("mujoco")
 C = importlib.import_module("jointspace.collision.convex")
@@ -133,11 +134,45 @@ def test_hull_climb_finds_the_scanned_vertex(name):
     assert ties > 50, "the directions meant to tie did not"
 
 
-def test_hull_graph_layout():
-    """Seeds, neighbour lists and polygon lists say what hull_graph's docstring says."""
-    m = js.load_string(_mesh_xml(_meshes()["rounded box 3"]))
+GRAPH_MESHES = [*_meshes(), "lattice 0", "lattice 1", "lattice 2", "cloud 0", "cloud 1",
+                "cloud 2", "dog skull"]
+
+
+def _graph_mesh_xml(name):
+    """A model of one mesh of GRAPH_MESHES: the meshes above, seeded random ones, a real one.
+
+    The random ones: points of the integer lattice in a ball (polygons of 4 to 8 corners,
+    vertices tied along the grid's directions) and Gaussian clouds (triangles); the real
+    one dm_control's dog skull.
+    """
+    if name in _meshes():
+        return _mesh_xml(_meshes()[name])
+    if name == "dog skull":
+        skull = real_model("dm-control", "dm_control/suite/dog_assets/BONEMergedSkull.stl")
+        return (f'<mujoco><asset><mesh name="m" file="{skull}"/></asset><worldbody>'
+                '<geom type="mesh" mesh="m"/></worldbody></mujoco>')
+    kind, seed = name.split()
+    rng = np.random.default_rng(int(seed))
+    if kind == "cloud":
+        return _mesh_xml(0.05 * rng.normal(size=(300, 3)))
+    ball = np.array([[x, y, z] for x in range(-5, 6) for y in range(-5, 6) for z in range(-5, 6)
+                     if x * x + y * y + z * z <= 25], dtype=float)
+    return _mesh_xml(0.02 * ball[rng.choice(len(ball), 150, replace=False)])
+
+
+@pytest.mark.parametrize("name", GRAPH_MESHES)
+def test_hull_graph_layout(name):
+    """Seeds, neighbour lists and polygon lists say what hull_graph's docstring says.
+
+    Every vertex's neighbours are the vertices it shares a polygon edge with (sorted, once
+    each), its polygons those it is a corner of (in order); the 27 seeds are the scan's first
+    vertex of largest u0 x + u1 y + u2 z for their cells' directions; the lists fill the
+    block from 27 + 2n on, neighbour lists first, each ended by −1.
+    """
+    m = js.load_string(_graph_mesh_xml(name))
     hv, hg = np.array(m.hull_vert), np.array(m.hull_graph)
     nv, ga = int(m.mesh_hullvertnum[0]), int(m.mesh_hullgraphadr[0])
+    assert ga == 0 and nv >= H.GRAPH_MIN_VERT
     loops = np.split(np.array(m.hullpoly_vert), np.cumsum(m.hullpoly_vertnum)[:-1])
 
     def lst(at):
@@ -147,19 +182,27 @@ def test_hull_graph_layout():
             at += 1
         return out
 
-    for i in range(nv):
-        nbr = lst(ga + hg[ga + 27 + i])
-        polys = lst(ga + hg[ga + 27 + nv + i])
-        assert polys == [f for f, loop in enumerate(loops) if i in loop]
+    at = 27 + 2 * nv
+    for i in range(nv):  # the neighbour lists, back to back in vertex order
+        assert hg[ga + 27 + i] == at
+        nbr = lst(ga + at)
+        at += len(nbr) + 1
         want = set()
         for loop in loops:
             k = list(loop).index(i) if i in loop else -1
             if k >= 0:
                 want |= {int(loop[k - 1]), int(loop[(k + 1) % len(loop)])}
         assert nbr == sorted(want)
+    for i in range(nv):  # then the polygon lists
+        assert hg[ga + 27 + nv + i] == at
+        polys = lst(ga + at)
+        at += len(polys) + 1
+        assert polys == [f for f, loop in enumerate(loops) if i in loop]
+    assert at == len(hg)
     for c in range(27):
         u = np.array([c // 9 - 1, (c // 3) % 3 - 1, c % 3 - 1], dtype=float)
-        assert hg[ga + c] == int(np.argmax(hv[:nv] @ u))
+        p = u[0] * hv[:nv, 0] + u[1] * hv[:nv, 1] + u[2] * hv[:nv, 2]
+        assert hg[ga + c] == int(np.argmax(p))
 
 
 @pytest.mark.parametrize("other", ["plane", "box", "mesh", "capsule", "cylinder", "hfield"])

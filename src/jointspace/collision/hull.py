@@ -230,6 +230,9 @@ def hull_arrays(meshes):
 GRAPH_MIN_VERT = 16
 # the seed grid: a direction component beyond ±GRID_CUT picks the ±1 cell on that axis
 GRID_CUT = 0.4
+# cell 9 cx + 3 cy + cz's direction (cx − 1, cy − 1, cz − 1)
+_GRID_DIRECTIONS = np.array([[cx - 1, cy - 1, cz - 1] for cx in range(3) for cy in range(3)
+                             for cz in range(3)], dtype=np.float64)
 
 
 def hull_graph(vert, loops, counts):
@@ -252,34 +255,45 @@ def hull_graph(vert, loops, counts):
     n = len(vert)
     if n < GRAPH_MIN_VERT:
         return np.zeros(0, dtype=np.int32)
-    nbr = [set() for _ in range(n)]
-    polys = [[] for _ in range(n)]
-    start = 0
-    for f, c in enumerate(counts):
-        loop = loops[start:start + c]
-        start += c
-        for q in range(c):
-            a, b = int(loop[q]), int(loop[(q + 1) % c])
-            nbr[a].add(b)
-            nbr[b].add(a)
-            polys[a].append(f)
-    seeds = np.zeros(27, dtype=np.int64)
-    for cx in range(3):
-        for cy in range(3):
-            for cz in range(3):
-                u = np.array([cx - 1, cy - 1, cz - 1], dtype=np.float64)
-                seeds[9 * cx + 3 * cy + cz] = int(np.argmax(vert @ u))
+    counts = np.asarray(counts, dtype=np.int64)
+    a = np.asarray(loops, dtype=np.int64)[:int(counts.sum())]
+    # each loop corner's polygon and its successor around the loop
+    poly = np.repeat(np.arange(len(counts)), counts)
+    ends = np.cumsum(counts)[counts > 0]
+    succ = np.arange(len(a)) + 1
+    succ[ends - 1] = ends - counts[counts > 0]  # the last corner's successor: the first
+    b = a[succ]
+    # neighbours: both directions of every edge, once each, sorted by (vertex, neighbour)
+    pairs = np.sort(np.concatenate([a * n + b, b * n + a]))
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
+    nbr_of, nbr = pairs // n, pairs % n
+    # polygons: (vertex, polygon) per corner, polygons in increasing order per vertex
+    npoly = max(len(counts), 1)
+    corners = np.sort(a * npoly + poly)
+    poly_of, polys = corners // npoly, corners % npoly
+    # seeds: the first vertex of largest u0 x + u1 y + u2 z (the kernels' order) per cell
+    v = np.asarray(vert, dtype=np.float64)
+    along = (v[:, :1] * _GRID_DIRECTIONS[:, 0] + v[:, 1:2] * _GRID_DIRECTIONS[:, 1]
+             + v[:, 2:3] * _GRID_DIRECTIONS[:, 2])
+    seeds = np.argmax(along, axis=0)
+    nbr_adr, nbr_body = _lists(nbr_of, nbr, n)
+    poly_adr, poly_body = _lists(poly_of, polys, n)
     head = 27 + 2 * n
-    body, nadr, padr = [], [], []
-    for i in range(n):
-        nadr.append(head + len(body))
-        body.extend(sorted(nbr[i]))
-        body.append(-1)
-    for i in range(n):
-        padr.append(head + len(body))
-        body.extend(polys[i])
-        body.append(-1)
-    return np.concatenate([seeds, nadr, padr, body]).astype(np.int32)
+    return np.concatenate([seeds, head + nbr_adr, head + len(nbr_body) + poly_adr, nbr_body,
+                           poly_body]).astype(np.int32)
+
+
+def _lists(owner, items, n):
+    """Per-owner lists of items, each ended by −1: (start of owner i's list, the lists).
+
+    owner: (m,) in 0..n−1, nondecreasing; items: (m,) the entries in list order.
+    """
+    num = np.bincount(owner, minlength=n)
+    adr = np.cumsum(num + 1) - (num + 1)  # each list and its −1
+    body = np.full(len(items) + n, -1, dtype=np.int64)
+    rank = np.arange(len(items)) - (np.cumsum(num) - num)[owner]
+    body[adr[owner] + rank] = items
+    return adr, body
 
 
 def default_nconmax(ngeom):

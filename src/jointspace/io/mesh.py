@@ -116,6 +116,24 @@ def load_mesh(path, scale=None):
         ModelError: the file is missing or unreadable, its extension is not supported, its
             content cannot be parsed (the message names the line), or it holds no faces.
     """
+    vertices, faces, _ = read_mesh(path)
+    if scale is not None:
+        vertices, faces = apply_scale(vertices, faces, scale, str(path))
+    return vertices, faces
+
+
+def read_mesh(path):
+    """`load_mesh` without scale, also counting the file's normals.
+
+    Returns:
+        vertices: (n, 3) float64 array.
+        faces: (m, 3) int32 array of vertex indices.
+        nfilenormal: the number of normals (`vn` records) in an OBJ file, which are not
+            read; 0 for other formats.
+
+    Raises:
+        ModelError: as `load_mesh`.
+    """
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in SUPPORTED_EXTENSIONS:
@@ -130,21 +148,20 @@ def load_mesh(path, scale=None):
     except OSError as exc:
         raise ModelError(f"{path}: cannot read mesh file ({exc.strerror})") from None
 
+    nfilenormal = 0
     if ext == ".stl":
         vertices, faces = _read_stl(path, data)
     elif ext == ".msh":
         vertices, faces = _read_msh(path, data)
     else:
-        vertices, faces = _read_obj(path, data)
+        vertices, faces, nfilenormal = _read_obj(path, data)
 
     if len(faces) == 0 and ext != ".msh":
         raise ModelError(f"{path}: mesh has no faces; a mesh file needs at least one triangle")
     if not np.all(np.isfinite(vertices)):
         row = int(np.argwhere(~np.isfinite(vertices))[0, 0])
         raise ModelError(f"{path}: vertex {row} has a coordinate that is not finite")
-    if scale is not None:
-        vertices, faces = apply_scale(vertices, faces, scale, str(path))
-    return vertices, faces
+    return vertices, faces, nfilenormal
 
 
 def _read_msh(path, data):
@@ -291,10 +308,14 @@ def equal_rows32(points):
 
 
 def _read_obj(path, data):
-    """Vertices and triangulated faces of a Wavefront OBJ (`v` and `f` records)."""
+    """Vertices, triangulated faces and the number of normals of a Wavefront OBJ.
+
+    `v` and `f` records are read; `vn` records are counted.
+    """
     text = data.decode("utf-8", errors="replace")
     vertices = []
     faces = []
+    nnormal = 0
     for lineno, line in enumerate(text.splitlines(), start=1):
         words = line.split("#", 1)[0].split()
         if not words:
@@ -315,12 +336,15 @@ def _read_obj(path, data):
                 )
             polygon = [_obj_index(path, lineno, w, len(vertices)) for w in words[1:]]
             faces.append((lineno, polygon))
+        elif words[0] == "vn":
+            nnormal += 1
     # single precision, as MuJoCo's OBJ reader stores the coordinates
     v32 = np.asarray(vertices, dtype=np.float64).reshape(-1, 3).astype(np.float32)
     triangles = []
     for lineno, polygon in faces:
         triangles.extend(_triangulate(polygon, v32))
-    return v32.astype(np.float64), np.asarray(triangles, dtype=np.int32).reshape(-1, 3)
+    return (v32.astype(np.float64), np.asarray(triangles, dtype=np.int32).reshape(-1, 3),
+            nnormal)
 
 
 def _obj_index(path, lineno, word, nvert):

@@ -1210,8 +1210,8 @@ class _Loader:
             if len(mesh.vertices) < 4:
                 raise ModelError(f"{node.where()}: a mesh needs at least 4 vertices")
         elif file:
-            mesh.file, mesh.vertices, mesh.faces = self._load_mesh_file(node, file)
-            mesh.nfilenormal = self._obj_normals(file)
+            (mesh.file, mesh.vertices, mesh.faces,
+             mesh.nfilenormal) = self._load_mesh_file(node, file)
         else:
             raise ModelError(f"{node.where()}: a mesh needs a file or vertex data")
         if np.any(scale == 0):
@@ -1316,46 +1316,35 @@ class _Loader:
         except ModelError as e:
             raise ModelError(f"{where}: {e}") from None
 
-    def _obj_normals(self, file):
-        """The number of `vn` records of an OBJ mesh file (0 for other formats)."""
-        if not file.lower().endswith(".obj"):
-            return 0
-        path, data = self._asset_file(file)
-        if data is None:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
-        return sum(1 for line in text.splitlines() if line.split("#", 1)[0].split()[:1] == ["vn"])
-
     def _load_mesh_file(self, node, file):
-        """Resolve a mesh file with meshdir and load it with `jointspace.io.mesh.load_mesh`."""
+        """(path, vertices, faces, nfilenormal) of a mesh file resolved with meshdir.
+
+        Read with `jointspace.io.mesh.read_mesh`; nfilenormal counts an OBJ file's normals.
+        """
         path, data = self._asset_file(file)
         if data is None and not os.path.isfile(path):
             raise ModelError(f"{node.where()}: mesh file {file!r} not found (looked for "
                              f"{path!r}); fix the file name or the compiler meshdir")
         try:
-            from jointspace.io.mesh import load_mesh
+            from jointspace.io.mesh import read_mesh
         except ImportError as e:
             raise ModelError(f"{node.where()}: loading mesh files needs jointspace.io.mesh "
                              f"({e}); give the mesh inline with vertex=") from None
         try:
             if data is None:
-                out = load_mesh(path)
+                verts, faces, nfilenormal = read_mesh(path)
             else:
                 with tempfile.TemporaryDirectory() as tmp:
                     tmp_path = os.path.join(tmp, os.path.basename(file))
                     with open(tmp_path, "wb") as fh:
                         fh.write(data.encode() if isinstance(data, str) else data)
-                    out = load_mesh(tmp_path)
+                    verts, faces, nfilenormal = read_mesh(tmp_path)
         except ModelError as e:
             raise ModelError(f"{node.where()}: {e}") from None
         except (OSError, ValueError) as e:
             raise ModelError(f"{node.where()}: cannot read mesh file {path!r}: {e}") from None
-        if isinstance(out, tuple):
-            verts, faces = out[0], out[1]
-        else:
-            verts, faces = out.vertices, out.faces
-        return path, np.asarray(verts, dtype=np.float64), np.asarray(faces, dtype=np.int32)
+        return (path, np.asarray(verts, dtype=np.float64), np.asarray(faces, dtype=np.int32),
+                nfilenormal)
 
     # ---- bodies -----------------------------------------------------------------------
 
