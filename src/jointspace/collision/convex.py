@@ -23,7 +23,8 @@ vertex); at a cylinder's, the cap it lies on and, on the curved side, the side l
 witness on the side counts as a vertex would: its line is tried first). Two faces facing
 each other within ~5° are clipped against each other (at most 4 points, the largest
 quadrilateral when more survive); else an edge of geom 1 lying on a face of geom 2 within
-~5°, then the reverse, is clipped by the face (2 points). A capsule's segment is clipped by
+~5°, then the reverse (but not a box corner's edges on a cylinder cap), is clipped by the
+face (2 points). A capsule's segment is clipped by
 a mesh face through the witness point or the cylinder cap it lies on. Each point has its
 own distance, and points beyond the margin are dropped.
 
@@ -1404,7 +1405,10 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
                         eb = b
                         mode = 2
                         break
-        if mode == 0 and dim2 < 3:
+        # MuJoCo 4.0 clips no edge of a box corner on a cylinder cap at the witness point
+        # (measured: a single contact in all 49 such poses of 2000)
+        corner_on_cap = t1 == GEOM_CYLINDER and t2 == GEOM_BOX and dim1 == 3 and dim2 == 1
+        if mode == 0 and dim2 < 3 and not corner_on_cap:
             for i in range(nf1):
                 if mode:
                     break
