@@ -1522,16 +1522,21 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
     if n2 == 0:
         return 0
     # the segment moved across its axis to pass through the capsule's witness point x1
-    # (MuJoCo 4.0), clipped by the face's prism; each end within the margin, midway
-    # between the segment and the face
+    # (MuJoCo 4.0), clipped by the face's prism where it lies half the margin farther out
+    # (MuJoCo's capsule radius in its CCD, r + margin / 2); each end within the margin,
+    # midway between the segment and the face
     x1 = add_scl(pos, nrm, -0.5 * dist)
     sx = max(-s1[1], min(s1[1], dot(sub(x1, p1), axis)))
     off = sub(x1, add_scl(p1, axis, sx))
-    a = add(add_scl(p1, axis, s1[1]), off)
-    b = add(add_scl(p1, axis, -s1[1]), off)
+    out_, ln = normalize(off)
+    grow = scl(out_, 0.5 * margin) if ln > MINVAL else zero
+    a = add(add_scl(p1, axis, s1[1]), add(off, grow))
+    b = add(add_scl(p1, axis, -s1[1]), add(off, grow))
     ok, a, b = _clip_segment(a, b, poly, 3, n2, f2)
     if not ok:
         return 0
+    a = sub(a, grow)
+    b = sub(b, grow)
     o = (poly[3, 0, 0], poly[3, 0, 1], poly[3, 0, 2])
     out = 0
     for sp in (a, b):
