@@ -24,9 +24,9 @@ witness on the side counts as a vertex would: its line is tried first). Two face
 each other within ~5° are clipped against each other (at most 4 points, the largest
 quadrilateral when more survive); else an edge of geom 1 lying on a face of geom 2 within
 ~5°, then the reverse (but not a box corner's edges on a cylinder cap), is clipped by the
-face (2 points). A capsule's segment is clipped by
-a mesh face through the witness point or the cylinder cap it lies on. Each point has its
-own distance, and points beyond the margin are dropped.
+face (2 points). A capsule's segment is clipped by a mesh face through the witness point
+or the cylinder cap it lies on, half the margin farther out (MuJoCo's CCD radius). Each
+point has its own distance, and points beyond the margin are dropped.
 
 Plane-ellipsoid and plane-mesh use the support point along −(plane normal); a mesh adds the
 other vertices of its most downward hull face at that vertex that are within the margin
