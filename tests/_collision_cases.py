@@ -89,14 +89,15 @@ def _contacts_js(jm, jd, q):
     return c.dist[:n].copy(), c.pos[:n].copy(), c.frame[:n].copy()
 
 
-def compare_with_mujoco(t1, t2, n, seed, setting):
+def compare_with_mujoco(t1, t2, n, seed, setting, keep=-1):
     """Agreement of jointspace's collision with MuJoCo's for one pair type and CCD setting.
 
     Contacts are compared in MuJoCo's order. Returns a dict: touch (poses with contacts in
     either), same (fraction of poses with equal counts), exact (fraction with equal counts
     and every dist, pos and frame within PARITY_EXACT), worst (largest dist, pos and frame
     differences where counts agree), mism (the first poses whose counts differ), inexact
-    (the first poses with equal counts but a contact beyond PARITY_EXACT).
+    (the first poses with equal counts but a contact beyond PARITY_EXACT), and with keep ≥ 0
+    kept: MuJoCo's and jointspace's (dist, pos, frame) at pose number keep.
     """
     import warnings
 
@@ -117,6 +118,7 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
         jm = js.load_string(xml_js)
     jd = js.make_data(jm)
     touch = same = exact = 0
+    kept = None
     worst = np.zeros(3)
     mism = []
     inexact = []
@@ -124,6 +126,8 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
                                       deep_every=4)):
         a = _contacts_mj(mm, md, q)
         b = _contacts_js(jm, jd, q)
+        if i == keep:
+            kept = (a, b)
         touch += bool(len(a[0]) or len(b[0]))
         if len(a[0]) != len(b[0]):
             mism.append(i)
@@ -139,4 +143,4 @@ def compare_with_mujoco(t1, t2, n, seed, setting):
         if e.max() > PARITY_EXACT:
             inexact.append(i)
     return dict(touch=touch, same=same / n, exact=exact / n, worst=worst, mism=mism[:5],
-                inexact=inexact[:5])
+                inexact=inexact[:5], kept=kept)

@@ -73,7 +73,8 @@ def test_swapping_the_geoms_flips_the_normal(t):
     """Defining geom 2 before geom 1 swaps the contact's geoms and flips its normal.
 
     Analytic pairs flip exactly; EPA contacts to its tolerance. Clipped face contacts take
-    the normal of geom 2's face, so swapping picks the other face: within 5° (FACE_TOL).
+    the normal of geom 2's face, so swapping picks the other face: within 5° (FACE_TOL); a
+    cylinder's contacts may come from the other cap (a cap normal either way).
     """
     xml = pair_xml(t, t, np.random.default_rng(11))
     swapped = pair_xml(t, t, np.random.default_rng(11), swap=True)
@@ -95,6 +96,12 @@ def test_swapping_the_geoms_flips_the_normal(t):
             np.testing.assert_array_equal(1 - d2.contact.geom[j], d.contact.geom[i][::-1])
             n += 1
             if clipped and len(d.contact) > 1:
+                if t == "cylinder":
+                    # geom 1's side line is tried on geom 2's cap before the reverse (MuJoCo
+                    # 4.0), so the swapped pair may clip the other side line on the other cap
+                    axes = d.geom_xmat.reshape(-1, 3, 3)[:, :, 2]
+                    assert np.abs(axes @ d2.contact.normal[j]).max() > FACE_TOL
+                    continue
                 assert np.dot(d2.contact.normal[j], -d.contact.normal[i]) > FACE_TOL
                 continue
             np.testing.assert_allclose(d2.contact.normal[j], -d.contact.normal[i], atol=tol_n)

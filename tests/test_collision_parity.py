@@ -135,19 +135,22 @@ def test_single_contact_convex_pairs_match_mujoco(t1, t2):
 def test_multi_contact_convex_pairs_match_mujoco(t1, t2):
     """Contact sets agree where MuJoCo keeps its EPA normal; no contact is much deeper than EPA's.
 
-    MuJoCo also clips features at the deepest point that do not face the contact normal
-    (then it reports that face's normal); jointspace only clips features facing the normal,
-    so those poses are compared through the depth bound only.
+    MuJoCo also clips features at the witness points that do not face the contact normal
+    (then it reports that face's normal; tests/test_ccd_parity.py compares those): here such
+    poses are compared through the depth bound only, which is FEATURE_DEPTH_TOL or, where a
+    feature of MuJoCo's own reaches deeper, MuJoCo's overshoot.
     """
     mm, md, jm, jd, qs = models(t1, t2, seed=3, converged=True)
     m1, d1, _, _, _ = models(t1, t2, seed=3, converged=True, single=True)
     coincide = agree = presence = 0
-    overshoot = 0.0
+    overshoot = overshoot_mj = 0.0
     for q in qs:
         a, b, s = theirs(mm, md, q), ours(jm, jd, q), theirs(m1, d1, q)
         presence += bool(a) == bool(b)
         if b and s:
             overshoot = max(overshoot, s[0][3] - min(c[3] for c in b))
+        if a and s:
+            overshoot_mj = max(overshoot_mj, s[0][3] - min(c[3] for c in a))
         if s and all(np.linalg.norm(c[2][:3] - s[0][2][:3]) < CONVEX_NORMAL_TOL for c in a):
             coincide += 1
             e = match(a, b)
@@ -156,7 +159,7 @@ def test_multi_contact_convex_pairs_match_mujoco(t1, t2):
     assert presence >= NPOSE - 2, f"contact found in different poses ({NPOSE - presence})"
     assert coincide > NPOSE // 5
     assert agree >= AGREE_FRACTION * coincide, f"{agree} of {coincide} poses agree"
-    bound = FEATURE_DEPTH_TOL * max(jm.geom_rbound)
+    bound = max(FEATURE_DEPTH_TOL * max(jm.geom_rbound), overshoot_mj + CONVEX_DIST_TOL)
     assert overshoot < bound, f"a contact {overshoot:.3g} deeper than the penetration"
 
 

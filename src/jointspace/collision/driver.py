@@ -65,17 +65,19 @@ tests/test_ccd_parity.py measure each; tools/ccd_parity.py prints the table):
   not reproduce: in about half of the 2-point contacts the two points are swapped.
 - Flat features (face clipping, as MuJoCo 4.0 chooses them). Plane-mesh: the deepest
   vertex, then the other vertices of its most downward hull face within the margin and
-  below the mesh centre (equal to MuJoCo in every measured pose). Box-mesh, mesh-mesh:
-  the features at the two witness points (the faces through each: a face, an edge or a
-  vertex), two faces facing each other within 5° first, then an edge of geom 1 lying on
-  a face of geom 2 within 5°, then the reverse, whatever the EPA normal; capsule-mesh: the
-  capsule's segment on a mesh face through the witness point. An edge is clipped by a
-  face as MuJoCo's polygonClip does, so an edge cut down to one point gives that point
-  twice, as MuJoCo reports it (physically one contact; matched anyway). Equal contact
-  counts in 99.92% (box-mesh), 99.87% (mesh-mesh), 96.6% (capsule-mesh: MuJoCo's clipped
-  capsule points lie elsewhere in the rest) of 10,000 seeded poses (tools/ccd_parity.py).
-  Pairs with a cylinder keep the older rule (faces within 5° of the EPA normal; a cylinder
-  cap is a 16-gon): 94.9% to 99.4% equal counts.
+  below the mesh centre (equal to MuJoCo in every measured pose). Pairs of boxes, meshes
+  and cylinders: the features at the two witness points (a box's or mesh's faces through
+  each: a face, an edge or a vertex; a cylinder's cap there, a 16-gon, and on its curved
+  side its side line, tried first as a vertex's edges are), two faces facing each other
+  within 5° first, then an edge of geom 1 lying on a face of geom 2 within 5°, then the
+  reverse (but no box corner's edge on a cylinder cap), whatever the EPA normal;
+  capsule-mesh and capsule-cylinder: the capsule's segment, moved to pass through its
+  witness point, on a mesh face through the other witness point or the cylinder cap it
+  lies on (clipped half the margin farther out, as MuJoCo's CCD inflates the capsule).
+  An edge is clipped by a face as MuJoCo's polygonClip does, so an edge cut down to one
+  point gives that point twice, as MuJoCo reports it (physically one contact; matched
+  anyway). Equal contact counts in 99.6% to 99.9% of 10,000 seeded poses per pair type,
+  99.1% for capsule-mesh (tools/ccd_parity.py; docs/conventions.md has the table).
 - Among several mesh edges at a vertex the first in our hull polygon order is clipped
   (MuJoCo: the first in its own polygon order, which ours does not reproduce); when
   clipping leaves more than 4 points, the 4 spanning the largest area are kept (MuJoCo: a
