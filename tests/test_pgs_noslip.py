@@ -205,7 +205,8 @@ def test_island_line_search_equals_the_masked_search(cone):
     rows, adr, cnt, nei, nfi = (np.zeros(nefc, dtype=np.int64) for _ in range(5))
     scale = np.zeros(nefc)
     dof_island = np.zeros(nv, dtype=np.int64)
-    nisland = efc_islands(ms, ds, rows, adr, cnt, nei, nfi, scale, dof_island)
+    trees = np.zeros(4 * nv + nefc, dtype=np.int64)
+    nisland = efc_islands(ms, ds, rows, adr, cnt, nei, nfi, scale, dof_island, trees)
     assert nisland == 2
     dofs, dadr, dcnt = (np.zeros(n, dtype=np.int32) for n in (nv, nisland, nisland))
     island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)

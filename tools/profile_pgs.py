@@ -54,9 +54,10 @@ def L_islands(m, d, n):
     """efc_islands, n times."""
     rows, adr, cnt, nei, nfi, sc = _island_arrays(d.nefc[0])
     dof_island = np.empty(m.nv, dtype=np.int64)
+    trees = np.empty(4 * max(m.nv, 1) + d.nefc[0], dtype=np.int64)
     k = 0
     for _ in range(n):
-        k += efc_islands(m, d, rows, adr, cnt, nei, nfi, sc, dof_island)
+        k += efc_islands(m, d, rows, adr, cnt, nei, nfi, sc, dof_island, trees)
     return k
 
 
@@ -89,7 +90,8 @@ def L_sweeps(m, d, f0, maxiter, n):
     make_ar(m, d, AR)
     cdim, cmu, cfr = cone_arrays(m, d)
     rows, adr, cnt, nei, nfi, sc = _island_arrays(nefc)
-    nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, sc, np.empty(m.nv, dtype=np.int64))
+    nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, sc, np.empty(m.nv, dtype=np.int64),
+                          np.empty(4 * max(m.nv, 1) + nefc, dtype=np.int64))
     for _ in range(n):
         d.efc_force[:nefc] = f0
         sol_pgs(m, d, maxiter, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, sc, nisland)

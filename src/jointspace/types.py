@@ -500,6 +500,9 @@ SMALL_SPRING = 30  # ball and free joint springs: the displacement (6)
 SMALL_WRAP = 36  # tendon wrapping: the two tangent points (6)
 SMALL_ENERGY = 42  # the potential energy's ball and free joint displacement (6)
 SMALL_SOLVE = 48  # the solve's empty cone-Hessian placeholder (1)
+SMALL_EQUALITY = 49  # equality rows: anchors (2 × 3), quaternions (4 × 4), axis (3)
+SMALL_JDOTV = 74  # the equality rows' J̇ qvel: 6 three-vectors, 5 quaternions, 2 three-vectors
+# and 4 quaternions (60)
 
 DATA_FIELDS = (
     # state and inputs
@@ -656,11 +659,18 @@ DATA_FIELDS = (
     ("scratch_v", "f", (4, "nv"),
      "per-stage nv vectors: [0] energy_vel's M qvel, [1] the solve's M qacc_warmstart, "
      "[2] Euler's qacc, [3] diag_exact's row"),
-    ("scratch_small", "f", (64,),
+    ("scratch_small", "f", (134,),
      "fixed-size scratch of the stages, in the regions SMALL_CONE, SMALL_TRANSMISSION, "
-     "SMALL_SPRING, SMALL_WRAP, SMALL_ENERGY, SMALL_SOLVE"),
+     "SMALL_SPRING, SMALL_WRAP, SMALL_ENERGY, SMALL_SOLVE, SMALL_EQUALITY, SMALL_JDOTV"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
+    ("scratch_solve_f", "f", (("njmax", 7, 0),),
+     "the solve stage: the cones' friction coefficients (njmax) and parameters (5 njmax), "
+     "the islands' scales (njmax)"),
+    ("scratch_solve_l", "l", ((("njmax", 6), ("nv", 5), 4),),
+     "the solve stage: the island lists (5 njmax + nv) and efc_islands' trees "
+     "(4 max(nv, 1) + njmax)"),
+    ("scratch_solve_i", "i", ("njmax",), "the solve stage: the cones' dimensions"),
     ("scratch_collision_f", "f", (("ngeom", 13, 660),),
      "collision: geom boxes and sweep values (13 per geom), the contact buffer, box polygons, "
      "contact parameters and the convex placeholder (649)"),
@@ -707,9 +717,23 @@ def _expose(obj, own, fields, writable_ints):
         obj.__dict__[key] = v
 
 
+def _resolve_dim(s, sizes):
+    """One dimension of a field's shape from the sizes.
+
+    An int; a size's name; (name, a, b) for a·size + b; or ((name, a), (name, b), …, c)
+    for a sum of multiples plus c.
+    """
+    if isinstance(s, str):
+        return sizes[s]
+    if isinstance(s, tuple):
+        if isinstance(s[0], tuple):
+            return sum(c * sizes[n] for n, c in s[:-1]) + s[-1]
+        return s[1] * sizes[s[0]] + s[2]
+    return s
+
+
 def _resolve_shape(shape, sizes):
-    return tuple(sizes[s] if isinstance(s, str)
-                 else s[1] * sizes[s[0]] + s[2] if isinstance(s, tuple) else s for s in shape)
+    return tuple(_resolve_dim(s, sizes) for s in shape)
 
 
 def _name_error(kind, name, names):

@@ -34,6 +34,7 @@ from jointspace.types import (
     JNT_BALL,
     JNT_FREE,
     OBJ_SITE,
+    SMALL_JDOTV,
 )
 
 
@@ -100,23 +101,26 @@ def _jac_dot_qvel_pair(m, d, body, point, outp, outr):
 def _jdotv_equality(m, d):
     """Subtract J̇ qvel from aref on connect and weld rows (MuJoCo ≥ 3.3's mj_Jdotv)."""
     ne = d.ne[0]
-    p1 = np.empty(3)
-    p2 = np.empty(3)
-    jp1 = np.empty(3)
-    jr1 = np.empty(3)
-    jp2 = np.empty(3)
-    jr2 = np.empty(3)
-    q0r = np.empty(4)
-    nq1 = np.empty(4)
-    qd0 = np.empty(4)
-    qd0r = np.empty(4)
-    nqd1 = np.empty(4)
-    dw = np.empty(3)
-    djr = np.empty(3)
-    ta = np.empty(4)
-    t1 = np.empty(4)
-    t2 = np.empty(4)
-    t3 = np.empty(4)
+    if ne == 0:
+        return
+    w = d.scratch_small[SMALL_JDOTV:SMALL_JDOTV + 60]
+    p1 = w[0:3]
+    p2 = w[3:6]
+    jp1 = w[6:9]
+    jr1 = w[9:12]
+    jp2 = w[12:15]
+    jr2 = w[15:18]
+    q0r = w[18:22]
+    nq1 = w[22:26]
+    qd0 = w[26:30]
+    qd0r = w[30:34]
+    nqd1 = w[34:38]
+    dw = w[38:41]
+    djr = w[41:44]
+    ta = w[44:48]
+    t1 = w[48:52]
+    t2 = w[52:56]
+    t3 = w[56:60]
     row = 0
     while row < ne:
         eid = d.efc_id[row]

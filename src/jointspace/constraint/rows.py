@@ -68,6 +68,7 @@ from jointspace.types import (
     JNT_SLIDE,
     MINVAL,
     OBJ_SITE,
+    SMALL_EQUALITY,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -286,13 +287,14 @@ def _instantiate_equality(m, d, need):
         return
     J = d.efc_J
     ind = d.efc_J_colind
-    p1 = np.empty(3)
-    p2 = np.empty(3)
-    q = np.empty(4)
-    qn = np.empty(4)
-    q2 = np.empty(4)
-    q3 = np.empty(4)
-    ax = np.empty(3)
+    w = d.scratch_small[SMALL_EQUALITY:SMALL_EQUALITY + 25]
+    p1 = w[0:3]
+    p2 = w[3:6]
+    q = w[6:10]
+    qn = w[10:14]
+    q2 = w[14:18]
+    q3 = w[18:22]
+    ax = w[22:25]
     for i in range(m.neq):
         if not d.eq_active[i]:
             continue

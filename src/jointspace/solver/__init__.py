@@ -55,17 +55,29 @@ from jointspace.types import (
 SOLVERS = ("PGS", "CG", "Newton", "IPM")
 
 
+@njit(cache=True, inline="always")
+def _cones_into(m, d, cdim, buf, n):
+    """The rows' cones in the given scratch: (cdim, cmu, cfr) as views.
+
+    cdim[:n] gets the cone dimensions, buf[:6 n] the friction coefficients (n) and the
+    cone parameters (n × 5).
+    """
+    k = np.int64(n)
+    dims = cdim[:k]
+    dims[:] = 0
+    cmu = buf[:k]
+    cmu[:] = 0.0
+    cfr = shaped(buf[k:6 * k], (k, 5))
+    cfr[:, :] = 1.0
+    cone_info(m, d, dims, cmu, cfr)
+    return dims, cmu, cfr
+
+
 @njit(cache=True)
 def cone_arrays(m, d):
+    """(cdim, cmu, cfr) of the rows (`constraint.cone_info`), in arrays of their own."""
     n = max(d.nefc[0], 1)
-    cdim = np.zeros(n, dtype=np.int32)
-    buf = np.empty(6 * n)  # one allocation for both float arrays
-    cmu = buf[:n]
-    cmu[:] = 0.0
-    cfr = shaped(buf[n:], (n, 5))
-    cfr[:, :] = 1.0
-    cone_info(m, d, cdim, cmu, cfr)
-    return cdim, cmu, cfr
+    return _cones_into(m, d, np.empty(n, dtype=np.int32), np.empty(6 * n), n)
 
 
 @njit(cache=True, nogil=True)
@@ -84,11 +96,10 @@ def solve_stage(m, d, solver, maxiter):
     mul_j(d, d.qacc_smooth, d.efc_b)
     for i in range(nefc):
         d.efc_b[i] -= d.efc_aref[i]
-    # the solvers get borrowed views (`_numba.scratch`); the owners are kept to the end
-    cdim_own, cmu_own, cfr_own = cone_arrays(m, d)
-    cdim = borrow(cdim_own)
-    cmu = borrow(cmu_own)
-    cfr = borrow(cfr_own)
+    # the cones, islands and scales in the stage's scratch (d.scratch_solve_*: views of
+    # borrowed fields, no allocation per solve)
+    sf = d.scratch_solve_f
+    cdim, cmu, cfr = _cones_into(m, d, d.scratch_solve_i, sf, nefc)
     hc = shaped(d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1], (1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
     # primed: qacc is the warm start, and its J qacc − aref (scratch_efc), M qacc
@@ -127,20 +138,18 @@ def solve_stage(m, d, solver, maxiter):
     noslip = m.opt_noslip_iterations[0]
     gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual
     # the islands (solver.island), or all rows as one; AR for Gauss–Seidel
-    isl_own = np.empty(5 * nefc + nv, dtype=np.int64)
-    ar_own = np.empty(nefc * nefc + nefc if gs else nefc)  # AR, then the islands' scales
-    g = borrow(isl_own)
+    g = d.scratch_solve_l
     rows = g[0:nefc]
     adr = g[nefc:2 * nefc]
     cnt = g[2 * nefc:3 * nefc]
     nei = g[3 * nefc:4 * nefc]
     nfi = g[4 * nefc:5 * nefc]
-    dof_island = g[5 * nefc:]
-    a = borrow(ar_own)
-    iscale = a[a.shape[0] - nefc:]
+    dof_island = g[5 * nefc:5 * nefc + nv]
+    iscale = sf[6 * nefc:7 * nefc]
     nisland = 0
     if (m.opt_disableflags[0] & DSBL_ISLAND) == 0:
-        nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale, dof_island)
+        nisland = efc_islands(m, d, rows, adr, cnt, nei, nfi, iscale, dof_island,
+                              g[5 * nefc + nv:])
     if nisland == 0:
         # islands off, or rows on no moving tree: one problem (MuJoCo's monolithic solve)
         nisland = one_island(m, d, rows, adr, cnt, nei, nfi, iscale, dof_island)
@@ -158,7 +167,8 @@ def solve_stage(m, d, solver, maxiter):
             mul_m(m, d.qM, d.qacc, Ma)
             cost_ws = cost_con + gauss(m, d, d.qacc, Ma)
     if gs:
-        AR = shaped(a[0:nefc * nefc], (nefc, nefc))
+        ar_own = np.empty(nefc * nefc)
+        AR = shaped(borrow(ar_own), (nefc, nefc))
         make_ar(m, d, AR)
     if solver == SOLVER_NEWTON:
         sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_ws, nisland, iscale, rows, adr,
@@ -173,11 +183,8 @@ def solve_stage(m, d, solver, maxiter):
         sol_noslip(m, d, noslip, cdim, cmu, cfr, AR, rows, adr, cnt, nei, nfi, iscale, nisland)
     if dual or noslip > 0:
         dual_finish(m, d)
-    keep(cdim_own)
-    keep(cmu_own)
-    keep(cfr_own)
-    keep(isl_own)
-    keep(ar_own)
+    if gs:
+        keep(ar_own)
 
 
 @njit(cache=True, nogil=True)

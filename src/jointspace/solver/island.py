@@ -14,7 +14,6 @@ solves each island on its own, with its own line searches and stopping test (New
 or sweeps (PGS, noslip), as MuJoCo does unless the "island" flag is disabled.
 """
 
-import numpy as np
 from numba import njit, uint64
 
 from jointspace.constraint import STATE_QUADRATIC, STATE_SATISFIED
@@ -134,7 +133,7 @@ def _join_rows(m, d, dof_tree, parent, efc_tree):
 
 
 @njit(cache=True)
-def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
+def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island, buf):
     """Partition d's rows into islands; returns their number (0 without rows).
 
     rows (nefc) lists the rows island after island, each island's rows in efc order;
@@ -142,12 +141,11 @@ def efc_islands(m, d, rows, adr, cnt, nei, nfi, scale, dof_island):
     equality rows and the next nfi[k] friction-loss rows; scale[k] = 1 / the trace of M
     over its dofs, the scale of its solvers' cost improvements (as MuJoCo 4.0's);
     dof_island[k] (nv) = the island of dof k, −1 for a dof in none (no row acts on its
-    tree). Writes d.efc_island and d.nisland.
+    tree). Writes d.efc_island and d.nisland. buf: int64 scratch of 4 max(nv, 1) + nefc.
     """
     nv = m.nv
     nefc = d.nefc[0]
     n = max(nv, 1)  # bounds the trees and the islands
-    buf = np.empty(4 * n + nefc, dtype=np.int64)  # one allocation: this runs every solve
     dof_tree = buf[0:nv]
     parent = buf[n:2 * n]
     tree_island = buf[2 * n:3 * n]
