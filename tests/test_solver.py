@@ -362,7 +362,12 @@ def test_rows_across_branches_keep_the_dense_hessian():
 
 
 # a free torso with four legs (ball hip, hinge knee); legs 1 and 2 cross in an X and touch
-# each other (a contact across two branches of one tree), the feet press on the floor
+# each other (a contact across two branches of one tree), the feet press on the floor;
+# sixteen antennae (a hinge each, no geom: nv 38, nM 269) make the low-rank path pay
+ANTENNAE = "".join(
+    f'<body pos="0 0 .05"><joint axis="{"1 0 0" if i % 2 else "0 1 0"}"/>'
+    '<inertial pos="0 0 .05" mass=".02" diaginertia="1e-5 1e-5 1e-5"/></body>'
+    for i in range(16))
 CROSSED_LEGS = """
 <mujoco>
   <worldbody>
@@ -370,6 +375,7 @@ CROSSED_LEGS = """
     <body pos="0 0 .52">
       <freejoint/>
       <geom type="box" size=".25 .15 .05"/>
+      ANTENNAE
       <body pos="0 .1 0">
         <joint type="ball"/>
         <geom type="capsule" fromto="0 0 0 0 -.2 -.3" size=".04"/>
@@ -405,7 +411,7 @@ CROSSED_LEGS = """
     </body>
   </worldbody>
 </mujoco>
-"""
+""".replace("ANTENNAE", ANTENNAE)
 # Newton on the crossed legs against MuJoCo, both to tolerance 1e-12: the same iterations
 # on a unique solution, so round-off of the two factorizations (measured 4e-15), relative
 # to max(1, |x|)
@@ -456,7 +462,7 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
         assert not tree
         kcross = nw._cross_groups(ms, ng, gstart, gnnz, gind, gpos, gcross)
         assert kcross == (4 if cone == "pyramidal" else 3)
-        assert nw._low_rank_pays(nv, kcross)
+        assert nw._low_rank_pays(nv, nM, kcross)
         H = M.copy()
         for r in range(n):
             if state[r] == STATE_QUADRATIC:
@@ -484,9 +490,16 @@ def test_cross_branch_newton_matches_mujoco(cone):
     Regression for the tree-sparse Hessian with a low-rank correction: qacc and the forces
     equal mj_forward's with both solvers run to tolerance 1e-12.
     """
+    from jointspace.solver import newton as nw
+
     m, d, mjm, mjd = _crossed_legs(cone, 1e-12)
-    n = int(d.nefc[0])
+    n, nv = int(d.nefc[0]), m.nv
     assert n == mjd.nefc and d.solver_niter[0] > 0
+    gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
+    gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
+    ng = nw._row_pattern(d._s, gstart, gnnz, gind)
+    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, np.empty(n, np.int32))
+    assert kcross > 0 and nw._low_rank_pays(nv, d.qM.shape[0], kcross)
     np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
                                atol=CROSS_NEWTON_TOL * max(1.0, np.abs(mjd.qacc).max()))
     f = mjd.efc_force[:n]

@@ -21,8 +21,13 @@ one body tree), the rows on root paths keep the tree factor T and the others ent
 low-rank correction H = T + V Vᵀ, V's columns √D_r J_rᵀ for their quadratic rows and
 J_cᵀ U_c for their cones in the middle zone (H_c = U_c U_cᵀ); H s = r is solved by the
 Woodbury identity with the k × k capacitance I + Vᵀ T⁻¹ V, formed from W = L⁻ᵀ V and
-refactored when T or those rows change (`_cross_factor`, `_woodbury_solve`). It is used for
-2 kcross ≤ nv (`_low_rank_pays`).
+refactored when T or those rows change (`_cross_factor`, `_woodbury_solve`). Measured on
+the dog (nv 85, nM 1345) against the dense path's kernels: the first factor and solve take
+0.3–0.6× the dense ones for kcross ≤ 4 and 0.4–0.9× up to 40, but an iteration's rebuild of
+W and C takes 0.5–1.1× a one-row dense update and solve at kcross ≤ 4, 1.6–1.7× at 8 and
+more beyond; at nv 22 (nM 157) it is 1.2–1.3× the dense path even at kcross 4. Hence
+`_low_rank_pays`: kcross nM + kcross² nv / 2 ≤ nv² (the dog: kcross ≤ 4, what its
+leg-on-leg contacts have; a pyramidal contact has 4 rows).
 Termination (MuJoCo's): scaled improvement or gradient below the tolerance, or the Newton
 decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose gradient and M⁻¹ gap are
 already below the tolerance skips the iterations.
@@ -581,12 +586,16 @@ def _woodbury_solve(m, Hf, hdiag, W, C, k, x, t):
 
 
 @njit(cache=True)
-def _low_rank_pays(nv, kcross):
+def _low_rank_pays(nv, nM, kcross):
     """Whether kcross rows across branches are cheaper as `_cross_factor`'s correction.
 
-    Measured on dm_control's dog (module docstring); W and C must fit in H's nv² floats.
+    Its work per iteration, k solves with Lᵀ (nM each) and C's k²/2 products of length nv,
+    against one dense rank-one update (nv²): the dense path's least per iteration, while its
+    first factor (nv³/6) costs 2–3× the tree factor with the correction (dm_control's dog,
+    module docstring). W and C must also fit in H's nv² floats.
     """
-    return 2 * kcross <= nv
+    return (kcross * nM + kcross * kcross * nv // 2 <= nv * nv
+            and kcross * nv + kcross * kcross <= nv * nv)
 
 
 @njit(cache=True)
@@ -681,7 +690,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     # branches as a low-rank correction (`_cross_factor`, their W and C in H's memory) when
     # that pays; the dense factor with rank-one updates otherwise
     kcross = _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross)
-    tree = kcross == 0 or _low_rank_pays(nv, kcross)
+    tree = kcross == 0 or _low_rank_pays(nv, nM, kcross)
     kw = kcross if tree else 0
     Wx = shaped(fb[oH:oH + kw * nv], (kw, nv))
     Cx = shaped(fb[oH + kw * nv:oH + kw * nv + kw * kw], (kw, kw))
