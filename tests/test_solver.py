@@ -460,9 +460,9 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
     for a in (d.qacc_smooth, 0.5 * (d.qacc_smooth + d.qacc)):
         cdim, state, hcone, ng, gstart, gnnz, gind, gpos, tree = _hessian_parts(m, d, a)
         assert not tree
-        kcross = nw._cross_groups(ms, ng, gstart, gnnz, gind, gpos, gcross)
+        kcross = nw._cross_groups(ms, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
         assert kcross == (4 if cone == "pyramidal" else 3)
-        assert nw._low_rank_pays(nv, nM, kcross)
+        assert nw._low_rank_pays(ms, nM, ng, gstart, gpos, gcross, kcross)
         H = M.copy()
         for r in range(n):
             if state[r] == STATE_QUADRATIC:
@@ -473,11 +473,12 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
         assert nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
                                gcross, G, np.empty(nv), W, Hq, Hf, hdiag, True) >= 0
         Wx, Cx = np.empty((kcross, nv)), np.empty((kcross, kcross))
-        k = nw._cross_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gcross, Hf,
-                             hdiag, Wx, Cx, np.empty((6, 6)))
+        wgrp = np.empty(kcross, np.int32)
+        k = nw._cross_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross,
+                             Hf, hdiag, Wx, Cx, np.empty((6, 6)), wgrp)
         ks.append(k)
         x = b.copy()
-        nw._woodbury_solve(ms, Hf, hdiag, Wx, Cx, k, x, np.empty(nv))
+        nw._woodbury_solve(ms, Hf, hdiag, Wx, Cx, k, gpos, gcross, wgrp, x, np.empty(nv))
         np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=TREE_SOLVE_TOL,
                                    atol=TREE_SOLVE_TOL * 1e-3)
     assert ks[0] > 0
@@ -498,8 +499,10 @@ def test_cross_branch_newton_matches_mujoco(cone):
     gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
     gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
     ng = nw._row_pattern(d._s, gstart, gnnz, gind)
-    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, np.empty(n, np.int32))
-    assert kcross > 0 and nw._low_rank_pays(nv, d.qM.shape[0], kcross)
+    gcross = np.empty(n, np.int32)
+    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+    assert kcross > 0
+    assert nw._low_rank_pays(m._s, d.qM.shape[0], ng, gstart, gpos, gcross, kcross)
     np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
                                atol=CROSS_NEWTON_TOL * max(1.0, np.abs(mjd.qacc).max()))
     f = mjd.efc_force[:n]

@@ -21,13 +21,14 @@ one body tree), the rows on root paths keep the tree factor T and the others ent
 low-rank correction H = T + V Vᵀ, V's columns √D_r J_rᵀ for their quadratic rows and
 J_cᵀ U_c for their cones in the middle zone (H_c = U_c U_cᵀ); H s = r is solved by the
 Woodbury identity with the k × k capacitance I + Vᵀ T⁻¹ V, formed from W = L⁻ᵀ V and
-refactored when T or those rows change (`_cross_factor`, `_woodbury_solve`). Measured on
-the dog (nv 85, nM 1345) against the dense path's kernels: the first factor and solve take
-0.3–0.6× the dense ones for kcross ≤ 4 and 0.4–0.9× up to 40, but an iteration's rebuild of
-W and C takes 0.5–1.1× a one-row dense update and solve at kcross ≤ 4, 1.6–1.7× at 8 and
-more beyond; at nv 22 (nM 157) it is 1.2–1.3× the dense path even at kcross 4. Hence
-`_low_rank_pays`: kcross nM + kcross² nv / 2 ≤ nv² (the dog: kcross ≤ 4, what its
-leg-on-leg contacts have; a pyramidal contact has 4 rows).
+refactored when T or those rows change (`_cross_factor`, `_woodbury_solve`). W's rows are
+zero off their group's support (the union of its columns' root paths), where alone they are
+solved and multiplied. Measured on the dog (nv 85, nM 1345) with full-length rows: the first
+factor and solve took 0.3–0.6× the dense path's at kcross ≤ 4, but a rebuild of W and C
+0.5–1.1× a one-row dense update and solve at kcross ≤ 4 and 1.6–1.7× at 8; at nv 22 it was
+1.2–1.3× the dense path. `_low_rank_pays` estimates the rebuild and solve's work on the
+supports against one dense update and solve (2 nv²): along the dog's trajectory the states
+with kcross 1–4 and 10 take this path, those with 20 the dense one.
 Termination (MuJoCo's): scaled improvement or gradient below the tolerance, or the Newton
 decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose gradient and M⁻¹ gap are
 already below the tolerance skips the iterations.
@@ -215,18 +216,33 @@ def _tree_pattern(m, ng, gnnz, gind, gpos):
 
 
 @njit(cache=True)
-def _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross):
-    """gcross[g] ← 1 for the groups not on one root path (0 else); returns their row count.
+def _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross, mark):
+    """Mark the groups not on one root path; returns their row count, kcross.
 
-    gpos is written for the others, as `_tree_pattern` does.
+    gcross[g] ← 0 for a group on one root path (gpos written as `_tree_pattern` does), else
+    the size of its support, the union of its columns' root paths, listed in gpos[g, :]
+    from the last dof to the first (L⁻ᵀ keeps a vector on it; leaves first). mark: nv
+    scratch, zero on entry and exit.
     """
+    parent = m.dof_parentid
     n = 0
     for g in range(ng):
-        if _on_root_path(m.dof_parentid, g, gnnz, gind, gpos):
+        if _on_root_path(parent, g, gnnz, gind, gpos):
             gcross[g] = 0
-        else:
-            gcross[g] = 1
-            n += gstart[g + 1] - gstart[g]
+            continue
+        n += gstart[g + 1] - gstart[g]
+        for q in range(gnnz[g]):
+            i = gind[g, q]
+            while i >= 0 and mark[i] == 0:
+                mark[i] = 1
+                i = parent[i]
+        ns = 0
+        for i in range(m.nv - 1, -1, -1):
+            if mark[i] != 0:
+                mark[i] = 0
+                gpos[g, ns] = i
+                ns += 1
+        gcross[g] = ns
     return n
 
 
@@ -460,10 +476,10 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
 
 @njit(cache=True)
 def _any_cone(state, cdim, ng, gstart, gcross, cross):
-    """Whether some elliptic contact of a group with gcross[g] == cross is in its middle zone."""
+    """Whether a contact across branches (cross) or on a root path is a middle-zone cone."""
     for g in range(ng):
         i0 = gstart[g]
-        if gcross[g] == cross and cdim[i0] > 0 and state[i0] == STATE_CONE:
+        if (gcross[g] != 0) == cross and cdim[i0] > 0 and state[i0] == STATE_CONE:
             return True
     return False
 
@@ -490,8 +506,8 @@ def _cross_moved(state, oldstate, ng, gstart, gcross):
 
 
 @njit(cache=True)
-def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gcross, Hf, hdiag, W, C,
-                  U):
+def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross, Hf, hdiag, W,
+                  C, U, wgrp):
     """W, C ← the low-rank part V Vᵀ of H over the groups across branches, against T.
 
     H = T + V Vᵀ with T = Lᵀ D L (Hf, hdiag: `_tree_factor` over the groups on a root
@@ -499,11 +515,16 @@ def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gcross, Hf, 
     branches, and for each such cone in its middle zone the dim columns J_cᵀ U_c, where
     H_c = U_c U_cᵀ (its Cholesky factor, as `_add_cones`). W's row j ← L⁻ᵀ v_j and C (lower,
     k × k) ← the Cholesky factor of the capacitance I + Vᵀ T⁻¹ V = I + W D⁻¹ Wᵀ, whose
-    pivots are ≥ 1. Returns k, the number of columns.
+    pivots are ≥ 1. W's row j is zero off its group's support (`_cross_groups`), on which
+    alone it is solved and multiplied; wgrp[j] ← that group. Returns k, the number of
+    columns.
     """
     nv = m.nv
     J = d.efc_J
     D = d.efc_D
+    madr = m.dof_Madr
+    col = m.M_col
+    nM = Hf.shape[0]
     k = 0
     for g in range(ng):
         if gcross[g] == 0:
@@ -526,6 +547,7 @@ def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gcross, Hf, 
                     for c in range(r, dim):
                         s += U[c, r] * J[i0 + c, a]
                     W[k, a] = s
+                wgrp[k] = g
                 k += 1
             continue
         for r in range(i0, gstart[g + 1]):
@@ -538,14 +560,26 @@ def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gcross, Hf, 
             for q in range(nz):
                 a = gind[g, q]
                 W[k, a] = sq * J[r, a]
+            wgrp[k] = g
             k += 1
+    # W[j] ← L⁻ᵀ W[j] on its support, leaves first (solve_lt's sweep)
     for j in range(k):
-        solve_lt(m, Hf, W[j])
-    # C = I + W D⁻¹ Wᵀ
+        g = wgrp[j]
+        w = W[j]
+        for q in range(gcross[g]):
+            a = gpos[g, q]
+            wa = w[a]
+            if wa != 0.0:
+                end = madr[a + 1] if a + 1 < nv else nM
+                for adr in range(madr[a] + 1, end):
+                    w[col[adr]] -= Hf[adr] * wa
+    # C = I + W D⁻¹ Wᵀ, each product on the support of row a
     for a in range(k):
+        g = wgrp[a]
         for b in range(a + 1):
             s = 0.0
-            for t in range(nv):
+            for q in range(gcross[g]):
+                t = gpos[g, q]
                 s += W[a, t] * hdiag[t] * W[b, t]
             C[a, b] = s
         C[a, a] += 1.0
@@ -554,12 +588,12 @@ def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gcross, Hf, 
 
 
 @njit(cache=True)
-def _woodbury_solve(m, Hf, hdiag, W, C, k, x, t):
+def _woodbury_solve(m, Hf, hdiag, W, C, k, gpos, gcross, wgrp, x, t):
     """x ← (T + V Vᵀ)⁻¹ x by the Woodbury identity, with `_cross_factor`'s W and C.
 
     T⁻¹ − T⁻¹ V (I + Vᵀ T⁻¹ V)⁻¹ Vᵀ T⁻¹ with T⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ and W = (L⁻ᵀ V)ᵀ:
-        y = L⁻ᵀ x;  t = C⁻¹ W D⁻¹ y;  x = L⁻¹ D⁻¹ (y − Wᵀ t).
-    t: k scratch.
+        y = L⁻ᵀ x;  t = C⁻¹ W D⁻¹ y;  x = L⁻¹ D⁻¹ (y − Wᵀ t),
+    W's rows taken on their supports (gpos, gcross, wgrp: `_cross_factor`). t: k scratch.
     """
     nv = m.nv
     madr = m.dof_Madr
@@ -567,14 +601,18 @@ def _woodbury_solve(m, Hf, hdiag, W, C, k, x, t):
     nM = Hf.shape[0]
     solve_lt(m, Hf, x)
     for a in range(k):
+        g = wgrp[a]
         s = 0.0
-        for j in range(nv):
+        for q in range(gcross[g]):
+            j = gpos[g, q]
             s += W[a, j] * hdiag[j] * x[j]
         t[a] = s
     chol_solve(C, k, t)
     for a in range(k):
+        g = wgrp[a]
         ta = t[a]
-        for j in range(nv):
+        for q in range(gcross[g]):
+            j = gpos[g, q]
             x[j] -= W[a, j] * ta
     # x ← L⁻¹ D⁻¹ x, root first
     for j in range(nv):
@@ -586,16 +624,34 @@ def _woodbury_solve(m, Hf, hdiag, W, C, k, x, t):
 
 
 @njit(cache=True)
-def _low_rank_pays(nv, nM, kcross):
-    """Whether kcross rows across branches are cheaper as `_cross_factor`'s correction.
+def _low_rank_pays(m, nM, ng, gstart, gpos, gcross, kcross):
+    """Whether the kcross rows across branches are cheaper as `_cross_factor`'s correction.
 
-    Its work per iteration, k solves with Lᵀ (nM each) and C's k²/2 products of length nv,
-    against one dense rank-one update (nv²): the dense path's least per iteration, while its
-    first factor (nv³/6) costs 2–3× the tree factor with the correction (dm_control's dog,
-    module docstring). W and C must also fit in H's nv² floats.
+    Its work per iteration: per column, W's row zeroed (nv) and solved on its group's
+    support (the support's rows of L); C's k²/2 products on a support (at most smax long);
+    the solve's 2 k smax and the solve with T (nM). Against the dense path's least per
+    iteration, one rank-one update and a solve (2 nv²), while its first factor (nv³/6)
+    costs more than the tree factor with the correction (measurements: module docstring).
+    W and C must also fit in H's nv² floats.
     """
-    return (kcross * nM + kcross * kcross * nv // 2 <= nv * nv
-            and kcross * nv + kcross * kcross <= nv * nv)
+    nv = m.nv
+    madr = m.dof_Madr
+    if kcross * nv + kcross * kcross > nv * nv:
+        return False
+    work = nM
+    smax = 0
+    for g in range(ng):
+        ns = gcross[g]
+        if ns == 0:
+            continue
+        smax = max(smax, ns)
+        lsup = 0
+        for q in range(ns):
+            a = gpos[g, q]
+            lsup += (madr[a + 1] if a + 1 < nv else nM) - madr[a]
+        work += (gstart[g + 1] - gstart[g]) * (nv + lsup)
+    work += kcross * kcross * smax // 2 + 2 * kcross * smax
+    return work <= 2 * nv * nv
 
 
 @njit(cache=True)
@@ -631,7 +687,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     nh = nefc if elliptic else 1
     nM = d.qM.shape[0]
     f_own = np.empty(8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland)
-    i_own = np.empty(nefc * (2 * nv + 4) + 1 + nv + 8 * nisland, dtype=np.int32)
+    i_own = np.empty(nefc * (2 * nv + 5) + 1 + 2 * nv + 8 * nisland, dtype=np.int32)
     # borrowed views (`_numba.scratch`): the iterations' calls count no references on them
     fb = borrow(f_own)
     ib = borrow(i_own)
@@ -683,14 +739,18 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     neval = ib[o + 5 * nisland:o + 6 * nisland]
     gok = ib[o + 6 * nisland:o + 7 * nisland]
     gcross = ib[o + 7 * nisland:o + 7 * nisland + nefc]
+    o += 7 * nisland + nefc
+    wgrp = ib[o:o + nefc]
+    mark = ib[o + nefc:o + nefc + nv]
+    mark[:] = 0  # _cross_groups' scratch, zero between uses
     island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
     whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
     ng = _row_pattern(d, gstart, gnnz, gind)
     # H with M's tree sparsity over the rows on one root path, the kcross rows across
     # branches as a low-rank correction (`_cross_factor`, their W and C in H's memory) when
     # that pays; the dense factor with rank-one updates otherwise
-    kcross = _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross)
-    tree = kcross == 0 or _low_rank_pays(nv, nM, kcross)
+    kcross = _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross, mark)
+    tree = kcross == 0 or _low_rank_pays(m, nM, ng, gstart, gpos, gcross, kcross)
     kw = kcross if tree else 0
     Wx = shaped(fb[oH:oH + kw * nv], (kw, nv))
     Cx = shaped(fb[oH + kw * nv:oH + kw * nv + kw * kw], (kw, kw))
@@ -737,15 +797,15 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
                                  gcross, G, vals, Hc, Hq, Hf, hdiag, True)
             tree = ncone >= 0
             if tree and kcross > 0:
-                kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gcross,
-                                     Hf, hdiag, Wx, Cx, U)
+                kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
+                                     gcross, Hf, hdiag, Wx, Cx, U, wgrp)
         if not tree:
             _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
             ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
         if tree and kact > 0:
-            _woodbury_solve(m, Hf, hdiag, Wx, Cx, kact, Mgrad, vals)
+            _woodbury_solve(m, Hf, hdiag, Wx, Cx, kact, gpos, gcross, wgrp, Mgrad, vals)
         elif tree:
             solve_ld(m, Hf, hdiag, Hs)
         else:
@@ -781,7 +841,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
             if nchange > 0:
                 nupdate = _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos,
                                        gcross, Hq, vals)
-            cones = ncone > 0 or _any_cone(state, cdim, ng, gstart, gcross, 0)
+            cones = ncone > 0 or _any_cone(state, cdim, ng, gstart, gcross, False)
             moved_t = nupdate > 0 or cones
             if moved_t and (
                     cones or not _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind,
@@ -797,7 +857,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
                 nupdate += nx
                 if moved_t or nx > 0 or xcone:
                     kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind,
-                                         gcross, Hf, hdiag, Wx, Cx, U)
+                                         gpos, gcross, Hf, hdiag, Wx, Cx, U, wgrp)
         elif nchange > 0:
             nupdate = _quad_update(m, d, state, oldstate, H, x)
             if nupdate < 0:
@@ -808,7 +868,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
         for k in range(nv):
             Mgrad[k] = grad[k]
         if tree and kact > 0:
-            _woodbury_solve(m, Hf, hdiag, Wx, Cx, kact, Mgrad, vals)
+            _woodbury_solve(m, Hf, hdiag, Wx, Cx, kact, gpos, gcross, wgrp, Mgrad, vals)
         elif tree:
             solve_ld(m, Hf, hdiag, Hs)
         else:
