@@ -291,8 +291,8 @@ def test_tree_hessian_solves_as_the_dense_one(cone):
     nM = d.qM.shape[0]
     G, W = np.empty((nv, nv)), np.empty((nv, nv))
     Hq, Hf, hdiag = np.empty(nM), np.empty(nM), np.empty(nv)
-    ncone = nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G,
-                            np.empty(nv), W, Hq, Hf, hdiag, True)
+    ncone = nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
+                            np.zeros(n, np.int32), G, np.empty(nv), W, Hq, Hf, hdiag, True)
     assert ncone == ncone_expected
     x = b.copy()
     solve_ld(ms, Hf, hdiag, x.reshape(1, nv))
@@ -333,15 +333,17 @@ def test_tree_hessian_rank_one_changes_equal_a_new_factor():
     nM = d.qM.shape[0]
     G, W, vals = np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv)
     Hq, Hf, hdiag = np.empty(nM), np.empty(nM), np.empty(nv)
-    assert nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals,
-                           W, Hq, Hf, hdiag, True) == 0
-    assert nw._tree_update(ms, ds, new, state, ng, gstart, gnnz, gind, gpos, Hq, vals) == 3
+    gcross = np.zeros(ng, np.int32)
+    assert nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross, G,
+                           vals, W, Hq, Hf, hdiag, True) == 0
+    assert nw._tree_update(ms, ds, new, state, ng, gstart, gnnz, gind, gpos, gcross, Hq,
+                           vals) == 3
     w = np.zeros(nv)
-    assert nw._tree_rank1(ms, ds, new, state, ng, gstart, gnnz, gind, Hf, hdiag, w)
+    assert nw._tree_rank1(ms, ds, new, state, ng, gstart, gnnz, gind, gcross, Hf, hdiag, w)
     assert not w.any()
     Hq2, Hf2, hdiag2 = np.empty(nM), np.empty(nM), np.empty(nv)
-    nw._tree_factor(ms, ds, new, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals, W, Hq2,
-                    Hf2, hdiag2, True)
+    nw._tree_factor(ms, ds, new, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross, G, vals, W,
+                    Hq2, Hf2, hdiag2, True)
     scale = np.abs(Hq2).max()
     np.testing.assert_allclose(Hq, Hq2, rtol=0, atol=TREE_SOLVE_TOL * scale)
     np.testing.assert_allclose(Hf, Hf2, rtol=TREE_SOLVE_TOL, atol=TREE_SOLVE_TOL)
@@ -357,3 +359,152 @@ def test_rows_across_branches_keep_the_dense_hessian():
     m, d, _, _ = _contact_scene("box_stack", "pyramidal")
     tree = _hessian_parts(m, d, d.qacc)[-1]
     assert not tree
+
+
+# a free torso with four legs (ball hip, hinge knee); legs 1 and 2 cross in an X and touch
+# each other (a contact across two branches of one tree), the feet press on the floor;
+# sixteen antennae (a hinge each, no geom: nv 38, nM 269) make the low-rank path pay
+ANTENNAE = "".join(
+    f'<body pos="0 0 .05"><joint axis="{"1 0 0" if i % 2 else "0 1 0"}"/>'
+    '<inertial pos="0 0 .05" mass=".02" diaginertia="1e-5 1e-5 1e-5"/></body>'
+    for i in range(16))
+CROSSED_LEGS = """
+<mujoco>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body pos="0 0 .52">
+      <freejoint/>
+      <geom type="box" size=".25 .15 .05"/>
+      ANTENNAE
+      <body pos="0 .1 0">
+        <joint type="ball"/>
+        <geom type="capsule" fromto="0 0 0 0 -.2 -.3" size=".04"/>
+        <body pos="0 -.2 -.3">
+          <joint axis="1 0 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
+        </body>
+      </body>
+      <body pos=".07 -.1 0">
+        <joint type="ball"/>
+        <geom type="capsule" fromto="0 0 0 0 .2 -.3" size=".04"/>
+        <body pos="0 .2 -.3">
+          <joint axis="1 0 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
+        </body>
+      </body>
+      <body pos=".2 0 0">
+        <joint type="ball"/>
+        <geom type="capsule" fromto="0 0 0 .1 0 -.3" size=".04"/>
+        <body pos=".1 0 -.3">
+          <joint axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
+        </body>
+      </body>
+      <body pos="-.2 0 0">
+        <joint type="ball"/>
+        <geom type="capsule" fromto="0 0 0 -.1 0 -.3" size=".04"/>
+        <body pos="-.1 0 -.3">
+          <joint axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+""".replace("ANTENNAE", ANTENNAE)
+# Newton on the crossed legs against MuJoCo, both to tolerance 1e-12: the same iterations
+# on a unique solution, so round-off of the two factorizations (measured 4e-15), relative
+# to max(1, |x|)
+CROSS_NEWTON_TOL = 1e-10
+
+
+def _crossed_legs(cone, tolerance):
+    m, mjm, mjd = _pair(CROSSED_LEGS)
+    mjm.opt.cone = 0 if cone == "pyramidal" else 1
+    m.opt.cone = cone
+    mjm.opt.tolerance = tolerance
+    m.opt.tolerance = tolerance
+    mjm.opt.iterations = 200
+    m.opt.iterations = 200
+    d = js.make_data(m)
+    qvel = 0.3 * np.random.default_rng(3).standard_normal(m.nv)
+    _forward_both(m, d, mjm, mjd, mjm.qpos0, qvel)
+    return m, d, mjm, mjd
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_cross_branch_hessian_solves_as_the_dense_one(cone):
+    """Rows across two branches as a low-rank correction: Woodbury solves as LAPACK on H.
+
+    The legs' contact spans two root paths; the rows on root paths are factored in qM's
+    layout (T) and the contact's quadratic rows, or its cone in the middle zone, enter as
+    H = T + V Vᵀ (`_cross_factor`, `_woodbury_solve`), which must solve as the dense H.
+    """
+    from jointspace.constraint import STATE_CONE, STATE_QUADRATIC
+    from jointspace.solver import newton as nw
+
+    m, d, mjm, mjd = _crossed_legs(cone, 1e-10)
+    ms, ds = m._s, d._s
+    n, nv = int(d.nefc[0]), m.nv
+    M = np.empty((nv, nv))
+    mujoco.mj_fullM(mjm, mjd, M)
+    J = d.efc_J[:n]
+    b = np.random.default_rng(0).standard_normal(nv)
+    nM = d.qM.shape[0]
+    G, W = np.empty((nv, nv)), np.empty((nv, nv))
+    Hq, Hf, hdiag = np.empty(nM), np.empty(nM), np.empty(nv)
+    gcross = np.empty(n, np.int32)
+    ks = []
+    # at the smooth acceleration (the contact's rows quadratic, or its cone in the middle
+    # zone) and halfway to the solution
+    for a in (d.qacc_smooth, 0.5 * (d.qacc_smooth + d.qacc)):
+        cdim, state, hcone, ng, gstart, gnnz, gind, gpos, tree = _hessian_parts(m, d, a)
+        assert not tree
+        kcross = nw._cross_groups(ms, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+        assert kcross == (4 if cone == "pyramidal" else 3)
+        assert nw._low_rank_pays(ms, nM, ng, gstart, gpos, gcross, kcross)
+        H = M.copy()
+        for r in range(n):
+            if state[r] == STATE_QUADRATIC:
+                H += d.efc_D[r] * np.outer(J[r], J[r])
+            if cdim[r] > 0 and state[r] == STATE_CONE:
+                k = cdim[r]
+                H += J[r:r + k].T @ hcone[r, :k * k].reshape(k, k) @ J[r:r + k]
+        assert nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
+                               gcross, G, np.empty(nv), W, Hq, Hf, hdiag, True) >= 0
+        Wx, Cx = np.empty((kcross, nv)), np.empty((kcross, kcross))
+        wgrp = np.empty(kcross, np.int32)
+        k = nw._cross_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross,
+                             Hf, hdiag, Wx, Cx, np.empty((6, 6)), wgrp)
+        ks.append(k)
+        x = b.copy()
+        nw._woodbury_solve(ms, Hf, hdiag, Wx, Cx, k, gpos, gcross, wgrp, x, np.empty(nv))
+        np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=TREE_SOLVE_TOL,
+                                   atol=TREE_SOLVE_TOL * 1e-3)
+    assert ks[0] > 0
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_cross_branch_newton_matches_mujoco(cone):
+    """Newton with a contact across branches (the low-rank path) reaches MuJoCo's solution.
+
+    Regression for the tree-sparse Hessian with a low-rank correction: qacc and the forces
+    equal mj_forward's with both solvers run to tolerance 1e-12.
+    """
+    from jointspace.solver import newton as nw
+
+    m, d, mjm, mjd = _crossed_legs(cone, 1e-12)
+    n, nv = int(d.nefc[0]), m.nv
+    assert n == mjd.nefc and d.solver_niter[0] > 0
+    gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
+    gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
+    ng = nw._row_pattern(d._s, gstart, gnnz, gind)
+    gcross = np.empty(n, np.int32)
+    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+    assert kcross > 0
+    assert nw._low_rank_pays(m._s, d.qM.shape[0], ng, gstart, gpos, gcross, kcross)
+    np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
+                               atol=CROSS_NEWTON_TOL * max(1.0, np.abs(mjd.qacc).max()))
+    f = mjd.efc_force[:n]
+    np.testing.assert_allclose(d.efc_force[:n], f, rtol=CROSS_NEWTON_TOL,
+                               atol=CROSS_NEWTON_TOL * max(1.0, np.abs(f).max()))

@@ -196,9 +196,10 @@ def L_tree(m, d, n):
     Hq = np.empty(nM)
     Hf = np.empty(nM)
     hdiag = np.empty(nv)
+    gcross = np.zeros(ng, np.int32)
     for _ in range(n):
-        nw._tree_factor(m, d, d.efc_state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals,
-                        W, Hq, Hf, hdiag, True)
+        nw._tree_factor(m, d, d.efc_state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross,
+                        G, vals, W, Hq, Hf, hdiag, True)
 
 
 @njit(cache=True)

@@ -16,6 +16,19 @@ dense (nv × nv, lower triangle): the factor of M + Jᵀ D_quad J is computed on
 updated by rank-one changes for each row that enters or leaves its quadratic zone
 (refactored when a downdate loses definiteness), and the middle-zone cones are added to a
 copy of it by rank-one updates, as MuJoCo's HessianIncremental and HessianCone do.
+When only a few rows leave the root paths (kcross of them: a contact between two legs of
+one body tree), the rows on root paths keep the tree factor T and the others enter as a
+low-rank correction H = T + V Vᵀ, V's columns √D_r J_rᵀ for their quadratic rows and
+J_cᵀ U_c for their cones in the middle zone (H_c = U_c U_cᵀ); H s = r is solved by the
+Woodbury identity with the k × k capacitance I + Vᵀ T⁻¹ V, formed from W = L⁻ᵀ V and
+refactored when T or those rows change (`_cross_factor`, `_woodbury_solve`). W's rows are
+zero off their group's support (the union of its columns' root paths), where alone they are
+solved and multiplied. Measured on the dog (nv 85, nM 1345) with full-length rows: the first
+factor and solve took 0.3–0.6× the dense path's at kcross ≤ 4, but a rebuild of W and C
+0.5–1.1× a one-row dense update and solve at kcross ≤ 4 and 1.6–1.7× at 8; at nv 22 it was
+1.2–1.3× the dense path. `_low_rank_pays` estimates the rebuild and solve's work on the
+supports against one dense update and solve (2 nv²): along the dog's trajectory the states
+with kcross 1–4 and 10 take this path, those with 20 the dense one.
 Termination (MuJoCo's): scaled improvement or gradient below the tolerance, or the Newton
 decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose gradient and M⁻¹ gap are
 already below the tolerance skips the iterations.
@@ -29,7 +42,7 @@ from numba import njit
 from jointspace._numba.dense import chol_factor, chol_solve, chol_update
 from jointspace._numba.scratch import borrow, keep, shaped
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
-from jointspace.dynamics.factor import factor_ld, solve_ld
+from jointspace.dynamics.factor import factor_ld, solve_ld, solve_lt
 from jointspace.solver.cost import (
     constraint_update,
     dot_on,
@@ -166,6 +179,25 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
 
 
 @njit(cache=True)
+def _on_root_path(parent, g, gnnz, gind, gpos):
+    """Whether group g's columns lie on one path from a dof to the root (gpos: _tree_pattern)."""
+    j = gnnz[g] - 1
+    if j < 0:
+        return True
+    gpos[g, j] = 0
+    i = parent[gind[g, j]]
+    j -= 1
+    pos = 1
+    while j >= 0 and i >= 0:
+        if i == gind[g, j]:
+            gpos[g, j] = pos
+            j -= 1
+        i = parent[i]
+        pos += 1
+    return j < 0
+
+
+@njit(cache=True)
 def _tree_pattern(m, ng, gnnz, gind, gpos):
     """Whether every group's columns lie on one path from a dof to the root.
 
@@ -177,34 +209,52 @@ def _tree_pattern(m, ng, gnnz, gind, gpos):
     number of steps from the group's last column up to its column q, so that (a_p, a_q) is
     qM[dof_Madr[a_p] + gpos[g, q] − gpos[g, p]].
     """
-    parent = m.dof_parentid
     for g in range(ng):
-        j = gnnz[g] - 1
-        if j < 0:
-            continue
-        gpos[g, j] = 0
-        i = parent[gind[g, j]]
-        j -= 1
-        pos = 1
-        while j >= 0 and i >= 0:
-            if i == gind[g, j]:
-                gpos[g, j] = pos
-                j -= 1
-            i = parent[i]
-            pos += 1
-        if j >= 0:
+        if not _on_root_path(m.dof_parentid, g, gnnz, gind, gpos):
             return False
     return True
 
 
 @njit(cache=True)
-def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals, W, Hq, Hf,
-                 hdiag, assemble):
+def _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross, mark):
+    """Mark the groups not on one root path; returns their row count, kcross.
+
+    gcross[g] ← 0 for a group on one root path (gpos written as `_tree_pattern` does), else
+    the size of its support, the union of its columns' root paths, listed in gpos[g, :]
+    from the last dof to the first (L⁻ᵀ keeps a vector on it; leaves first). mark: nv
+    scratch, zero on entry and exit.
+    """
+    parent = m.dof_parentid
+    n = 0
+    for g in range(ng):
+        if _on_root_path(parent, g, gnnz, gind, gpos):
+            gcross[g] = 0
+            continue
+        n += gstart[g + 1] - gstart[g]
+        for q in range(gnnz[g]):
+            i = gind[g, q]
+            while i >= 0 and mark[i] == 0:
+                mark[i] = 1
+                i = parent[i]
+        ns = 0
+        for i in range(m.nv - 1, -1, -1):
+            if mark[i] != 0:
+                mark[i] = 0
+                gpos[g, ns] = i
+                ns += 1
+        gcross[g] = ns
+    return n
+
+
+@njit(cache=True)
+def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross, G, vals, W,
+                 Hq, Hf, hdiag, assemble):
     """Hf, hdiag ← the LᵀDL factor (qM's layout) of H = M + Jᵀ D_quad J + Σ_cones J_cᵀ H_c J_c.
 
-    With assemble, Hq ← M + Jᵀ D_quad J first (otherwise Hq holds it from an earlier call
-    with the same quadratic rows). For patterns accepted by _tree_pattern only. Returns the
-    number of cones in their middle zone, or −1 when a pivot is not positive.
+    Over the groups on one root path (gcross[g] == 0: `_cross_groups`); the others are the
+    low-rank part of `_cross_factor`. With assemble, Hq ← M + Jᵀ D_quad J first (otherwise
+    Hq holds it from an earlier call with the same quadratic rows). Returns the number of
+    cones in their middle zone, or −1 when a pivot is not positive.
     """
     nM = Hq.shape[0]
     madr = m.dof_Madr
@@ -214,21 +264,24 @@ def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals
             Hq[t] = d.qM[t]
         g = np.int64(0)
         while g < ng:
+            if gcross[g] != 0:
+                g += 1
+                continue
+            # a run shares one pattern: its groups are all on one root path
             e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
             if e < 0:
-                e = -e
                 for p in range(gnnz[g]):
                     base = madr[gind[g, p]] - gpos[g, p]
                     for q in range(p + 1):
                         Hq[base + gpos[g, q]] += G[p, q]
-            g = e
+            g = abs(e)
     for t in range(nM):
         Hf[t] = Hq[t]
     ncone = 0
     for g in range(ng):
         i0 = gstart[g]
         dim = cdim[i0]
-        if dim <= 0 or state[i0] != STATE_CONE:
+        if dim <= 0 or state[i0] != STATE_CONE or gcross[g] != 0:
             continue
         ncone += 1
         nz = gnnz[g]
@@ -252,19 +305,21 @@ def _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G, vals
 
 
 @njit(cache=True)
-def _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, Hq, vals):
+def _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, gcross, Hq, vals):
     """Hq ± D_r v_r v_rᵀ for each row r that entered (+) or left (−) its quadratic zone.
 
     Hq holds M + Jᵀ D_quad J in qM's layout (`_tree_factor`'s assembly) for the zones of
     oldstate; afterwards it holds it for those of state, at the cost of the changed rows
-    alone (MuJoCo's HessianIncremental updates its dense factor row by row instead).
-    Returns the number of rows applied.
+    alone (MuJoCo's HessianIncremental updates its dense factor row by row instead). Rows
+    of groups across branches (gcross) are left out. Returns the number of rows applied.
     """
     n = 0
     madr = m.dof_Madr
     J = d.efc_J
     D = d.efc_D
     for g in range(ng):
+        if gcross[g] != 0:
+            continue
         nz = gnnz[g]
         for r in range(gstart[g], gstart[g + 1]):
             now = state[r] == STATE_QUADRATIC
@@ -320,7 +375,7 @@ def _ld_rank1(m, Hf, hdiag, w, sigma, lo):
 
 
 @njit(cache=True)
-def _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind, Hf, hdiag, w):
+def _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind, gcross, Hf, hdiag, w):
     """Update the factor Hf, hdiag by ± D_r v_r v_rᵀ for the rows that changed zone.
 
     The rows that entered their quadratic zone are added first, then those that left it
@@ -334,7 +389,7 @@ def _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind, Hf, hdiag, w):
     for sign in (1.0, -1.0):
         for g in range(ng):
             nz = gnnz[g]
-            if nz == 0:
+            if nz == 0 or gcross[g] != 0:
                 continue
             lo = gind[g, nz - 1]
             for r in range(gstart[g], gstart[g + 1]):
@@ -420,12 +475,183 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
 
 
 @njit(cache=True)
-def _any_cone(d, state, cdim):
-    """Whether some elliptic contact is in its middle zone."""
-    for i in range(d.nefc[0]):
-        if cdim[i] > 0 and state[i] == STATE_CONE:
+def _any_cone(state, cdim, ng, gstart, gcross, cross):
+    """Whether a contact across branches (cross) or on a root path is a middle-zone cone."""
+    for g in range(ng):
+        i0 = gstart[g]
+        if (gcross[g] != 0) == cross and cdim[i0] > 0 and state[i0] == STATE_CONE:
             return True
     return False
+
+
+@njit(cache=True)
+def _cross_moved(state, oldstate, ng, gstart, gcross):
+    """Rows across branches that entered or left their quadratic zone, and cone movement.
+
+    Returns (their number, whether such a group is a cone in its middle zone now or was
+    before: its H_c moved or it came or went), what `_cross_factor` must be redone for.
+    """
+    n = 0
+    cone = False
+    for g in range(ng):
+        if gcross[g] == 0:
+            continue
+        i0 = gstart[g]
+        if state[i0] == STATE_CONE or oldstate[i0] == STATE_CONE:
+            cone = True
+        for r in range(i0, gstart[g + 1]):
+            if (state[r] == STATE_QUADRATIC) != (oldstate[r] == STATE_QUADRATIC):
+                n += 1
+    return n, cone
+
+
+@njit(cache=True)
+def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross, Hf, hdiag, W,
+                  C, U, wgrp):
+    """W, C ← the low-rank part V Vᵀ of H over the groups across branches, against T.
+
+    H = T + V Vᵀ with T = Lᵀ D L (Hf, hdiag: `_tree_factor` over the groups on a root
+    path) and V's columns v_j: √D_r J_rᵀ for each quadratic row r of a group across
+    branches, and for each such cone in its middle zone the dim columns J_cᵀ U_c, where
+    H_c = U_c U_cᵀ (its Cholesky factor, as `_add_cones`). W's row j ← L⁻ᵀ v_j and C (lower,
+    k × k) ← the Cholesky factor of the capacitance I + Vᵀ T⁻¹ V = I + W D⁻¹ Wᵀ, whose
+    pivots are ≥ 1. W's row j is zero off its group's support (`_cross_groups`), on which
+    alone it is solved and multiplied; wgrp[j] ← that group. Returns k, the number of
+    columns.
+    """
+    nv = m.nv
+    J = d.efc_J
+    D = d.efc_D
+    madr = m.dof_Madr
+    col = m.M_col
+    nM = Hf.shape[0]
+    k = 0
+    for g in range(ng):
+        if gcross[g] == 0:
+            continue
+        i0 = gstart[g]
+        nz = gnnz[g]
+        dim = cdim[i0]
+        if dim > 0 and state[i0] == STATE_CONE:
+            for r in range(dim):
+                for c in range(r + 1):
+                    U[r, c] = hcone[i0, r * dim + c]
+            chol_factor(U, dim, MINVAL)
+            # v = J_cᵀ U_c[:, r]
+            for r in range(dim):
+                for t in range(nv):
+                    W[k, t] = 0.0
+                for q in range(nz):
+                    a = gind[g, q]
+                    s = 0.0
+                    for c in range(r, dim):
+                        s += U[c, r] * J[i0 + c, a]
+                    W[k, a] = s
+                wgrp[k] = g
+                k += 1
+            continue
+        for r in range(i0, gstart[g + 1]):
+            if state[r] != STATE_QUADRATIC:
+                continue
+            # v = √D_r J_rᵀ
+            sq = math.sqrt(D[r])
+            for t in range(nv):
+                W[k, t] = 0.0
+            for q in range(nz):
+                a = gind[g, q]
+                W[k, a] = sq * J[r, a]
+            wgrp[k] = g
+            k += 1
+    # W[j] ← L⁻ᵀ W[j] on its support, leaves first (solve_lt's sweep)
+    for j in range(k):
+        g = wgrp[j]
+        w = W[j]
+        for q in range(gcross[g]):
+            a = gpos[g, q]
+            wa = w[a]
+            if wa != 0.0:
+                end = madr[a + 1] if a + 1 < nv else nM
+                for adr in range(madr[a] + 1, end):
+                    w[col[adr]] -= Hf[adr] * wa
+    # C = I + W D⁻¹ Wᵀ, each product on the support of row a
+    for a in range(k):
+        g = wgrp[a]
+        for b in range(a + 1):
+            s = 0.0
+            for q in range(gcross[g]):
+                t = gpos[g, q]
+                s += W[a, t] * hdiag[t] * W[b, t]
+            C[a, b] = s
+        C[a, a] += 1.0
+    chol_factor(C, k, MINVAL)
+    return k
+
+
+@njit(cache=True)
+def _woodbury_solve(m, Hf, hdiag, W, C, k, gpos, gcross, wgrp, x, t):
+    """x ← (T + V Vᵀ)⁻¹ x by the Woodbury identity, with `_cross_factor`'s W and C.
+
+    T⁻¹ − T⁻¹ V (I + Vᵀ T⁻¹ V)⁻¹ Vᵀ T⁻¹ with T⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ and W = (L⁻ᵀ V)ᵀ:
+        y = L⁻ᵀ x;  t = C⁻¹ W D⁻¹ y;  x = L⁻¹ D⁻¹ (y − Wᵀ t),
+    W's rows taken on their supports (gpos, gcross, wgrp: `_cross_factor`). t: k scratch.
+    """
+    nv = m.nv
+    madr = m.dof_Madr
+    col = m.M_col
+    nM = Hf.shape[0]
+    solve_lt(m, Hf, x)
+    for a in range(k):
+        g = wgrp[a]
+        s = 0.0
+        for q in range(gcross[g]):
+            j = gpos[g, q]
+            s += W[a, j] * hdiag[j] * x[j]
+        t[a] = s
+    chol_solve(C, k, t)
+    for a in range(k):
+        g = wgrp[a]
+        ta = t[a]
+        for q in range(gcross[g]):
+            j = gpos[g, q]
+            x[j] -= W[a, j] * ta
+    # x ← L⁻¹ D⁻¹ x, root first
+    for j in range(nv):
+        end = madr[j + 1] if j + 1 < nv else nM
+        s = x[j] * hdiag[j]
+        for adr in range(madr[j] + 1, end):
+            s -= Hf[adr] * x[col[adr]]
+        x[j] = s
+
+
+@njit(cache=True)
+def _low_rank_pays(m, nM, ng, gstart, gpos, gcross, kcross):
+    """Whether the kcross rows across branches are cheaper as `_cross_factor`'s correction.
+
+    Its work per iteration: per column, W's row zeroed (nv) and solved on its group's
+    support (the support's rows of L); C's k²/2 products on a support (at most smax long);
+    the solve's 2 k smax and the solve with T (nM). Against the dense path's least per
+    iteration, one rank-one update and a solve (2 nv²), while its first factor (nv³/6)
+    costs more than the tree factor with the correction (measurements: module docstring).
+    W and C must also fit in H's nv² floats.
+    """
+    nv = m.nv
+    madr = m.dof_Madr
+    if kcross * nv + kcross * kcross > nv * nv:
+        return False
+    work = nM
+    smax = 0
+    for g in range(ng):
+        ns = gcross[g]
+        if ns == 0:
+            continue
+        smax = max(smax, ns)
+        lsup = 0
+        for q in range(ns):
+            a = gpos[g, q]
+            lsup += (madr[a + 1] if a + 1 < nv else nM) - madr[a]
+        work += (gstart[g + 1] - gstart[g]) * (nv + lsup)
+    work += kcross * kcross * smax // 2 + 2 * kcross * smax
+    return work <= 2 * nv * nv
 
 
 @njit(cache=True)
@@ -461,7 +687,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     nh = nefc if elliptic else 1
     nM = d.qM.shape[0]
     f_own = np.empty(8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland)
-    i_own = np.empty(nefc * (2 * nv + 3) + 1 + nv + 8 * nisland, dtype=np.int32)
+    i_own = np.empty(nefc * (2 * nv + 5) + 1 + 2 * nv + 8 * nisland, dtype=np.int32)
     # borrowed views (`_numba.scratch`): the iterations' calls count no references on them
     fb = borrow(f_own)
     ib = borrow(i_own)
@@ -481,6 +707,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     o += 9 * nefc
     hcone = shaped(fb[o:o + 36 * nh], (nh, 36))
     o += 36 * nh
+    oH = o  # H's floats also hold `_cross_factor`'s W and C (H is dense-path only)
     H = shaped(fb[o:o + nv * nv], (nv, nv))
     Hc = shaped(fb[o + nv * nv:o + 2 * nv * nv], (nv, nv))
     G = shaped(fb[o + 2 * nv * nv:o + 3 * nv * nv], (nv, nv))
@@ -511,12 +738,23 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     iters = ib[o + 4 * nisland:o + 5 * nisland]
     neval = ib[o + 5 * nisland:o + 6 * nisland]
     gok = ib[o + 6 * nisland:o + 7 * nisland]
+    gcross = ib[o + 7 * nisland:o + 7 * nisland + nefc]
+    o += 7 * nisland + nefc
+    wgrp = ib[o:o + nefc]
+    mark = ib[o + nefc:o + nefc + nv]
+    mark[:] = 0  # _cross_groups' scratch, zero between uses
     island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
     whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
     ng = _row_pattern(d, gstart, gnnz, gind)
-    # H with M's tree sparsity when every row lies on one root path (_tree_pattern); the
-    # dense factor with rank-one updates otherwise
-    tree = _tree_pattern(m, ng, gnnz, gind, gpos)
+    # H with M's tree sparsity over the rows on one root path, the kcross rows across
+    # branches as a low-rank correction (`_cross_factor`, their W and C in H's memory) when
+    # that pays; the dense factor with rank-one updates otherwise
+    kcross = _cross_groups(m, ng, gstart, gnnz, gind, gpos, gcross, mark)
+    tree = kcross == 0 or _low_rank_pays(m, nM, ng, gstart, gpos, gcross, kcross)
+    kw = kcross if tree else 0
+    Wx = shaped(fb[oH:oH + kw * nv], (kw, nv))
+    Cx = shaped(fb[oH + kw * nv:oH + kw * nv + kw * kw], (kw, kw))
+    kact = 0
     Hs = Mgrad.reshape((1, nv))
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
@@ -555,15 +793,20 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     ncone = 0
     if not alldone:
         if tree:
-            ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, G,
-                                 vals, Hc, Hq, Hf, hdiag, True)
+            ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
+                                 gcross, G, vals, Hc, Hq, Hf, hdiag, True)
             tree = ncone >= 0
+            if tree and kcross > 0:
+                kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
+                                     gcross, Hf, hdiag, Wx, Cx, U, wgrp)
         if not tree:
             _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
             ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        if tree:
+        if tree and kact > 0:
+            _woodbury_solve(m, Hf, hdiag, Wx, Cx, kact, gpos, gcross, wgrp, Mgrad, vals)
+        elif tree:
             solve_ld(m, Hf, hdiag, Hs)
         else:
             chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
@@ -596,17 +839,25 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
             # cones, its factor by rank-one changes (`_tree_rank1`); with cones in their
             # middle zone (whose H_c moved) or after a failed downdate, H is factored anew
             if nchange > 0:
-                nupdate = _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos, Hq,
-                                       vals)
-            cones = ncone > 0 or _any_cone(d, state, cdim)
-            if (nupdate > 0 or cones) and (
+                nupdate = _tree_update(m, d, state, oldstate, ng, gstart, gnnz, gind, gpos,
+                                       gcross, Hq, vals)
+            cones = ncone > 0 or _any_cone(state, cdim, ng, gstart, gcross, False)
+            moved_t = nupdate > 0 or cones
+            if moved_t and (
                     cones or not _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind,
-                                             Hf, hdiag, x)):
+                                             gcross, Hf, hdiag, x)):
                 ncone = _tree_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
-                                     G, vals, Hc, Hq, Hf, hdiag, False)
+                                     gcross, G, vals, Hc, Hq, Hf, hdiag, False)
                 if ncone < 0:
                     tree = False
                     _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+            if tree and kcross > 0:
+                # the low-rank part against the new T, when T or the rows across moved
+                nx, xcone = _cross_moved(state, oldstate, ng, gstart, gcross)
+                nupdate += nx
+                if moved_t or nx > 0 or xcone:
+                    kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind,
+                                         gpos, gcross, Hf, hdiag, Wx, Cx, U, wgrp)
         elif nchange > 0:
             nupdate = _quad_update(m, d, state, oldstate, H, x)
             if nupdate < 0:
@@ -616,7 +867,9 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
             ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
         for k in range(nv):
             Mgrad[k] = grad[k]
-        if tree:
+        if tree and kact > 0:
+            _woodbury_solve(m, Hf, hdiag, Wx, Cx, kact, gpos, gcross, wgrp, Mgrad, vals)
+        elif tree:
             solve_ld(m, Hf, hdiag, Hs)
         else:
             chol_solve(Hc if ncone > 0 else H, nv, Mgrad)
