@@ -5,8 +5,9 @@ people who know MuJoCo can read jointspace and parity tests can compare fields b
 
 The tables below are the single source of truth: each row is (name, dtype, shape, meaning).
 `dtype` is "f" (float64), "i" (int32), "l" (int64, scratch) or "b" (uint8 flag); `shape`
-lists sizes by name (looked up among the model sizes), number, or (name, a, b) for
-a · size + b. A scalar field has shape ().
+lists sizes by name (looked up among the model sizes, and Data's nsolve: `data_sizes`),
+number, (name, a, b) for a · size + b, or ((name, a), (name, name, b), …, c) for a sum of
+multiples of sizes and of two sizes' products plus c. A scalar field has shape ().
 
 Python sees `Model` and `Data` as plain objects whose attributes are NumPy arrays. Compiled
 code sees them through a Numba structref (`model._s`, `data._s`) that references the very
@@ -664,13 +665,22 @@ DATA_FIELDS = (
      "SMALL_SPRING, SMALL_WRAP, SMALL_ENERGY, SMALL_SOLVE, SMALL_EQUALITY, SMALL_JDOTV"),
     ("scratch_small_l", "l", (8,),
      "fixed-size integer scratch of the stages: make_constraint's row counts [0, 2)"),
-    ("scratch_solve_f", "f", (("njmax", 7, 0),),
-     "the solve stage: the cones' friction coefficients (njmax) and parameters (5 njmax), "
-     "the islands' scales (njmax)"),
-    ("scratch_solve_l", "l", ((("njmax", 6), ("nv", 5), 4),),
-     "the solve stage: the island lists (5 njmax + nv) and efc_islands' trees "
-     "(4 max(nv, 1) + njmax)"),
-    ("scratch_solve_i", "i", ("njmax",), "the solve stage: the cones' dimensions"),
+    ("scratch_solve_f", "f", (("nsolve", 7, 0),),
+     "the solve stage: the cones' friction coefficients (nsolve) and parameters (5 nsolve), "
+     "the islands' scales (nsolve); nsolve = min(njmax, 64 + 8 nv) rows, more rows are "
+     "given arrays of their own"),
+    ("scratch_solve_l", "l", ((("nsolve", 6), ("nv", 5), 4),),
+     "the solve stage: the island lists (5 nsolve + nv) and efc_islands' trees "
+     "(4 max(nv, 1) + nsolve)"),
+    ("scratch_solve_i", "i", ("nsolve",), "the solve stage: the cones' dimensions"),
+    ("scratch_newton_f", "f",
+     ((("nsolve", 49), ("nv", 8), ("nv", "nv", 3), ("nM", 2), 67),),
+     "Newton's floats for up to nsolve rows (solver.newton: vectors, row polynomials, cone "
+     "Hessians, the dense Hessian, its factor and the low-rank blocks, the tree factor)"),
+    ("scratch_newton_i", "i",
+     ((("nsolve", "nv", 2), ("nsolve", 13), ("nv", 2), 1),),
+     "Newton's integers for up to nsolve rows (row patterns and positions, island lists, "
+     "the low-rank groups)"),
     ("scratch_collision_f", "f", (("ngeom", 13, 660),),
      "collision: geom boxes and sweep values (13 per geom), the contact buffer, box polygons, "
      "contact parameters and the convex placeholder (649)"),
@@ -717,17 +727,30 @@ def _expose(obj, own, fields, writable_ints):
         obj.__dict__[key] = v
 
 
+def data_sizes(model):
+    """The sizes Data's fields are shaped by: the model's, and nsolve.
+
+    nsolve = min(njmax, 64 + 8 nv): the rows the solve stage's and Newton's scratch
+    (scratch_solve_*, scratch_newton_*) hold, so that a solve of that many rows allocates
+    nothing. njmax (from MuJoCo's memory rule) is often hundreds of times the rows a step
+    has; a solve with more rows than nsolve gets arrays of its own.
+    """
+    sizes = model.sizes
+    sizes["nsolve"] = min(sizes["njmax"], 64 + 8 * sizes["nv"])
+    return sizes
+
+
 def _resolve_dim(s, sizes):
     """One dimension of a field's shape from the sizes.
 
-    An int; a size's name; (name, a, b) for a·size + b; or ((name, a), (name, b), …, c)
-    for a sum of multiples plus c.
+    An int; a size's name; (name, a, b) for a·size + b; or ((name, a), (name, name, b),
+    …, c) for a sum of multiples of sizes and of products of two sizes, plus c.
     """
     if isinstance(s, str):
         return sizes[s]
     if isinstance(s, tuple):
         if isinstance(s[0], tuple):
-            return sum(c * sizes[n] for n, c in s[:-1]) + s[-1]
+            return sum(math.prod(sizes[n] for n in t[:-1]) * t[-1] for t in s[:-1]) + s[-1]
         return s[1] * sizes[s[0]] + s[2]
     return s
 
@@ -1044,7 +1067,7 @@ class Data:
     """
 
     def __init__(self, model):
-        sizes = model.sizes
+        sizes = data_sizes(model)
         own = _Buffers()
         for name, dt, shape, _ in DATA_FIELDS:
             setattr(own, "_" + name if name == "time" else name,

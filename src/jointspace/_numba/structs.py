@@ -603,6 +603,8 @@ _DATA_FIELDS = [
     ("scratch_solve_f", types.float64[::1]),
     ("scratch_solve_l", types.int64[::1]),
     ("scratch_solve_i", types.int32[::1]),
+    ("scratch_newton_f", types.float64[::1]),
+    ("scratch_newton_i", types.int32[::1]),
     ("scratch_collision_f", types.float64[::1]),
     ("scratch_collision_l", types.int64[::1]),
     ("scratch_pairs", types.int64[::1]),
@@ -1083,10 +1085,12 @@ def _fill_data_3(s, efc_aref, efc_b, efc_force, efc_state, qacc_warmstart, solve
 
 
 @njit(cache=True)
-def _fill_data_4(s, scratch_solve_f, scratch_solve_l, scratch_solve_i, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
+def _fill_data_4(s, scratch_solve_f, scratch_solve_l, scratch_solve_i, scratch_newton_f, scratch_newton_i, scratch_collision_f, scratch_collision_l, scratch_pairs, model):
     s.scratch_solve_f = borrow(scratch_solve_f)
     s.scratch_solve_l = borrow(scratch_solve_l)
     s.scratch_solve_i = borrow(scratch_solve_i)
+    s.scratch_newton_f = borrow(scratch_newton_f)
+    s.scratch_newton_i = borrow(scratch_newton_i)
     s.scratch_collision_f = borrow(scratch_collision_f)
     s.scratch_collision_l = borrow(scratch_collision_l)
     s.scratch_pairs = borrow(scratch_pairs)
@@ -1120,5 +1124,5 @@ def make_data_struct(d, model_struct):
     _fill_data_1(owner, o.subtree_com, o.cinert, o.cdof, o.ncon, o.contact_dist, o.contact_pos, o.contact_frame, o.contact_geom, o.contact_dim, o.contact_friction, o.contact_solref, o.contact_solreffriction, o.contact_solimp, o.contact_includemargin, o.contact_gap, o.contact_exclude, o.contact_adhesion, o.contact_surfacevel, o.collision_warning, o.crb, o.qM, o.qLD, o.qLDiagInv, o.qH, o.qHDiagInv, o.ten_velocity, o.cvel, o.cdof_dot, o.qfrc_bias, o.qfrc_passive, o.qfrc_spring, o.qfrc_damper)
     _fill_data_2(owner, o.qfrc_gravcomp, o.qfrc_fluid, o.qfrc_adhesion, o.act_dot, o.actuator_length, o.actuator_velocity, o.actuator_force, o.actuator_moment, o.qfrc_actuator, o.qfrc_smooth, o.qacc_smooth, o.qfrc_constraint, o.qfrc_inverse, o.ne, o.nf, o.nl, o.nefc, o.efc_type, o.efc_id, o.efc_island, o.nisland, o.efc_J, o.efc_J_rownnz, o.efc_J_colind, o.efc_pos, o.efc_margin, o.efc_frictionloss, o.efc_diagApprox, o.efc_R, o.efc_D, o.efc_KBIP, o.efc_vel)
     _fill_data_3(owner, o.efc_aref, o.efc_b, o.efc_force, o.efc_state, o.qacc_warmstart, o.solver_niter, o.solver_improvement, o.solver_gradient, o.solver_lineslope, o.solver_cost, o.solver_nactive, o.solver_nchange, o.solver_neval, o.solver_nupdate, o.solver_fwdinv, o.cacc, o.cfrc_int, o.cfrc_ext, o.subtree_linvel, o.subtree_angmom, o.sensordata, o.energy, o.warning, o.warning_cnstrfull, o.scratch_nv, o.scratch_body, o.scratch_vv, o.scratch_body_nv, o.scratch_efc, o.scratch_v, o.scratch_small, o.scratch_small_l)
-    _fill_data_4(owner, o.scratch_solve_f, o.scratch_solve_l, o.scratch_solve_i, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
+    _fill_data_4(owner, o.scratch_solve_f, o.scratch_solve_l, o.scratch_solve_i, o.scratch_newton_f, o.scratch_newton_i, o.scratch_collision_f, o.scratch_collision_l, o.scratch_pairs, model_struct)
     return DataStruct._numba_box_(data_type, owner._meminfo)

@@ -97,9 +97,16 @@ def solve_stage(m, d, solver, maxiter):
     for i in range(nefc):
         d.efc_b[i] -= d.efc_aref[i]
     # the cones, islands and scales in the stage's scratch (d.scratch_solve_*: views of
-    # borrowed fields, no allocation per solve)
-    sf = d.scratch_solve_f
-    cdim, cmu, cfr = _cones_into(m, d, d.scratch_solve_i, sf, nefc)
+    # borrowed fields, no allocation per solve), or in arrays of their own past its rows
+    if nefc <= d.scratch_solve_i.shape[0]:
+        si = d.scratch_solve_i
+        sf = d.scratch_solve_f
+        g = d.scratch_solve_l
+    else:
+        si = np.empty(nefc, dtype=np.int32)
+        sf = np.empty(7 * nefc)
+        g = np.empty(6 * nefc + 5 * nv + 4, dtype=np.int64)
+    cdim, cmu, cfr = _cones_into(m, d, si, sf, nefc)
     hc = shaped(d.scratch_small[SMALL_SOLVE:SMALL_SOLVE + 1], (1, 1))
     dual = solver == SOLVER_PGS or solver == SOLVER_IPM
     # primed: qacc is the warm start, and its J qacc − aref (scratch_efc), M qacc
@@ -138,7 +145,6 @@ def solve_stage(m, d, solver, maxiter):
     noslip = m.opt_noslip_iterations[0]
     gs = solver == SOLVER_PGS or noslip > 0  # Gauss–Seidel on the dual
     # the islands (solver.island), or all rows as one; AR for Gauss–Seidel
-    g = d.scratch_solve_l
     rows = g[0:nefc]
     adr = g[nefc:2 * nefc]
     cnt = g[2 * nefc:3 * nefc]

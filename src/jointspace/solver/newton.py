@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve, chol_update
-from jointspace._numba.scratch import borrow, keep, shaped
+from jointspace._numba.scratch import shaped
 from jointspace.constraint import CNSTR_CONTACT_ELLIPTIC, STATE_CONE, STATE_QUADRATIC
 from jointspace.dynamics.factor import factor_ld, solve_ld, solve_lt
 from jointspace.solver.cost import (
@@ -682,15 +682,19 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     qacc = d.qacc
     force = d.efc_force
     state = d.efc_state
-    # scratch: one float and one int block cut into views (an allocation costs about as
-    # much as a small product here); cone Hessians only for elliptic contacts
+    # scratch: one float and one int block cut into views, Data's (d.scratch_newton_*,
+    # no allocation per solve) or, past their rows (`types.data_sizes`), blocks of their
+    # own; cone Hessians only for elliptic contacts
     nh = nefc if elliptic else 1
     nM = d.qM.shape[0]
-    f_own = np.empty(8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland)
-    i_own = np.empty(nefc * (2 * nv + 5) + 1 + 2 * nv + 8 * nisland, dtype=np.int32)
-    # borrowed views (`_numba.scratch`): the iterations' calls count no references on them
-    fb = borrow(f_own)
-    ib = borrow(i_own)
+    nf = 8 * nv + 11 * nefc + 36 * nh + 3 * nv * nv + 2 * nM + 67 + 2 * nisland
+    ni = nefc * (2 * nv + 5) + 1 + 2 * nv + 8 * nisland
+    if nf <= d.scratch_newton_f.shape[0] and ni <= d.scratch_newton_i.shape[0]:
+        fb = d.scratch_newton_f[:nf]
+        ib = d.scratch_newton_i[:ni]
+    else:
+        fb = np.empty(nf)
+        ib = np.empty(ni, dtype=np.int32)
     Ma = fb[0:nv]
     Mv = fb[nv:2 * nv]
     grad = fb[2 * nv:3 * nv]
@@ -890,5 +894,3 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
         for k in range(nv):
             search[k] = -Mgrad[k]
     d.solver_niter[0] = iters[0]
-    keep(f_own)
-    keep(i_own)
