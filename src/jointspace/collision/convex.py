@@ -221,13 +221,13 @@ def _climb(hv, vadr, hg, ga, start, l0, l1, l2):
 def hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2):
     """Row of hv: the mesh hull's vertex of largest projection on the local direction l.
 
-    `hull_index_from` with no start vertex.
+    `_hull_index` with no start vertex.
     """
-    return hull_index_from(hv, vadr, vnum, hg, ga, -1, l0, l1, l2)
+    return _hull_index(hv, vadr, vnum, hg, ga, -1, l0, l1, l2)
 
 
-@jit_sig(I8(F2, I8, I8, I1, I8, I8, F8, F8, F8))
-def hull_index_from(hv, vadr, vnum, hg, ga, start, l0, l1, l2):
+@jit_inline
+def _hull_index(hv, vadr, vnum, hg, ga, start, l0, l1, l2):
     """Row of hv: the mesh hull's vertex of largest projection on l, climbed from `start`.
 
     The same vertex as a scan of all vertices, the first of equals. With a hull graph
@@ -290,15 +290,16 @@ def support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d):
     A mesh's is its hull vertex of largest projection, the first of equals
     (`hull_index`: hg is hull_graph, ga the mesh's graph address or −1).
     """
-    return support_from(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, -1)[0]
+    return _support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, -1)[0]
 
 
-@jit_sig(types.Tuple((V3, I8))(I8, V3, M9, V3, F2, I8, I8, I1, I8, V3, I8))
-def support_from(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, start):
+@jit_inline
+def _support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, start):
     """`support`, and for a mesh its vertex's row of hv (else −1), the climb from `start`.
 
     start: the row of the previous support vertex of the same mesh, or −1
-    (`hull_index_from`); the point is the same whatever the start.
+    (`_hull_index`); the point is the same whatever the start. Inlined into `_mink`,
+    which calls it for every support point of GJK and EPA.
     """
     l0, l1, l2 = mat_t_vec(mat, d)
     if t == CORE_POINT:
@@ -337,7 +338,7 @@ def support_from(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, start):
         loc = (size[0] if l0 >= 0 else -size[0], size[1] if l1 >= 0 else -size[1],
                size[2] if l2 >= 0 else -size[2])
     else:  # mesh: hull vertex with the largest projection (the first of equals)
-        ib = hull_index_from(hv, vadr, vnum, hg, ga, start, l0, l1, l2)
+        ib = _hull_index(hv, vadr, vnum, hg, ga, start, l0, l1, l2)
         loc = (hv[ib, 0], hv[ib, 1], hv[ib, 2])
     return add(mat_vec(mat, loc), pos), ib
 
@@ -348,10 +349,10 @@ def _mink(ws_v, i, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, g
     """Store support of A − B along d (unit) in row i: (w, a, b); returns (w, ia, ib).
 
     ia, ib: the rows of A's and B's previous support vertices (meshes; −1: none), where
-    the climbs start (`support_from`); the returned ones are this call's.
+    the climbs start (`_support`); the returned ones are this call's.
     """
-    a, ia = support_from(ta, pa, ma, sa, hv, va, na, hg, ga, d, ia)
-    b, ib = support_from(tb, pb, mb, sb, hv, vb, nb, hg, gb, scl(d, -1.0), ib)
+    a, ia = _support(ta, pa, ma, sa, hv, va, na, hg, ga, d, ia)
+    b, ib = _support(tb, pb, mb, sb, hv, vb, nb, hg, gb, scl(d, -1.0), ib)
     w = sub(a, b)
     r = ws_v[i]
     r[0], r[1], r[2] = w
