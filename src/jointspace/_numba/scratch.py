@@ -20,6 +20,12 @@ buffer) would go before the views do.
 a call of a compiled normalizer and of a C helper that works out the strides
 (numba_attempt_nocopy_reshape), 5 % of a step of dm_control's ball_in_cup, where the
 solvers and the collision driver cut their scratch into matrices each call.
+
+`on_stack(n, dtype)` is an uninitialized array of n (a constant) elements in the calling
+function's stack frame, without a meminfo: a small fixed-size buffer for a function that
+needs one only on some calls (a heap array there costs an allocation and its reference
+counting, ≈ 60 ns). It lives as long as the frame of the function that Numba compiles
+the call into; it must not be returned or kept beyond it.
 """
 
 from numba import njit, types
@@ -30,7 +36,8 @@ from numba.np.arrayobj import populate_array
 
 from jointspace._numba.structs import borrow
 
-__all__ = ["borrow", "keep", "shaped"]  # borrow: the structs' intrinsic (`structs.borrow`)
+# borrow: the structs' intrinsic (`structs.borrow`)
+__all__ = ["borrow", "keep", "on_stack", "shaped"]
 
 
 @intrinsic
@@ -75,3 +82,27 @@ def shaped(typingctx, a, shape):
 def keep(a):
     """A use of a (its length), so that a caller's owner array lives up to this point."""
     return a.shape[0]
+
+
+@intrinsic
+def on_stack(typingctx, n, dtype):
+    """An uninitialized 1-D array of n elements of dtype in the caller's stack frame.
+
+    n: an integer constant (a literal or a module-level global); dtype: a NumPy scalar type.
+    """
+    if not (isinstance(n, types.IntegerLiteral) and isinstance(dtype, types.NumberClass)):
+        return None
+    count = n.literal_value
+    result = types.Array(dtype.dtype, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        ty = context.get_data_type(dtype.dtype)
+        ptr = cgutils.alloca_once(builder, ty, size=count)
+        itemsize = context.get_abi_sizeof(ty)
+        dst = context.make_array(result)(context, builder)
+        populate_array(dst, data=ptr, shape=[context.get_constant(types.intp, count)],
+                       strides=[context.get_constant(types.intp, itemsize)],
+                       itemsize=context.get_constant(types.intp, itemsize), meminfo=None)
+        return dst._getvalue()
+
+    return result(n, dtype), codegen

@@ -42,6 +42,7 @@ import math
 import numpy as np
 from numba import types
 
+from jointspace._numba.scratch import borrow, on_stack
 from jointspace.collision._vec import (
     B1,
     BUF,
@@ -127,6 +128,18 @@ def make_workspace(full):
 
 
 @jit_inline
+def borrowed(ws):
+    """The workspace's arrays without their reference-counting handles (scratch.borrow).
+
+    Every non-inlined call that takes the workspace would otherwise take and drop a
+    reference to each array (atomic instructions, per support point in GJK and EPA); the
+    caller keeps ws itself alive while the views are used.
+    """
+    return (borrow(ws[0]), borrow(ws[1]), borrow(ws[2]), borrow(ws[3]), borrow(ws[4]),
+            borrow(ws[5]), borrow(ws[6]))
+
+
+@jit_inline
 def workspace_placeholder(fs, iscr):
     """make_workspace(False)'s placeholder as views of 65 floats and 15 integers of scratch."""
     verts = fs[0:9].reshape((1, 9))
@@ -163,10 +176,12 @@ def _scan(hv, vadr, vnum, l0, l1, l2):
 
 
 @jit_inline
-def _climb(hv, vadr, hg, ga, l0, l1, l2):
-    """Hill climb on the hull graph at ga toward l: (a top vertex relative to vadr, its value).
+def _climb(hv, vadr, hg, ga, start, l0, l1, l2):
+    """Hill climb on the hull graph at ga toward l: (top vertex, its value, best neighbour's).
 
-    From the seed of l's grid cell, to the neighbour that projects farthest, until none
+    The top vertex is relative to vadr; the neighbours' largest value is −inf when it has
+    none. From the seed of l's grid cell, or from vertex `start` (relative to vadr; −1: none)
+    where that projects farther, to the neighbour that projects farthest, until none
     projects farther: a vertex of largest projection (one of equals, not necessarily the
     first).
     """
@@ -176,28 +191,49 @@ def _climb(hv, vadr, hg, ga, l0, l1, l2):
     i = np.int64(hg[np.uint64(ga + 9 * cx + 3 * cy + cz)])
     r = vadr + i
     best = l0 * hv[r, 0] + l1 * hv[r, 1] + l2 * hv[r, 2]
+    if start >= 0:
+        r = vadr + start
+        p = l0 * hv[r, 0] + l1 * hv[r, 1] + l2 * hv[r, 2]
+        if p > best:
+            best = p
+            i = start
     prev = -1
+    nbr = -math.inf
     while i != prev:
         prev = i
+        nbr = -math.inf
         k = ga + np.int64(hg[np.uint64(ga + 27 + prev)])
         j = np.int64(hg[np.uint64(k)])
         while j >= 0:
             r = vadr + j
             p = l0 * hv[r, 0] + l1 * hv[r, 1] + l2 * hv[r, 2]
+            if p > nbr:
+                nbr = p
             if p > best:
                 best = p
                 i = j
             k += 1
             j = np.int64(hg[np.uint64(k)])
-    return i, best
+    return i, best, nbr
 
 
 @jit_sig(I8(F2, I8, I8, I1, I8, F8, F8, F8))
 def hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2):
     """Row of hv: the mesh hull's vertex of largest projection on the local direction l.
 
+    `_hull_index` with no start vertex.
+    """
+    return _hull_index(hv, vadr, vnum, hg, ga, -1, l0, l1, l2)
+
+
+@jit_inline
+def _hull_index(hv, vadr, vnum, hg, ga, start, l0, l1, l2):
+    """Row of hv: the mesh hull's vertex of largest projection on l, climbed from `start`.
+
     The same vertex as a scan of all vertices, the first of equals. With a hull graph
-    (ga ≥ 0: collision.hull.hull_graph), it climbs (`_climb`). Where the top vertex has
+    (ga ≥ 0: collision.hull.hull_graph), it climbs (`_climb`) from the grid seed or from
+    the row `start` (−1: none; MuJoCo warm-starts its climbs with the previous support
+    vertex too), whichever projects farther. Where the top vertex has
     neighbours within CLIMB_TIE of it (a face or edge facing l, or a fold of nearly coplanar
     merged triangles), the vertices within CLIMB_TIE of the top, which are connected on a
     convex hull, are gathered from it, and the first of the largest is taken; a scan where
@@ -206,24 +242,14 @@ def hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2):
     """
     if ga < 0:
         return _scan(hv, vadr, vnum, l0, l1, l2)
-    i, best = _climb(hv, vadr, hg, ga, l0, l1, l2)
+    i, best, nbr = _climb(hv, vadr, hg, ga, start - vadr if start >= 0 else -1, l0, l1, l2)
     r = vadr + i
     tie = CLIMB_TIE * (abs(hv[r, 0]) + abs(hv[r, 1]) + abs(hv[r, 2]))
-    k = ga + np.int64(hg[np.uint64(ga + 27 + i)])
-    j = np.int64(hg[np.uint64(k)])
-    if j < 0:
+    if hg[np.uint64(ga + np.int64(hg[np.uint64(ga + 27 + i)]))] < 0:
         return _scan(hv, vadr, vnum, l0, l1, l2)
-    near = False
-    while j >= 0:
-        q = vadr + j
-        if l0 * hv[q, 0] + l1 * hv[q, 1] + l2 * hv[q, 2] >= best - tie:
-            near = True
-            break
-        k += 1
-        j = np.int64(hg[np.uint64(k)])
-    if not near:
+    if not nbr >= best - tie:
         return r
-    region = np.empty(TIE_MAX, dtype=np.int64)
+    region = on_stack(TIE_MAX, np.int64)
     region[0] = i
     n = 1
     head = 0
@@ -264,12 +290,23 @@ def support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d):
     A mesh's is its hull vertex of largest projection, the first of equals
     (`hull_index`: hg is hull_graph, ga the mesh's graph address or −1).
     """
+    return _support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, -1)[0]
+
+
+@jit_inline
+def _support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, start):
+    """`support`, and for a mesh its vertex's row of hv (else −1), the climb from `start`.
+
+    start: the row of the previous support vertex of the same mesh, or −1
+    (`_hull_index`); the point is the same whatever the start. Inlined into `_mink`,
+    which calls it for every support point of GJK and EPA.
+    """
     l0, l1, l2 = mat_t_vec(mat, d)
     if t == CORE_POINT:
-        return pos
+        return pos, -1
     if t == CORE_SEGMENT:
         h = size[1] if l2 >= 0 else -size[1]
-        return add_scl(pos, col(mat, 2), h)
+        return add_scl(pos, col(mat, 2), h), -1
     if t == CORE_PRISM:  # in hv's frame: the best of the top (d_z >= 0) or bottom triangle
         i0 = vadr + 3 if d[2] >= 0 else vadr
         ib = i0
@@ -279,7 +316,8 @@ def support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d):
             if p > best:
                 best = p
                 ib = i
-        return (hv[ib, 0], hv[ib, 1], hv[ib, 2])
+        return (hv[ib, 0], hv[ib, 1], hv[ib, 2]), -1
+    ib = -1
     if t == GEOM_SPHERE:
         loc = (l0 * size[0], l1 * size[0], l2 * size[0])
     elif t == GEOM_CAPSULE:
@@ -300,22 +338,27 @@ def support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d):
         loc = (size[0] if l0 >= 0 else -size[0], size[1] if l1 >= 0 else -size[1],
                size[2] if l2 >= 0 else -size[2])
     else:  # mesh: hull vertex with the largest projection (the first of equals)
-        ib = hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2)
+        ib = _hull_index(hv, vadr, vnum, hg, ga, start, l0, l1, l2)
         loc = (hv[ib, 0], hv[ib, 1], hv[ib, 2])
-    return add(mat_vec(mat, loc), pos)
+    return add(mat_vec(mat, loc), pos), ib
 
 
-@jit_sig(V3(F2, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8, I1, I8, I8, V3))
-def _mink(ws_v, i, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, d):
-    """Store support of A − B along d (unit) in row i: (w, a, b)."""
-    a = support(ta, pa, ma, sa, hv, va, na, hg, ga, d)
-    b = support(tb, pb, mb, sb, hv, vb, nb, hg, gb, scl(d, -1.0))
+@jit_sig(types.Tuple((V3, I8, I8))(F2, I8, I8, V3, M9, V3, I8, V3, M9, V3, F2, I8, I8, I8, I8,
+                                   I1, I8, I8, V3, I8, I8))
+def _mink(ws_v, i, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, d, ia, ib):
+    """Store support of A − B along d (unit) in row i: (w, a, b); returns (w, ia, ib).
+
+    ia, ib: the rows of A's and B's previous support vertices (meshes; −1: none), where
+    the climbs start (`_support`); the returned ones are this call's.
+    """
+    a, ia = _support(ta, pa, ma, sa, hv, va, na, hg, ga, d, ia)
+    b, ib = _support(tb, pb, mb, sb, hv, vb, nb, hg, gb, scl(d, -1.0), ib)
     w = sub(a, b)
     r = ws_v[i]
     r[0], r[1], r[2] = w
     r[3], r[4], r[5] = a
     r[6], r[7], r[8] = b
-    return w
+    return w, ia, ib
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,9 +510,10 @@ def gjk(sv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, cuto
         v = (1.0, 0.0, 0.0)
         vn = 1.0
     n = 0
+    ia = ib = -1
     for _ in range(GJK_ITER):
-        w = _mink(sv, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
-                  hg, ga, gb, scl(v, -1.0 / vn))
+        w, ia, ib = _mink(sv, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+                          hg, ga, gb, scl(v, -1.0 / vn), ia, ib)
         vw = dot(v, w)
         if vw > 0 and vw > cutoff * vn:
             return 0, vn, pa, pb, 0
@@ -632,14 +676,16 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb):
     """
     verts, faces, fplane, ffree = ws[0], ws[1], ws[2], ws[3]
     edges = ws[4]
-    # complete the simplex to a polytope around the origin
+    # complete the simplex to a polytope around the origin; ia, ib: the last support
+    # vertices of meshes A and B, where the next climbs start
+    ia = ib = -1
     if n == 1:
-        _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
-              hg, ga, gb, (1.0, 0.0, 0.0))
+        _, ia, ib = _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+                          hg, ga, gb, (1.0, 0.0, 0.0), ia, ib)
         if (verts[1, 0] == verts[0, 0] and verts[1, 1] == verts[0, 1]
                 and verts[1, 2] == verts[0, 2]):
-            _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb,
-                  (-1.0, 0.0, 0.0))
+            _, ia, ib = _mink(verts, 1, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+                              hg, ga, gb, (-1.0, 0.0, 0.0), ia, ib)
         n = 2
     nv = n
     nf = 0
@@ -655,7 +701,8 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb):
             cq = 1.0 if q == 0 else c120
             sq = 0.0 if q == 0 else (s120 if q == 1 else -s120)
             d = add(scl(p1, cq), scl(p2, sq))
-            _mink(verts, 2 + q, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, d)
+            _, ia, ib = _mink(verts, 2 + q, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb,
+                              nb, hg, ga, gb, d, ia, ib)
         nv = 5
         cen = scl(add(add(add(add(_w(verts, 0), _w(verts, 1)), _w(verts, 2)), _w(verts, 3)),
                       _w(verts, 4)), 0.2)
@@ -670,9 +717,10 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb):
         nt, ln = normalize(cross(sub(_w(verts, 1), a), sub(_w(verts, 2), a)))
         if ln < MINVAL:
             return False, 0.0, nt, pa, pb
-        _mink(verts, 3, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, nt)
-        _mink(verts, 4, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
-              hg, ga, gb, scl(nt, -1.0))
+        _, ia, ib = _mink(verts, 3, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg,
+                          ga, gb, nt, ia, ib)
+        _, ia, ib = _mink(verts, 4, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb,
+                          hg, ga, gb, scl(nt, -1.0), ia, ib)
         nv = 5
         cen = scl(add(add(add(add(a, _w(verts, 1)), _w(verts, 2)), _w(verts, 3)),
                       _w(verts, 4)), 0.2)
@@ -712,7 +760,8 @@ def epa(ws, n, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb):
         have = True
         if nv >= EPA_NV:
             break
-        w = _mink(verts, nv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg, ga, gb, nrm)
+        w, ia, ib = _mink(verts, nv, ta, pa, ma, sa, tb, pb, mb, sb, hv, va, na, vb, nb, hg,
+                          ga, gb, nrm, ia, ib)
         if dot(w, nrm) - lo < EPA_TOL:
             break
         # faces w sees, flood-filled from the nearest one; the horizon comes out in order
@@ -1076,7 +1125,7 @@ def _faces_near(hv, va, nv_, pa, pva, pvn, pv, pn, hg, ga, lx, lu, out, scr):
     faces, in the same order, as a test of every face. Returns their count, or −1 when
     none is at the top vertex (then every face is tested).
     """
-    iv, _ = _climb(hv, va, hg, ga, lu[0], lu[1], lu[2])
+    iv, _, _ = _climb(hv, va, hg, ga, -1, lu[0], lu[1], lu[2])
     nl = 0
     kk = ga + np.int64(hg[np.uint64(ga + 27 + nv_ + iv)])
     f = np.int64(hg[np.uint64(kk)])

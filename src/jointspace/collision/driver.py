@@ -95,7 +95,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba import entry
-from jointspace._numba.scratch import shaped
+from jointspace._numba.scratch import keep, shaped
 from jointspace.collision import box as B
 from jointspace.collision import convex as C
 from jointspace.collision import hfield as H
@@ -785,6 +785,7 @@ def collision_of(m, d, bodies):
     imp = fs[o + 2:o + 7]
     fric = fs[o + 7:o + 12]
     ws = C.workspace_placeholder(fs[o + 12:o + 77], iscr[iscr.shape[0] - 15:])
+    own = ws  # the workspace's owner once allocated; ws then holds its borrowed views
     gtype = m.geom_type
     gmargin = m.geom_margin
     ggap = m.geom_gap
@@ -822,11 +823,13 @@ def collision_of(m, d, bodies):
             margin = m.opt_o_margin[0]
         if gtype[g1] == GEOM_HFIELD:
             if ws[0].shape[0] == 1:
-                ws = C.make_workspace(True)
+                own = C.make_workspace(True)
+                ws = C.borrowed(own)
             n = _narrow_hfield(m, d, g1, g2, margin + gap, buf, ws)
         elif _needs_workspace(gtype[g1], gtype[g2]):
             if ws[0].shape[0] == 1:
-                ws = C.make_workspace(True)
+                own = C.make_workspace(True)
+                ws = C.borrowed(own)
             n = _narrow_convex(m, d, g1, g2, margin + gap, buf, ws)
         else:
             n = _narrow(m, d, g1, g2, margin + gap, buf, boxpoly)
@@ -895,6 +898,7 @@ def collision_of(m, d, bodies):
                 c_sv[ncon, 2] = 0.0
             ncon += 1
     d.ncon[0] = ncon
+    keep(own[0])
     flags = 0
     if dropped:
         d.collision_warning[WARN_CONTACTFULL, 0] += 1
