@@ -368,50 +368,32 @@ ANTENNAE = "".join(
     f'<body pos="0 0 .05"><joint axis="{"1 0 0" if i % 2 else "0 1 0"}"/>'
     '<inertial pos="0 0 .05" mass=".02" diaginertia="1e-5 1e-5 1e-5"/></body>'
     for i in range(16))
-CROSSED_LEGS = """
+
+
+def _leg(hip, x, y, knee):
+    """A leg: ball hip at `hip`, thigh to (x, y, −.3), hinge knee about `knee`, shin down."""
+    return (f'<body pos="{hip}"><joint type="ball"/>'
+            f'<geom type="capsule" fromto="0 0 0 {x} {y} -.3" size=".04"/>'
+            f'<body pos="{x} {y} -.3"><joint axis="{knee}"/>'
+            '<geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/></body></body>')
+
+
+CROSSED_LEGS = f"""
 <mujoco>
   <worldbody>
     <geom type="plane" size="2 2 .1"/>
     <body pos="0 0 .52">
       <freejoint/>
       <geom type="box" size=".25 .15 .05"/>
-      ANTENNAE
-      <body pos="0 .1 0">
-        <joint type="ball"/>
-        <geom type="capsule" fromto="0 0 0 0 -.2 -.3" size=".04"/>
-        <body pos="0 -.2 -.3">
-          <joint axis="1 0 0"/>
-          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
-        </body>
-      </body>
-      <body pos=".07 -.1 0">
-        <joint type="ball"/>
-        <geom type="capsule" fromto="0 0 0 0 .2 -.3" size=".04"/>
-        <body pos="0 .2 -.3">
-          <joint axis="1 0 0"/>
-          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
-        </body>
-      </body>
-      <body pos=".2 0 0">
-        <joint type="ball"/>
-        <geom type="capsule" fromto="0 0 0 .1 0 -.3" size=".04"/>
-        <body pos=".1 0 -.3">
-          <joint axis="0 1 0"/>
-          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
-        </body>
-      </body>
-      <body pos="-.2 0 0">
-        <joint type="ball"/>
-        <geom type="capsule" fromto="0 0 0 -.1 0 -.3" size=".04"/>
-        <body pos="-.1 0 -.3">
-          <joint axis="0 1 0"/>
-          <geom type="capsule" fromto="0 0 0 0 0 -.2" size=".04"/>
-        </body>
-      </body>
+      {ANTENNAE}
+      {_leg("0 .1 0", 0, -.2, "1 0 0")}
+      {_leg(".07 -.1 0", 0, .2, "1 0 0")}
+      {_leg(".2 0 0", .1, 0, "0 1 0")}
+      {_leg("-.2 0 0", -.1, 0, "0 1 0")}
     </body>
   </worldbody>
 </mujoco>
-""".replace("ANTENNAE", ANTENNAE)
+"""
 # Newton on the crossed legs against MuJoCo, both to tolerance 1e-12: the same iterations
 # on a unique solution, so round-off of the two factorizations (measured 4e-15), relative
 # to max(1, |x|)
