@@ -12,6 +12,7 @@ import pytest
 
 import jointspace as js
 from jointspace import constraint as C
+from tests._real_models import real_model
 from tests.test_constraint import (
     LIMITS,
     LOOPS,
@@ -464,6 +465,41 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
         np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=TREE_SOLVE_TOL,
                                    atol=TREE_SOLVE_TOL * 1e-3)
     assert ks[0] > 0
+
+
+def test_small_trees_keep_the_dense_path():
+    """Below LOW_RANK_MIN_NV dofs a row across branches takes the dense Hessian.
+
+    ball_in_cup (nv 4): its rope, a tendon from the cup to the ball, spans both branches;
+    the low-rank path made its step 1.21 → 1.33–1.38× mj_step. At MuJoCo's settled state
+    the rope's limit row is the one row, across branches, and qacc equals mj_forward's.
+    """
+    from jointspace.solver import newton as nw
+
+    path = real_model("dm-control", "dm_control/suite/ball_in_cup.xml")
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    mjd = mujoco.MjData(mjm)
+    mujoco.mj_step(mjm, mjd, 300)
+    mujoco.mj_forward(mjm, mjd)
+    m = js.load(path)
+    d = js.make_data(m)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty(mujoco.mj_stateSize(mjm, spec))
+    mujoco.mj_getState(mjm, mjd, state, spec)
+    js.set_state(m, d, state)
+    d.qacc_warmstart[:] = mjd.qacc_warmstart
+    js.forward(m, d)
+    n, nv = int(d.nefc[0]), m.nv
+    assert n == mjd.nefc == 1 and nv < nw.LOW_RANK_MIN_NV
+    gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
+    gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
+    ng = nw._row_pattern(d._s, gstart, gnnz, gind)
+    gcross = np.empty(n, np.int32)
+    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+    assert kcross == 1
+    assert not nw._low_rank_pays(m._s, d.qM.shape[0], ng, gstart, gpos, gcross, kcross)
+    np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
+                               atol=CROSS_NEWTON_TOL * max(1.0, np.abs(mjd.qacc).max()))
 
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])

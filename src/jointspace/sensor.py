@@ -226,14 +226,23 @@ def subtree_vel(m, d):
     """subtree_linvel and subtree_angmom of every body (mj_subtreeVel).
 
     subtree_linvel is the velocity of the subtree's com, subtree_angmom its angular momentum
-    about that com.
+    about that com. Scratch: scratch_body[b, 0:6] holds body b's velocity at its com.
     """
     nb = m.nbody
-    vel = np.empty((nb, 6))
+    vel = d.scratch_body
     lin = d.subtree_linvel
     ang = d.subtree_angmom
     for b in range(nb):
-        object_velocity(m, d, np.int64(OBJ_BODY), np.int64(b), np.bool_(False), vel[b])
+        # the com-based cvel moved to the body's com (object_velocity of OBJ_BODY, inlined)
+        v = d.cvel[b]
+        c = d.subtree_com[m.body_rootid[b]]
+        r0 = d.xipos[b, 0] - c[0]
+        r1 = d.xipos[b, 1] - c[1]
+        r2 = d.xipos[b, 2] - c[2]
+        vel[b, 0], vel[b, 1], vel[b, 2] = v[0], v[1], v[2]
+        vel[b, 3] = v[3] - (r1 * v[2] - r2 * v[1])
+        vel[b, 4] = v[4] - (r2 * v[0] - r0 * v[2])
+        vel[b, 5] = v[5] - (r0 * v[1] - r1 * v[0])
         # linear momentum m v; angular momentum R I Rᵀ ω about the body com
         for k in range(3):
             lin[b, k] = m.body_mass[b] * vel[b, 3 + k]

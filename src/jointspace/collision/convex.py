@@ -42,7 +42,7 @@ import math
 import numpy as np
 from numba import types
 
-from jointspace._numba.scratch import borrow, on_stack
+from jointspace._numba.scratch import borrow, on_stack, shaped
 from jointspace.collision._vec import (
     B1,
     BUF,
@@ -148,13 +148,13 @@ def borrowed(ws):
 @jit_inline
 def workspace_placeholder(fs, iscr):
     """make_workspace(False)'s placeholder as views of 65 floats and 15 integers of scratch."""
-    verts = fs[0:9].reshape((1, 9))
-    fplane = fs[9:13].reshape((1, 4))
-    poly = fs[13:25].reshape((4, 1, 3))
-    fbuf = fs[25:65].reshape((4, 10))
-    faces = iscr[0:6].reshape((1, 6))
+    verts = shaped(fs[0:9], (1, 9))
+    fplane = shaped(fs[9:13], (1, 4))
+    poly = shaped(fs[13:25], (4, 1, 3))
+    fbuf = shaped(fs[25:65], (4, 10))
+    faces = shaped(iscr[0:6], (1, 6))
     ffree = iscr[6:7]
-    edges = iscr[7:15].reshape((2, 4))
+    edges = shaped(iscr[7:15], (2, 4))
     return verts, faces, fplane, ffree, edges, poly, fbuf
 
 

@@ -139,7 +139,7 @@ def mul_jt(d, f, out):
 @njit(cache=True)
 def solve_m(m, d, x):
     """Solve in place x ← M⁻¹ x with the factor in d.qLD, d.qLDiagInv (one vector)."""
-    solve_ld(m, d.qLD, d.qLDiagInv, x.reshape((1, x.shape[0])))
+    solve_ld(m, d.qLD, d.qLDiagInv, shaped(x, (1, x.shape[0])))
 
 
 @njit(cache=True, inline="always")

@@ -26,9 +26,10 @@ zero off their group's support (the union of its columns' root paths), where alo
 solved and multiplied. Measured on the dog (nv 85, nM 1345) with full-length rows: the first
 factor and solve took 0.3–0.6× the dense path's at kcross ≤ 4, but a rebuild of W and C
 0.5–1.1× a one-row dense update and solve at kcross ≤ 4 and 1.6–1.7× at 8; at nv 22 it was
-1.2–1.3× the dense path. `_low_rank_pays` estimates the rebuild and solve's work on the
-supports against one dense update and solve (2 nv²): along the dog's trajectory the states
-with kcross 1–4 and 10 take this path, those with 20 the dense one.
+1.2–1.3× the dense path, so below nv 32 (LOW_RANK_MIN_NV) the dense path is kept. Above it,
+`_low_rank_pays` estimates the rebuild and solve's work on the supports against one dense
+update and solve (2 nv²): along the dog's trajectory the states with kcross 1–4 and 10 take
+this path, those with 20 the dense one.
 Termination (MuJoCo's): scaled improvement or gradient below the tolerance, or the Newton
 decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose gradient and M⁻¹ gap are
 already below the tolerance skips the iterations.
@@ -55,6 +56,12 @@ from jointspace.solver.cost import (
 )
 from jointspace.solver.island import island_counts, island_dofs, island_searches
 from jointspace.types import MINVAL
+
+# Below this many dofs the low-rank path is not taken: its group bookkeeping costs more than
+# the dense factor it saves (ball_in_cup, nv 4, one tendon row across branches: 1.21 → 1.33–1.38
+# × mj_step with the correction; the rule's first version measured 1.2–1.3× the dense path at
+# nv 22; the crossed-legs scene, nv 38, and the dog, nv 85, gain from it).
+LOW_RANK_MIN_NV = 32
 
 
 @njit(cache=True)
@@ -636,7 +643,7 @@ def _low_rank_pays(m, nM, ng, gstart, gpos, gcross, kcross):
     """
     nv = m.nv
     madr = m.dof_Madr
-    if kcross * nv + kcross * kcross > nv * nv:
+    if nv < LOW_RANK_MIN_NV or kcross * nv + kcross * kcross > nv * nv:
         return False
     work = nM
     smax = 0
@@ -759,7 +766,7 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     Wx = shaped(fb[oH:oH + kw * nv], (kw, nv))
     Cx = shaped(fb[oH + kw * nv:oH + kw * nv + kw * kw], (kw, kw))
     kact = 0
-    Hs = Mgrad.reshape((1, nv))
+    Hs = shaped(Mgrad, (1, nv))
 
     # jar = J a − aref, cost, forces, gradient ∇c = M a − qfrc_smooth − Jᵀ f
     if primed:
