@@ -118,35 +118,25 @@ def read_callgrind(path, perf_map=None):
 
 def child(args):
     """The process callgrind runs: settle, take the state, step N (ours or MuJoCo's)."""
-    import mujoco
-    import numpy as np
-
     sys.path.insert(0, str(ROOT))
-    from tests._real_models import real_model
-
     rel = (f"dm_control/suite/{args.model}.xml" if args.dist == "dm-control"
            else f"gymnasium/envs/mujoco/assets/{args.model}.xml")
-    path = real_model(args.dist, rel)
-    mj = mujoco.MjModel.from_xml_path(str(path))
-    md = mujoco.MjData(mj)
-    mujoco.mj_step(mj, md, SETTLE)
     if args.lib == "mujoco":
-        mujoco.mj_step(mj, md, 1)
+        import mujoco
+
+        from tests._real_models import real_model
+        mj = mujoco.MjModel.from_xml_path(str(real_model(args.dist, rel)))
+        md = mujoco.MjData(mj)
+        mujoco.mj_step(mj, md, SETTLE + 1)
         if args.n:
             mujoco.mj_step(mj, md, args.n)
         return
-    import warnings
+    sys.path.insert(0, str(ROOT / "tools"))
+    from profile_forward import settled
 
     import jointspace as js
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(mj, spec))
-    mujoco.mj_getState(mj, md, state, spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = js.load(path)
-    d = js.make_data(m)
-    js.set_state(m, d, state)
-    d.qacc_warmstart[:] = md.qacc_warmstart
+
+    _, _, m, d = settled(rel, SETTLE)
     js.step(m, d, 1)  # every kernel loaded before the counted steps
     if args.n:
         js.step(m, d, args.n)
