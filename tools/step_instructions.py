@@ -62,12 +62,12 @@ def read_callgrind(path, perf_map=None):
     """(events, {function: [self cost per event]}, {function: calls}) of a callgrind file.
 
     Functions: our kernels by the perf map ("jit?" where it names none), MuJoCo's as
-    "mj:NAME"; everything else is summed under "other".
+    "mj:NAME"; everything else (Python, libc, NumPy) is summed under "other".
     """
     starts, ends, names = read_map(perf_map) if perf_map else ([], [], [])
 
     def name_of(fn, ob):
-        if fn.startswith("0x"):
+        if fn.startswith("0x") and ob in ("???", ""):  # machine code in no file: Numba's
             a = int(fn.split("'")[0], 16)
             k = bisect.bisect_right(starts, a) - 1
             return names[k] if k >= 0 and a < ends[k] else "jit?"
@@ -187,6 +187,7 @@ def main():
     p.add_argument("--branch-sim", action="store_true", help="count branch mispredictions")
     p.add_argument("--top", type=int, default=40, help="rows printed (default 40)")
     p.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    p.add_argument("--keep", metavar="DIR", help="keep the callgrind files and perf maps in DIR")
     p.add_argument("--child", metavar="LIB", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -195,7 +196,9 @@ def main():
         return
     sides = [("ours", "ours", None),
              ("theirs", "ours", args.against) if args.against else ("mujoco", "mujoco", None)]
-    with tempfile.TemporaryDirectory() as work, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        work = Path(args.keep or tmp)
+        work.mkdir(parents=True, exist_ok=True)
         jobs = {(tag, n): pool.submit(run, tag, lib, n, args, src, work)
                 for n in (args.n, 0) for tag, lib, src in sides}
         results = {}
@@ -204,23 +207,43 @@ def main():
             for n in (args.n, 0):
                 cg, pmap = jobs[(tag, n)].result()
                 pair.append(read_callgrind(cg, pmap))
-                if pmap:
+                if pmap and args.keep:
+                    pmap.replace(work / f"{tag}-{n}.map")
+                elif pmap:
                     pmap.unlink(missing_ok=True)
             results[tag] = per_step(pair, args.n)
-    (a_cost, a_calls, ev), (b_cost, b_calls, _) = results[sides[0][0]], results[sides[1][0]]
+    report(sides, results, args)
+
+
+def library_total(cost, lib):
+    """Instructions per step in the library's own code: MuJoCo's functions or our kernels."""
+    mine = (lambda k: k.startswith("mj:")) if lib == "mujoco" else \
+        (lambda k: not k.startswith("mj:"))
+    return sum(v[0] for k, v in cost.items() if mine(k))
+
+
+def report(sides, results, args):
+    """Totals, their ratio, and each side's costliest functions."""
     label_b = "other tree" if args.against else "MuJoCo"
-    for label, cost in (("ours", a_cost), (label_b, b_cost)):
-        total = [sum(v[e] for v in cost.values()) for e in range(len(ev))]
-        print(f"{label:>10} per step: " + ", ".join(f"{e} {t:,.0f}" for e, t in zip(ev, total)))
-    ta = sum(v[0] for v in a_cost.values())
-    tb = sum(v[0] for v in b_cost.values())
-    print(f"instructions ours / {label_b}: {ta / tb:.3f}\n")
-    cols = " ".join(f"{e:>8}" for e in ev[1:])
-    for label, cost, calls in (("ours", a_cost, a_calls), (label_b, b_cost, b_calls)):
+    totals = []
+    for (tag, lib, _), label in zip(sides, ("ours", label_b)):
+        cost, _, ev = results[tag]
+        totals.append(library_total(cost, lib))
+        events = [sum(v[e] for v in cost.values()) for e in range(1, len(ev))]
+        print(f"{label:>10} per step: Ir {totals[-1]:,.0f}"
+              + "".join(f", {e} {t:,.0f}" for e, t in zip(ev[1:], events)))
+    print(f"instructions ours / {label_b}: {totals[0] / totals[1]:.3f}\n")
+    for (tag, _, _), label in zip(sides, ("ours", label_b)):
+        cost, calls, ev = results[tag]
+        cols = " ".join(f"{e:>8}" for e in ev[1:])
         print(f"{'Ir/step':>9} {'calls':>6} {cols}  {label}: function")
         for k, v in sorted(cost.items(), key=lambda kv: -kv[1][0])[:args.top]:
             rest = " ".join(f"{x:8.1f}" for x in v[1:])
             print(f"{v[0]:9.0f} {calls.get(k, 0):6.1f} {rest}  {k}")
+        odd = [(k, v[0]) for k, v in cost.items() if v[0] < -0.5]
+        if odd:  # the two runs differ outside the counted steps
+            print("  negative (the runs differ outside the steps): "
+                  + ", ".join(f"{k} {x:.0f}" for k, x in sorted(odd, key=lambda t: t[1])[:5]))
         print()
 
 
