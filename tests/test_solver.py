@@ -252,6 +252,34 @@ def _hessian_parts(m, d, state_qacc):
     return cdim, state, hcone, ng, gstart, gnnz, gind, gpos, tree
 
 
+def _dense_hessian(M, d, state, cdim, hcone):
+    """M + Σ_quadratic D_r J_rᵀ J_r + Σ_cones J_cᵀ H_c J_c, dense (Newton's H, from numpy)."""
+    from jointspace.constraint import STATE_CONE, STATE_QUADRATIC
+
+    J = d.efc_J[:len(state)]
+    H = M.copy()
+    for r in range(len(state)):
+        if state[r] == STATE_QUADRATIC:
+            H += d.efc_D[r] * np.outer(J[r], J[r])
+        if cdim[r] > 0 and state[r] == STATE_CONE:
+            k = cdim[r]
+            H += J[r:r + k].T @ hcone[r, :k * k].reshape(k, k) @ J[r:r + k]
+    return H
+
+
+def _cross_rows(m, d):
+    """(ng, gstart, gpos, gcross, kcross): the solved rows' groups and those across branches."""
+    from jointspace.solver import newton as nw
+
+    n, nv = int(d.nefc[0]), m.nv
+    gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
+    gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
+    ng = nw._row_pattern(d._s, gstart, gnnz, gind)
+    gcross = np.empty(n, np.int32)
+    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+    return ng, gstart, gpos, gcross, kcross
+
+
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_tree_hessian_solves_as_the_dense_one(cone):
     """Newton's H on root-path rows, in qM's layout, solves as LAPACK on the dense H.
@@ -278,14 +306,7 @@ def test_tree_hessian_solves_as_the_dense_one(cone):
         assert ncone_expected > 0
     M = np.empty((nv, nv))
     mujoco.mj_fullM(mjm, mjd, M)
-    J = d.efc_J[:n]
-    H = M.copy()
-    for r in range(n):
-        if state[r] == STATE_QUADRATIC:
-            H += d.efc_D[r] * np.outer(J[r], J[r])
-        if cdim[r] > 0 and state[r] == STATE_CONE:
-            k = cdim[r]
-            H += J[r:r + k].T @ hcone[r, :k * k].reshape(k, k) @ J[r:r + k]
+    H = _dense_hessian(M, d, state, cdim, hcone)
     b = np.random.default_rng(0).standard_normal(nv)
     expected = np.linalg.solve(H, b)
 
@@ -423,7 +444,6 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
     layout (T) and the contact's quadratic rows, or its cone in the middle zone, enter as
     H = T + V Vᵀ (`_cross_factor`, `_woodbury_solve`), which must solve as the dense H.
     """
-    from jointspace.constraint import STATE_CONE, STATE_QUADRATIC
     from jointspace.solver import newton as nw
 
     m, d, mjm, mjd = _crossed_legs(cone, 1e-10)
@@ -431,7 +451,6 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
     n, nv = int(d.nefc[0]), m.nv
     M = np.empty((nv, nv))
     mujoco.mj_fullM(mjm, mjd, M)
-    J = d.efc_J[:n]
     b = np.random.default_rng(0).standard_normal(nv)
     nM = d.qM.shape[0]
     G, W = np.empty((nv, nv)), np.empty((nv, nv))
@@ -446,13 +465,7 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
         kcross = nw._cross_groups(ms, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
         assert kcross == (4 if cone == "pyramidal" else 3)
         assert nw._low_rank_pays(ms, nM, ng, gstart, gpos, gcross, kcross)
-        H = M.copy()
-        for r in range(n):
-            if state[r] == STATE_QUADRATIC:
-                H += d.efc_D[r] * np.outer(J[r], J[r])
-            if cdim[r] > 0 and state[r] == STATE_CONE:
-                k = cdim[r]
-                H += J[r:r + k].T @ hcone[r, :k * k].reshape(k, k) @ J[r:r + k]
+        H = _dense_hessian(M, d, state, cdim, hcone)
         assert nw._tree_factor(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
                                gcross, G, np.empty(nv), W, Hq, Hf, hdiag, True) >= 0
         Wx, Cx = np.empty((kcross, nv)), np.empty((kcross, kcross))
@@ -489,13 +502,8 @@ def test_small_trees_keep_the_dense_path():
     js.set_state(m, d, state)
     d.qacc_warmstart[:] = mjd.qacc_warmstart
     js.forward(m, d)
-    n, nv = int(d.nefc[0]), m.nv
-    assert n == mjd.nefc == 1 and nv < nw.LOW_RANK_MIN_NV
-    gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
-    gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
-    ng = nw._row_pattern(d._s, gstart, gnnz, gind)
-    gcross = np.empty(n, np.int32)
-    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+    assert d.nefc[0] == mjd.nefc == 1 and m.nv < nw.LOW_RANK_MIN_NV
+    ng, gstart, gpos, gcross, kcross = _cross_rows(m, d)
     assert kcross == 1
     assert not nw._low_rank_pays(m._s, d.qM.shape[0], ng, gstart, gpos, gcross, kcross)
     np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
@@ -512,13 +520,9 @@ def test_cross_branch_newton_matches_mujoco(cone):
     from jointspace.solver import newton as nw
 
     m, d, mjm, mjd = _crossed_legs(cone, 1e-12)
-    n, nv = int(d.nefc[0]), m.nv
+    n = int(d.nefc[0])
     assert n == mjd.nefc and d.solver_niter[0] > 0
-    gstart, gnnz = np.empty(n + 1, np.int32), np.empty(n, np.int32)
-    gind, gpos = np.empty((n, nv), np.int32), np.empty((n, nv), np.int32)
-    ng = nw._row_pattern(d._s, gstart, gnnz, gind)
-    gcross = np.empty(n, np.int32)
-    kcross = nw._cross_groups(m._s, ng, gstart, gnnz, gind, gpos, gcross, np.zeros(nv, np.int32))
+    ng, gstart, gpos, gcross, kcross = _cross_rows(m, d)
     assert kcross > 0
     assert nw._low_rank_pays(m._s, d.qM.shape[0], ng, gstart, gpos, gcross, kcross)
     np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
