@@ -109,6 +109,48 @@ def test_energies_match_mujoco():
         assert js.hamiltonian(m, d, q, v) == pytest.approx(md.energy.sum(), abs=TOL)
 
 
+
+@pytest.mark.parametrize("sensor", ["", "e_potential", "e_kinetic"])
+def test_energy_follows_the_energy_flag_as_mujoco(sensor):
+    """Without the energy flag, forward and step leave d.energy zero, as mj_forward does.
+
+    An energy sensor fills its own half (MuJoCo 4.0 leaves d.energy to its lazy flags
+    there: e_potential keeps a stale kinetic half, e_kinetic's half is zeroed after it is
+    computed, so only the sensor values are compared); the energy functions still compute
+    the energies.
+    """
+    xml = SPRINGS.replace(' energy="enable"', "")
+    if sensor:
+        xml = xml.replace("</worldbody>", f"</worldbody><sensor><{sensor}/></sensor>")
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    q, v, _ = random_state(m, np.random.default_rng(1))
+    md.qpos[:], md.qvel[:] = q, v
+    d.qpos[:], d.qvel[:] = q, v
+    d.energy[:] = 7.0  # stale values, overwritten
+    md.energy[:] = 7.0
+    half = {"": None, "e_potential": 0, "e_kinetic": 1}[sensor]
+    for k in range(4):
+        if k == 0:
+            mujoco.mj_forward(mm, md)
+            js.forward(m, d)
+        else:
+            mujoco.mj_step(mm, md)
+            js.step(m, d)
+        if half is None:
+            _close(d.energy, md.energy, f"d.energy, call {k}")
+            assert not md.energy.any()
+        else:
+            _close(d.sensordata, md.sensordata, f"sensordata, call {k}")
+            assert d.energy[half] == d.sensordata[0] and d.energy[1 - half] == 0.0
+    e = js.hamiltonian(m, d, q, v)
+    md.qpos[:], md.qvel[:] = q, v
+    mm.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    mujoco.mj_forward(mm, md)
+    assert e == pytest.approx(md.energy.sum(), abs=TOL)
+
 def test_gravity_and_springs_are_energy_gradients():
     """At rest, qfrc_passive − qfrc_bias = −∂V/∂q (gravity and springs, all joint kinds)."""
     m = js.load_string(SPRINGS)

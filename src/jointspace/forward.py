@@ -3,12 +3,12 @@
 forward(m, d), one compiled call:
   position      kinematics → com_pos → tendon → crb (qM + tendon armature) → factor_m (qLD)
                 → transmission                                                    `fwd_position`
-                → energy_pos
+                → energy_pos (with the energy flag, as MuJoCo; else energy = 0)
   rows          collision → make_constraint (efc_J, efc_pos, efc_R, …)            `fwd_rows`
                 → body_transmission (adhesion moments from the contact rows)
   velocity      ten_velocity → actuator_velocity → com_vel → passive → rne        `fwd_velocity`
                 → tendon_bias (tendon armature)
-                → energy_vel
+                → energy_vel (with the energy flag)
   actuation     actuator_force, qfrc_actuator                                     `actuation`
   acceleration  qfrc_smooth = qfrc_passive − qfrc_bias + qfrc_applied + qfrc_actuator
                               + Σ_b J_bᵀ xfrc_applied_b
@@ -54,7 +54,7 @@ from jointspace.passive import passive
 from jointspace.sensor import sensor_stage
 from jointspace.solver import solve_stage
 from jointspace.tendon import tendon_velocity
-from jointspace.types import DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_GRAVITY
+from jointspace.types import DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_GRAVITY, ENBL_ENERGY
 
 # ---------------------------------------------------------------------------------------------
 # the stages
@@ -204,10 +204,18 @@ def forward_dynamics(m, d):
     MuJoCo's division by the zero pivot would, so that the checks of `step` reset the state.
     """
     bad_pivot = fwd_position(m, d, np.bool_(True))
-    energy_pos(m, d)
+    # energies only with the energy flag, else zeros (mj_forwardSkip; an energy sensor
+    # computes its own)
+    energy = m.opt_enableflags[0] & ENBL_ENERGY
+    if energy:
+        energy_pos(m, d)
+    else:
+        d.energy[0] = 0.0
+        d.energy[1] = 0.0
     fwd_rows(m, d)
     fwd_velocity(m, d)
-    energy_vel(m, d)
+    if energy:
+        energy_vel(m, d)
     actuation(m, d)
     fwd_acceleration(m, d)
     if bad_pivot >= 0:

@@ -59,6 +59,7 @@ from jointspace.solver import cone_arrays
 from jointspace.solver.cost import constraint_update, mul_j, mul_jt
 from jointspace.types import (
     DSBL_AUTORESET,
+    ENBL_ENERGY,
     ENBL_FWDINV,
     INT_EULER,
     INT_IMPLICIT,
@@ -480,7 +481,8 @@ def _step_from_velocity(m, d, warmstart, sensors, fast, L, state0, force0, cdim,
     if bad_element(d.qvel) >= 0:
         return _step_entry(d, np.int64(1), sensors)
     fwd_velocity(m, d)
-    energy_vel(m, d)
+    if m.opt_enableflags[0] & ENBL_ENERGY:
+        energy_vel(m, d)
     actuation(m, d)
     fwd_acceleration(m, d)
     if not (fast and _fast_constraint(m, d, L, state0, force0, cdim, cmu, cfr)):

@@ -6,7 +6,8 @@ the last state included) of
     time           (K,)       simulation time (s)
     qpos, qvel     (K, nq), (K, nv)
     ctrl           (K, nu)    control applied from that state on
-    energy         (K, 2)     potential and kinetic energy of that state (d.energy)
+    energy         (K, 2)     potential and kinetic energy of that state (mj_energyPos/Vel,
+                              whether or not the model enables the energy flag)
     ncon           (K,)       number of contacts at that state
     contact_force  (K,)       sum of the contacts' normal forces (N) at that state
 
@@ -245,6 +246,7 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
     Returns:
         The `Trajectory`.
     """
+    from jointspace.dynamics.energy import kinetic_energy
     from jointspace.forward import forward
     from jointspace.step import step
     from jointspace.types import make_data
@@ -279,7 +281,12 @@ def simulate(m, d, seconds, *, ctrl=None, record_every=None, progress=None,
         rec["ctrl"][k] = d.ctrl
 
     def record_diagnostics(k):
-        rec["energy"][k] = d.energy
+        # the recorded state's energies, computed on the scratch Data whatever the model's
+        # energy flag says (with it off, d.energy holds zeros, as MuJoCo's)
+        scratch.mocap_pos[:] = d.mocap_pos
+        scratch.mocap_quat[:] = d.mocap_quat
+        kinetic_energy(m, scratch, rec["qpos"][k], rec["qvel"][k])
+        rec["energy"][k] = scratch.energy
         rec["ncon"][k] = d.ncon[0]
         rec["contact_force"][k] = contact_normal_forces(m, d).sum()
         rec["sensordata"][k] = d.sensordata

@@ -53,6 +53,7 @@ ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexa
                 "speculative")
 ENBL_OVERRIDE, ENBL_FWDINV, ENBL_INVDISCRETE = 1 << 0, 1 << 2, 1 << 3
 ENBL_DIAGEXACT = 1 << ENABLE_FLAGS.index("diagexact")
+ENBL_ENERGY = 1 << ENABLE_FLAGS.index("energy")
 # enable flags of MuJoCo 4.0 whose computation jointspace does not have: refused in MJCF, in
 # a ModelSpec and when set at run time (`m.opt.enableflags`), never silently ignored
 ENABLE_REFUSED = {"sleep": "sleeping islands", "ipc": "an alternative contact model",
@@ -647,7 +648,7 @@ DATA_FIELDS = (
     ("subtree_linvel", "f", ("nbody", 3), "linear velocity of the subtree com (sensors)"),
     ("subtree_angmom", "f", ("nbody", 3), "angular momentum of the subtree about its com"),
     ("sensordata", "f", ("nsensordata",), "sensor values (see jointspace.sensor)"),
-    ("energy", "f", (2,), "potential and kinetic energy"),
+    ("energy", "f", (2,), "potential and kinetic energy (with the energy flag, as MuJoCo; else 0)"),
     ("warning", "i", (3, 2), "bad qpos, qvel, qacc: (count, index of the first bad element)"),
     ("warning_cnstrfull", "i", (2,), "rows beyond njmax: (count of such calls, rows requested)"),
     # scratch for compiled algorithms (no meaning between calls)

@@ -9,7 +9,9 @@
 
 The generalized forces are their gradients: g(q) = ∂V_gravity/∂q is the gravity part of
 qfrc_bias and −∂V_spring/∂q is the spring part of qfrc_passive, with ∂/∂q along
-`integrate_pos` for ball and free joints. d.energy = (V, T), filled by `forward` too.
+`integrate_pos` for ball and free joints. d.energy = (V, T), filled by these functions
+always and by `forward` and `step` with the model's energy flag (MuJoCo's mjENBL_ENERGY:
+without it they set zeros, as mj_forward does).
 """
 
 import numpy as np
