@@ -375,7 +375,7 @@ def test_the_shuffle_draws_mujocos_permutation_without_a_division():
         return a, state
 
     rng = np.random.default_rng(8)
-    for n in (2, 3, 7, 28, 1000, 2**20):
+    for n in (0, 1, 2, 3, 7, 28, 1000, 2**20):
         for _ in range(3 if n < 2**20 else 1):
             seed = int(rng.integers(0, 2**63))
             gen = np.array([seed, 1], dtype=np.uint64)

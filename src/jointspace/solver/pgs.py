@@ -22,7 +22,8 @@ from numba import njit
 
 from jointspace._numba.dense import chol_factor, chol_solve
 from jointspace._numba.scratch import borrow, keep, shaped
-from jointspace.solver.cost import dual_cost, row_dot4, save_stats
+from jointspace._numba.simd import dot_row
+from jointspace.solver.cost import dual_cost, save_stats
 from jointspace.types import (
     MINVAL,
     STATE_CONE,
@@ -202,6 +203,17 @@ def _pcg32(rng):
     return _pcg32_out(old)
 
 
+@njit(cache=True, inline="always")
+def _below(x, m, inv_m):
+    """x mod m for 0 ≤ x < 2³², from q = trunc(x / m) computed as x · (1 / m), one off at most."""
+    j = x - np.int64(np.float64(x) * inv_m) * m
+    if j < 0:
+        j += m
+    elif j >= m:
+        j -= m
+    return j
+
+
 @njit(cache=True)
 def _shuffle(a, n, rng, inv):
     """Fisher–Yates shuffle of a[:n] in place, drawing from rng; inv[i] = 1 / (i + 1).
@@ -210,25 +222,37 @@ def _shuffle(a, n, rng, inv):
     unsigned remainder), computed without a division: q = trunc(x · inv[i]) is x // (i + 1)
     or one off (x < 2³², so the product's error is below 1e-6), and one correction of the
     remainder x − q (i + 1) makes it exact. The hardware division was an eighth of the
-    sweep's time on gymnasium's humanoid. The generator's state stays in a register for
-    the loop and is stored once at the end.
+    sweep's time on gymnasium's humanoid. The generator's state s ← a s + c is a chain of
+    dependent multiplies that bounds the loop's speed, so it runs as two interleaved
+    chains, the even and the odd draws, each stepped twice at once (s ← a² s + (a + 1) c):
+    the same sequence of draws at half the chain's latency. The state is stored once at
+    the end.
     """
-    state = rng[0]
     inc = rng[1] | _U1
-    for i in range(n - 1, 0, -1):
-        old = state
-        state = old * _PCG_MULT + inc
-        x = np.int64(_pcg32_out(old))
-        m = i + 1
-        j = x - np.int64(np.float64(x) * inv[i]) * m
-        if j < 0:
-            j += m
-        elif j >= m:
-            j -= m
+    mult2 = _PCG_MULT * _PCG_MULT
+    inc2 = inc * _PCG_MULT + inc
+    even = rng[0]
+    odd = even * _PCG_MULT + inc
+    i = n - 1
+    while i >= 2:
+        j0 = _below(np.int64(_pcg32_out(even)), i + 1, inv[i])
+        j1 = _below(np.int64(_pcg32_out(odd)), i, inv[i - 1])
+        even = even * mult2 + inc2
+        odd = odd * mult2 + inc2
         t = a[i]
-        a[i] = a[j]
-        a[j] = t
-    rng[0] = state
+        a[i] = a[j0]
+        a[j0] = t
+        t = a[i - 1]
+        a[i - 1] = a[j1]
+        a[j1] = t
+        i -= 2
+    if i == 1:
+        j0 = _below(np.int64(_pcg32_out(even)), 2, inv[1])
+        t = a[1]
+        a[1] = a[j0]
+        a[j0] = t
+        even = odd
+    rng[0] = even
 
 
 @njit(cache=True)
@@ -285,12 +309,19 @@ def dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf):
 def row_dot(AR, i, f, rows, lo, contig):
     """AR[i, rows] · f[rows]; contiguous rows (one island, or islands off) as a plain run.
 
-    The run is summed by row_dot4 (four interleaved sums, as MuJoCo's mju_dot) rather than
-    in one chain of dependent additions: 40 sweeps over gymnasium humanoid's 18 rows 51 ->
-    41 µs.
+    The run is summed by `dot_row` (4-wide vector instructions in the order of MuJoCo's
+    mju_dot). For the callers outside PGS's sweep (noslip, the final cost); the sweep calls
+    `dot_row` and `_rows_dot` itself: this helper, inlined, copies its three arrays into
+    variables that take and drop a reference at every call.
     """
     if contig:
-        return row_dot4(AR, i, f, lo, lo + rows.shape[0])
+        return dot_row(AR, i, f, lo, lo + rows.shape[0])
+    return _rows_dot(AR, i, f, rows)
+
+
+@njit(cache=True)
+def _rows_dot(AR, i, f, rows):
+    """AR[i, rows] · f[rows] for rows not in one run (islands interleaved)."""
     s = 0.0
     for r in rows:
         s += AR[i, r] * f[r]
@@ -389,6 +420,7 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
     rng[1] = _U1
     _pcg32(rng)
     lo = rows[0]
+    hi = lo + n
     contig = rows[n - 1] - lo == n - 1
     dual_state_rows(d, f, cdim, cmu, cfr, rows, ne, nf)
     it = 0
@@ -416,7 +448,8 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
             if dim == 0:
                 # a scalar row, in registers: residual r = AR_i f + b_i (AR is zero between
                 # islands), the clamped minimum, and the cost change ½ δ² AR_ii + δ r
-                r0 = b[i] + row_dot(AR, i, f, rows, lo, contig)
+                r0 = b[i] + (dot_row(AR, i, f, lo, hi) if contig else
+                             _rows_dot(AR, i, f, rows))
                 f0 = f[i]
                 fi = f0 - r0 * arinv[c]
                 if c >= ne + nf:
@@ -438,7 +471,8 @@ def _pgs_island(m, d, maxiter, cdim, cmu, cfr, AR, rows, ne, nf, scale, stats):
             # an elliptic contact: the residual over its dim rows
             nb = dim
             for j in range(nb):
-                res[j] = b[i + j] + row_dot(AR, i + j, f, rows, lo, contig)
+                res[j] = b[i + j] + (dot_row(AR, i + j, f, lo, hi) if contig else
+                                     _rows_dot(AR, i + j, f, rows))
                 old[j] = f[i + j]
             # an elliptic block: (1) normal or ray update
             if f[i] < MINVAL:
