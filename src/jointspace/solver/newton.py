@@ -444,6 +444,28 @@ def _quad_update(m, d, state, oldstate, L, x):
 
 
 @njit(cache=True)
+def _cone_factor(hcone, i0, dim, U):
+    """U (lower triangle) ← the Cholesky factor of the cone at row i0's Hessian H_c."""
+    for r in range(dim):
+        for c in range(r + 1):
+            U[r, c] = hcone[i0, r * dim + c]
+    chol_factor(U, dim, MINVAL)
+
+
+@njit(cache=True)
+def _cone_row(J, U, i0, dim, r, g, gnnz, gind, out):
+    """out ← J_cᵀ U[:, r] (row r of Uᵀ J_c), zero off group g's pattern."""
+    for t in range(out.shape[0]):
+        out[t] = 0.0
+    for q in range(gnnz[g]):
+        k = gind[g, q]
+        s = 0.0
+        for c in range(r, dim):
+            s += U[c, r] * J[i0 + c, k]
+        out[k] = s
+
+
+@njit(cache=True)
 def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
     """Lc ← the factor of L Lᵀ + Σ_cones J_cᵀ H_c J_c over the cones in their middle zone.
 
@@ -464,19 +486,9 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
                 for b in range(a + 1):
                     Lc[a, b] = L[a, b]
         ncone += 1
+        _cone_factor(hcone, i0, dim, U)
         for r in range(dim):
-            for c in range(r + 1):
-                U[r, c] = hcone[i0, r * dim + c]
-        chol_factor(U, dim, MINVAL)
-        for r in range(dim):
-            for k in range(nv):
-                x[k] = 0.0
-            for q in range(gnnz[g]):
-                k = gind[g, q]
-                s = 0.0
-                for c in range(r, dim):
-                    s += U[c, r] * J[i0 + c, k]
-                x[k] = s
+            _cone_row(J, U, i0, dim, r, g, gnnz, gind, x)
             chol_update(Lc, nv, x, np.bool_(True), MINVAL)
     return ncone
 
@@ -540,20 +552,9 @@ def _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos, gcross
         nz = gnnz[g]
         dim = cdim[i0]
         if dim > 0 and state[i0] == STATE_CONE:
+            _cone_factor(hcone, i0, dim, U)
             for r in range(dim):
-                for c in range(r + 1):
-                    U[r, c] = hcone[i0, r * dim + c]
-            chol_factor(U, dim, MINVAL)
-            # v = J_cᵀ U_c[:, r]
-            for r in range(dim):
-                for t in range(nv):
-                    W[k, t] = 0.0
-                for q in range(nz):
-                    a = gind[g, q]
-                    s = 0.0
-                    for c in range(r, dim):
-                        s += U[c, r] * J[i0 + c, a]
-                    W[k, a] = s
+                _cone_row(J, U, i0, dim, r, g, gnnz, gind, W[k])
                 wgrp[k] = g
                 k += 1
             continue
