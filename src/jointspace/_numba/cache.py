@@ -39,15 +39,16 @@ import numba
 from numba.core import caching, codegen, cpu
 from numba.core.runtime import rtsys
 
-from jointspace._numba import prebuilt, ship
+from jointspace._numba import prebuilt, refcount, ship
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]  # the package, src/jointspace
 
-# files every kernel depends on: the field tables and enums, and the crossing (structs,
-# checked arrays) whose generated code reads Model and Data at fixed offsets. The rest of
+# files every kernel depends on: the field tables and enums, the crossing (structs,
+# checked arrays) whose generated code reads Model and Data at fixed offsets, and the
+# inline reference counts that shape every kernel's machine code (refcount). The rest of
 # _numba/ (this file, the compile notice, dense algebra) is reached through imports, or
 # shapes no machine code.
-_CORE_FILES = ("types.py", "_numba/entry.py", "_numba/structs.py")
+_CORE_FILES = ("types.py", "_numba/entry.py", "_numba/structs.py", "_numba/refcount.py")
 _CORE = tuple(_ROOT / f for f in _CORE_FILES)
 
 # `from jointspace.a.b import x, y` (also in parentheses over several lines) and
@@ -225,6 +226,7 @@ def install():
         if cls not in locs:
             locs.insert(0, cls)
     defer_linking_bitcode()
+    refcount.install(numba.__version__.startswith(_PATCHED_NUMBA))
     defer_compiler_start()  # replaces Cache.load_overload: before _recorded wraps it
     defer_blas_check()
     if not getattr(caching.Cache.load_overload, "_jointspace", False):
@@ -247,6 +249,7 @@ def _recorded(method, hit):
 # ---------------------------------------------------------------- loading cached machine code
 
 # Numba versions whose CPUCodeLibrary._unserialize, _get_module_for_linking,
+# _finalize_final_module (`refcount`),
 # JitEngine.is_symbol_defined / _load_defined_symbols, Cache.load_overload and
 # numba.np.arraymath's BLAS check are the code the patches below were written against
 _PATCHED_NUMBA = ("0.68.",)
