@@ -569,18 +569,35 @@ def _touch(m, d, site):
 
     The ray's direction is kept in scalars: a 3-vector per call was a heap allocation per
     touch sensor per step (18 on dm_control's humanoid). The contacts with rows (the others
-    exert no force) are visited in order.
+    exert no force) are visited in order, and a contact's force is decoded only when one
+    of its bodies is the site's (as MuJoCo's touch sensor): decoding every contact's force
+    for each sensor was 17k instructions a step on that humanoid, twice MuJoCo's sensors.
     """
     body = m.site_bodyid[site]
     total = 0.0
+    efc_type = d.efc_type
+    efc_id = d.efc_id
+    cdim = d.contact_dim
+    cgeom = d.contact_geom
+    gbody = m.geom_bodyid
     i = d.ne[0] + d.nf[0] + d.nl[0]
     nefc = d.nefc[0]
     while i < nefc:
-        c, i, fn, _, _, _, _, _ = _contact_force(d, i)
-        b1 = m.geom_bodyid[d.contact_geom[c, 0]]
-        b2 = m.geom_bodyid[d.contact_geom[c, 1]]
+        # the contact's bodies first, from its rows' count; its force only where they match
+        start = i
+        c = efc_id[i]
+        t = efc_type[i]
+        if t == CNSTR_CONTACT_FRICTIONLESS:
+            i += 1
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            i += 2 * (cdim[c] - 1)
+        else:
+            i += cdim[c]
+        b1 = gbody[cgeom[c, 0]]
+        b2 = gbody[cgeom[c, 1]]
         if body != b1 and body != b2:
             continue
+        _, _, fn, _, _, _, _, _ = _contact_force(d, start)
         if fn <= 0.0:
             continue
         sign = -1.0 if body == b2 else 1.0
