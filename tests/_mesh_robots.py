@@ -170,3 +170,17 @@ def settle(xml, nstep):
             md.ctrl[:] = a + (b - a) * (k + 1) / nstep
             mujoco.mj_step(mm, md)
     return mm, md
+
+
+def into_ours(m, d, mm, md):
+    """d ← MuJoCo's full physics state of md, its controls and warm start (m loaded alike)."""
+    import mujoco
+
+    import jointspace as js
+
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty(mujoco.mj_stateSize(mm, spec))
+    mujoco.mj_getState(mm, md, state, spec)
+    js.set_state(m, d, state)
+    d.ctrl[:] = md.ctrl
+    d.qacc_warmstart[:] = md.qacc_warmstart

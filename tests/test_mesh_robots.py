@@ -23,7 +23,14 @@ import jointspace as js
 from jointspace.collision import collision
 from jointspace.collision import hull as H
 from tests._collision_cases import random_quat
-from tests._mesh_robots import capsule_hull, mesh_gripper, mesh_quadruped, rounded_box, settle
+from tests._mesh_robots import (
+    capsule_hull,
+    into_ours,
+    mesh_gripper,
+    mesh_quadruped,
+    rounded_box,
+    settle,
+)
 from tests._real_models import real_model
 
 mujoco = pytest.importorskip("mujoco")
@@ -43,12 +50,7 @@ def _ours_from(xml, mm, md):
         warnings.simplefilter("error")
         m = js.load_string(xml)
     d = js.make_data(m)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(mm, spec))
-    mujoco.mj_getState(mm, md, state, spec)
-    js.set_state(m, d, state)
-    d.ctrl[:] = md.ctrl
-    d.qacc_warmstart[:] = md.qacc_warmstart
+    into_ours(m, d, mm, md)
     return m, d
 
 

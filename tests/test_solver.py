@@ -12,6 +12,7 @@ import pytest
 
 import jointspace as js
 from jointspace import constraint as C
+from tests._mesh_robots import into_ours
 from tests._real_models import real_model
 from tests.test_constraint import (
     LIMITS,
@@ -496,11 +497,7 @@ def test_small_trees_keep_the_dense_path():
     mujoco.mj_forward(mjm, mjd)
     m = js.load(path)
     d = js.make_data(m)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(mjm, spec))
-    mujoco.mj_getState(mjm, mjd, state, spec)
-    js.set_state(m, d, state)
-    d.qacc_warmstart[:] = mjd.qacc_warmstart
+    into_ours(m, d, mjm, mjd)
     js.forward(m, d)
     assert d.nefc[0] == mjd.nefc == 1 and m.nv < nw.LOW_RANK_MIN_NV
     ng, gstart, gpos, gcross, kcross = _cross_rows(m, d)
