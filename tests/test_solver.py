@@ -128,7 +128,7 @@ def test_warm_start_cuts_iterations():
         warm = cold = 0
         for _ in range(20):
             js.step(m, d)
-            js.forward(m, d)  # rows at the new state; qacc_warmstart = the previous qacc
+            js.forward(m, d)  # rows at the new state; qacc_warmstart = the step's qacc
             prev = d.qacc_warmstart.copy()
             d.qacc_warmstart[:] = prev
             warm += js.solve(m, d, solver, iterations=5000)
@@ -144,7 +144,7 @@ def test_solver_by_model_option_and_bad_names():
     for name in SOLVERS:
         m.opt.solver = name
         assert m.opt.solver == name
-        d.qacc_warmstart[:] = 0.0  # (forward saved the solution: it would need 0 iterations)
+        d.qacc_warmstart[:] = 0.0  # a cold start: not the previous solver's solution
         js.forward(m, d)
         assert d.solver_niter[0] > 0
     with pytest.raises(ValueError, match="solver must be one of"):

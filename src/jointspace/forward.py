@@ -177,12 +177,12 @@ def fwd_acceleration(m, d):
 def fwd_constraint(m, d):
     """Constraint stage on the rows of fwd_rows: efc_vel, efc_aref, the solve, the warm start.
 
-    See `jointspace.constraint` and `jointspace.solver`; saves qacc_warmstart = qacc.
+    See `jointspace.constraint` and `jointspace.solver`. As mj_forward, it leaves
+    qacc_warmstart as it is: the step saves it (`integrate.advance`), so repeated forward
+    calls, and RK4's stages, all start from the last step's acceleration.
     """
     reference(m, d)
     solve_stage(m, d, int(m.opt_solver[0]), int(m.opt_iterations[0]))
-    for k in range(m.nv):
-        d.qacc_warmstart[k] = d.qacc[k]
 
 
 @njit(cache=True, inline="always")

@@ -39,7 +39,7 @@ from jointspace.dynamics.factor import factor_ld, solve_ld
 from jointspace.dynamics.rnea import RNE_GRAVITY, RNE_VEL, rne
 from jointspace.kinematics import com_vel_stage
 from jointspace.passive import damping_deriv, fluid, sub_quat
-from jointspace.rotation import quat_mul_s
+from jointspace.rotation import quat_mul_s, quat_normalize_s
 from jointspace.sensor import advance_history
 from jointspace.types import DSBL_DAMPER, DSBL_EULERDAMP, DSBL_SPRING, JNT_BALL, JNT_FREE, MINVAL
 
@@ -54,21 +54,15 @@ def _quat_integrate(quat, vel, scale):
         if nv < MINVAL:
             ax0, ax1, ax2 = 1.0, 0.0, 0.0
         else:
-            ax0, ax1, ax2 = vel[0] / nv, vel[1] / nv, vel[2] / nv
-        s = math.sin(0.5 * angle)
-        r0 = math.cos(0.5 * angle)
+            inv = 1.0 / nv
+            ax0, ax1, ax2 = vel[0] * inv, vel[1] * inv, vel[2] * inv
+        s = math.sin(angle * 0.5)
+        r0 = math.cos(angle * 0.5)
         r1 = ax0 * s
         r2 = ax1 * s
         r3 = ax2 * s
-    nq = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
-    if nq < MINVAL:
-        quat[0] = 1.0
-        quat[1] = quat[2] = quat[3] = 0.0
-    elif abs(nq - 1.0) > MINVAL:
-        for k in range(4):
-            quat[k] /= nq
-    quat[0], quat[1], quat[2], quat[3] = quat_mul_s(quat[0], quat[1], quat[2], quat[3],
-                                                    r0, r1, r2, r3)
+    q0, q1, q2, q3 = quat_normalize_s(quat[0], quat[1], quat[2], quat[3])
+    quat[0], quat[1], quat[2], quat[3] = quat_mul_s(q0, q1, q2, q3, r0, r1, r2, r3)
 
 
 @njit(cache=True)
@@ -115,7 +109,9 @@ def advance(m, d, qacc):
     """Semi-implicit Euler update (mj_advance).
 
     The history buffers take this step's samples (`jointspace.history`), then act ← next
-    activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h.
+    activation at act_dot, qvel += h qacc, qpos ← qpos ⊕ h qvel, time += h, and the next
+    step's warm start qacc_warmstart ← d.qacc (forward's acceleration, whatever qacc the
+    integrator passed).
     """
     if m.nhistory > 0:
         advance_history(m, d, np.bool_(True), np.bool_(True))
@@ -126,6 +122,7 @@ def advance(m, d, qacc):
         d.qvel[i] += h * qacc[i]
     integrate_pos_kernel(m, d.qpos, d.qvel, h)
     d.time[0] += h
+    d.qacc_warmstart[:] = d.qacc
 
 
 @njit(cache=True, inline="always")

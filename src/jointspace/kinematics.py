@@ -22,13 +22,7 @@ from numba import njit, uint64
 from jointspace._numba import entry
 from jointspace.actuator_passive import tendon_armature as tendon_armature_total
 from jointspace.diagnostics import element_id
-from jointspace.rotation import (
-    quat_mul_s,
-    quat_normalize_s,
-    quat_renormalize_s,
-    quat_to_mat_row,
-    rot_vec_quat_s,
-)
+from jointspace.rotation import quat_mul_s, quat_normalize_s, quat_to_mat_row, rot_vec_quat_s
 from jointspace.spatial import add_scaled6, row6
 from jointspace.tendon import tendon_stage
 from jointspace.types import (
@@ -40,41 +34,47 @@ from jointspace.types import (
     JNT_FREE,
     JNT_SLIDE,
     MINVAL,
+    SAMEFRAME_BODY,
+    SAMEFRAME_BODYROT,
+    SAMEFRAME_NONE,
+    SAMEFRAME_INERTIA,
+    SAMEFRAME_INERTIAROT,
     WRAP_JOINT,
     WRAP_PULLEY,
 )
 
 
 @njit(cache=True, inline="always")
-def _frame_on_body(b, q0, q1, q2, q3, p0, p1, p2, xmat, pos, quat, g, out_pos, out_mat):
-    """out_pos[g] = p + R(q) pos[g], out_mat[g] = R(q ⊗ quat[g]) for body b at (p, q, xmat[b]).
+def _local_to_global(b, sf, pos, quat, g, out_pos, out_mat, xpos, xquat, xmat, xipos, ximat):
+    """out_pos[g], out_mat[g]: the frame (pos[g], quat[g]) on body b (mj_local2Global).
 
-    A frame with the identity quat takes the body's matrix and one at the origin its
-    position: the same numbers the products give (q ⊗ 1 = q and R 0 = 0 exactly), without
-    them (MuJoCo's "sameframe" geoms; most inertial frames, spheres and capsules).
+    sf is the frame's SAMEFRAME_* relation: the body's or the inertial frame's position and
+    rotation are copied where the compiler found them equal (within SAMEFRAME_EPS), else
+    x = x_b + R_b pos, R = R(q_b ⊗ quat).
     """
-    c0 = quat[g, 0]
-    c1 = quat[g, 1]
-    c2 = quat[g, 2]
-    c3 = quat[g, 3]
-    if c0 == 1.0 and c1 == 0.0 and c2 == 0.0 and c3 == 0.0:
+    if sf == SAMEFRAME_BODY:
+        for k in range(3):
+            out_pos[g, k] = xpos[b, k]
+    elif sf == SAMEFRAME_INERTIA:
+        for k in range(3):
+            out_pos[g, k] = xipos[b, k]
+    else:
+        e0 = pos[g, 0]
+        e1 = pos[g, 1]
+        e2 = pos[g, 2]
+        out_pos[g, 0] = (xmat[b, 0] * e0 + xmat[b, 1] * e1 + xmat[b, 2] * e2) + xpos[b, 0]
+        out_pos[g, 1] = (xmat[b, 3] * e0 + xmat[b, 4] * e1 + xmat[b, 5] * e2) + xpos[b, 1]
+        out_pos[g, 2] = (xmat[b, 6] * e0 + xmat[b, 7] * e1 + xmat[b, 8] * e2) + xpos[b, 2]
+    if sf == SAMEFRAME_BODY or sf == SAMEFRAME_BODYROT:
         for k in range(9):
             out_mat[g, k] = xmat[b, k]
+    elif sf == SAMEFRAME_INERTIA or sf == SAMEFRAME_INERTIAROT:
+        for k in range(9):
+            out_mat[g, k] = ximat[b, k]
     else:
-        w0, w1, w2, w3 = quat_mul_s(q0, q1, q2, q3, c0, c1, c2, c3)
+        w0, w1, w2, w3 = quat_mul_s(xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3],
+                                    quat[g, 0], quat[g, 1], quat[g, 2], quat[g, 3])
         quat_to_mat_row(out_mat, g, w0, w1, w2, w3)
-    e0 = pos[g, 0]
-    e1 = pos[g, 1]
-    e2 = pos[g, 2]
-    if e0 == 0.0 and e1 == 0.0 and e2 == 0.0:
-        out_pos[g, 0] = p0
-        out_pos[g, 1] = p1
-        out_pos[g, 2] = p2
-    else:
-        r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, e0, e1, e2)
-        out_pos[g, 0] = p0 + r0
-        out_pos[g, 1] = p1 + r1
-        out_pos[g, 2] = p2 + r2
 
 
 @njit(cache=True)
@@ -82,8 +82,10 @@ def kinematics_bodies(m, d):
     """World poses of bodies, joint anchors/axes and inertial frames (mj_kinematics).
 
     x_b = x_parent + R_parent body_pos,  q_b = q_parent ⊗ body_quat, then for each joint:
-    slide  x += axis (q - q0);  hinge/ball  q ← normalize(q ⊗ q_loc), x = anchor - R jnt_pos.
-    A free joint reads the pose from qpos. Scalar style: no array views or temporaries.
+    slide  x += axis (q - q0);  hinge/ball  q ← q ⊗ q_loc, x = anchor - R(q) jnt_pos; q is
+    normalized once, after the body's joints. A free joint reads the pose from qpos. The
+    operations and their order are MuJoCo's, so the poses equal mj_kinematics' bit for bit
+    (rotation.py). Scalar style: no array views or temporaries.
     """
     nbody = m.nbody
     parentid = m.body_parentid
@@ -92,8 +94,6 @@ def kinematics_bodies(m, d):
     mocapid = m.body_mocapid
     body_pos = m.body_pos
     body_quat = m.body_quat
-    body_ipos = m.body_ipos
-    body_iquat = m.body_iquat
     jnt_type = m.jnt_type
     jnt_qposadr = m.jnt_qposadr
     jnt_pos = m.jnt_pos
@@ -103,19 +103,18 @@ def kinematics_bodies(m, d):
     xpos = d.xpos
     xquat = d.xquat
     xmat = d.xmat
-    xipos = d.xipos
-    ximat = d.ximat
     xanchor = d.xanchor
     xaxis = d.xaxis
     mocap_pos = d.mocap_pos
     mocap_quat = d.mocap_quat
     for k in range(3):
         xpos[0, k] = 0.0
-        xipos[0, k] = 0.0
+        d.xipos[0, k] = 0.0
     xquat[0, 0] = 1.0
     xquat[0, 1] = xquat[0, 2] = xquat[0, 3] = 0.0
-    quat_to_mat_row(xmat, 0, 1.0, 0.0, 0.0, 0.0)
-    quat_to_mat_row(ximat, 0, 1.0, 0.0, 0.0, 0.0)
+    for k in range(9):
+        xmat[0, k] = 1.0 if k % 4 == 0 else 0.0
+        d.ximat[0, k] = xmat[0, k]
     for i in range(1, nbody):
         ja = uint64(jntadr_[i])
         jn = jntnum_[i]
@@ -124,8 +123,11 @@ def kinematics_bodies(m, d):
             p0 = qpos[qa]
             p1 = qpos[qa + 1]
             p2 = qpos[qa + 2]
-            q0, q1, q2, q3 = quat_normalize_s(qpos[qa + 3], qpos[qa + 4], qpos[qa + 5],
-                                              qpos[qa + 6])
+            q0 = qpos[qa + 3]
+            q1 = qpos[qa + 4]
+            q2 = qpos[qa + 5]
+            q3 = qpos[qa + 6]
+            q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
             xanchor[ja, 0] = p0
             xanchor[ja, 1] = p1
             xanchor[ja, 2] = p2
@@ -140,8 +142,7 @@ def kinematics_bodies(m, d):
                 b1 = mocap_pos[mc, 1]
                 b2 = mocap_pos[mc, 2]
                 c0, c1, c2, c3 = quat_normalize_s(mocap_quat[mc, 0], mocap_quat[mc, 1],
-                                                  mocap_quat[mc, 2],
-                                       mocap_quat[mc, 3])
+                                                  mocap_quat[mc, 2], mocap_quat[mc, 3])
             else:
                 b0 = body_pos[i, 0]
                 b1 = body_pos[i, 1]
@@ -150,20 +151,16 @@ def kinematics_bodies(m, d):
                 c1 = body_quat[i, 1]
                 c2 = body_quat[i, 2]
                 c3 = body_quat[i, 3]
-            # x = x_parent + R_parent body_pos;  q = q_parent ⊗ body_quat
-            p0 = xpos[p, 0] + xmat[p, 0] * b0 + xmat[p, 1] * b1 + xmat[p, 2] * b2
-            p1 = xpos[p, 1] + xmat[p, 3] * b0 + xmat[p, 4] * b1 + xmat[p, 5] * b2
-            p2 = xpos[p, 2] + xmat[p, 6] * b0 + xmat[p, 7] * b1 + xmat[p, 8] * b2
-            if c0 == 1.0 and c1 == 0.0 and c2 == 0.0 and c3 == 0.0:
-                # the product with the identity, exactly, one step shorter on the chain
-                q0 = xquat[p, 0]
-                q1 = xquat[p, 1]
-                q2 = xquat[p, 2]
-                q3 = xquat[p, 3]
-            else:
+            if p != 0:
+                # x = R_parent body_pos + x_parent;  q = q_parent ⊗ body_quat
+                p0 = (xmat[p, 0] * b0 + xmat[p, 1] * b1 + xmat[p, 2] * b2) + xpos[p, 0]
+                p1 = (xmat[p, 3] * b0 + xmat[p, 4] * b1 + xmat[p, 5] * b2) + xpos[p, 1]
+                p2 = (xmat[p, 6] * b0 + xmat[p, 7] * b1 + xmat[p, 8] * b2) + xpos[p, 2]
                 q0, q1, q2, q3 = quat_mul_s(xquat[p, 0], xquat[p, 1], xquat[p, 2],
                                             xquat[p, 3], c0, c1, c2, c3)
-            normed = False
+            else:
+                p0, p1, p2 = b0, b1, b2
+                q0, q1, q2, q3 = c0, c1, c2, c3
             for jj in range(jn):
                 j = ja + uint64(jj)
                 qa = uint64(jnt_qposadr[j])
@@ -175,9 +172,9 @@ def kinematics_bodies(m, d):
                 xaxis[j, 2] = a2
                 r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1],
                                             jnt_pos[j, 2])
-                n0 = p0 + r0
-                n1 = p1 + r1
-                n2 = p2 + r2
+                n0 = r0 + p0
+                n1 = r1 + p1
+                n2 = r2 + p2
                 xanchor[j, 0] = n0
                 xanchor[j, 1] = n1
                 xanchor[j, 2] = n2
@@ -191,22 +188,22 @@ def kinematics_bodies(m, d):
                         l0, l1, l2, l3 = quat_normalize_s(qpos[qa], qpos[qa + 1], qpos[qa + 2],
                                                           qpos[qa + 3])
                     else:
-                        half = 0.5 * (qpos[qa] - qpos0[qa])
-                        s = math.sin(half)
-                        l0 = math.cos(half)
-                        l1 = jnt_axis[j, 0] * s
-                        l2 = jnt_axis[j, 1] * s
-                        l3 = jnt_axis[j, 2] * s
+                        angle = qpos[qa] - qpos0[qa]
+                        if angle == 0.0:
+                            l0, l1, l2, l3 = 1.0, 0.0, 0.0, 0.0
+                        else:
+                            s = math.sin(angle * 0.5)
+                            l0 = math.cos(angle * 0.5)
+                            l1 = jnt_axis[j, 0] * s
+                            l2 = jnt_axis[j, 1] * s
+                            l3 = jnt_axis[j, 2] * s
                     q0, q1, q2, q3 = quat_mul_s(q0, q1, q2, q3, l0, l1, l2, l3)
-                    q0, q1, q2, q3 = quat_renormalize_s(q0, q1, q2, q3)
-                    normed = True
                     r0, r1, r2 = rot_vec_quat_s(q0, q1, q2, q3, jnt_pos[j, 0], jnt_pos[j, 1],
                                                 jnt_pos[j, 2])
                     p0 = n0 - r0
                     p1 = n1 - r1
                     p2 = n2 - r2
-            if not normed:
-                q0, q1, q2, q3 = quat_renormalize_s(q0, q1, q2, q3)
+        q0, q1, q2, q3 = quat_normalize_s(q0, q1, q2, q3)
         xpos[i, 0] = p0
         xpos[i, 1] = p1
         xpos[i, 2] = p2
@@ -215,27 +212,23 @@ def kinematics_bodies(m, d):
         xquat[i, 2] = q2
         xquat[i, 3] = q3
         quat_to_mat_row(xmat, i, q0, q1, q2, q3)
-        # inertial frame: xipos = x + R body_ipos, ximat = R(q ⊗ body_iquat)
-        _frame_on_body(i, q0, q1, q2, q3, p0, p1, p2, xmat, body_ipos, body_iquat, i,
-                       xipos, ximat)
-
-
-@njit(cache=True, inline="always")
-def _attached_frames(n, bodyid, pos, quat, xpos, xquat, xmat, out_pos, out_mat):
-    """Poses of n frames attached to bodies: x = x_b + R_b pos, R = R(q_b ⊗ quat)."""
-    for g in range(n):
-        b = uint64(bodyid[g])
-        _frame_on_body(b, xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3], xpos[b, 0],
-                       xpos[b, 1], xpos[b, 2], xmat, pos, quat, g, out_pos, out_mat)
+    # inertial frames: xipos = R body_ipos + x, ximat = R(q ⊗ body_iquat)
+    for i in range(1, nbody):
+        _local_to_global(i, m.body_sameframe[i], m.body_ipos, m.body_iquat, i, d.xipos,
+                         d.ximat, xpos, xquat, xmat, d.xipos, d.ximat)
 
 
 @njit(cache=True)
 def _kinematics_frames(m, d):
     """World poses of geoms and sites from their bodies' poses (mj_kinematics, second part)."""
-    _attached_frames(m.ngeom, m.geom_bodyid, m.geom_pos, m.geom_quat, d.xpos, d.xquat, d.xmat,
-                     d.geom_xpos, d.geom_xmat)
-    _attached_frames(m.nsite, m.site_bodyid, m.site_pos, m.site_quat, d.xpos, d.xquat, d.xmat,
-                     d.site_xpos, d.site_xmat)
+    for g in range(m.ngeom):
+        _local_to_global(uint64(m.geom_bodyid[g]), m.geom_sameframe[g], m.geom_pos, m.geom_quat,
+                         g, d.geom_xpos, d.geom_xmat, d.xpos, d.xquat, d.xmat, d.xipos,
+                         d.ximat)
+    for g in range(m.nsite):
+        _local_to_global(uint64(m.site_bodyid[g]), m.site_sameframe[g], m.site_pos, m.site_quat,
+                         g, d.site_xpos, d.site_xmat, d.xpos, d.xquat, d.xmat, d.xipos,
+                         d.ximat)
 
 
 @njit(cache=True, nogil=True)
@@ -257,9 +250,8 @@ def camlight(m, d, fixed):
     """
     for i in range(m.ncam):
         b = uint64(m.cam_bodyid[i])
-        _frame_on_body(b, d.xquat[b, 0], d.xquat[b, 1], d.xquat[b, 2], d.xquat[b, 3],
-                       d.xpos[b, 0], d.xpos[b, 1], d.xpos[b, 2], d.xmat, m.cam_pos, m.cam_quat,
-                       i, d.cam_xpos, d.cam_xmat)
+        _local_to_global(b, SAMEFRAME_NONE, m.cam_pos, m.cam_quat, i, d.cam_xpos, d.cam_xmat,
+                         d.xpos, d.xquat, d.xmat, d.xipos, d.ximat)
         mode = m.cam_mode[i]
         if fixed:
             continue

@@ -164,7 +164,10 @@ def _rk4(m, d):
     X_0, stage i evaluates forward at q_0 ⊕ θ_i, v_0 + h c_i a_{i−1} with θ_i = h c_i k_{i−1},
     k_i = dexp⁻¹(θ_i) v_i; the update is θ = h Σ b_i k_i, v = v_0 + h Σ b_i a_i with
     c = (½, ½, 1), b = (1/6, 1/3, 1/3, 1/6). d.qacc ends as Σ b_i a_i (MuJoCo 4 does the
-    same). Activations as MuJoCo: stage i at act_0 + h c_i act_dot_{i−1} (unclamped), the
+    same); the next step's warm start is the last stage's acceleration a_3 (MuJoCo 4.0,
+    measured), and every stage starts its solver from the warm start the step began with,
+    as forward leaves it. Activations as MuJoCo: stage i at act_0 + h c_i act_dot_{i−1}
+    (unclamped), the
     update `advance_act` at the rate Σ b_i act_dot_i. History buffers: the sensors' samples
     before the stages (at X_0, from the first forward), the controls' after them, both at
     t_0. Needs forward at X_0 already done (d.qacc = a_0).
@@ -221,6 +224,7 @@ def _rk4(m, d):
     for j in range(nv):
         theta[j] = h * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j]) / 6.0
         d.qacc[j] = (acc[0, j] + 2.0 * acc[1, j] + 2.0 * acc[2, j] + acc[3, j]) / 6.0
+    d.qacc_warmstart[:] = acc[3]
     d.qpos[:] = q0
     integrate_pos_kernel(m, d.qpos, theta, 1.0)
     if na:
@@ -456,7 +460,7 @@ def _fast_constraint(m, d, L, state0, force0, cdim, cmu, cfr):
     The rows and their zones' quadratic model are the unperturbed step's (`_fast_prepare`);
     only qfrc_smooth and efc_aref moved. Its minimizer is the Newton solve's answer when
     every row stays in its zone, which is checked: then qacc, efc_force, efc_state,
-    qfrc_constraint and qacc_warmstart are set as the solve would and True is returned;
+    qfrc_constraint are set as the solve would and True is returned;
     else False (the caller solves).
     """
     reference(m, d)
@@ -473,7 +477,6 @@ def _fast_constraint(m, d, L, state0, force0, cdim, cmu, cfr):
             return False
     for k in range(m.nv):
         d.qacc[k] = a[k]
-        d.qacc_warmstart[k] = a[k]
     mul_jt(d, d.efc_force, d.qfrc_constraint)
     return True
 

@@ -59,6 +59,12 @@ ENBL_ENERGY = 1 << ENABLE_FLAGS.index("energy")
 ENABLE_REFUSED = {"sleep": "sleeping islands", "ipc": "an alternative contact model",
                   "speculative": "speculative contacts"}
 ENBL_REFUSED = sum(1 << ENABLE_FLAGS.index(f) for f in ENABLE_REFUSED)
+# frames that coincide with their body's or inertial frame (MuJoCo's mjtSameFrame): the
+# compiler sets them where positions and quaternion components agree within SAMEFRAME_EPS,
+# and kinematics then copies the body's (or inertial) pose instead of composing the offset
+SAMEFRAME_NONE, SAMEFRAME_BODY, SAMEFRAME_INERTIA, SAMEFRAME_BODYROT, SAMEFRAME_INERTIAROT = (
+    0, 1, 2, 3, 4)
+SAMEFRAME_EPS = 1e-6
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
 TRN_SO3 = 6  # MuJoCo 4's mjTRN_SO3: orientation of a ball joint, or of a site in a refsite
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = 0, 1, 2, 3, 4
@@ -220,6 +226,9 @@ MODEL_FIELDS = (
     ("body_quat", "f", ("nbody", 4), "orientation offset relative to the parent body"),
     ("body_ipos", "f", ("nbody", 3), "center of mass relative to the body frame"),
     ("body_iquat", "f", ("nbody", 4), "principal axes of inertia relative to the body frame"),
+    ("body_sameframe", "i", ("nbody",),
+     "SAMEFRAME_BODY / BODYROT / NONE: the inertial frame's offset from the body frame is "
+     "taken as none in position and rotation, in rotation only, or computed (set at compile)"),
     ("body_mass", "f", ("nbody",), "mass"),
     ("body_subtreemass", "f", ("nbody",), "mass of the subtree rooted at the body"),
     ("body_inertia", "f", ("nbody", 3), "principal moments of inertia about the com"),
@@ -280,6 +289,9 @@ MODEL_FIELDS = (
     ("geom_rbound", "f", ("ngeom",), "radius of the bounding sphere (0 for planes)"),
     ("geom_pos", "f", ("ngeom", 3), "position relative to the body frame"),
     ("geom_quat", "f", ("ngeom", 4), "orientation relative to the body frame"),
+    ("geom_sameframe", "i", ("ngeom",),
+     "SAMEFRAME_*: the geom's frame is taken as its body's or its inertial frame, in position "
+     "and rotation or in rotation only, or computed (set at compile)"),
     ("geom_friction", "f", ("ngeom", 3), "sliding, torsional, rolling friction"),
     ("geom_margin", "f", ("ngeom",), "contact detection margin"),
     ("geom_gap", "f", ("ngeom",), "contacts within the margin but beyond gap are inactive"),
@@ -298,6 +310,7 @@ MODEL_FIELDS = (
     ("site_size", "f", ("nsite", 3), "size, for visualization"),
     ("site_pos", "f", ("nsite", 3), "position relative to the body frame"),
     ("site_quat", "f", ("nsite", 4), "orientation relative to the body frame"),
+    ("site_sameframe", "i", ("nsite",), "SAMEFRAME_*, as geom_sameframe"),
     # cameras (MJCF <camera>; poses in d.cam_xpos/cam_xmat, computed by kinematics.camlight)
     ("cam_mode", "i", ("ncam",), "CAM_FIXED, CAM_TRACK, CAM_TRACKCOM, CAM_TARGETBODY(COM)"),
     ("cam_bodyid", "i", ("ncam",), "id of the body the camera is attached to"),
@@ -628,7 +641,7 @@ DATA_FIELDS = (
     ("efc_b", "f", ("njmax",), "J qacc_smooth − aref"),
     ("efc_force", "f", ("njmax",), "constraint force in constraint space"),
     ("efc_state", "i", ("njmax",), "row state at the solution, jointspace.constraint.STATE_*"),
-    ("qacc_warmstart", "f", ("nv",), "acceleration the solver starts from (saved by forward)"),
+    ("qacc_warmstart", "f", ("nv",), "acceleration the solver starts from (saved by each step, as mj_advance does)"),
     ("solver_niter", "i", (1,), "solver iterations of the last solve"),
     ("solver_improvement", "f", (200,), "per iteration: scaled cost improvement"),
     ("solver_gradient", "f", (200,), "per iteration: scaled gradient norm (primal solvers)"),

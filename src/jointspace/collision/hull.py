@@ -8,177 +8,134 @@ clip one face polygon against another.
 
 import numpy as np
 
-# two hull triangles lie in one face when their unit normals differ by less than this and
-# each one's vertices are within _PLANE_TOL · (mesh size) of the other's plane
-_NORMAL_TOL = 1e-6
-_PLANE_TOL = 1e-7
+# hull triangles whose unit normals fall in one cell of a grid of azimuth and polar angle of
+# this spacing (rad) form one polygon where they share edges, as MuJoCo's compiler groups
+# them (mjCMesh::MakePolygons); the angles are those of the mesh's original frame
+ANGLE_CELL = 0.01
 
 
-def hull_polygons(vertices, triangles):
-    """Merge coplanar, edge-adjacent hull triangles into convex polygons.
+def hull_polygons(vertices, triangles, rotation=None):
+    """Group hull triangles into polygons as MuJoCo's compiler does.
 
     Args:
         vertices: (k, 3) hull vertices.
         triangles: (h, 3) outward-oriented (counter-clockwise seen from outside) triangles.
+        rotation: (3, 3) rotation from the vertices' frame to the mesh's original frame,
+            where the normals' angles are binned (None: the identity).
 
     Returns:
         (loops, normals): a list of vertex-index arrays, each a polygon boundary in
         counter-clockwise order about its outward normal, and an (npoly, 3) array of those
         unit normals.
     """
-    vert, num, normals = _polygon_tables(vertices, triangles)
+    vert, num, normals = _polygon_tables(vertices, triangles, rotation)
     return np.split(vert, np.cumsum(num)[:-1]) if len(num) else [], normals
 
 
-def _polygon_tables(vertices, triangles):
+def _angle_cells(v, t, rotation):
+    """Each triangle's normal-angle cell (azimuth, polar) as two integers; valid mask.
+
+    The normal is the unit cross product of its edges from the first vertex, in the
+    original frame; within 1e-7 of ±z it is the pole's cell (0, 0) or (0, round(π / cell)).
+    A degenerate triangle (normal below 1e-15) joins no polygon.
+    """
+    cr = np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]])
+    if rotation is not None:
+        cr = cr @ np.asarray(rotation, dtype=np.float64).T
+    norm = np.sqrt(np.einsum("ij,ij->i", cr, cr))
+    ok = norm >= 1e-15
+    n = cr / np.where(ok, norm, 1.0)[:, None] + 0.0
+    pole = np.abs(n[:, 2]) > 1.0 - 1e-7
+    az = np.where(pole, 0.0, np.round(np.arctan2(n[:, 1], n[:, 0]) / ANGLE_CELL))
+    polar = np.where(pole, np.where(n[:, 2] < 0, np.round(np.pi / ANGLE_CELL), 0.0),
+                     np.round(np.arccos(np.clip(n[:, 2], -1.0, 1.0)) / ANGLE_CELL))
+    return az.astype(np.int64), polar.astype(np.int64), ok
+
+
+def _group_loops(faces):
+    """Boundary loops of one cell's triangles, joined where they share an edge.
+
+    Triangles are inserted in order; each one that meets the group across an edge (the
+    edge's reverse is a boundary edge) removes that boundary edge and adds its other
+    edges; one that meets none starts an island, and one that meets two islands merges
+    them. Each island's loop starts at its first remaining boundary edge and follows the
+    boundary (MuJoCo's MeshPolygon).
+    """
+    edges = []  # [first, second, island]
+    nisland = 0
+    for v1, v2, v3 in faces:
+        island = -1
+        add = []
+        for x, y in ((v1, v2), (v2, v3), (v3, v1)):
+            hit = next((i for i, e in enumerate(edges) if e[0] == y and e[1] == x), -1)
+            if hit < 0:
+                add.append((x, y))
+                continue
+            other = edges.pop(hit)[2]
+            if island == -1:
+                island = other
+            elif other != island:
+                lo, hi = min(island, other), max(island, other)
+                for e in edges:
+                    e[2] = lo if e[2] == hi else (e[2] - 1 if e[2] > hi else e[2])
+                nisland -= 1
+                island = lo
+        if island == -1:
+            island = nisland
+            nisland += 1
+        edges.extend([x, y, island] for x, y in add)
+    loops = []
+    for i in range(nisland):
+        start = next((e for e in edges if e[2] == i), None)
+        if start is None:
+            continue
+        loop = [start[0], start[1]]
+        nxt = start[1]
+        for _ in range(len(edges)):
+            e = next((e for e in edges[1:] if e[2] == i and e[0] == nxt), None)
+            if e is None:
+                break
+            nxt = e[1]
+            if nxt == loop[0]:
+                loops.append(loop)
+                break
+            loop.append(nxt)
+    return [lp for lp in loops if len(lp) >= 3]
+
+
+def _polygon_tables(vertices, triangles, rotation=None):
     """The polygons of `hull_polygons` as flat tables: (vertices, vertex counts, normals).
 
-    Adjacency, the coplanarity tests and the single triangles (most faces of a curved mesh)
-    are vectorized, so meshes of 100k triangles take well under a second; only triangles
-    that actually merge go through the union-find and the boundary walk. Polygons are
-    ordered by their smallest triangle; a single triangle's loop starts at its smallest
-    vertex index, and every normal is the area-weighted normal, normalized.
+    Triangles alone in their angle cell (most faces of a curved mesh) are polygons as they
+    are, vectorized; only cells of several triangles go through `_group_loops`. Polygons
+    are ordered by their first triangle; every normal is the unit normal of the loop's
+    first three vertices, as MuJoCo recomputes them.
     """
     v = np.asarray(vertices, dtype=np.float64)
     t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    nt = len(t)
-    cr = np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]])
-    area2 = np.linalg.norm(cr, axis=1)
-    n = cr / area2[:, None]
-    scale = max(float(np.max(np.abs(v))), 1e-300) if len(v) else 1.0
-    # directed edges (a -> b) of each triangle; the neighbour across an edge owns (b -> a)
-    a = t.reshape(-1)
-    b = t[:, [1, 2, 0]].reshape(-1)
-    face = np.repeat(np.arange(nt), 3)
-    nv = int(v.shape[0])
-    key = a * nv + b
-    rkey = b * nv + a
-    order = np.argsort(key)
-    pos = np.searchsorted(key[order], rkey)
-    pos = np.minimum(pos, max(len(key) - 1, 0))
-    found = key[order[pos]] == rkey if nt else np.zeros(0, dtype=bool)
-    f = face[found]
-    g = face[order[pos[found]]]
-    keep = (f < g)  # each adjacent pair once
-    f, g = f[keep], g[keep]
-    same = np.einsum("ij,ij->i", n[f], n[g]) > 1.0 - _NORMAL_TOL
-    f, g = f[same], g[same]
-    # each vertex of g within the plane of f
-    off = np.abs(np.einsum("ikj,ij->ik", v[t[g]] - v[t[f, 0]][:, None, :], n[f]))
-    ok = np.all(off < _PLANE_TOL * scale, axis=1)
-    # and each vertex of f within the plane of g (the test is applied from both sides)
-    off2 = np.abs(np.einsum("ikj,ij->ik", v[t[f]] - v[t[g, 0]][:, None, :], n[g]))
-    ok2 = np.all(off2 < _PLANE_TOL * scale, axis=1)
-    merge = ok | ok2  # the plane test from either side suffices
-    # merged groups: connected components of the merge graph; each group's faces in
-    # increasing order, the groups keyed by their smallest face
-    # scipy.sparse is imported here, not with the module: it is 0.2 s of every
-    # `import jointspace`, and only models with meshes come here
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    graph = coo_matrix((np.ones(int(merge.sum())), (f[merge], g[merge])), shape=(nt, nt))
-    labels = connected_components(graph, directed=False)[1]
-    size = np.bincount(labels, minlength=nt)[labels] if nt else np.zeros(0, dtype=np.int64)
-    grouped = np.flatnonzero(size > 1)
-    grouped = grouped[np.lexsort((grouped, labels[grouped]))]
-    starts = np.flatnonzero(np.r_[True, labels[grouped[1:]] != labels[grouped[:-1]]]) \
-        if len(grouped) else np.zeros(0, dtype=np.int64)
-    ends = np.r_[starts[1:], len(grouped)].astype(np.int64)
-    group_first = grouped[starts]
-    first = np.sort(np.concatenate([np.flatnonzero(size <= 1), group_first]))
-    w = n * (0.5 * area2)[:, None]
-    normals = w[first]
-    num = np.full(len(first), 3, dtype=np.int64)
-    k = np.argmin(t[first], axis=1)
-    single = t[first[:, None], (k[:, None] + np.arange(3)) % 3]
-    group_pos = np.searchsorted(first, group_first)
-    two = ends - starts == 2
-    loops = _quads(v, t, w, group_pos[two], grouped[starts[two]], grouped[starts[two] + 1],
-                   normals)
-    for p, a, b in zip(group_pos.tolist(), starts.tolist(), ends.tolist()):
-        if p in loops:
-            continue
-        faces = grouped[a:b]
-        inner = set()
-        for tri in t[faces].tolist():
-            inner.update(((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])))
-        edges = {p0: p1 for p0, p1 in inner if (p1, p0) not in inner}
-        start = min(edges)
-        loop = [start]
-        nxt = edges[start]
-        while nxt != start and len(loop) <= len(edges):
-            loop.append(nxt)
-            nxt = edges[nxt]
-        normal = np.sum(w[faces], axis=0)
-        normals[p] = normal
-        loops[p] = _drop_collinear(v, loop, normal / np.linalg.norm(normal))
-    normals = normals / np.linalg.norm(normals, axis=1, keepdims=True) if len(first) else \
-        np.zeros((0, 3))
-    for p, loop in loops.items():
-        num[p] = len(loop)
-    adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
-    vert = np.empty(int(num.sum()), dtype=np.int32)
-    is_multi = np.zeros(len(first), dtype=bool)
-    is_multi[list(loops)] = True
-    singles = np.flatnonzero(~is_multi)
-    vert[(adr[singles, None] + np.arange(3)).ravel()] = single[singles].ravel()
-    for p, loop in loops.items():
-        vert[adr[p]:adr[p] + num[p]] = loop
-    return vert, num.astype(np.int32), normals
-
-
-def _quads(v, t, w, p_idx, fa, fb, normals):
-    """The polygons of the two-triangle groups, in bulk: {polygon index: loop}.
-
-    Polygon p_idx[k] is the group of triangles fa[k] < fb[k]. Triangle A = (a0, a1, a2) and
-    its neighbour B across A's edge a_i → a_(i+1), with o the
-    vertex of B off that edge, bound the quad a_i → o → a_(i+1) → a_(i+2), started at its
-    smallest vertex as the boundary walk does. A quad with a vertex on the straight edge
-    between its neighbours is left out (the general path drops that vertex). Sets the
-    quads' normals (unnormalized: A's and B's area-weighted normals summed).
-    """
-    if not len(p_idx):
-        return {}
-    A, B = t[fa], t[fb]
-    # i: A's edge a_i -> a_(i+1) whose reverse is an edge of B
-    i = np.full(len(A), -1)
-    for k in range(3):
-        x, y = A[:, k], A[:, (k + 1) % 3]
-        shared = np.zeros(len(A), dtype=bool)
-        for m in range(3):
-            shared |= (B[:, m] == y) & (B[:, (m + 1) % 3] == x)
-        i = np.where((i < 0) & shared, k, i)
-    rows = np.arange(len(A))
-    ai, ai1, ai2 = A[rows, i % 3], A[rows, (i + 1) % 3], A[rows, (i + 2) % 3]
-    o = B.sum(axis=1) - ai - ai1
-    quad = np.stack([ai, o, ai1, ai2], axis=1)
-    start = np.argmin(quad, axis=1)
-    quad = quad[rows[:, None], (start[:, None] + np.arange(4)) % 4]
-    normal = w[fa] + w[fb]
-    unit = normal / np.linalg.norm(normal, axis=1, keepdims=True)
-    # the collinearity test of _drop_collinear on every corner
-    pts = v[quad]
-    e1 = pts - np.roll(pts, 1, axis=1)
-    e2 = np.roll(pts, -1, axis=1) - pts
-    turn = np.einsum("gkj,gj->gk", np.cross(e1, e2), unit)
-    big = np.maximum(np.einsum("gkj,gkj->gk", e1, e1), np.einsum("gkj,gkj->gk", e2, e2))
-    ok = (i >= 0) & np.all(turn > 1e-12 * big, axis=1)
-    normals[p_idx[ok]] = normal[ok]
-    return dict(zip(p_idx[ok].tolist(), quad[ok].astype(np.int32)))
-
-
-def _drop_collinear(v, loop, normal):
-    """Remove loop vertices that lie on the straight edge between their neighbours."""
-    if len(loop) <= 3:
-        return loop
-    p = v[np.asarray(loop)]
-    e1 = p - np.roll(p, 1, axis=0)
-    e2 = np.roll(p, -1, axis=0) - p
-    turn = np.cross(e1, e2) @ normal
-    keep = turn > 1e-12 * np.maximum(np.einsum("ij,ij->i", e1, e1), np.einsum("ij,ij->i", e2, e2))
-    out = [loop[i] for i in np.flatnonzero(keep)]
-    return out if len(out) >= 3 else loop
+    if not len(t):
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3))
+    az, polar, ok = _angle_cells(v, t, rotation)
+    idx = np.flatnonzero(ok)
+    key = az[idx] * 1_000_003 + polar[idx]
+    uniq, inv, count = np.unique(key, return_inverse=True, return_counts=True)
+    alone = count[inv] == 1
+    polys = {int(f): t[f].tolist() for f in idx[alone]}
+    shared = idx[~alone]
+    groups = {}
+    for f, g in zip(shared.tolist(), inv[~alone].tolist()):
+        groups.setdefault(g, []).append(f)
+    for fs in groups.values():
+        for k, loop in enumerate(_group_loops(t[fs].tolist())):
+            polys[(fs[0], k)] = loop
+    order = sorted(polys, key=lambda q: (q, 0) if isinstance(q, int) else q)
+    loops = [polys[q] for q in order]
+    num = np.array([len(lp) for lp in loops], dtype=np.int32)
+    vert = np.array([i for lp in loops for i in lp], dtype=np.int32)
+    first = np.array([lp[:3] for lp in loops], dtype=np.int64)
+    cr = np.cross(v[first[:, 1]] - v[first[:, 0]], v[first[:, 2]] - v[first[:, 0]])
+    normals = cr / np.linalg.norm(cr, axis=1, keepdims=True)
+    return vert, num, normals
 
 
 def hull_arrays(meshes):
@@ -191,7 +148,7 @@ def hull_arrays(meshes):
     vert_num, poly_num, verts, p_num, p_normal, p_vert = [], [], [], [], [], []
     for pm in meshes:
         hv = np.asarray(pm.hull_vertices, dtype=np.float64).reshape(-1, 3)
-        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces) if len(hv) else (
+        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces, _quat_mat(pm.quat)) if len(hv) else (
             np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3)))
         vert_num.append(len(hv))
         poly_num.append(len(pn))
@@ -223,6 +180,14 @@ def hull_arrays(meshes):
         "hullpoly_vert": (np.concatenate(p_vert).astype(np.int32) if p_vert
                           else np.zeros(0, dtype=np.int32)),
     }
+
+
+def _quat_mat(q):
+    """Rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = (float(c) for c in q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 # hull graphs are built for meshes of at least this many hull vertices; smaller hulls are

@@ -371,6 +371,33 @@ def geom_inertia(gtype, size, mass, mesh=None, shell=False):
     return np.zeros(3)
 
 
+def _same(a, b):
+    return all(abs(float(x) - float(y)) < T.SAMEFRAME_EPS for x, y in zip(a, b))
+
+
+def _same_quat(a, b):
+    """Quaternions equal within SAMEFRAME_EPS per component, either sign (either cover)."""
+    return _same(a, b) or _same(a, [-float(y) for y in b])
+
+
+def _sameframe(pos, quat, ipos=None, iquat=None):
+    """MuJoCo's frame relation of a local frame: T.SAMEFRAME_*.
+
+    In this order: the body frame (position within SAMEFRAME_EPS of zero, quaternion of the
+    identity), its rotation only, the inertial frame (ipos, iquat), its rotation only, none.
+    Bodies pass no inertial frame and are compared with their own body frame only.
+    """
+    if _same(pos, (0.0, 0.0, 0.0)) and _same_quat(quat, (1.0, 0.0, 0.0, 0.0)):
+        return T.SAMEFRAME_BODY
+    if _same_quat(quat, (1.0, 0.0, 0.0, 0.0)):
+        return T.SAMEFRAME_BODYROT
+    if ipos is not None and _same(pos, ipos) and _same_quat(quat, iquat):
+        return T.SAMEFRAME_INERTIA
+    if iquat is not None and _same_quat(quat, iquat):
+        return T.SAMEFRAME_INERTIAROT
+    return T.SAMEFRAME_NONE
+
+
 def geom_rbound_aabb(gtype, size, mesh=None):
     """Bounding-sphere radius and axis-aligned box (center, half-sizes) in the geom frame."""
     s = size
@@ -961,10 +988,10 @@ class _Compiler:
                 add_name("joint", j.name, j)
                 axis = _check_finite(j.axis, "joint axis", j).reshape(3)
                 if jt in (T.JNT_HINGE, T.JNT_SLIDE):
-                    n = np.linalg.norm(axis)
+                    unit, n = frames.normvec(axis)
                     if n < 1e-10:
                         raise ModelError(f"joint axis has zero length{_where(j)}")
-                    axis = axis / n
+                    axis = unit
                 else:
                     axis = np.array([0.0, 0.0, 1.0])
                 rng = np.asarray(j.range, dtype=np.float64)
@@ -1143,6 +1170,11 @@ class _Compiler:
                           friction=(3,), rgba=(4,), fluid=(12,), surfacevel=(6,)))
         table("site_", site_rows, ("type", "bodyid", "size", "pos", "quat"), nsite,
               dict(size=(3,), pos=(3,), quat=(4,)))
+        A["body_sameframe"] = [_sameframe(r["ipos"], r["iquat"]) for r in body_rows]
+        for prefix, rows in (("geom_", geom_rows), ("site_", site_rows)):
+            A[prefix + "sameframe"] = [
+                _sameframe(r["pos"], r["quat"], body_rows[r["bodyid"]]["ipos"],
+                           body_rows[r["bodyid"]]["iquat"]) for r in rows]
         for r, c in zip(cam_rows, self.cam_specs):
             r["targetbodyid"] = self.body_id(names["body"], c.target, c) if c.target else -1
         table("cam_", cam_rows, ("mode", "bodyid", "targetbodyid", "pos", "quat", "projection",

@@ -838,19 +838,18 @@ class _Loader:
             return _IDENTITY.copy()
         key, v = orient
         v = np.asarray(v, dtype=np.float64)
-        scale = math.pi / 180.0 if (self.degree and angle_units) else 1.0
+        to_rad = frames.deg2rad if (self.degree and angle_units) else float
         if key == "quat":
-            n = np.linalg.norm(v)
-            if n < 1e-14:
+            if np.linalg.norm(v) < 1e-14:
                 raise ModelError(f"{node.where()}: quat has zero length; give a unit "
                                  f"quaternion (w x y z)")
-            return v / n
+            return frames.quat_normalize(v)
         if key == "axisangle":
             if np.linalg.norm(v[:3]) < 1e-14:
                 raise ModelError(f"{node.where()}: axisangle axis has zero length")
-            return frames.axisangle_to_quat(v[:3], v[3] * scale)
+            return frames.axisangle_to_quat(v[:3], to_rad(v[3]))
         if key == "euler":
-            return frames.euler_to_quat(v * scale, self.eulerseq)
+            return frames.euler_to_quat([to_rad(a) for a in v], self.eulerseq)
         if key == "xyaxes":
             x, y = v[:3], v[3:]
             if np.linalg.norm(x) < 1e-14:
@@ -1855,10 +1854,9 @@ class _Loader:
         axis = np.array(v["axis"], dtype=np.float64)
         if jtype in ("free", "ball"):
             axis = np.array([0.0, 0.0, 1.0])
-        norm = np.linalg.norm(axis)
+        axis, norm = frames.normvec(axis)
         if norm < 1e-14:
             raise ModelError(f"{where}: axis has zero length; give a nonzero direction")
-        axis = axis / norm
         if xf is not None and jtype != "free":
             pos = xf[0] + frames.rotate(xf[1], pos)
             if jtype != "ball":
