@@ -25,6 +25,8 @@ def main():
     """Print one row per file."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--tight", action="store_true",
+                    help="MuJoCo's convex collision run to convergence in both")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     print(f"{'file':32s} {'|Δqpos| @100':>13s} {f'max @{args.n}':>12s} "
@@ -32,7 +34,9 @@ def main():
     for name, load in cases():
         if args.names and name not in args.names:
             continue
-        dev, grow = run(*load(), args.n, growth=True)
+        mj, m, *settled = load()
+        dev, grow = run(mj, m, args.n, growth=True, settled=settled[0] if settled else None,
+                        tight=args.tight)
         print(f"{name:32s} {dev[99]:13.1e} {dev.max():12.1e} {grow[99]:12.1e} "
               f"{grow.max():12.1e}", flush=True)
 
