@@ -116,25 +116,39 @@ def test_cg_cost_decreases_and_statistics():
     assert np.all(np.isfinite(d.solver_gradient[:it]))
 
 
-def test_warm_start_cuts_iterations():
-    """Starting from the previous step's qacc needs fewer iterations than starting cold."""
+def test_warm_start_is_the_steps_acceleration():
+    """The warm start as mj_step saves it and mj_forward uses it, and what it saves.
+
+    The step saves its qacc as the next warm start; forward starts from it and leaves it
+    (MuJoCo's iteration counts); a warm start at the solution needs fewer iterations than a
+    cold one.
+    """
     m, mjm, _ = _pair(LIMITS)
+    mjd = mujoco.MjData(mjm)
     d = js.make_data(m)
     qpos, qvel = _random_state(mjm, np.random.default_rng(6))
-    d.qpos[:] = qpos
-    d.qvel[:] = qvel
-    m.opt.tolerance = 1e-10
     for solver in ("CG", "PGS"):
+        m.opt.solver = solver
+        mjm.opt.solver = getattr(mujoco.mjtSolver, f"mjSOL_{solver}")
+        d.qpos[:] = mjd.qpos[:] = qpos
+        d.qvel[:] = mjd.qvel[:] = qvel
+        d.qacc_warmstart[:] = mjd.qacc_warmstart[:] = 0.0
         warm = cold = 0
         for _ in range(20):
             js.step(m, d)
-            js.forward(m, d)  # rows at the new state; qacc_warmstart = the step's qacc
-            prev = d.qacc_warmstart.copy()
-            d.qacc_warmstart[:] = prev
+            mujoco.mj_step(mjm, mjd)
+            assert np.array_equal(d.qacc_warmstart, d.qacc)
+            saved = d.qacc_warmstart.copy()
+            js.forward(m, d)
+            mujoco.mj_forward(mjm, mjd)
+            assert np.array_equal(d.qacc_warmstart, saved)
+            assert d.solver_niter[0] == mjd.solver_niter[0], solver
+            d.qacc_warmstart[:] = d.qacc
             warm += js.solve(m, d, solver, iterations=5000)
             m.opt_disableflags[0] = NO_WARMSTART
             cold += js.solve(m, d, solver, iterations=5000)
             m.opt_disableflags[0] = 0
+            d.qacc_warmstart[:] = saved
         assert warm < cold, (solver, warm, cold)
 
 
