@@ -29,7 +29,7 @@ import jointspace as js
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from benchmarks._timing import interleaved, load_both, table  # noqa: E402
-from tests._mesh_robots import mesh_gripper, mesh_quadruped, settle  # noqa: E402
+from tests._mesh_robots import into_ours, mesh_gripper, mesh_quadruped, settle  # noqa: E402
 from tests._real_models import real_model  # noqa: E402
 from tests.test_real_sweep import FILES  # noqa: E402
 
@@ -54,13 +54,8 @@ def mesh_row(name, xml, nstep, repeat):
 
 def timed(name, mj, md, m, nstep, repeat):
     """Both libraries stepped from MuJoCo's state md, its controls held: (ratio, cells)."""
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(mj, spec))
-    mujoco.mj_getState(mj, md, state, spec)
     d = js.make_data(m)
-    js.set_state(m, d, state)
-    d.qacc_warmstart[:] = md.qacc_warmstart
-    d.ctrl[:] = md.ctrl
+    into_ours(m, d, mj, md)
     mujoco.mj_step(mj, md, nstep)
     js.step(m, d, nstep)
     diff = float(np.max(np.abs(d.qpos - md.qpos), initial=0.0))

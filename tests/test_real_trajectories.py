@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import jointspace as js
-from tests._mesh_robots import mesh_gripper, mesh_quadruped, settle
+from tests._mesh_robots import into_ours, mesh_gripper, mesh_quadruped, settle
 from tests._real_models import real_model
 from tests.test_real_sweep import FILES
 
@@ -77,12 +77,8 @@ def run(mj, m, n, growth=False, settled=None, tight=False):
     md = mujoco.MjData(mj)
     _start(mj, md, settled)
     u = controls(mj, n) if settled is None else np.tile(md.ctrl, (n, 1))
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(mj, spec))
-    mujoco.mj_getState(mj, md, state, spec)
     d = js.make_data(m)
-    js.set_state(m, d, state)
-    d.qacc_warmstart[:] = md.qacc_warmstart
+    into_ours(m, d, mj, md)
     mp = None
     eps = 1e-10
     if growth:
