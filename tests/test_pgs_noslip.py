@@ -120,10 +120,15 @@ def test_capped_solvers_follow_mujoco_on_the_humanoid(solver, cone):
     assert a <= tol and f <= tol, (a, f)
 
 
-def test_capped_cg_follows_mujoco_on_a_box_stack():
-    # boxes stacked straight: on offset stacks our box–box contact points differ from
-    # MuJoCo's where a tilted edge crosses a face (collision parity, issue 23)
-    a, f, iters = _along_mujoco(_stack("CG", "elliptic", iterations=5, island=False, dx=0.0),
+@pytest.mark.parametrize("dx", [0.0, 0.03, 0.05], ids=["straight", "offset3", "offset5"])
+def test_capped_cg_follows_mujoco_on_a_box_stack(dx):
+    """Straight and offset stacks (measured ≤ 2e-13 in qacc).
+
+    On the offset stacks a tilted box's edge lies on the face below up to rounding, so
+    where clipping cuts it depends on the last bits of the box frames: with kinematics not
+    MuJoCo's bit for bit, the points differed by 4.5e-4 m and the iterates parted.
+    """
+    a, f, iters = _along_mujoco(_stack("CG", "elliptic", iterations=5, island=False, dx=dx),
                                 300)
     assert all(i == j for i, j in iters)
     assert a <= ITERATE_TOL and f <= ITERATE_TOL, (a, f)
