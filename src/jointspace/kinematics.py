@@ -45,6 +45,14 @@ from jointspace.types import (
 
 
 @njit(cache=True, inline="always")
+def _point_on_body(xpos, xmat, b, e0, e1, e2):
+    """R_b e + x_b, the sum in mji_mulMatVec3's order and then the offset (bit for bit)."""
+    return ((xmat[b, 0] * e0 + xmat[b, 1] * e1 + xmat[b, 2] * e2) + xpos[b, 0],
+            (xmat[b, 3] * e0 + xmat[b, 4] * e1 + xmat[b, 5] * e2) + xpos[b, 1],
+            (xmat[b, 6] * e0 + xmat[b, 7] * e1 + xmat[b, 8] * e2) + xpos[b, 2])
+
+
+@njit(cache=True, inline="always")
 def _local_to_global(b, sf, pos, quat, g, out_pos, out_mat, xpos, xquat, xmat, xipos, ximat):
     """out_pos[g], out_mat[g]: the frame (pos[g], quat[g]) on body b (mj_local2Global).
 
@@ -59,12 +67,8 @@ def _local_to_global(b, sf, pos, quat, g, out_pos, out_mat, xpos, xquat, xmat, x
         for k in range(3):
             out_pos[g, k] = xipos[b, k]
     else:
-        e0 = pos[g, 0]
-        e1 = pos[g, 1]
-        e2 = pos[g, 2]
-        out_pos[g, 0] = (xmat[b, 0] * e0 + xmat[b, 1] * e1 + xmat[b, 2] * e2) + xpos[b, 0]
-        out_pos[g, 1] = (xmat[b, 3] * e0 + xmat[b, 4] * e1 + xmat[b, 5] * e2) + xpos[b, 1]
-        out_pos[g, 2] = (xmat[b, 6] * e0 + xmat[b, 7] * e1 + xmat[b, 8] * e2) + xpos[b, 2]
+        out_pos[g, 0], out_pos[g, 1], out_pos[g, 2] = _point_on_body(
+            xpos, xmat, b, pos[g, 0], pos[g, 1], pos[g, 2])
     if sf == SAMEFRAME_BODY or sf == SAMEFRAME_BODYROT:
         for k in range(9):
             out_mat[g, k] = xmat[b, k]
@@ -153,9 +157,7 @@ def kinematics_bodies(m, d):
                 c3 = body_quat[i, 3]
             if p != 0:
                 # x = R_parent body_pos + x_parent;  q = q_parent ⊗ body_quat
-                p0 = (xmat[p, 0] * b0 + xmat[p, 1] * b1 + xmat[p, 2] * b2) + xpos[p, 0]
-                p1 = (xmat[p, 3] * b0 + xmat[p, 4] * b1 + xmat[p, 5] * b2) + xpos[p, 1]
-                p2 = (xmat[p, 6] * b0 + xmat[p, 7] * b1 + xmat[p, 8] * b2) + xpos[p, 2]
+                p0, p1, p2 = _point_on_body(xpos, xmat, p, b0, b1, b2)
                 q0, q1, q2, q3 = quat_mul_s(xquat[p, 0], xquat[p, 1], xquat[p, 2],
                                             xquat[p, 3], c0, c1, c2, c3)
             else:

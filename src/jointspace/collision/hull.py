@@ -59,43 +59,48 @@ def _group_loops(faces):
     edge's reverse is a boundary edge) removes that boundary edge and adds its other
     edges; one that meets none starts an island, and one that meets two islands merges
     them. Each island's loop starts at its first remaining boundary edge and follows the
-    boundary (MuJoCo's MeshPolygon).
+    boundary (MuJoCo's MeshPolygon). The boundary is a dict {(first, second): island} in
+    insertion order, so each lookup is one probe.
     """
-    edges = []  # [first, second, island]
+    edges = {}
     nisland = 0
     for v1, v2, v3 in faces:
         island = -1
         add = []
         for x, y in ((v1, v2), (v2, v3), (v3, v1)):
-            hit = next((i for i, e in enumerate(edges) if e[0] == y and e[1] == x), -1)
-            if hit < 0:
+            other = edges.pop((y, x), None)
+            if other is None:
                 add.append((x, y))
                 continue
-            other = edges.pop(hit)[2]
             if island == -1:
                 island = other
             elif other != island:
                 lo, hi = min(island, other), max(island, other)
-                for e in edges:
-                    e[2] = lo if e[2] == hi else (e[2] - 1 if e[2] > hi else e[2])
+                for e, k in edges.items():
+                    edges[e] = lo if k == hi else (k - 1 if k > hi else k)
                 nisland -= 1
                 island = lo
         if island == -1:
             island = nisland
             nisland += 1
-        edges.extend([x, y, island] for x, y in add)
+        for e in add:
+            edges[e] = island
+    starts = {}
+    after = {}
+    for (x, y), k in edges.items():
+        starts.setdefault(k, (x, y))
+        after[(k, x)] = y
     loops = []
     for i in range(nisland):
-        start = next((e for e in edges if e[2] == i), None)
-        if start is None:
+        if i not in starts:
             continue
-        loop = [start[0], start[1]]
-        nxt = start[1]
+        x, y = starts[i]
+        loop = [x, y]
+        nxt = y
         for _ in range(len(edges)):
-            e = next((e for e in edges[1:] if e[2] == i and e[0] == nxt), None)
-            if e is None:
+            nxt = after.get((i, nxt))
+            if nxt is None:
                 break
-            nxt = e[1]
             if nxt == loop[0]:
                 loops.append(loop)
                 break
@@ -145,10 +150,13 @@ def hull_arrays(meshes):
         dict with mesh_hullvertadr/num, mesh_hullpolyadr/num, mesh_hullgraphadr, hull_vert,
         hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert and hull_graph.
     """
+    # here, not with the module: io imports the collision package
+    from jointspace.io.frames import quat_to_mat
+
     vert_num, poly_num, verts, p_num, p_normal, p_vert = [], [], [], [], [], []
     for pm in meshes:
         hv = np.asarray(pm.hull_vertices, dtype=np.float64).reshape(-1, 3)
-        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces, _quat_mat(pm.quat)) if len(hv) else (
+        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces, quat_to_mat(pm.quat)) if len(hv) else (
             np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3)))
         vert_num.append(len(hv))
         poly_num.append(len(pn))
@@ -180,14 +188,6 @@ def hull_arrays(meshes):
         "hullpoly_vert": (np.concatenate(p_vert).astype(np.int32) if p_vert
                           else np.zeros(0, dtype=np.int32)),
     }
-
-
-def _quat_mat(q):
-    """Rotation matrix of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = (float(c) for c in q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 # hull graphs are built for meshes of at least this many hull vertices; smaller hulls are
