@@ -22,6 +22,7 @@ mujoco = pytest.importorskip("mujoco")
 ORTHO_TOL = 1e-12  # frames are built with one normalization and a cross product
 SWAP_TOL = 1e-9  # analytic pairs: the same arithmetic with operands exchanged
 SWAP_TOL_EPA = (1e-6, 1e-3)  # distance, normal: EPA on B − A stops at a different polytope
+CCD_CONVERGED = (1000, 1e-12)  # MuJoCo's defaults (35, 1e-6) stop EPA short in deep poses
 BRUTE_TOL = 2e-5  # brute-force search: Nelder-Mead over directions from 8000 samples
 EXACT = 1e-12  # parameters are copied or mixed by the same formula as MuJoCo's
 
@@ -33,9 +34,12 @@ TYPE_ID = {"sphere": 2, "capsule": 3, "ellipsoid": 4, "cylinder": 5, "box": 6, "
 
 
 def _load(xml):
+    """The model of xml with GJK and EPA run to convergence (physical checks, not parity)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # vertex-only meshes are not closed surfaces
-        return js.load_string(xml)
+        m = js.load_string(xml)
+    m.opt.ccd_iterations, m.opt.ccd_tolerance = CCD_CONVERGED
+    return m
 
 
 def _pair(t1, t2, seed, extra1="", extra2=""):

@@ -282,6 +282,7 @@ def test_contacts_match_mujoco(typ):
         mj.opt.ccd_tolerance, mj.opt.ccd_iterations = 1e-12, 500
         md = mujoco.MjData(mj)
         m = js.load_string(xml)
+        m.opt.ccd_tolerance, m.opt.ccd_iterations = 1e-12, 500
         d = js.Data(m)
         for _ in range(16):
             q = _shallow_pose(mj, md, typ, rng)

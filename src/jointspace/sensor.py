@@ -56,7 +56,7 @@ import numpy as np
 from numba import njit
 
 from jointspace._numba.entry import check_pair
-from jointspace.collision.convex import make_workspace
+from jointspace.collision.ccd import make_workspace
 from jointspace.collision.driver import geom_distance
 from jointspace.collision.ray import ray_kernel, ray_normal
 from jointspace.dynamics.energy import energy_pos, energy_vel
@@ -899,7 +899,7 @@ def _geom_distance_sensor(m, d, i, out, a):
             lists[s, 0], lists[s, 1] = m.body_geomadr[oid], m.body_geomnum[oid]
         else:
             lists[s, 0], lists[s, 1] = oid, 1
-    ws = make_workspace(True)
+    ws = make_workspace(m.opt_ccd_iterations[0])
     dist = cut
     fromto = np.zeros(6)
     new = np.empty(6)

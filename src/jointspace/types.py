@@ -195,6 +195,9 @@ MODEL_FIELDS = (
     ("opt_ls_tolerance", "f", (1,), "line-search tolerance, relative to opt_tolerance"),
     ("opt_noslip_iterations", "i", (1,), "noslip post-solver sweeps after the main solver"),
     ("opt_noslip_tolerance", "f", (1,), "noslip tolerance on the relative cost improvement"),
+    ("opt_ccd_iterations", "i", (1,),
+     "GJK and EPA iterations at most (convex collisions; EPA: at most 1000)"),
+    ("opt_ccd_tolerance", "f", (1,), "GJK and EPA tolerance on distance and depth (m)"),
     ("opt_disableflags", "i", (1,), "bit mask of disabled features (see DISABLE_FLAGS)"),
     ("opt_enableflags", "i", (1,), "bit mask of enabled optional features (see ENABLE_FLAGS)"),
     ("opt_disableactuator", "i", (1,),
@@ -796,6 +799,7 @@ class Option:
         iterations: maximum solver iterations.
         tolerance: solver tolerance.
         impratio: frictional-to-normal impedance ratio.
+        ccd_iterations, ccd_tolerance: where MuJoCo's GJK and EPA stop (convex collisions).
     """
 
     _ENUMS = {

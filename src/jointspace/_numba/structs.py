@@ -237,6 +237,8 @@ _MODEL_FIELDS = [
     ("opt_ls_tolerance", types.float64[::1]),
     ("opt_noslip_iterations", types.int32[::1]),
     ("opt_noslip_tolerance", types.float64[::1]),
+    ("opt_ccd_iterations", types.int32[::1]),
+    ("opt_ccd_tolerance", types.float64[::1]),
     ("opt_disableflags", types.int32[::1]),
     ("opt_enableflags", types.int32[::1]),
     ("opt_disableactuator", types.int32[::1]),
@@ -660,7 +662,7 @@ def _fill_model_0(s, nq, nv, nu, nactuator, nout, na, nbody, njnt, ngeom, nsite,
 
 
 @njit(cache=True)
-def _fill_model_1(s, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, flg_surfacevel, flg_adhesion, body_parentid, body_rootid):
+def _fill_model_1(s, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_magnetic, opt_integrator, opt_cone, opt_solver, opt_iterations, opt_tolerance, opt_impratio, opt_ls_iterations, opt_ls_tolerance, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, opt_disableactuator, opt_wind, opt_density, opt_viscosity, opt_o_margin, opt_o_solref, opt_o_solimp, opt_o_friction, stat_meaninertia, flg_surfacevel, flg_adhesion):
     s.nmat = nmat
     s.nM = nM
     s.nconmax = nconmax
@@ -678,6 +680,8 @@ def _fill_model_1(s, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_ma
     s.opt_ls_tolerance = borrow(opt_ls_tolerance)
     s.opt_noslip_iterations = borrow(opt_noslip_iterations)
     s.opt_noslip_tolerance = borrow(opt_noslip_tolerance)
+    s.opt_ccd_iterations = borrow(opt_ccd_iterations)
+    s.opt_ccd_tolerance = borrow(opt_ccd_tolerance)
     s.opt_disableflags = borrow(opt_disableflags)
     s.opt_enableflags = borrow(opt_enableflags)
     s.opt_disableactuator = borrow(opt_disableactuator)
@@ -691,12 +695,12 @@ def _fill_model_1(s, nmat, nM, nconmax, njmax, opt_timestep, opt_gravity, opt_ma
     s.stat_meaninertia = borrow(stat_meaninertia)
     s.flg_surfacevel = borrow(flg_surfacevel)
     s.flg_adhesion = borrow(flg_adhesion)
-    s.body_parentid = borrow(body_parentid)
-    s.body_rootid = borrow(body_rootid)
 
 
 @njit(cache=True)
-def _fill_model_2(s, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_sameframe, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_actfrclimited):
+def _fill_model_2(s, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_sameframe, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_invweight0, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_solref, jnt_solimp, jnt_pos, jnt_axis, jnt_stiffness, jnt_range):
+    s.body_parentid = borrow(body_parentid)
+    s.body_rootid = borrow(body_rootid)
     s.body_weldid = borrow(body_weldid)
     s.body_mocapid = borrow(body_mocapid)
     s.body_jntnum = borrow(body_jntnum)
@@ -727,12 +731,12 @@ def _fill_model_2(s, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_d
     s.jnt_axis = borrow(jnt_axis)
     s.jnt_stiffness = borrow(jnt_stiffness)
     s.jnt_range = borrow(jnt_range)
-    s.jnt_margin = borrow(jnt_margin)
-    s.jnt_actfrclimited = borrow(jnt_actfrclimited)
 
 
 @njit(cache=True)
-def _fill_model_3(s, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size, geom_aabb, geom_rbound):
+def _fill_model_3(s, jnt_margin, jnt_actfrclimited, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, M_col, dof_solref, dof_solimp, dof_frictionloss, dof_armature, dof_damping, dof_dampingpoly, dof_invweight0, dof_M0, qpos0, qpos_spring, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_group, geom_priority, geom_solmix, geom_solref, geom_solimp, geom_size):
+    s.jnt_margin = borrow(jnt_margin)
+    s.jnt_actfrclimited = borrow(jnt_actfrclimited)
     s.jnt_actfrcrange = borrow(jnt_actfrcrange)
     s.jnt_actgravcomp = borrow(jnt_actgravcomp)
     s.jnt_actuatorid = borrow(jnt_actuatorid)
@@ -763,12 +767,12 @@ def _fill_model_3(s, jnt_actfrcrange, jnt_actgravcomp, jnt_actuatorid, dof_bodyi
     s.geom_solref = borrow(geom_solref)
     s.geom_solimp = borrow(geom_solimp)
     s.geom_size = borrow(geom_size)
-    s.geom_aabb = borrow(geom_aabb)
-    s.geom_rbound = borrow(geom_rbound)
 
 
 @njit(cache=True)
-def _fill_model_4(s, geom_pos, geom_quat, geom_sameframe, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, geom_surfacevel, geom_adhesion, site_type, site_bodyid, site_size, site_pos, site_quat, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize, cam_intrinsic, mat_rgba):
+def _fill_model_4(s, geom_aabb, geom_rbound, geom_pos, geom_quat, geom_sameframe, geom_friction, geom_margin, geom_gap, geom_rgba, geom_matid, geom_fluid, geom_surfacevel, geom_adhesion, site_type, site_bodyid, site_size, site_pos, site_quat, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_projection, cam_fovy, cam_ipd, cam_resolution, cam_sensorsize):
+    s.geom_aabb = borrow(geom_aabb)
+    s.geom_rbound = borrow(geom_rbound)
     s.geom_pos = borrow(geom_pos)
     s.geom_quat = borrow(geom_quat)
     s.geom_sameframe = borrow(geom_sameframe)
@@ -799,12 +803,12 @@ def _fill_model_4(s, geom_pos, geom_quat, geom_sameframe, geom_friction, geom_ma
     s.cam_ipd = borrow(cam_ipd)
     s.cam_resolution = borrow(cam_resolution)
     s.cam_sensorsize = borrow(cam_sensorsize)
-    s.cam_intrinsic = borrow(cam_intrinsic)
-    s.mat_rgba = borrow(mat_rgba)
 
 
 @njit(cache=True)
-def _fill_model_5(s, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_tangentadr, mesh_tangent, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, mesh_hullgraphadr, hull_graph, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_ctrladr, actuator_ctrlnum, actuator_ctrlspec, actuator_outadr):
+def _fill_model_5(s, cam_intrinsic, mat_rgba, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_tangentadr, mesh_tangent, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, mesh_hullvertadr, mesh_hullvertnum, mesh_hullpolyadr, mesh_hullpolynum, hull_vert, hullpoly_vertadr, hullpoly_vertnum, hullpoly_normal, hullpoly_vert, mesh_hullgraphadr, hull_graph, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_ctrladr, actuator_ctrlnum):
+    s.cam_intrinsic = borrow(cam_intrinsic)
+    s.mat_rgba = borrow(mat_rgba)
     s.mesh_vertadr = borrow(mesh_vertadr)
     s.mesh_vertnum = borrow(mesh_vertnum)
     s.mesh_faceadr = borrow(mesh_faceadr)
@@ -835,12 +839,12 @@ def _fill_model_5(s, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mes
     s.actuator_biastype = borrow(actuator_biastype)
     s.actuator_ctrladr = borrow(actuator_ctrladr)
     s.actuator_ctrlnum = borrow(actuator_ctrlnum)
-    s.actuator_ctrlspec = borrow(actuator_ctrlspec)
-    s.actuator_outadr = borrow(actuator_outadr)
 
 
 @njit(cache=True)
-def _fill_model_6(s, actuator_outnum, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_solref, eq_solimp):
+def _fill_model_6(s, actuator_ctrlspec, actuator_outadr, actuator_outnum, actuator_trnid, actuator_ctrllimited, actuator_forcelimited, actuator_gainprm, actuator_biasprm, actuator_dynprm, actuator_ctrlrange, actuator_forcerange, actuator_gear, actuator_group, actuator_damping, actuator_dampingpoly, actuator_armature, actuator_actadr, actuator_actnum, actuator_actlimited, actuator_actrange, actuator_actearly, actuator_lengthrange, actuator_acc0, actuator_cranklength, actuator_history, actuator_historyadr, actuator_delay, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0):
+    s.actuator_ctrlspec = borrow(actuator_ctrlspec)
+    s.actuator_outadr = borrow(actuator_outadr)
     s.actuator_outnum = borrow(actuator_outnum)
     s.actuator_trnid = borrow(actuator_trnid)
     s.actuator_ctrllimited = borrow(actuator_ctrllimited)
@@ -871,12 +875,12 @@ def _fill_model_6(s, actuator_outnum, actuator_trnid, actuator_ctrllimited, actu
     s.eq_obj2id = borrow(eq_obj2id)
     s.eq_objtype = borrow(eq_objtype)
     s.eq_active0 = borrow(eq_active0)
-    s.eq_solref = borrow(eq_solref)
-    s.eq_solimp = borrow(eq_solimp)
 
 
 @njit(cache=True)
-def _fill_model_7(s, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, pair_adhesion, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring, tendon_length0, tendon_invweight0):
+def _fill_model_7(s, eq_solref, eq_solimp, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pair_solreffriction, pair_solimp, pair_margin, pair_gap, pair_friction, pair_adhesion, exclude_signature, tendon_adr, tendon_num, tendon_limited, tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_dampingpoly, tendon_armature, tendon_frictionloss, tendon_actfrclimited, tendon_actfrcrange, tendon_actuatorid, tendon_lengthspring):
+    s.eq_solref = borrow(eq_solref)
+    s.eq_solimp = borrow(eq_solimp)
     s.eq_data = borrow(eq_data)
     s.pair_dim = borrow(pair_dim)
     s.pair_geom1 = borrow(pair_geom1)
@@ -907,12 +911,12 @@ def _fill_model_7(s, eq_data, pair_dim, pair_geom1, pair_geom2, pair_solref, pai
     s.tendon_actfrcrange = borrow(tendon_actfrcrange)
     s.tendon_actuatorid = borrow(tendon_actuatorid)
     s.tendon_lengthspring = borrow(tendon_lengthspring)
-    s.tendon_length0 = borrow(tendon_length0)
-    s.tendon_invweight0 = borrow(tendon_invweight0)
 
 
 @njit(cache=True)
-def _fill_model_8(s, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+def _fill_model_8(s, tendon_length0, tendon_invweight0, wrap_type, wrap_objid, wrap_prm, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, sensor_intprm, sensor_history, sensor_historyadr, sensor_delay, sensor_interval, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat):
+    s.tendon_length0 = borrow(tendon_length0)
+    s.tendon_invweight0 = borrow(tendon_invweight0)
     s.wrap_type = borrow(wrap_type)
     s.wrap_objid = borrow(wrap_objid)
     s.wrap_prm = borrow(wrap_prm)
@@ -1108,14 +1112,14 @@ def make_model_struct(m):
     o = m._own
     owner = _new_model()
     _fill_model_0(owner, m.nq, m.nv, m.nu, m.nactuator, m.nout, m.na, m.nbody, m.njnt, m.ngeom, m.nsite, m.nmesh, m.nmeshvert, m.nmeshface, m.nmeshtangent, m.nhfield, m.nhfielddata, m.nhullvert, m.nhullpoly, m.nhullpolyvert, m.nhullgraph, m.neq, m.npair, m.nexclude, m.nmocap, m.nkey, m.nuserdata, m.ntendon, m.nwrap, m.nsensor, m.nsensordata, m.nhistory, m.ncam)
-    _fill_model_1(owner, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.flg_surfacevel, o.flg_adhesion, o.body_parentid, o.body_rootid)
-    _fill_model_2(owner, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_sameframe, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range, o.jnt_margin, o.jnt_actfrclimited)
-    _fill_model_3(owner, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size, o.geom_aabb, o.geom_rbound)
-    _fill_model_4(owner, o.geom_pos, o.geom_quat, o.geom_sameframe, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.geom_surfacevel, o.geom_adhesion, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.site_sameframe, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize, o.cam_intrinsic, o.mat_rgba)
-    _fill_model_5(owner, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.mesh_tangentadr, o.mesh_tangent, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.mesh_hullgraphadr, o.hull_graph, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_ctrladr, o.actuator_ctrlnum, o.actuator_ctrlspec, o.actuator_outadr)
-    _fill_model_6(owner, o.actuator_outnum, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0, o.eq_solref, o.eq_solimp)
-    _fill_model_7(owner, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.pair_adhesion, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring, o.tendon_length0, o.tendon_invweight0)
-    _fill_model_8(owner, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
+    _fill_model_1(owner, m.nmat, m.nM, m.nconmax, m.njmax, o.opt_timestep, o.opt_gravity, o.opt_magnetic, o.opt_integrator, o.opt_cone, o.opt_solver, o.opt_iterations, o.opt_tolerance, o.opt_impratio, o.opt_ls_iterations, o.opt_ls_tolerance, o.opt_noslip_iterations, o.opt_noslip_tolerance, o.opt_ccd_iterations, o.opt_ccd_tolerance, o.opt_disableflags, o.opt_enableflags, o.opt_disableactuator, o.opt_wind, o.opt_density, o.opt_viscosity, o.opt_o_margin, o.opt_o_solref, o.opt_o_solimp, o.opt_o_friction, o.stat_meaninertia, o.flg_surfacevel, o.flg_adhesion)
+    _fill_model_2(owner, o.body_parentid, o.body_rootid, o.body_weldid, o.body_mocapid, o.body_jntnum, o.body_jntadr, o.body_dofnum, o.body_dofadr, o.body_geomnum, o.body_geomadr, o.body_pos, o.body_quat, o.body_ipos, o.body_iquat, o.body_sameframe, o.body_mass, o.body_subtreemass, o.body_inertia, o.body_gravcomp, o.body_invweight0, o.jnt_type, o.jnt_qposadr, o.jnt_dofadr, o.jnt_bodyid, o.jnt_group, o.jnt_limited, o.jnt_solref, o.jnt_solimp, o.jnt_pos, o.jnt_axis, o.jnt_stiffness, o.jnt_range)
+    _fill_model_3(owner, o.jnt_margin, o.jnt_actfrclimited, o.jnt_actfrcrange, o.jnt_actgravcomp, o.jnt_actuatorid, o.dof_bodyid, o.dof_jntid, o.dof_parentid, o.dof_Madr, o.M_col, o.dof_solref, o.dof_solimp, o.dof_frictionloss, o.dof_armature, o.dof_damping, o.dof_dampingpoly, o.dof_invweight0, o.dof_M0, o.qpos0, o.qpos_spring, o.geom_type, o.geom_contype, o.geom_conaffinity, o.geom_condim, o.geom_bodyid, o.geom_dataid, o.geom_group, o.geom_priority, o.geom_solmix, o.geom_solref, o.geom_solimp, o.geom_size)
+    _fill_model_4(owner, o.geom_aabb, o.geom_rbound, o.geom_pos, o.geom_quat, o.geom_sameframe, o.geom_friction, o.geom_margin, o.geom_gap, o.geom_rgba, o.geom_matid, o.geom_fluid, o.geom_surfacevel, o.geom_adhesion, o.site_type, o.site_bodyid, o.site_size, o.site_pos, o.site_quat, o.site_sameframe, o.cam_mode, o.cam_bodyid, o.cam_targetbodyid, o.cam_pos, o.cam_quat, o.cam_poscom0, o.cam_pos0, o.cam_mat0, o.cam_projection, o.cam_fovy, o.cam_ipd, o.cam_resolution, o.cam_sensorsize)
+    _fill_model_5(owner, o.cam_intrinsic, o.mat_rgba, o.mesh_vertadr, o.mesh_vertnum, o.mesh_faceadr, o.mesh_facenum, o.mesh_vert, o.mesh_face, o.mesh_tangentadr, o.mesh_tangent, o.hfield_size, o.hfield_nrow, o.hfield_ncol, o.hfield_adr, o.hfield_data, o.mesh_hullvertadr, o.mesh_hullvertnum, o.mesh_hullpolyadr, o.mesh_hullpolynum, o.hull_vert, o.hullpoly_vertadr, o.hullpoly_vertnum, o.hullpoly_normal, o.hullpoly_vert, o.mesh_hullgraphadr, o.hull_graph, o.actuator_trntype, o.actuator_dyntype, o.actuator_gaintype, o.actuator_biastype, o.actuator_ctrladr, o.actuator_ctrlnum)
+    _fill_model_6(owner, o.actuator_ctrlspec, o.actuator_outadr, o.actuator_outnum, o.actuator_trnid, o.actuator_ctrllimited, o.actuator_forcelimited, o.actuator_gainprm, o.actuator_biasprm, o.actuator_dynprm, o.actuator_ctrlrange, o.actuator_forcerange, o.actuator_gear, o.actuator_group, o.actuator_damping, o.actuator_dampingpoly, o.actuator_armature, o.actuator_actadr, o.actuator_actnum, o.actuator_actlimited, o.actuator_actrange, o.actuator_actearly, o.actuator_lengthrange, o.actuator_acc0, o.actuator_cranklength, o.actuator_history, o.actuator_historyadr, o.actuator_delay, o.eq_type, o.eq_obj1id, o.eq_obj2id, o.eq_objtype, o.eq_active0)
+    _fill_model_7(owner, o.eq_solref, o.eq_solimp, o.eq_data, o.pair_dim, o.pair_geom1, o.pair_geom2, o.pair_solref, o.pair_solreffriction, o.pair_solimp, o.pair_margin, o.pair_gap, o.pair_friction, o.pair_adhesion, o.exclude_signature, o.tendon_adr, o.tendon_num, o.tendon_limited, o.tendon_solref_lim, o.tendon_solimp_lim, o.tendon_solref_fri, o.tendon_solimp_fri, o.tendon_range, o.tendon_margin, o.tendon_stiffness, o.tendon_damping, o.tendon_dampingpoly, o.tendon_armature, o.tendon_frictionloss, o.tendon_actfrclimited, o.tendon_actfrcrange, o.tendon_actuatorid, o.tendon_lengthspring)
+    _fill_model_8(owner, o.tendon_length0, o.tendon_invweight0, o.wrap_type, o.wrap_objid, o.wrap_prm, o.sensor_type, o.sensor_datatype, o.sensor_needstage, o.sensor_objtype, o.sensor_objid, o.sensor_reftype, o.sensor_refid, o.sensor_dim, o.sensor_adr, o.sensor_cutoff, o.sensor_noise, o.sensor_intprm, o.sensor_history, o.sensor_historyadr, o.sensor_delay, o.sensor_interval, o.key_time, o.key_qpos, o.key_qvel, o.key_act, o.key_ctrl, o.key_mpos, o.key_mquat)
     proxy = ModelStruct._numba_box_(model_type, owner._meminfo)
     if not _layout_checked:
         _check_proxy_layout(proxy)

@@ -55,14 +55,15 @@ d.collision_warning[1]; `collision` reports both as a JointspaceWarning.
 Where jointspace deliberately differs from MuJoCo 4.0 (tests/test_collision_parity.py and
 tests/test_ccd_parity.py measure each; tools/ccd_parity.py prints the table):
 
-- GJK/EPA run to convergence (EPA gap 1e-9 m, up to 256 iterations), whatever MuJoCo's
-  ccd_iterations and ccd_tolerance (MJCF `<option ccd_iterations ccd_tolerance>` is
-  accepted, not stored). MuJoCo's defaults (35, 1e-6) can stop up to ~4e-3 m short of the
-  true depth in deep penetrations of round shapes; with converged settings the two agree
-  to 1e-9 m in depth, but the normal of a smooth surface only to ~1e-4 (its depth is flat
-  in the normal, so no EPA pins it down further than the square root of its gap) and the
-  points along a clipped edge come in the order of MuJoCo's EPA polytope, which ours does
-  not reproduce: in about half of the 2-point contacts the two points are swapped.
+- Convex pairs (collision.ccd): MuJoCo's GJK and EPA, stopping where MuJoCo's do at the
+  model's ccd_iterations and ccd_tolerance, on the shapes themselves with the margin as
+  the distance cutoff (MuJoCo 4.0.0's contacts are its mj_geomDistance results: measured;
+  its published source inflates the shapes by the margin instead). MuJoCo 4.0's binary
+  rounds some sums differently from its source (as in its kinematics); on smooth shapes
+  GJK and EPA amplify the last digits, so normals differ by ~1e-6 and points by ~1e-7 m
+  after tens of iterations, and where a stopping test falls the other way at MuJoCo's
+  default tolerance the two stop on different iterations (docs/conventions.md has the
+  measured table).
 - Flat features (face clipping, as MuJoCo 4.0 chooses them). Plane-mesh: the deepest
   vertex, then the other vertices of its most downward hull face within the margin and
   below the mesh centre (equal to MuJoCo in every measured pose). Pairs of boxes, meshes
@@ -97,6 +98,7 @@ from numba import njit
 from jointspace._numba import entry
 from jointspace._numba.scratch import keep, shaped
 from jointspace.collision import box as B
+from jointspace.collision import ccd as K
 from jointspace.collision import convex as C
 from jointspace.collision import hfield as H
 from jointspace.collision import primitive as P
@@ -121,7 +123,7 @@ from jointspace.types import (
 MAXCONPAIR = H.MAXCONPAIR_HFIELD  # contact buffer rows per geom pair (height fields: 50)
 # the fixed part of Data.scratch_collision_f (types.py): buf, box polygons, contact
 # parameters, the convex placeholder
-if 10 * MAXCONPAIR + 2 * B._MAXVERT * 3 + 12 + 65 > 660:
+if 10 * MAXCONPAIR + 2 * B._MAXVERT * 3 + 12 + K.PLACEHOLDER_F > 660 or K.PLACEHOLDER_L > 15:
     raise ImportError("collision scratch does not fit Data.scratch_collision_f; grow it in "
                       "jointspace/types.py")
 WARN_CONTACTFULL, WARN_BADGEOM = 0, 1
@@ -190,9 +192,10 @@ def _narrow_convex(m, d, g1, g2, margin, buf, ws):
     s2 = v3(m.geom_size[g2])
     va1, nv1, pa1, np1 = _mesh_ranges(m, g1)
     va2, nv2, pa2, np2 = _mesh_ranges(m, g2)
-    found, pos, nrm, dist, _ = C.contact(ws, margin, t1, p1, r1, s1, t2, p2, r2, s2,
-                                            m.hull_vert, va1, nv1, va2, nv2, m.hull_graph,
-                                            _mesh_graph(m, g1), _mesh_graph(m, g2))
+    found, pos, nrm, dist = K.contact(
+        ws, margin, K.obj(t1, p1, r1, s1, va1, nv1, _mesh_graph(m, g1)),
+        K.obj(t2, p2, r2, s2, va2, nv2, _mesh_graph(m, g2)), m.hull_vert, m.hull_graph,
+        m.opt_ccd_iterations[0], m.opt_ccd_tolerance[0])
     if not found:
         return 0
     P.put(buf, 0, pos, nrm, dist)
@@ -220,7 +223,8 @@ def _narrow_hfield(m, d, g1, g2, margin, buf, ws):
                            m.hfield_size[hid], m.hfield_nrow[hid], m.hfield_ncol[hid],
                            m.hfield_data, m.hfield_adr[hid], t2, v3(d.geom_xpos[g2]),
                            m9(d.geom_xmat[g2]), v3(m.geom_size[g2]), m.geom_rbound[g2],
-                           m.hull_vert, va2, nv2, m.hull_graph, _mesh_graph(m, g2))
+                           m.hull_vert, va2, nv2, m.hull_graph, _mesh_graph(m, g2),
+                           m.opt_ccd_iterations[0], m.opt_ccd_tolerance[0])
 
 
 @njit(cache=True, inline="always")
@@ -784,7 +788,8 @@ def collision_of(m, d, bodies):
     ref = fs[o:o + 2]
     imp = fs[o + 2:o + 7]
     fric = fs[o + 7:o + 12]
-    ws = C.workspace_placeholder(fs[o + 12:o + 77], iscr[iscr.shape[0] - 15:])
+    ws = K.workspace_placeholder(fs[o + 12:o + 12 + K.PLACEHOLDER_F],
+                                 iscr[iscr.shape[0] - K.PLACEHOLDER_L:])
     own = ws  # the workspace's owner once allocated; ws then holds its borrowed views
     gtype = m.geom_type
     gmargin = m.geom_margin
@@ -823,13 +828,13 @@ def collision_of(m, d, bodies):
             margin = m.opt_o_margin[0]
         if gtype[g1] == GEOM_HFIELD:
             if ws[0].shape[0] == 1:
-                own = C.make_workspace(True)
-                ws = C.borrowed(own)
+                own = K.make_workspace(m.opt_ccd_iterations[0])
+                ws = K.borrowed(own)
             n = _narrow_hfield(m, d, g1, g2, margin + gap, buf, ws)
         elif _needs_workspace(gtype[g1], gtype[g2]):
             if ws[0].shape[0] == 1:
-                own = C.make_workspace(True)
-                ws = C.borrowed(own)
+                own = K.make_workspace(m.opt_ccd_iterations[0])
+                ws = K.borrowed(own)
             n = _narrow_convex(m, d, g1, g2, margin + gap, buf, ws)
         else:
             n = _narrow(m, d, g1, g2, margin + gap, buf, boxpoly)
@@ -974,17 +979,16 @@ def broadphase_count(m, d):
 # the contact of smallest distance kept, and the segment from geom 1's surface to geom 2's
 # (the contact point ∓ dist/2 along the normal); for the pairs MuJoCo gives to its convex
 # solver (every pair with an ellipsoid, a cylinder (but with a plane or a sphere), a mesh,
-# and box-box) the GJK distance or EPA depth with its witness points. Beyond the cutoff
-# (or for a pair of planes) the distance is the cutoff and the segment zeros. Our GJK/EPA
-# run to convergence where MuJoCo's stop at ccd_tolerance (module docstring): for
-# penetrating round convex shapes the depths can differ by that.
+# and box-box) MuJoCo's GJK distance or EPA depth (collision.ccd) with its witness points,
+# written whenever GJK has them. Beyond the cutoff (or for a pair of planes) the distance is
+# the cutoff.
 
 
 @njit(cache=True)
 def geom_distance(m, d, geom1, geom2, cutoff, fromto, ws):
     """Distance between geom1 and geom2 up to cutoff; fromto (6) gets the segment or zeros.
 
-    ws: a convex workspace (collision.convex.make_workspace(True)).
+    ws: a convex workspace (collision.ccd.make_workspace(m.opt_ccd_iterations[0])).
     """
     fromto[:] = 0.0
     t1, t2 = m.geom_type[geom1], m.geom_type[geom2]
@@ -998,16 +1002,16 @@ def geom_distance(m, d, geom1, geom2, cutoff, fromto, ws):
     if _needs_workspace(ta, tb) or (ta == GEOM_BOX and tb == GEOM_BOX):
         va1, nv1, _, _ = _mesh_ranges(m, geom1)
         va2, nv2, _, _ = _mesh_ranges(m, geom2)
-        found, pos, nrm, dist, _ = C.contact(
-            ws, cutoff, m.geom_type[geom1], v3(d.geom_xpos[geom1]), m9(d.geom_xmat[geom1]),
-            v3(m.geom_size[geom1]), m.geom_type[geom2], v3(d.geom_xpos[geom2]),
-            m9(d.geom_xmat[geom2]), v3(m.geom_size[geom2]), m.hull_vert, va1, nv1, va2, nv2,
-            m.hull_graph, _mesh_graph(m, geom1), _mesh_graph(m, geom2))
-        if not found or dist >= cutoff:
-            return cutoff
-        for k in range(3):
-            fromto[k] = pos[k] - 0.5 * dist * nrm[k]
-            fromto[3 + k] = pos[k] + 0.5 * dist * nrm[k]
+        dist, x1, x2, nx = K.distance(
+            ws, K.obj(m.geom_type[geom1], v3(d.geom_xpos[geom1]), m9(d.geom_xmat[geom1]),
+                      v3(m.geom_size[geom1]), va1, nv1, _mesh_graph(m, geom1)),
+            K.obj(m.geom_type[geom2], v3(d.geom_xpos[geom2]), m9(d.geom_xmat[geom2]),
+                  v3(m.geom_size[geom2]), va2, nv2, _mesh_graph(m, geom2)),
+            m.hull_vert, m.hull_graph, m.opt_ccd_iterations[0], m.opt_ccd_tolerance[0], cutoff)
+        if nx > 0:  # MuJoCo writes the witness points whenever it has them
+            for k in range(3):
+                fromto[k] = x1[k]
+                fromto[3 + k] = x2[k]
         return dist
     buf = np.empty((MAXCONPAIR, 10))
     boxpoly = np.empty((2, B._MAXVERT, 3))

@@ -11,7 +11,7 @@ field's frame:
 3. for each triangle, the prism from its three surface points (elevation · top) down to
    −base; a prism whose top lies wholly more than the margin below the geom's lowest point
    is skipped; the prism and the geom are tested with the convex narrowphase
-   (`convex.contact`: GJK, EPA): one contact per prism nearer than the margin, at its
+   (`ccd.contact`: MuJoCo's GJK, EPA): one contact per prism nearer than the margin, at its
    signed distance, midway between the two surfaces (what MuJoCo 4.0.0 reports: measured;
    its older published source raised the prism tops by the margin instead);
 4. at most MAXCONPAIR_HFIELD (MuJoCo's mjMAXCONPAIR, 50) contacts per geom pair, in the
@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from jointspace.collision import ccd as K
 from jointspace.collision import convex as C
 from jointspace.collision._vec import add, jit, mat_t_vec, mat_vec, sub
 from jointspace.collision.primitive import put
@@ -57,13 +58,13 @@ def _push(hv, x, y, z):
 
 @jit
 def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p2, m2, s2,
-                  rbound2, hull, va2, nv2, hg, ga2):
+                  rbound2, hull, va2, nv2, hg, ga2, niter, tol):
     """Contacts of a height field (geom 1) with a convex geom (geom 2) into buf.
 
     Args:
         buf: (MAXCONPAIR_HFIELD, 10) contact rows (pos, normal from geom 1 to geom 2, tangent
             hint, dist), world frame.
-        ws: a convex workspace (`convex.make_workspace(True)`).
+        ws: a convex workspace (`ccd.make_workspace(niter)`).
         margin: the pair's margin + gap.
         p1: the height field's world position.
         m1: its world rotation (row-major tuple).
@@ -82,6 +83,8 @@ def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p
         nv2: a mesh geom's hull vertex count.
         hg: hull_graph.
         ga2: a mesh geom's hull graph address (−1: none).
+        niter: ccd_iterations (GJK and EPA).
+        tol: ccd_tolerance.
 
     Returns:
         The number of contacts written.
@@ -135,9 +138,9 @@ def hfield_convex(buf, ws, margin, p1, m1, hsize, nrow, ncol, hdata, hadr, t2, p
                 if hv[3, 2] + margin < zmin and hv[4, 2] + margin < zmin and \
                         hv[5, 2] + margin < zmin:
                     continue
-                found, pos, nrm, dist, _ = C.contact(ws, margin, C.CORE_PRISM, zero, eye, zero,
-                                                     t2, lp, lm, s2, hv, 0, 6, 6, nh, hg,
-                                                     -1, ga2)
+                found, pos, nrm, dist = K.contact(
+                    ws, margin, K.obj(C.CORE_PRISM, zero, eye, zero, 0, 6, -1),
+                    K.obj(t2, lp, lm, s2, 6, nh, ga2), hv, hg, niter, tol)
                 if not found or not dist < margin:
                     continue
                 put(buf, ncon, add(mat_vec(m1, pos), p1), mat_vec(m1, nrm), dist)

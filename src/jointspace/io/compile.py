@@ -1927,7 +1927,8 @@ class _Compiler:
         A["opt_gravity"] = o.gravity
         A["opt_magnetic"] = _check_finite(o.magnetic, "option magnetic", self.spec)
         A["opt_wind"] = o.wind
-        for what, val in (("density", o.density), ("viscosity", o.viscosity)):
+        for what, val in (("density", o.density), ("viscosity", o.viscosity),
+                          ("ccd_tolerance", o.ccd_tolerance)):
             if not (np.isfinite(val) and val >= 0):
                 raise ModelError(f"option {what} must be non-negative and finite, got {val}"
                                  f"{_where(self.spec)}")
@@ -1947,6 +1948,11 @@ class _Compiler:
         A["opt_ls_tolerance"] = [o.ls_tolerance]
         A["opt_noslip_iterations"] = [o.noslip_iterations]
         A["opt_noslip_tolerance"] = [o.noslip_tolerance]
+        if not 0 <= o.ccd_iterations < 2**31:
+            raise ModelError(f"option ccd_iterations must be an integer in [0, 2**31), got "
+                             f"{o.ccd_iterations}{_where(self.spec)}")
+        A["opt_ccd_iterations"] = [o.ccd_iterations]
+        A["opt_ccd_tolerance"] = [o.ccd_tolerance]
         mask = 0
         for flag in o.disable_flags:
             if flag not in T.DISABLE_FLAGS:

@@ -985,6 +985,7 @@ class _Loader:
         opt = self.spec.option
         for key, fmt in (("timestep", _f()), ("impratio", _f()), ("tolerance", _f()),
                          ("ls_tolerance", _f()), ("noslip_tolerance", _f()),
+                         ("ccd_tolerance", _f()),
                          ("density", _f()), ("viscosity", _f()),
                          ("o_margin", _f())):
             v = self._get(node, key, fmt)
@@ -995,7 +996,7 @@ class _Loader:
             v = self._get(node, key, _f(n))
             if v is not None:
                 setattr(opt, key, tuple(v))
-        for key in ("iterations", "ls_iterations", "noslip_iterations"):
+        for key in ("iterations", "ls_iterations", "noslip_iterations", "ccd_iterations"):
             v = self._get(node, key, _I)
             if v is not None:
                 setattr(opt, key, v)
@@ -1007,7 +1008,7 @@ class _Loader:
                 setattr(opt, key, v)
         if opt.timestep <= 0:
             raise ModelError(f"{node.where()}: timestep must be positive")
-        for key in ("density", "viscosity"):
+        for key in ("density", "viscosity", "ccd_tolerance", "ccd_iterations"):
             if getattr(opt, key) < 0:
                 raise ModelError(f"{node.where()}: {key}={getattr(opt, key)} is negative; it "
                                  f"must be >= 0")

@@ -59,6 +59,8 @@ class OptionSpec:
     impratio: float = 1.0
     noslip_iterations: int = 0
     noslip_tolerance: float = 1e-6
+    ccd_iterations: int = 35
+    ccd_tolerance: float = 1e-6
     o_margin: float = 0.0
     o_solref: tuple = (0.02, 1.0)
     o_solimp: tuple = (0.9, 0.95, 0.001, 0.5, 2.0)
