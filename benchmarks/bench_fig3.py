@@ -13,8 +13,9 @@ torsional and rolling friction, elliptic cones) is dragged by a random, smoothly
 force on its torso (lifting it off the floor, letting go so that it falls and lies on the
 floor, pulling it along; no controls, as under the paper's mouse), simulated with MuJoCo's
 `mj_step`. Every few steps the state is
-taken, and in it we time, inside compiled loops (no Python crossing, as the paper's
-high-resolution timers inside C):
+taken, and in it we time, as Python loops over whole calls (ours through the compiled
+entry point the public function calls, without its argument checks; MuJoCo's through its
+bindings, so that both sides pay one crossing per call, ≈ 1 µs):
 
     inverse      the whole `js.inverse` (kinematics, collision, rows, RNE, the analytical
                  forces) at the forward's acceleration
@@ -22,7 +23,7 @@ high-resolution timers inside C):
                  (tolerance 0), warm-started from the trajectory's previous acceleration
     Newton       the whole `js.forward` with our default solver, to its tolerance (1e-8)
 
-and, from Python on the same states, `mujoco.mj_inverse` and `mj_forward` with MuJoCo's PGS
+and, in the same way on the same states, `mujoco.mj_inverse` and `mj_forward` with MuJoCo's PGS
 at 5 and 50 iterations (islands off): MuJoCo's own speed-up in the same setting. States are
 grouped by nefc in bins of 12 rows (two condim-6 contacts); each column is the median over
 the states of a bin. Writes the table to stdout, the per-state times to --csv and, with
@@ -36,14 +37,13 @@ import sys
 
 import mujoco
 import numpy as np
-from numba import njit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import table  # noqa: E402
 
 import jointspace as js  # noqa: E402
-from jointspace.forward import forward_stages  # noqa: E402
-from jointspace.inverse.core import inverse_kernel  # noqa: E402
+from jointspace.forward import _k_forward  # noqa: E402
+from jointspace.inverse.core import _k_inverse  # noqa: E402
 from jointspace.viz.plot import pyplot  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -52,18 +52,25 @@ DRAG_PERIOD = 1.0  # s between the drag force's random set points
 COLUMNS = ("inverse", "PGS 5", "PGS 50", "Newton")
 
 
-@njit(cache=True)
-def _loop_forward(m, d, ws, n):
+def _loop_forward(d, ws, n):
+    """n forward calls from ws, as `js.forward` makes them (its argument checks aside).
+
+    A compiled loop around the forward kernel would compile the whole pipeline again (Numba
+    links and optimizes a callee's code into its caller): minutes, where this loop loads
+    the prebuilt kernel the public call uses.
+    """
+    ep, s, warm = _k_forward.ep, d._s, d.qacc_warmstart
     for _ in range(n):
-        d.qacc_warmstart[:] = ws
-        forward_stages(m, d)
+        warm[:] = ws
+        ep(s)
 
 
-@njit(cache=True)
-def _loop_inverse(m, d, qacc, n):
+def _loop_inverse(d, qacc, n):
+    """n continuous inverse calls at qacc, as `js.inverse` makes them (checks aside)."""
+    ep, s, acc = _k_inverse.ep, d._s, d.qacc
     for _ in range(n):
-        d.qacc[:] = qacc
-        inverse_kernel(m, d, 0)
+        acc[:] = qacc
+        ep(s, 0)
 
 
 def _xml():
@@ -119,7 +126,6 @@ def time_states(mjm, mjd, states, number, repeat):
     m = js.load_string(_xml())
     m.opt.cone = "elliptic"
     d = js.make_data(m)
-    ms, ds = m._s, d._s
     rows = []
     for qpos, qvel, ctrl, xfrc, warm in states:
         for obj in (d, mjd):
@@ -129,12 +135,12 @@ def time_states(mjm, mjd, states, number, repeat):
         js.forward(m, d)
         qacc = d.qacc.copy()
         nefc, ncon = int(d.nefc[0]), int(d.ncon[0])
-        ours = [_best(lambda: _loop_inverse(ms, ds, qacc, number), repeat) / number]
+        ours = [_best(lambda: _loop_inverse(d, qacc, number), repeat) / number]
         for iters in (5, 50):
             m.opt.solver, m.opt.iterations, m.opt.tolerance = "PGS", iters, 0.0
-            ours.append(_best(lambda: _loop_forward(ms, ds, warm, number), repeat) / number)
+            ours.append(_best(lambda: _loop_forward(d, warm, number), repeat) / number)
         m.opt.solver, m.opt.iterations, m.opt.tolerance = "Newton", 100, 1e-8
-        ours.append(_best(lambda: _loop_forward(ms, ds, warm, number), repeat) / number)
+        ours.append(_best(lambda: _loop_forward(d, warm, number), repeat) / number)
 
         def mj_inv():
             for _ in range(number):

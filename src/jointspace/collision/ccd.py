@@ -59,7 +59,7 @@ from jointspace.collision.convex import (
     CORE_PRISM,
     CORE_SEGMENT,
     POLY_MAX,
-    _hull_index,
+    hull_index_from,
 )
 from jointspace.types import (
     GEOM_BOX,
@@ -92,6 +92,15 @@ P3_INVALID_V4 = 5
 P3_INVALID_V5 = 6
 P3_ORIGIN_ON_FACE = 8
 P4_MISSING_ORIGIN = 9
+
+# the starting polytopes' faces, in MuJoCo's order: vertex rows a, b, c, then the faces
+# adjacent across the edges ab, bc, ca
+BIPYRAMID_FACES = ((4, 0, 1, 1, 3, 2), (4, 2, 0, 2, 4, 0), (4, 1, 2, 0, 5, 1),
+                   (3, 1, 0, 5, 0, 4), (3, 0, 2, 3, 1, 5), (3, 2, 1, 4, 2, 3))
+HEXAHEDRON_FACES = ((0, 2, 3, 1, 3, 2), (0, 4, 2, 2, 4, 0), (0, 3, 4, 0, 5, 1),
+                    (1, 3, 2, 5, 0, 4), (1, 2, 4, 3, 1, 5), (1, 4, 3, 4, 2, 3))
+TETRAHEDRON_FACES = ((0, 1, 2, 1, 3, 2), (0, 3, 1, 2, 3, 0), (0, 2, 3, 0, 3, 1),
+                     (3, 2, 1, 2, 0, 1))
 
 
 @jit_inline
@@ -193,9 +202,12 @@ def _center(o, hv):
     return o[1]
 
 
-@jit_inline
+@jit_sig(types.Tuple((V3, I8, I8))(OBJ, F2, I1, V3, I8))
 def _support(o, hv, hg, d, start):
     """Support point of shape o along the unit world direction d.
+
+    Called, not inlined (GJK and EPA call it at twenty places; inlined, they compiled
+    minutes longer, see docs/speed.md, "Compile time").
 
     Returns (point, vertex index (box corner, hull or prism row; −1 for round shapes),
     the mesh climb's next start).
@@ -250,7 +262,7 @@ def _support(o, hv, hg, d, start):
             idx = ((1 if loc[0] > 0 else 0) | (2 if loc[1] > 0 else 0)
                    | (4 if loc[2] > 0 else 0))
         else:  # mesh: its hull vertex of largest projection
-            ib = _hull_index(hv, va, nv, hg, ga, start, l0, l1, l2)
+            ib = hull_index_from(hv, va, nv, hg, ga, start, l0, l1, l2)
             idx = ib
             start = ib
             loc = (hv[ib, 0], hv[ib, 1], hv[ib, 2])
@@ -742,22 +754,20 @@ def _polytope3(verts, faces, fplane, fmap, s, o1, o2, hv, hg, st1, st2):
         return P3_INVALID_V4, 5, 0, 0, center, st1, st2
     if _tri_point(v1, v2, v3, _w(verts, 3)):
         return P3_INVALID_V5, 5, 0, 0, center, st1, st2
-    if _attach(verts, faces, fplane, 0, center, 4, 0, 1, 1, 3, 2) < MINDIST:
-        return P3_ORIGIN_ON_FACE, 5, 1, 0, center, st1, st2
-    if _attach(verts, faces, fplane, 1, center, 4, 2, 0, 2, 4, 0) < MINDIST:
-        return P3_ORIGIN_ON_FACE, 5, 2, 0, center, st1, st2
-    if _attach(verts, faces, fplane, 2, center, 4, 1, 2, 0, 5, 1) < MINDIST:
-        return P3_ORIGIN_ON_FACE, 5, 3, 0, center, st1, st2
-    if _attach(verts, faces, fplane, 3, center, 3, 1, 0, 5, 0, 4) < MINDIST:
-        return P3_ORIGIN_ON_FACE, 5, 4, 0, center, st1, st2
-    if _attach(verts, faces, fplane, 4, center, 3, 0, 2, 3, 1, 5) < MINDIST:
-        return P3_ORIGIN_ON_FACE, 5, 5, 0, center, st1, st2
-    if _attach(verts, faces, fplane, 5, center, 3, 2, 1, 4, 2, 3) < MINDIST:
-        return P3_ORIGIN_ON_FACE, 5, 6, 0, center, st1, st2
-    for i in range(6):
+    for f in range(6):
+        a, b, c, n1, n2, n3 = BIPYRAMID_FACES[f]
+        if _attach(verts, faces, fplane, f, center, a, b, c, n1, n2, n3) < MINDIST:
+            return P3_ORIGIN_ON_FACE, 5, f + 1, 0, center, st1, st2
+    _map_all(faces, fmap, 6)
+    return 0, 5, 6, 6, center, st1, st2
+
+
+@jit_inline
+def _map_all(faces, fmap, nf):
+    """Every face of a starting polytope in the map (face i at map entry i)."""
+    for i in range(nf):
         fmap[i] = i
         faces[i, 6] = i
-    return 0, 5, 6, 6, center, st1, st2
 
 
 @jit_inline
@@ -824,26 +834,13 @@ def _polytope2(verts, faces, fplane, fmap, s, o1, o2, hv, hg, st1, st2):
     st1, st2 = _epa_support(verts, 4, o1, o2, hv, hg, d3, math.sqrt(dot(d3, d3)), st1, st2)
     # the hexahedron's faces; one through the origin: the EPA starts from that triangle
     for f in range(6):
-        if f == 0:
-            a, b, c, n1, n2, n3 = 0, 2, 3, 1, 3, 2
-        elif f == 1:
-            a, b, c, n1, n2, n3 = 0, 4, 2, 2, 4, 0
-        elif f == 2:
-            a, b, c, n1, n2, n3 = 0, 3, 4, 0, 5, 1
-        elif f == 3:
-            a, b, c, n1, n2, n3 = 1, 3, 2, 5, 0, 4
-        elif f == 4:
-            a, b, c, n1, n2, n3 = 1, 2, 4, 3, 1, 5
-        else:
-            a, b, c, n1, n2, n3 = 1, 4, 3, 4, 2, 3
+        a, b, c, n1, n2, n3 = HEXAHEDRON_FACES[f]
         if _attach(verts, faces, fplane, f, center, a, b, c, n1, n2, n3) < MINDIST:
             _replace3(verts, s, a, b, c)
             return _polytope3(verts, faces, fplane, fmap, s, o1, o2, hv, hg, st1, st2)
     if not _ray_triangle(v1, v2, _w(verts, 2), _w(verts, 3), _w(verts, 4)):
         return P2_NONCONVEX, 5, 6, 0, center, st1, st2
-    for i in range(6):
-        fmap[i] = i
-        faces[i, 6] = i
+    _map_all(faces, fmap, 6)
     return 0, 5, 6, 6, center, st1, st2
 
 
@@ -857,22 +854,13 @@ def _polytope4(verts, faces, fplane, fmap, s, o1, o2, hv, hg, st1, st2):
          ((v1[2] + v2[2]) + v3[2]) + v4[2])
     center = _scl(c, 0.25)
     for f in range(4):
-        if f == 0:
-            a, b, cc, n1, n2, n3 = 0, 1, 2, 1, 3, 2
-        elif f == 1:
-            a, b, cc, n1, n2, n3 = 0, 3, 1, 2, 3, 0
-        elif f == 2:
-            a, b, cc, n1, n2, n3 = 0, 2, 3, 0, 3, 1
-        else:
-            a, b, cc, n1, n2, n3 = 3, 2, 1, 2, 0, 1
+        a, b, cc, n1, n2, n3 = TETRAHEDRON_FACES[f]
         if _attach(verts, faces, fplane, f, center, a, b, cc, n1, n2, n3) < MINDIST:
             _replace3(verts, s, a, b, cc)
             return _polytope3(verts, faces, fplane, fmap, s, o1, o2, hv, hg, st1, st2)
     if not _test_tetra(v1, v2, v3, v4):
         return P4_MISSING_ORIGIN, 4, 4, 0, center, st1, st2
-    for i in range(4):
-        fmap[i] = i
-        faces[i, 6] = i
+    _map_all(faces, fmap, 4)
     return 0, 4, 4, 4, center, st1, st2
 
 

@@ -154,14 +154,18 @@ def _climb(hv, vadr, hg, ga, start, l0, l1, l2):
 def hull_index(hv, vadr, vnum, hg, ga, l0, l1, l2):
     """Row of hv: the mesh hull's vertex of largest projection on the local direction l.
 
-    `_hull_index` with no start vertex.
+    `hull_index_from` with no start vertex.
     """
-    return _hull_index(hv, vadr, vnum, hg, ga, -1, l0, l1, l2)
+    return hull_index_from(hv, vadr, vnum, hg, ga, -1, l0, l1, l2)
 
 
-@jit_inline
-def _hull_index(hv, vadr, vnum, hg, ga, start, l0, l1, l2):
+@jit_sig(I8(F2, I8, I8, I1, I8, I8, F8, F8, F8))
+def hull_index_from(hv, vadr, vnum, hg, ga, start, l0, l1, l2):
     """Row of hv: the mesh hull's vertex of largest projection on l, climbed from `start`.
+
+    Called, not inlined: GJK and EPA make support points at ten places, each for both
+    shapes, and twenty inlined copies of this search made the collision kernels take
+    minutes longer to compile (docs/speed.md, "Compile time").
 
     The same vertex as a scan of all vertices, the first of equals. With a hull graph
     (ga ≥ 0: collision.hull.hull_graph), it climbs (`_climb`) from the grid seed or from
@@ -231,7 +235,7 @@ def _support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, start):
     """`support`, and for a mesh its vertex's row of hv (else −1), the climb from `start`.
 
     start: the row of the previous support vertex of the same mesh, or −1
-    (`_hull_index`); the point is the same whatever the start. Inlined into `_mink`,
+    (`hull_index_from`); the point is the same whatever the start. Inlined into `_mink`,
     which calls it for every support point of GJK and EPA.
     """
     l0, l1, l2 = mat_t_vec(mat, d)
@@ -271,7 +275,7 @@ def _support(t, pos, mat, size, hv, vadr, vnum, hg, ga, d, start):
         loc = (size[0] if l0 >= 0 else -size[0], size[1] if l1 >= 0 else -size[1],
                size[2] if l2 >= 0 else -size[2])
     else:  # mesh: hull vertex with the largest projection (the first of equals)
-        ib = _hull_index(hv, vadr, vnum, hg, ga, start, l0, l1, l2)
+        ib = hull_index_from(hv, vadr, vnum, hg, ga, start, l0, l1, l2)
         loc = (hv[ib, 0], hv[ib, 1], hv[ib, 2])
     return add(mat_vec(mat, loc), pos), ib
 
