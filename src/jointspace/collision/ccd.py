@@ -974,16 +974,10 @@ def _epa(verts, faces, fplane, fmap, hz, nv, nf, nmap, center, o1, o2, hv, hg, n
             if rep:
                 break
         # the faces w sees go; the horizon's edges get faces to w
+        # (the first neighbour is live: only the horizon walks delete, and none has run)
         nmap = _delete(faces, fmap, nmap, face)
-        nh = 0
-        g = faces[face, 3]
-        ge = _edge_of(faces, g, faces[face, 1])
-        vis, nh, nmap = _horizon_from(faces, fplane, fmap, nmap, hz, nh, g, ge, w)
-        if not vis:
-            hz[nh, 0] = g
-            hz[nh, 1] = ge
-            nh += 1
-        for q in range(1, 3):
+        nh = np.int64(0)
+        for q in range(3):
             g = faces[face, 3 + q]
             ge = _edge_of(faces, g, faces[face, (q + 1) % 3])
             if faces[g, 6] > -2:
