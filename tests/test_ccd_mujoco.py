@@ -1,12 +1,13 @@
-"""MuJoCo's GJK and EPA (collision/ccd.py) stop where MuJoCo 4.0's do.
+"""MuJoCo's GJK and EPA (collision/ccd.py) stop where MuJoCo 4.0's do, with its bits.
 
 jointspace runs MuJoCo's algorithm at the model's ccd_iterations and ccd_tolerance
-(docs/conventions.md, "Convex collision"). Its GJK distance between smooth shapes equals
-MuJoCo 4.0's `mj_geomDistance` (the distance and fromto sensors) iteration for iteration:
-after 1 to 10 iterations the two agree to round-off (MuJoCo 4.0's binary rounds some sums
-otherwise than its published source, which ours follows: 1 ulp after two iterations, 8e-13 m
-after ten). Contacts of
-deep and shallow pairs are compared over many poses by tests/test_ccd_parity.py.
+(docs/conventions.md, "Convex collision"), as MuJoCo 4.0's binary computes it: GJK goes on
+from its subalgorithm's projection point, and a triangle's weights are its projected areas
+over their sum (the published source differs in both, and then drifted from 4.0 by 1 ulp
+after two iterations and 8e-13 m after ten). Its distance and witness points between
+separated shapes (GJK) and penetrating ones (EPA) equal MuJoCo 4.0's `mj_geomDistance` (the
+distance and fromto sensors) bit for bit after 1 to 10 iterations. Contacts of deep and
+shallow pairs are compared over many poses by tests/test_collision_parity.py.
 """
 
 import numpy as np
@@ -17,10 +18,6 @@ from jointspace.errors import ModelError
 
 mujoco = pytest.importorskip("mujoco")
 
-# the same GJK iterations from the same start: round-off, grown over at most 10 iterations
-# of a smooth shape's support (measured: 1 ulp after 2 iterations, 8e-13 m in a witness
-# point after 10)
-ITERATION_TOL = 1e-11
 XML = """<mujoco><option ccd_iterations="{n}" ccd_tolerance="{tol}"/><worldbody>
 <geom name="a" type="ellipsoid" size=".1 .15 .07" euler="10 20 30"/>
 <body pos="{x} .1 .05" euler="-40 15 5"><joint type="free"/>
@@ -30,26 +27,47 @@ XML = """<mujoco><option ccd_iterations="{n}" ccd_tolerance="{tol}"/><worldbody>
 SHAPES = {"ellipsoid": ".12 .05 .09", "cylinder": ".05 .08", "box": ".05 .06 .07"}
 
 
+def _both(n, x, t, q):
+    """Our and MuJoCo's sensordata (distance, fromto) with body b at x turned by quaternion q."""
+    xml = XML.format(n=n, tol=1e-12, x=x, t=t, s=SHAPES[t])
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    m = js.load_string(xml)
+    d = js.make_data(m)
+    qpos = mm.qpos0.copy()
+    qpos[3:7] = q
+    md.qpos[:] = qpos
+    d.qpos[:] = qpos
+    mujoco.mj_forward(mm, md)
+    js.forward(m, d)
+    return d.sensordata.copy(), md.sensordata.copy()
+
+
 @pytest.mark.parametrize("t", list(SHAPES))
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 10])
-def test_gjk_distance_equals_mujoco_iteration_for_iteration(t, n):
+def test_gjk_distance_equals_mujoco_bit_for_bit(t, n):
     """ccd_iterations = n: the distance and witness points MuJoCo's GJK has after n steps."""
     rng = np.random.default_rng(n)
     for x in (0.25, 0.3, 0.4):
-        xml = XML.format(n=n, tol=1e-12, x=x, t=t, s=SHAPES[t])
-        mm = mujoco.MjModel.from_xml_string(xml)
-        md = mujoco.MjData(mm)
-        m = js.load_string(xml)
-        d = js.make_data(m)
-        q = mm.qpos0.copy()
-        q[3:7] = rng.normal(size=4)
-        q[3:7] /= np.linalg.norm(q[3:7])
-        md.qpos[:] = q
-        d.qpos[:] = q
-        mujoco.mj_forward(mm, md)
-        js.forward(m, d)
-        assert md.sensordata[0] > 0.05  # separated: GJK alone
-        np.testing.assert_allclose(d.sensordata, md.sensordata, rtol=0, atol=ITERATION_TOL)
+        q = rng.normal(size=4)
+        ours, theirs = _both(n, x, t, q / np.linalg.norm(q))
+        assert theirs[0] > 0.05  # separated: GJK alone
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("t", list(SHAPES))
+@pytest.mark.parametrize("n", [5, 8, 10])
+def test_epa_depth_equals_mujoco_bit_for_bit(t, n):
+    """Penetrating shapes: EPA's depth and witness points after n steps, MuJoCo's bits.
+
+    (ccd_iterations bounds GJK and EPA each; GJK needs four to enclose the origin.)
+    """
+    rng = np.random.default_rng(10 + n)
+    for x in (0.0, 0.03, 0.06):
+        q = rng.normal(size=4)
+        ours, theirs = _both(n, x, t, q / np.linalg.norm(q))
+        assert theirs[0] < 0  # penetrating: GJK's tetrahedron, then EPA
+        np.testing.assert_array_equal(ours, theirs)
 
 
 def test_more_iterations_move_the_result_as_mujoco():

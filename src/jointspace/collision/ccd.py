@@ -1,31 +1,39 @@
 """MuJoCo's native convex collision detection: its GJK, EPA and their stopping rules.
 
-For a pair of convex shapes this computes what MuJoCo's `mjc_ccd` computes
-(engine_collision_gjk.c), step for step, so that its results stop where MuJoCo's stop at
-the model's `ccd_iterations` and `ccd_tolerance` (`Model.opt_ccd_iterations`,
-`opt_ccd_tolerance`; MuJoCo's defaults 35 and 1e-6):
+For a pair of convex shapes this computes what MuJoCo 4.0's `mjc_ccd` computes, step for
+step, so that its results stop where MuJoCo's stop at the model's `ccd_iterations` and
+`ccd_tolerance` (`Model.opt_ccd_iterations`, `opt_ccd_tolerance`; MuJoCo's defaults 35 and
+1e-6). The published engine_collision_gjk.c (3.12.1-dev, August 2026) is the structure;
+MuJoCo 4.0.0's binary differs from it in three places, found by matching its
+`mj_geomDistance` bit for bit (docs/conventions.md, "Convex collision"), and this follows
+the binary:
+
+- GJK continues from the point its distance subalgorithm found (the origin's projection on
+  the segment or triangle), not from the simplex's weighted vertex sum;
+- a triangle's minors are taken from its edges, and the weights of a point in a triangle
+  (GJK's subalgorithm, EPA's witness points) are its projected areas over their sum;
+- contacts are the shapes' signed distance with the margin as the distance cutoff, not
+  the shapes inflated by the margin.
+
+The rest is the source's:
 
 - each shape is described by its support function, MuJoCo's (sphere, capsule, ellipsoid,
-  cylinder, box, a mesh's hull vertices, a height field's prism), with half the pair's
-  margin added along the direction (the shapes are inflated by the margin together);
+  cylinder, box, a mesh's hull vertices, a height field's prism);
 - GJK (Montanari et al., ToG 2017: the signed-volume distance subalgorithm) from the
   difference of the two centres, stopping on the Frank-Wolfe duality gap (½ tolerance²,
   0 for two boxes or meshes), at a distance below the tolerance, or on stagnation; when
   only contact matters (no distance cutoff) a tetrahedron hands over to the
   separating-plane test (gjkIntersect);
-- a sphere is first its centre and a capsule its segment: their distance, if above the
-  tolerance, is inflated by the radii; otherwise GJK runs again on the full shapes;
 - EPA from GJK's simplex: a hexahedron around a segment or triangle, or the tetrahedron,
   expanded toward the face nearest the origin until the depth's upper and lower bounds
   meet within the tolerance (1e-15 for two boxes or meshes, which also stop on a repeated
   support vertex), at most min(ccd_iterations, 1000) times and 6 × ccd_iterations faces;
   the witness points are the nearest face's affine combination of the support points.
 
-`contact` is one pair's deepest contact, as MuJoCo's mjc_penetration reports it: the
-distance (margin + signed distance of the inflated shapes), the point midway between the
-witness points and the normal from geom 1 to geom 2. `distance` is mj_geomDistance's.
-The flat-feature contacts of boxes, meshes and cylinders (collision.convex.flat_contacts)
-start from this contact.
+`contact` is one pair's deepest contact within the margin: the signed distance, the
+point midway between the witness points and the normal from geom 1 to geom 2. `distance`
+is mj_geomDistance's. The flat-feature contacts of boxes, meshes and cylinders
+(collision.convex.flat_contacts) start from this contact.
 
 The workspace is `make_workspace(ccd_iterations)`: rows 0 … 4 + N of the vertex array
 are EPA's polytope, the last 9 rows GJK's simplex and scratch. A vertex row holds the
@@ -324,11 +332,6 @@ def _same_sign(a, b):
 
 
 @jit_inline
-def _lin2(l0, l1, v1, v2):
-    return (l0 * v1[0] + l1 * v2[0], l0 * v1[1] + l1 * v2[1], l0 * v1[2] + l1 * v2[2])
-
-
-@jit_inline
 def _lin3(l0, l1, l2, v1, v2, v3):
     return (l0 * v1[0] + l1 * v2[0] + l2 * v3[0], l0 * v1[1] + l1 * v2[1] + l2 * v3[1],
             l0 * v1[2] + l1 * v2[2] + l2 * v3[2])
@@ -362,7 +365,12 @@ def _project_plane(v1, v2, v3):
 
 @jit
 def _s1d(s1, s2):
-    """Barycentric weights of the point of segment s1 s2 nearest the origin."""
+    """Barycentric weights of the point of segment s1 s2 nearest the origin, and the point.
+
+    The point is the origin's projection on the line where it falls inside, else s2 (MuJoCo
+    4.0's GJK continues from these projections, not from the weighted sum of the vertices:
+    module docstring).
+    """
     diff = sub(s2, s1)
     sc = -(dot(s2, diff) / dot(diff, diff))
     p = (s2[0] + sc * diff[0], s2[1] + sc * diff[1], s2[2] + sc * diff[2])
@@ -380,18 +388,21 @@ def _s1d(s1, s2):
     c1 = p[idx] - s2[idx]
     c2 = s1[idx] - p[idx]
     if _same_sign(mu_max, c1) and _same_sign(mu_max, c2):
-        return c1 / mu_max, c2 / mu_max
-    return 0.0, 1.0
+        return c1 / mu_max, c2 / mu_max, p
+    return 0.0, 1.0, s2
 
 
 @jit_inline
 def _minors(s1, s2, s3):
-    m14 = (s2[1] * s3[2] - s2[2] * s3[1] - s1[1] * s3[2] + s1[2] * s3[1] + s1[1] * s2[2]
-           - s1[2] * s2[1])
-    m24 = (s2[0] * s3[2] - s2[2] * s3[0] - s1[0] * s3[2] + s1[2] * s3[0] + s1[0] * s2[2]
-           - s1[2] * s2[0])
-    m34 = (s2[0] * s3[1] - s2[1] * s3[0] - s1[0] * s3[1] + s1[1] * s3[0] + s1[0] * s2[1]
-           - s1[1] * s2[0])
+    """The triangle's largest projected signed area (×2) and the two axes it lies in.
+
+    From the edges s2 − s1 and s3 − s1, as MuJoCo 4.0 computes it.
+    """
+    e1 = sub(s2, s1)
+    e2 = sub(s3, s1)
+    m14 = e1[1] * e2[2] - e1[2] * e2[1]
+    m24 = e1[0] * e2[2] - e1[2] * e2[0]
+    m34 = e1[0] * e2[1] - e1[1] * e2[0]
     a1 = abs(m14)
     a2 = abs(m24)
     a3 = abs(m34)
@@ -403,51 +414,60 @@ def _minors(s1, s2, s3):
 
 
 @jit_inline
+def _area(p, a, b, x, y):
+    """Signed area (×2) of the triangle p a b projected on the axes x, y."""
+    return (a[x] - p[x]) * (b[y] - p[y]) - (a[y] - p[y]) * (b[x] - p[x])
+
+
+@jit_inline
 def _areas(p, s1, s2, s3, x, y):
-    c31 = (p[x] * s2[y] + p[y] * s3[x] + s2[x] * s3[y] - p[x] * s3[y] - p[y] * s2[x]
-           - s3[x] * s2[y])
-    c32 = (p[x] * s3[y] + p[y] * s1[x] + s3[x] * s1[y] - p[x] * s1[y] - p[y] * s3[x]
-           - s1[x] * s3[y])
-    c33 = (p[x] * s1[y] + p[y] * s2[x] + s1[x] * s2[y] - p[x] * s2[y] - p[y] * s1[x]
-           - s2[x] * s1[y])
-    return c31, c32, c33
+    """The projected areas of p s2 s3, p s3 s1, p s1 s2, and their sum."""
+    c31 = _area(p, s2, s3, x, y)
+    c32 = _area(p, s3, s1, x, y)
+    c33 = _area(p, s1, s2, x, y)
+    return c31, c32, c33, c31 + c32 + c33
 
 
 @jit
 def _s2d(s1, s2, s3):
-    """Barycentric weights of the point of triangle s1 s2 s3 nearest the origin."""
+    """Barycentric weights of the point of triangle s1 s2 s3 nearest the origin, the point.
+
+    Inside, the weights are the projected areas over their sum and the point is the
+    origin's projection on the plane; outside, the nearest edge's (`_s1d`).
+    """
     p, bad = _project_plane(s1, s2, s3)
     if bad:
-        a, b = _s1d(s1, s2)
-        return a, b, 0.0
+        a, b, q = _s1d(s1, s2)
+        return a, b, 0.0, q
     m_max, x, y = _minors(s1, s2, s3)
-    c31, c32, c33 = _areas(p, s1, s2, s3, x, y)
+    c31, c32, c33, tot = _areas(p, s1, s2, s3, x, y)
     k1 = _same_sign(m_max, c31)
     k2 = _same_sign(m_max, c32)
     k3 = _same_sign(m_max, c33)
     if k1 and k2 and k3:
-        return c31 / m_max, c32 / m_max, c33 / m_max
+        return c31 / tot, c32 / tot, c33 / tot, p
     lam = (0.0, 0.0, 0.0)
+    best = p
     dmin = MAXLIMIT
     if not k1:
-        a, b = _s1d(s2, s3)
-        q = _lin2(a, b, s2, s3)
+        a, b, q = _s1d(s2, s3)
         lam = (0.0, a, b)
+        best = q
         dmin = dot(q, q)
     if not k2:
-        a, b = _s1d(s1, s3)
-        q = _lin2(a, b, s1, s3)
+        a, b, q = _s1d(s1, s3)
         dd = dot(q, q)
         if dd < dmin:
             lam = (a, 0.0, b)
+            best = q
             dmin = dd
     if not k3:
-        a, b = _s1d(s1, s2)
-        q = _lin2(a, b, s1, s2)
+        a, b, q = _s1d(s1, s2)
         dd = dot(q, q)
         if dd < dmin:
             lam = (a, b, 0.0)
-    return lam
+            best = q
+    return lam[0], lam[1], lam[2], best
 
 
 @jit
@@ -463,51 +483,60 @@ def _s3d(s1, s2, s3, s4):
     k3 = _same_sign(m_det, c43)
     k4 = _same_sign(m_det, c44)
     if k1 and k2 and k3 and k4:
-        return c41 / m_det, c42 / m_det, c43 / m_det, c44 / m_det
+        l1, l2, l3, l4 = c41 / m_det, c42 / m_det, c43 / m_det, c44 / m_det
+        q = _lin3(l1, l2, l3, s1, s2, s3)
+        q = (q[0] + l4 * s4[0], q[1] + l4 * s4[1], q[2] + l4 * s4[2])
+        return l1, l2, l3, l4, q
     lam = (0.0, 0.0, 0.0, 0.0)
+    best = (0.0, 0.0, 0.0)
     dmin = MAXLIMIT
     if not k1:
-        a, b, c = _s2d(s2, s3, s4)
-        q = _lin3(a, b, c, s2, s3, s4)
+        a, b, c, q = _s2d(s2, s3, s4)
         lam = (0.0, a, b, c)
+        best = q
         dmin = dot(q, q)
     if not k2:
-        a, b, c = _s2d(s1, s3, s4)
-        q = _lin3(a, b, c, s1, s3, s4)
+        a, b, c, q = _s2d(s1, s3, s4)
         dd = dot(q, q)
         if dd < dmin:
             lam = (a, 0.0, b, c)
+            best = q
             dmin = dd
     if not k3:
-        a, b, c = _s2d(s1, s2, s4)
-        q = _lin3(a, b, c, s1, s2, s4)
+        a, b, c, q = _s2d(s1, s2, s4)
         dd = dot(q, q)
         if dd < dmin:
             lam = (a, b, 0.0, c)
+            best = q
             dmin = dd
     if not k4:
-        a, b, c = _s2d(s1, s2, s3)
-        q = _lin3(a, b, c, s1, s2, s3)
+        a, b, c, q = _s2d(s1, s2, s3)
         dd = dot(q, q)
         if dd < dmin:
             lam = (a, b, c, 0.0)
-    return lam
+            best = q
+    return lam[0], lam[1], lam[2], lam[3], best
 
 
 @jit_inline
 def _subdistance(verts, s, n):
-    """Weights of the simplex rows s … s + n − 1 (row s + 8 gets them, 4 columns)."""
+    """Weights of the simplex rows s … s + n − 1 (row s + 8 gets them, 4 columns).
+
+    Returns the simplex's point nearest the origin, as the subalgorithm found it.
+    """
     lam = verts[s + 8]
     lam[0] = lam[1] = lam[2] = lam[3] = 0.0
     if n == 4:
-        lam[0], lam[1], lam[2], lam[3] = _s3d(_w(verts, s), _w(verts, s + 1),
-                                              _w(verts, s + 2), _w(verts, s + 3))
+        lam[0], lam[1], lam[2], lam[3], q = _s3d(_w(verts, s), _w(verts, s + 1),
+                                                 _w(verts, s + 2), _w(verts, s + 3))
     elif n == 3:
-        lam[0], lam[1], lam[2] = _s2d(_w(verts, s), _w(verts, s + 1), _w(verts, s + 2))
+        lam[0], lam[1], lam[2], q = _s2d(_w(verts, s), _w(verts, s + 1), _w(verts, s + 2))
     elif n == 2:
-        lam[0], lam[1] = _s1d(_w(verts, s), _w(verts, s + 1))
+        lam[0], lam[1], q = _s1d(_w(verts, s), _w(verts, s + 1))
     else:
         lam[0] = 1.0
+        q = _w(verts, s)
+    return q
 
 
 @jit_inline
@@ -632,7 +661,7 @@ def _gjk(verts, s, o1, o2, hv, hg, kmax, tol, cutoff, x1, x2, st1, st2):
                     return False, 0.0, x1, x2, 4, 0, st1, st2
                 return True, MAXLIMIT, x1, x2, 0, 0, st1, st2
             backup = False
-        _subdistance(verts, s, n + 1)
+        xk = _subdistance(verts, s, n + 1)
         lam = verts[s + 8]
         m = 0
         for i in range(4):
@@ -645,7 +674,6 @@ def _gjk(verts, s, o1, o2, hv, hg, kmax, tol, cutoff, x1, x2, st1, st2):
         if m < 1:
             return True, MAXLIMIT, x1, x2, 0, 0, st1, st2
         n = m
-        xk = _combine(verts, s, n, 0)
         xnp = xn
         xn = math.sqrt(dot(xk, xk))
         if n == 4:
@@ -703,9 +731,10 @@ def _test_tetra(p0, p1, p2, p3):
 
 @jit_inline
 def _tri_affine(v1, v2, v3, p):
-    m_max, x, y = _minors(v1, v2, v3)
-    c31, c32, c33 = _areas(p, v1, v2, v3, x, y)
-    return c31 / m_max, c32 / m_max, c33 / m_max
+    """Affine coordinates of p on the triangle v1 v2 v3 (projected areas over their sum)."""
+    _, x, y = _minors(v1, v2, v3)
+    c31, c32, c33, tot = _areas(p, v1, v2, v3, x, y)
+    return c31 / tot, c32 / tot, c33 / tot
 
 
 @jit
