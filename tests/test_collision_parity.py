@@ -36,6 +36,9 @@ CONVEX_NORMAL_TOL = 3e-3  # a smooth surface's depth is flat in the normal: equa
 # 1e-10 leave the normal free by about its square root (measured 1.6e-3, ellipsoid-cylinder)
 CONVEX_POS_TOL = 1e-4  # contact points follow the normal error over the geom size (9.6e-5)
 AGREE_FRACTION = 0.95  # multi-contact poses that must agree exactly where definitions coincide
+MULTI_DIST_TOL = 5e-5  # a multi-contact set's depths: points clipped on flat features after
+# EPA on discrete shapes, whose long runs differ in the last digits (measured, mesh-mesh: 90%
+# of the poses within 8e-10, 95% within 1.5e-9, 3% beyond 5e-5 where EPA ends on another face)
 FEATURE_DEPTH_TOL = 0.01  # clipped points' depth is taken along a face normal up to 5° off
 
 ANALYTIC = [("plane", "sphere"), ("plane", "capsule"), ("plane", "cylinder"), ("plane", "box"),
@@ -159,7 +162,7 @@ def test_multi_contact_convex_pairs_match_mujoco(t1, t2):
         if s and all(np.linalg.norm(c[2][:3] - s[0][2][:3]) < CONVEX_NORMAL_TOL for c in a):
             coincide += 1
             e = match(a, b)
-            agree += (len(a) == len(b) and e[0] < CONVEX_DIST_TOL
+            agree += (len(a) == len(b) and e[0] < MULTI_DIST_TOL
                       and e[1] < CONVEX_NORMAL_TOL and e[2] < CONVEX_POS_TOL)
     assert presence >= NPOSE - 2, f"contact found in different poses ({NPOSE - presence})"
     assert coincide > NPOSE // 5
