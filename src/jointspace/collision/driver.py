@@ -58,12 +58,11 @@ tests/test_ccd_parity.py measure each; tools/ccd_parity.py prints the table):
 - Convex pairs (collision.ccd): MuJoCo's GJK and EPA, stopping where MuJoCo's do at the
   model's ccd_iterations and ccd_tolerance, on the shapes themselves with the margin as
   the distance cutoff (MuJoCo 4.0.0's contacts are its mj_geomDistance results: measured;
-  its published source inflates the shapes by the margin instead). MuJoCo 4.0's binary
-  rounds some sums differently from its source (as in its kinematics); on smooth shapes
-  GJK and EPA amplify the last digits, so normals differ by ~1e-6 and points by ~1e-7 m
-  after tens of iterations, and where a stopping test falls the other way at MuJoCo's
-  default tolerance the two stop on different iterations (docs/conventions.md has the
-  measured table).
+  its published source inflates the shapes by the margin instead), with MuJoCo 4.0's
+  arithmetic where its binary differs from its source (collision.ccd's docstring): equal
+  bit for bit through 10 iterations; over longer runs the last digits part, and where a
+  stopping test then falls the other way the two stop on different iterations
+  (docs/conventions.md has the measured table).
 - Flat features (face clipping, as MuJoCo 4.0 chooses them). Plane-mesh: the deepest
   vertex, then the other vertices of its most downward hull face within the margin and
   below the mesh centre (equal to MuJoCo in every measured pose). Pairs of boxes, meshes
