@@ -6,6 +6,8 @@ optimality (the gradient M qacc − qfrc_smooth − Jᵀ f vanishes), warm start
 iterations, statistics are recorded, and bad arguments get clear errors.
 """
 
+import warnings
+
 import mujoco
 import numpy as np
 import pytest
@@ -493,6 +495,121 @@ def test_cross_branch_hessian_solves_as_the_dense_one(cone):
         np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=TREE_SOLVE_TOL,
                                    atol=TREE_SOLVE_TOL * 1e-3)
     assert ks[0] > 0
+
+
+SPARSE_SOLVE_TOL = 1e-11  # as TREE_SOLVE_TOL: the sparse LᵀDL against LAPACK on the dense H
+
+
+def _sparse_pattern(m, ng, gnnz, gind):
+    """(work, rowadr, colind): `_sparse_pattern`'s L pattern over the row groups."""
+    from jointspace.solver import newton as nw
+
+    nv = m.nv
+    row = np.empty(nv + 1, np.int32)
+    col = np.empty(nv * (nv - 1) // 2, np.int32)
+    work = nw._sparse_pattern(m._s, ng, gnnz, gind, np.empty((nv, nv), np.int32), row, col)
+    return work, row, col
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_sparse_hessian_solves_as_the_dense_one(cone):
+    """Newton's sparse H (a contact across two legs: fill-in) solves as LAPACK on the dense H.
+
+    Factored at the smooth acceleration, then carried to the state halfway to the solution
+    by rank-one changes of the rows that changed zone (`_sparse_update`) and the cones'
+    updates (`_sparse_cones`): both solve as the dense H of their state.
+    """
+    from jointspace.solver import newton as nw
+
+    m, d, mjm, mjd = _crossed_legs(cone, 1e-10)
+    ms, ds = m._s, d._s
+    nv = m.nv
+    M = np.empty((nv, nv))
+    mujoco.mj_fullM(mjm, mjd, M)
+    b = np.random.default_rng(0).standard_normal(nv)
+    H, Hc, G = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    x = np.zeros(nv)
+    parts = [_hessian_parts(m, d, a) for a in (d.qacc_smooth, 0.5 * (d.qacc_smooth + d.qacc))]
+    _, _, _, ng, gstart, gnnz, gind, _, tree = parts[0]
+    assert not tree
+    work, row, col = _sparse_pattern(m, ng, gnnz, gind)
+    assert row[nv] > d.qM.shape[0] - nv  # the contact across the legs fills in
+    nupdate = 0
+    for k, (cdim, state, hcone, *_) in enumerate(parts):
+        if k == 0:
+            nw._sparse_factor(ms, ds, state, ng, gstart, gnnz, gind, row, col, H, G,
+                              np.empty(nv))
+        else:
+            nupdate = nw._sparse_update(ms, ds, state, parts[0][1], H, row, col, x)
+            assert nupdate >= 0
+        ncone = nw._sparse_cones(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc,
+                                 row, col, np.empty((6, 6)), x)
+        assert not x.any()  # the scratch is left zero
+        s = b.copy()
+        nw._sparse_solve(nv, Hc if ncone > 0 else H, row, col, s)
+        Hd = _dense_hessian(M, d, state, cdim, hcone)
+        np.testing.assert_allclose(s, np.linalg.solve(Hd, b), rtol=SPARSE_SOLVE_TOL,
+                                   atol=SPARSE_SOLVE_TOL * 1e-3)
+    assert nupdate > 0 or cone == "elliptic"
+
+
+def test_sparse_downdate_that_loses_definiteness_is_refused():
+    """A downdate that would leave a pivot below MINVAL returns False and zeroes w."""
+    from jointspace.solver import newton as nw
+
+    m, d, mjm, mjd = _crossed_legs("pyramidal", 1e-10)
+    ms, ds, nv = m._s, d._s, m.nv
+    _, state, _, ng, gstart, gnnz, gind, _, _ = _hessian_parts(m, d, d.qacc_smooth)
+    _, row, col = _sparse_pattern(m, ng, gnnz, gind)
+    H = np.empty((nv, nv))
+    nw._sparse_factor(ms, ds, state, ng, gstart, gnnz, gind, row, col, H, np.empty((nv, nv)),
+                      np.empty(nv))
+    M = np.empty((nv, nv))
+    mujoco.mj_fullM(mjm, mjd, M)
+    Hd = _dense_hessian(M, d, state, np.zeros(len(state), np.int32), np.zeros((len(state), 36)))
+    w = np.zeros(nv)
+    w[nv - 1] = 2.0 * np.sqrt(Hd[nv - 1, nv - 1])  # H − w wᵀ has a negative diagonal entry
+    assert not nw._sparse_rank1(nv, H, row, col, w, -1.0)
+    assert not w.any()
+
+
+def test_sparse_newton_matches_mujoco_on_the_dog():
+    """Newton with the sparse Hessian (the dog, nv 85, five contacts between its legs).
+
+    At MuJoCo's state after 2,300 steps the rows across branches are too many for the
+    low-rank correction; the sparse factor with fill-in is cheaper than the dense one and
+    is taken. qacc and the forces equal mj_forward's with both run to tolerance 1e-12.
+    """
+    from jointspace.solver import newton as nw
+
+    path = real_model("dm-control", "dm_control/suite/dog.xml")
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    mjd = mujoco.MjData(mjm)
+    mujoco.mj_step(mjm, mjd, 2300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = js.load(path)
+    for mm in (mjm, m):
+        mm.opt.tolerance = 1e-12
+        mm.opt.iterations = 200
+    d = js.make_data(m)
+    into_ours(m, d, mjm, mjd)
+    js.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    n, nv = int(d.nefc[0]), m.nv
+    assert n == mjd.nefc and d.solver_niter[0] > 0
+    ng, gstart, gpos, gcross, kcross = _cross_rows(m, d)
+    assert kcross > 0
+    assert not nw._low_rank_pays(m._s, d.qM.shape[0], ng, gstart, gpos, gcross, kcross)
+    gnnz, gind = np.empty(n, np.int32), np.empty((n, nv), np.int32)
+    nw._row_pattern(d._s, np.empty(n + 1, np.int32), gnnz, gind)
+    work, _, _ = _sparse_pattern(m, ng, gnnz, gind)
+    assert nv >= nw.SPARSE_MIN_NV and 3 * work <= nw.SPARSE_SHARE * nv ** 3
+    np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=CROSS_NEWTON_TOL,
+                               atol=CROSS_NEWTON_TOL * max(1.0, np.abs(mjd.qacc).max()))
+    f = mjd.efc_force[:n]
+    np.testing.assert_allclose(d.efc_force[:n], f, rtol=CROSS_NEWTON_TOL,
+                               atol=CROSS_NEWTON_TOL * max(1.0, np.abs(f).max()))
 
 
 def test_small_trees_keep_the_dense_path():
