@@ -2095,6 +2095,33 @@ COMPUTED = SN.COMPUTED
 
 
 _CAM_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
+_LIBM = {}
+
+
+def _atan2f(y, x):
+    """C's single-precision atan2f(y, x), which MuJoCo's compiler calls for a camera's fovy.
+
+    NumPy's float32 arctan2 runs its own SIMD code on some processors (AVX-512) and differs
+    from the C library's in the last bit there; the C library's own function is called
+    through ctypes, and where it cannot be found the double-precision angle is rounded.
+    """
+    if "atan2f" not in _LIBM:
+        import ctypes
+        import ctypes.util
+
+        fn = None
+        try:
+            lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+            fn = lib.atan2f
+            fn.restype = ctypes.c_float
+            fn.argtypes = [ctypes.c_float, ctypes.c_float]
+        except (OSError, AttributeError):
+            fn = None
+        _LIBM["atan2f"] = fn
+    fn = _LIBM["atan2f"]
+    if fn is None:
+        return np.float32(math.atan2(float(y), float(x)))
+    return np.float32(fn(float(y), float(x)))
 
 
 def camera_row(c, bodyid, znear):
@@ -2130,7 +2157,7 @@ def camera_row(c, bodyid, znear):
                 for k in range(2)]
         intr += [f32(c.principalpixel[k]) / density[k] if c.principalpixel[k]
                  else f32(c.principal[k]) for k in range(2)]
-        fovy = float(np.arctan2(ss[1] / f32(2), intr[1])) * 360.0 / math.pi
+        fovy = float(_atan2f(ss[1] / f32(2), intr[1])) * 360.0 / math.pi
     else:
         intr = [f32(znear), f32(znear), f32(0), f32(0)]
     return dict(mode=_CAM_MODES.index(c.mode), bodyid=bodyid,
