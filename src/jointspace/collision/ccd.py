@@ -210,12 +210,9 @@ def _center(o, hv):
     return o[1]
 
 
-@jit_sig(types.Tuple((V3, I8, I8))(OBJ, F2, I1, V3, I8))
-def _support(o, hv, hg, d, start):
+@jit_inline
+def _support_body(o, hv, hg, d, start):
     """Support point of shape o along the unit world direction d.
-
-    Called, not inlined (GJK and EPA call it at twenty places; inlined, they compiled
-    minutes longer, see docs/speed.md, "Compile time").
 
     Returns (point, vertex index (box corner, hull or prism row; −1 for round shapes),
     the mesh climb's next start).
@@ -284,19 +281,45 @@ def _support(o, hv, hg, d, start):
     return r, idx, start
 
 
+@jit_sig(types.Tuple((V3, I8, I8))(OBJ, F2, I1, V3, I8))
+def _support(o, hv, hg, d, start):
+    """`_support_body`, called rather than inlined where the polytopes start.
+
+    GJK and EPA make support points at ten places, each for both shapes; inlined at all of
+    them they compiled minutes longer (docs/speed.md, "Compile time"). EPA's loop inlines it
+    (`_mink_loop`): a call copies both shapes' tuples and the arrays onto the stack, which
+    cost EPA more than the support itself (GJK's loops, as fast as MuJoCo's, call it).
+    """
+    return _support_body(o, hv, hg, d, start)
+
+
 @jit_inline
 def _mink(verts, row, o1, o2, hv, hg, d, dneg, s1, s2):
     """Store the support of shape 1 − shape 2 along d in vertex row `row`; returns it."""
     a, i1, s1 = _support(o1, hv, hg, d, s1)
     b, i2, s2 = _support(o2, hv, hg, dneg, s2)
+    return _store(verts, row, a, b, i1, i2), s1, s2
+
+
+@jit_inline
+def _mink_loop(verts, row, o1, o2, hv, hg, d, dneg, s1, s2):
+    """`_mink` with the supports inlined, for EPA's loop."""
+    a, i1, s1 = _support_body(o1, hv, hg, d, s1)
+    b, i2, s2 = _support_body(o2, hv, hg, dneg, s2)
+    return _store(verts, row, a, b, i1, i2), s1, s2
+
+
+@jit_inline
+def _store(verts, row, a, b, i1, i2):
+    """Vertex row `row` ← a − b, a, b and the vertex indices; returns a − b."""
     w = (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-    r = verts[row]
-    r[0], r[1], r[2] = w
-    r[3], r[4], r[5] = a
-    r[6], r[7], r[8] = b
-    r[9] = i1
-    r[10] = i2
-    return w, s1, s2
+    # indexed in two dimensions: a row view made here costs two atomic reference counts
+    verts[row, 0], verts[row, 1], verts[row, 2] = w
+    verts[row, 3], verts[row, 4], verts[row, 5] = a
+    verts[row, 6], verts[row, 7], verts[row, 8] = b
+    verts[row, 9] = i1
+    verts[row, 10] = i2
+    return w
 
 
 @jit_inline
@@ -752,13 +775,18 @@ def _tri_point(v1, v2, v3, p):
 @jit_inline
 def _epa_support(verts, nv, o1, o2, hv, hg, d, dn, st1, st2):
     """Support along d / dn into vertex row nv (along x when dn is tiny)."""
-    if dn > MINVAL:
-        dr = (d[0] / dn, d[1] / dn, d[2] / dn)
-    else:
-        dr = (1.0, 0.0, 0.0)
+    dr = _epa_dir(d, dn)
     dneg = (-dr[0], -dr[1], -dr[2])
     _, st1, st2 = _mink(verts, nv, o1, o2, hv, hg, dr, dneg, st1, st2)
     return st1, st2
+
+
+@jit_inline
+def _epa_dir(d, dn):
+    """d / dn, or x when dn is tiny (EPA's support directions)."""
+    if dn > MINVAL:
+        return (d[0] / dn, d[1] / dn, d[2] / dn)
+    return (1.0, 0.0, 0.0)
 
 
 @jit
@@ -919,9 +947,12 @@ def _visible(fplane, f, w):
     return fplane[f, 0] * w[0] + fplane[f, 1] * w[1] + fplane[f, 2] * w[2] - fplane[f, 3] > MINVAL
 
 
-@jit
+@jit_inline
 def _horizon_from(faces, fplane, fmap, nmap, hz, nh, f0, e0, w):
     """MuJoCo's horizonRec(f0, e0) without recursion (frames in hz columns 2-4).
+
+    Inlined into EPA's loop, its one caller: a call passed its four arrays on the stack
+    and counted their references, which cost more than the walk.
 
     Deletes the faces visible from w reachable from f0 and appends the horizon's (face,
     edge) pairs in MuJoCo's order. Returns (f0 visible, horizon length, map size).
@@ -983,7 +1014,9 @@ def _epa(verts, faces, fplane, fmap, hz, nv, nf, nmap, center, o1, o2, hv, hg, n
         lower = math.sqrt(lower2)
         fv = (fplane[face, 0], fplane[face, 1], fplane[face, 2])
         wi = nv
-        st1, st2 = _epa_support(verts, wi, o1, o2, hv, hg, fv, lower, st1, st2)
+        dr = _epa_dir(fv, lower)
+        _, st1, st2 = _mink_loop(verts, wi, o1, o2, hv, hg, dr, (-dr[0], -dr[1], -dr[2]), st1,
+                                 st2)
         nv += 1
         w = _w(verts, wi)
         upper_k = dot(fv, w) / lower

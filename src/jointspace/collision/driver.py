@@ -495,17 +495,16 @@ def _world_aabb(m, d, box):
     for g in range(ngeom):
         if gtype[g] == GEOM_PLANE:
             continue
-        xp = gxpos[g]
-        xm = gxmat[g]
-        a = gaabb[g]
+        # indexed in two dimensions: row views made in a loop cost atomic reference counts
         rb = rbound[g]
         grow = omargin if omargin != 0.0 else gmargin[g] + ggap[g]
         for i in range(3):
-            c = xp[i] + xm[3 * i] * a[0] + xm[3 * i + 1] * a[1] + xm[3 * i + 2] * a[2]
-            h = (abs(xm[3 * i]) * a[3] + abs(xm[3 * i + 1]) * a[4]
-                 + abs(xm[3 * i + 2]) * a[5])
-            box[g, i] = max(c - h, xp[i] - rb) - grow
-            box[g, 3 + i] = min(c + h, xp[i] + rb) + grow
+            c = (gxpos[g, i] + gxmat[g, 3 * i] * gaabb[g, 0] + gxmat[g, 3 * i + 1] * gaabb[g, 1]
+                 + gxmat[g, 3 * i + 2] * gaabb[g, 2])
+            h = (abs(gxmat[g, 3 * i]) * gaabb[g, 3] + abs(gxmat[g, 3 * i + 1]) * gaabb[g, 4]
+                 + abs(gxmat[g, 3 * i + 2]) * gaabb[g, 5])
+            box[g, i] = max(c - h, gxpos[g, i] - rb) - grow
+            box[g, 3 + i] = min(c + h, gxpos[g, i] + rb) + grow
         mid = 0.5 * (box[g, 0] + box[g, 3])
         m0 += mid
         s0 += mid * mid
