@@ -340,7 +340,8 @@ def test_tree_hessian_solves_as_the_dense_one(cone):
     L, Lc = np.empty((nv, nv)), np.empty((nv, nv))
     nw._quad_factor(ms, ds, state, ng, gstart, gnnz, gind, L, G, np.empty(nv))
     nc = nw._add_cones(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc,
-                       np.empty((6, 6)), np.empty(nv))
+                       np.empty((6, 6)), np.empty(nv), np.empty(0, np.int32),
+                       np.empty(0, np.int32))
     assert nc == ncone_expected
     y = b.copy()
     chol_solve(Lc if nc > 0 else L, nv, y)
@@ -517,7 +518,7 @@ def test_sparse_hessian_solves_as_the_dense_one(cone):
 
     Factored at the smooth acceleration, then carried to the state halfway to the solution
     by rank-one changes of the rows that changed zone (`_sparse_update`) and the cones'
-    updates (`_sparse_cones`): both solve as the dense H of their state.
+    updates (`_add_cones`): both solve as the dense H of their state.
     """
     from jointspace.solver import newton as nw
 
@@ -542,8 +543,8 @@ def test_sparse_hessian_solves_as_the_dense_one(cone):
         else:
             nupdate = nw._sparse_update(ms, ds, state, parts[0][1], H, row, col, x)
             assert nupdate >= 0
-        ncone = nw._sparse_cones(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc,
-                                 row, col, np.empty((6, 6)), x)
+        ncone = nw._add_cones(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc,
+                              np.empty((6, 6)), x, row, col)
         assert not x.any()  # the scratch is left zero
         s = b.copy()
         nw._sparse_solve(nv, Hc if ncone > 0 else H, row, col, s)

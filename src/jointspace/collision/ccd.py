@@ -1120,18 +1120,8 @@ def ccd(ws, o1, o2, hv, hg, niter, tol, cutoff):
     t2 = o2[0]
     if t1 == GEOM_SPHERE or t2 == GEOM_SPHERE or t1 == GEOM_CAPSULE or t2 == GEOM_CAPSULE:
         # a sphere as its centre, a capsule as its segment, inflated afterwards
-        fm1 = 0.0
-        fm2 = 0.0
-        c1 = o1
-        c2 = o2
-        if t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE:
-            fm1 = o1[3][0]
-            c1 = (CORE_POINT if t1 == GEOM_SPHERE else CORE_SEGMENT, o1[1], o1[2], o1[3],
-                  o1[4], o1[5], o1[6])
-        if t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE:
-            fm2 = o2[3][0]
-            c2 = (CORE_POINT if t2 == GEOM_SPHERE else CORE_SEGMENT, o2[1], o2[2], o2[3],
-                  o2[4], o2[5], o2[6])
+        c1, fm1 = _core(o1)
+        c2, fm2 = _core(o2)
         sep, dist, x1, x2, ns, nx, st1, st2 = _gjk(verts, s, c1, c2, hv, hg, niter, tol,
                                                   cutoff + fm1 + fm2, x1, x2, st1, st2)
         if dist > tol:
@@ -1166,6 +1156,16 @@ def ccd(ws, o1, o2, hv, hg, niter, tol, cutoff):
                 return depth, y1, y2, 1
             return 0.0, x1, x2, 0
     return dist, x1, x2, nx
+
+
+@jit_inline
+def _core(o):
+    """(a sphere's centre or a capsule's segment, its radius), or (o, 0) for other shapes."""
+    t = o[0]
+    if t == GEOM_SPHERE or t == GEOM_CAPSULE:
+        return ((CORE_POINT if t == GEOM_SPHERE else CORE_SEGMENT, o[1], o[2], o[3], o[4], o[5],
+                 o[6]), o[3][0])
+    return o, 0.0
 
 
 @jit_inline

@@ -36,9 +36,10 @@ columns made a clique and the fill-in of eliminating the dofs from the last to t
 (`_sparse_pattern`, once per solve: the rows' patterns do not change within it); H is
 assembled and factored on it (`_sparse_factor`), rows that change zone are rank-one
 changes along the elimination tree (`_sparse_rank1`), and the middle-zone cones are added
-to a copy. It is taken when its factor's work is at most half the dense one's. The dog at a
-state with 20 rows between its legs (L with 1,468 off-diagonal entries against M's 1,260):
-Newton's solve 279 → 139 µs (MuJoCo's 86), its step 1.41 → 1.13 × mj_step.
+to a copy (`_add_cones`). It is taken when its factor's work is at most half the dense
+one's. The dog at a state with 20 rows between its legs (L with 1,468 off-diagonal entries
+against M's 1,260): Newton's solve 279 → 139 µs (MuJoCo's 86), its step 1.41 → 1.17 ×
+mj_step.
 Termination (MuJoCo's): scaled improvement or gradient below the tolerance, or the Newton
 decrement ½ ∇cᵀ H⁻¹ ∇c (scaled) below it; a warm start whose gradient and M⁻¹ gap are
 already below the tolerance skips the iterations.
@@ -481,13 +482,15 @@ def _cone_row(J, U, i0, dim, r, g, gnnz, gind, out):
 
 
 @njit(cache=True)
-def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
-    """Lc ← the factor of L Lᵀ + Σ_cones J_cᵀ H_c J_c over the cones in their middle zone.
+def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x, rowadr, colind):
+    """Lc ← the factor of L's matrix + Σ_cones J_cᵀ H_c J_c over the middle-zone cones.
 
     With H_c = U Uᵀ (its Cholesky factor) each cone adds the dim rows of Uᵀ J_c by
-    rank-one updates (MuJoCo's HessianCone). Returns the number of cones; Lc is not
-    written when there is none.
+    rank-one updates (MuJoCo's HessianCone). L is the dense path's Cholesky factor (rowadr
+    empty) or `_sparse_factor`'s on the pattern rowadr, colind (x then zero on entry and
+    exit). Returns the number of cones; Lc is not written when there is none.
     """
+    sparse = rowadr.shape[0] > 0
     nv = m.nv
     J = d.efc_J
     ncone = 0
@@ -498,13 +501,21 @@ def _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, L, Lc, U, x):
             continue
         if ncone == 0:
             for a in range(nv):
-                for b in range(a + 1):
-                    Lc[a, b] = L[a, b]
+                if sparse:
+                    Lc[a, a] = L[a, a]
+                    for t in range(rowadr[a], rowadr[a + 1]):
+                        Lc[a, colind[t]] = L[a, colind[t]]
+                else:
+                    for b in range(a + 1):
+                        Lc[a, b] = L[a, b]
         ncone += 1
         _cone_factor(hcone, i0, dim, U)
         for r in range(dim):
             _cone_row(J, U, i0, dim, r, g, gnnz, gind, x)
-            chol_update(Lc, nv, x, np.bool_(True), MINVAL)
+            if sparse:
+                _sparse_rank1(nv, Lc, rowadr, colind, x, 1.0)
+            else:
+                chol_update(Lc, nv, x, np.bool_(True), MINVAL)
     return ncone
 
 
@@ -842,36 +853,6 @@ def _sparse_update(m, d, state, oldstate, H, rowadr, colind, x):
 
 
 @njit(cache=True)
-def _sparse_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, rowadr, colind,
-                  U, x):
-    """Hc ← the factor of H's plus Σ_cones J_cᵀ H_c J_c over the middle-zone cones.
-
-    `_add_cones` for the sparse factor: H's pattern copied, then dim rank-one updates per
-    cone. Returns the number of cones; Hc is not written when there is none. x: nv
-    scratch, zero on entry and exit.
-    """
-    nv = m.nv
-    J = d.efc_J
-    ncone = 0
-    for g in range(ng):
-        i0 = gstart[g]
-        dim = cdim[i0]
-        if dim <= 0 or state[i0] != STATE_CONE:
-            continue
-        if ncone == 0:
-            for a in range(nv):
-                Hc[a, a] = H[a, a]
-                for t in range(rowadr[a], rowadr[a + 1]):
-                    Hc[a, colind[t]] = H[a, colind[t]]
-        ncone += 1
-        _cone_factor(hcone, i0, dim, U)
-        for r in range(dim):
-            _cone_row(J, U, i0, dim, r, g, gnnz, gind, x)
-            _sparse_rank1(nv, Hc, rowadr, colind, x, 1.0)
-    return ncone
-
-
-@njit(cache=True)
 def _sparse_solve(nv, H, rowadr, colind, x):
     """x ← H⁻¹ x with H's factor from `_sparse_factor` (Lᵀ D L x = b: Lᵀ, D, then L)."""
     for k in range(nv - 1, -1, -1):
@@ -1050,11 +1031,12 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
                                      gcross, Hf, hdiag, Wx, Cx, U, wgrp)
         if sparse:
             _sparse_factor(m, d, state, ng, gstart, gnnz, gind, srow, scol, H, G, vals)
-            ncone = _sparse_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc,
-                                  srow, scol, U, x)
+            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
+                               srow, scol)
         elif not tree:
             _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
-            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
+            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
+                               srow[:0], scol[:0])
         for k in range(nv):
             Mgrad[k] = grad[k]
         if tree and kact > 0:
@@ -1119,15 +1101,16 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
                 if nupdate < 0:
                     _sparse_factor(m, d, state, ng, gstart, gnnz, gind, srow, scol, H, G, vals)
                     nupdate = nefc
-            ncone = _sparse_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc,
-                                  srow, scol, U, x)
+            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
+                               srow, scol)
         elif nchange > 0:
             nupdate = _quad_update(m, d, state, oldstate, H, x)
             if nupdate < 0:
                 _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
                 nupdate = nefc
         if not tree and not sparse:
-            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x)
+            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
+                               srow[:0], scol[:0])
         for k in range(nv):
             Mgrad[k] = grad[k]
         if tree and kact > 0:
