@@ -89,13 +89,24 @@ def test_equals_the_local_rollout_bitwise(pool):
 def test_a_killed_worker_is_replaced_and_its_task_rerun(pool):
     m = js.models.humanoid()
     x0, u = _inputs(m, 4, 1, seed=2)
-    nstep = 15000  # a task runs for seconds: the kill lands mid-run
+    # the kill must land while the victim runs a task: the tasks last long enough on this
+    # machine (the local run, as long as the pool's two workers together, at least 1.5 s;
+    # 15,000 steps took 0.99 s on a fast 2-core machine, where a fixed 1 s delay came after
+    # the pool had finished), and the kill comes a quarter of the local run into the pool's
+    nstep = 15000
+    t = time.perf_counter()
     want, _ = js.rollout(m, None, x0, u, nstep=nstep)
+    took = time.perf_counter() - t
+    if took < 1.5:
+        nstep = int(nstep * min(3.0, 1.5 / took))
+        t = time.perf_counter()
+        want, _ = js.rollout(m, None, x0, u, nstep=nstep)
+        took = time.perf_counter() - t
     victim = pool.worker_pids()[1]
     retries = pool.retries
 
     def kill():
-        time.sleep(1.0)
+        time.sleep(min(1.0, 0.25 * took))
         os.kill(victim, signal.SIGKILL)
 
     killer = threading.Thread(target=kill)
