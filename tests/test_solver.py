@@ -517,7 +517,7 @@ def test_sparse_hessian_solves_as_the_dense_one(cone):
     """Newton's sparse H (a contact across two legs: fill-in) solves as LAPACK on the dense H.
 
     Factored at the smooth acceleration, then carried to the state halfway to the solution
-    by rank-one changes of the rows that changed zone (`_sparse_update`) and the cones'
+    by rank-one changes of the rows that changed zone (`_quad_update`) and the cones'
     updates (`_add_cones`): both solve as the dense H of their state.
     """
     from jointspace.solver import newton as nw
@@ -541,7 +541,7 @@ def test_sparse_hessian_solves_as_the_dense_one(cone):
             nw._sparse_factor(ms, ds, state, ng, gstart, gnnz, gind, row, col, H, G,
                               np.empty(nv))
         else:
-            nupdate = nw._sparse_update(ms, ds, state, parts[0][1], H, row, col, x)
+            nupdate = nw._quad_update(ms, ds, state, parts[0][1], H, x, row, col)
             assert nupdate >= 0
         ncone = nw._add_cones(ms, ds, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc,
                               np.empty((6, 6)), x, row, col)

@@ -175,10 +175,16 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
     then added to H once; the cones' middle-zone terms are added by _add_cones.
     """
     nv = m.nv
-    qM = d.qM
     for a in range(nv):
         for b in range(a + 1):
             H[a, b] = 0.0
+    _assemble(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+    chol_factor(H, nv, MINVAL)
+
+
+@njit(cache=True)
+def _assemble(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
+    """H (lower triangle, zero where M + Jᵀ D_quad J is not) += M + Jᵀ D_quad J."""
     g = np.int64(0)  # not the literal 0, which would compile a second _run_block
     while g < ng:
         e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
@@ -191,14 +197,13 @@ def _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals):
         g = e
     madr = m.dof_Madr
     parent = m.dof_parentid
-    for a in range(nv):
+    for a in range(m.nv):
         adr = madr[a]
         b = a
         while b >= 0:
-            H[a, b] += qM[adr]
+            H[a, b] += d.qM[adr]
             adr += 1
             b = parent[b]
-    chol_factor(H, nv, MINVAL)
 
 
 @njit(cache=True)
@@ -432,29 +437,37 @@ def _tree_rank1(m, d, state, oldstate, ng, gstart, gnnz, gind, gcross, Hf, hdiag
 
 
 @njit(cache=True)
-def _quad_update(m, d, state, oldstate, L, x):
-    """Update the factor L of _quad_factor for rows that entered or left the quadratic zone.
+def _quad_update(m, d, state, oldstate, L, x, rowadr, colind):
+    """Update the factor L for rows that entered or left the quadratic zone.
 
-    One rank-one update (entered) or downdate (left) of L Lᵀ by √D_i J_i per changed row,
-    as MuJoCo's HessianIncremental; returns the number of updates, or −1 when a downdate
-    lost definiteness (L is then unusable and must be refactored).
+    One rank-one update (entered) or downdate (left) of L's matrix by √D_i J_i per changed
+    row, as MuJoCo's HessianIncremental. L is _quad_factor's dense Cholesky factor (rowadr
+    empty) or `_sparse_factor`'s on the pattern rowadr, colind (x then zero on entry and
+    exit). Returns the number of updates, or −1 when a downdate lost definiteness (L is
+    then unusable and must be refactored).
     """
     nv = m.nv
     J = d.efc_J
     ind = d.efc_J_colind
+    sparse = rowadr.shape[0] > 0
     nupdate = 0
     for i in range(d.nefc[0]):
         now = state[i] == STATE_QUADRATIC
         if now == (oldstate[i] == STATE_QUADRATIC):
             continue
-        for k in range(nv):
-            x[k] = 0.0
+        if not sparse:
+            for k in range(nv):
+                x[k] = 0.0
         sq = math.sqrt(d.efc_D[i])
         for j in range(d.efc_J_rownnz[i]):
             k = ind[i, j]
             x[k] = sq * J[i, k]
         nupdate += 1
-        if not chol_update(L, nv, x, now, MINVAL):
+        if sparse:
+            ok = _sparse_rank1(nv, L, rowadr, colind, x, 1.0 if now else -1.0)
+        else:
+            ok = chol_update(L, nv, x, now, MINVAL)
+        if not ok:
             return -1
     return nupdate
 
@@ -752,25 +765,7 @@ def _sparse_factor(m, d, state, ng, gstart, gnnz, gind, rowadr, colind, H, G, va
         H[a, a] = 0.0
         for t in range(rowadr[a], rowadr[a + 1]):
             H[a, colind[t]] = 0.0
-    madr = m.dof_Madr
-    parent = m.dof_parentid
-    for a in range(nv):
-        adr = madr[a]
-        b = a
-        while b >= 0:
-            H[a, b] += d.qM[adr]
-            adr += 1
-            b = parent[b]
-    g = np.int64(0)
-    while g < ng:
-        e = _run_block(d, state, g, ng, gstart, gnnz, gind, G, vals)
-        if e < 0:
-            e = -e
-            for p in range(gnnz[g]):
-                a = gind[g, p]
-                for q in range(p + 1):
-                    H[a, gind[g, q]] += G[p, q]
-        g = e
+    _assemble(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
     for k in range(nv - 1, -1, -1):
         s = rowadr[k]
         e = rowadr[k + 1]
@@ -826,30 +821,6 @@ def _sparse_rank1(nv, H, rowadr, colind, w, sigma):
                 H[k, c] += beta * w[c]
         k = colind[e - 1] if e > s else -1
     return True
-
-
-@njit(cache=True)
-def _sparse_update(m, d, state, oldstate, H, rowadr, colind, x):
-    """`_quad_update` for the sparse factor: a rank-one change per row that changed zone.
-
-    Returns the number of updates, or −1 when a downdate failed (factor H anew). x: nv
-    scratch, zero on entry and exit.
-    """
-    J = d.efc_J
-    ind = d.efc_J_colind
-    nupdate = 0
-    for i in range(d.nefc[0]):
-        now = state[i] == STATE_QUADRATIC
-        if now == (oldstate[i] == STATE_QUADRATIC):
-            continue
-        sq = math.sqrt(d.efc_D[i])
-        for j in range(d.efc_J_rownnz[i]):
-            k = ind[i, j]
-            x[k] = sq * J[i, k]
-        nupdate += 1
-        if not _sparse_rank1(m.nv, H, rowadr, colind, x, 1.0 if now else -1.0):
-            return -1
-    return nupdate
 
 
 @njit(cache=True)
@@ -1097,14 +1068,14 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
                                          gpos, gcross, Hf, hdiag, Wx, Cx, U, wgrp)
         elif sparse:
             if nchange > 0:
-                nupdate = _sparse_update(m, d, state, oldstate, H, srow, scol, x)
+                nupdate = _quad_update(m, d, state, oldstate, H, x, srow, scol)
                 if nupdate < 0:
                     _sparse_factor(m, d, state, ng, gstart, gnnz, gind, srow, scol, H, G, vals)
                     nupdate = nefc
             ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
                                srow, scol)
         elif nchange > 0:
-            nupdate = _quad_update(m, d, state, oldstate, H, x)
+            nupdate = _quad_update(m, d, state, oldstate, H, x, srow[:0], scol[:0])
             if nupdate < 0:
                 _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
                 nupdate = nefc
