@@ -2109,10 +2109,8 @@ def _atan2f(y, x):
         import ctypes
         import ctypes.util
 
-        fn = None
         try:
-            lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-            fn = lib.atan2f
+            fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").atan2f
             fn.restype = ctypes.c_float
             fn.argtypes = [ctypes.c_float, ctypes.c_float]
         except (OSError, AttributeError):

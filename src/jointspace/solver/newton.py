@@ -824,6 +824,18 @@ def _sparse_rank1(nv, H, rowadr, colind, w, sigma):
 
 
 @njit(cache=True)
+def _not_tree_factor(m, d, state, ng, gstart, gnnz, gind, rowadr, colind, H, G, vals):
+    """H ← the factor of the path that is not the tree's: sparse or dense.
+
+    `_sparse_factor`'s on the pattern rowadr, colind; `_quad_factor`'s with rowadr empty.
+    """
+    if rowadr.shape[0] > 0:
+        _sparse_factor(m, d, state, ng, gstart, gnnz, gind, rowadr, colind, H, G, vals)
+    else:
+        _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+
+
+@njit(cache=True)
 def _sparse_solve(nv, H, rowadr, colind, x):
     """x ← H⁻¹ x with H's factor from `_sparse_factor` (Lᵀ D L x = b: Lᵀ, D, then L)."""
     for k in range(nv - 1, -1, -1):
@@ -935,10 +947,11 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
     mark = ib[o + nefc:o + nefc + nv]
     mark[:] = 0  # _cross_groups' scratch, zero between uses
     o += nefc + nv
-    smask = shaped(ib[o:o + (nv * nv if nsp > 0 else 0)], (nv if nsp > 0 else 0, nv))
-    o += nv * nv if nsp > 0 else 0
-    srow = ib[o:o + (nv + 1 if nsp > 0 else 0)]
-    scol = ib[o + nv + 1:o + nsp - nv * nv] if nsp > 0 else ib[o:o]
+    ns = nv if nsp > 0 else 0  # the sparse path's scratch, from SPARSE_MIN_NV dofs
+    smask = shaped(ib[o:o + ns * nv], (ns, nv))
+    o += ns * nv
+    srow = ib[o:o + ns + 1] if ns > 0 else ib[o:o]
+    scol = ib[o + ns + 1:o + ns + 1 + ns * (ns - 1) // 2]
     island_dofs(nv, dof_island, nisland, dofs, dadr, dcnt)
     whole = nisland == 1 and dcnt[0] == nv  # one island of every dof: no masking
     ng = _row_pattern(d, gstart, gnnz, gind)
@@ -952,6 +965,9 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
         # the sparse factor and its rank-one changes when its factor costs less than the dense
         work = _sparse_pattern(m, ng, gnnz, gind, smask, srow, scol)
         sparse = 3 * work <= SPARSE_SHARE * nv * nv * nv
+    # the pattern the not-tree helpers take: empty for the dense factor
+    prow = srow if sparse else srow[:0]
+    pcol = scol if sparse else scol[:0]
     kw = kcross if tree else 0
     Wx = shaped(fb[oH:oH + kw * nv], (kw, nv))
     Cx = shaped(fb[oH + kw * nv:oH + kw * nv + kw * kw], (kw, kw))
@@ -1000,14 +1016,10 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
             if tree and kcross > 0:
                 kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, gpos,
                                      gcross, Hf, hdiag, Wx, Cx, U, wgrp)
-        if sparse:
-            _sparse_factor(m, d, state, ng, gstart, gnnz, gind, srow, scol, H, G, vals)
+        if not tree:
+            _not_tree_factor(m, d, state, ng, gstart, gnnz, gind, prow, pcol, H, G, vals)
             ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
-                               srow, scol)
-        elif not tree:
-            _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
-            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
-                               srow[:0], scol[:0])
+                               prow, pcol)
         for k in range(nv):
             Mgrad[k] = grad[k]
         if tree and kact > 0:
@@ -1066,22 +1078,14 @@ def sol_newton(m, d, maxiter, cdim, cmu, cfr, primed, cost_primed, nisland, isca
                 if moved_t or nx > 0 or xcone:
                     kact = _cross_factor(m, d, state, cdim, hcone, ng, gstart, gnnz, gind,
                                          gpos, gcross, Hf, hdiag, Wx, Cx, U, wgrp)
-        elif sparse:
-            if nchange > 0:
-                nupdate = _quad_update(m, d, state, oldstate, H, x, srow, scol)
-                if nupdate < 0:
-                    _sparse_factor(m, d, state, ng, gstart, gnnz, gind, srow, scol, H, G, vals)
-                    nupdate = nefc
-            ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
-                               srow, scol)
         elif nchange > 0:
-            nupdate = _quad_update(m, d, state, oldstate, H, x, srow[:0], scol[:0])
+            nupdate = _quad_update(m, d, state, oldstate, H, x, prow, pcol)
             if nupdate < 0:
-                _quad_factor(m, d, state, ng, gstart, gnnz, gind, H, G, vals)
+                _not_tree_factor(m, d, state, ng, gstart, gnnz, gind, prow, pcol, H, G, vals)
                 nupdate = nefc
-        if not tree and not sparse:
+        if not tree:
             ncone = _add_cones(m, d, state, cdim, hcone, ng, gstart, gnnz, gind, H, Hc, U, x,
-                               srow[:0], scol[:0])
+                               prow, pcol)
         for k in range(nv):
             Mgrad[k] = grad[k]
         if tree and kact > 0:
