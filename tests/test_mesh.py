@@ -512,3 +512,65 @@ def test_mujoco_rejects_what_we_reject():
     </mujoco>"""
     with pytest.raises(ValueError, match="volume is too small"):
         mujoco.MjModel.from_xml_string(xml)
+
+
+# ------------------------------------------------------------------------------------------
+# collision polygons: MuJoCo 4.0's mesh_polyvert and mesh_polynormal, bit for bit
+
+
+def hull_points(seed):
+    """Seeded point clouds: on a sphere, inside an ellipsoid, or on a coarse grid.
+
+    The grid's points repeat and its coplanar faces merge into polygons.
+    """
+    rng = np.random.default_rng(seed)
+    p = rng.normal(size=(int(rng.integers(8, 300)), 3)) * np.array([0.12, 0.09, 0.1])
+    if seed % 3 == 1:
+        p *= 0.1 / np.linalg.norm(p, axis=1, keepdims=True)
+    elif seed % 3 == 2:
+        p = np.round(p * 20) / 20
+    return p
+
+
+@pytest.mark.parametrize("seed", range(9))
+@pytest.mark.parametrize("frame", ["plain", "refpos-refquat-scale", "mirror"])
+def test_hull_polygons_equal_mujocos(seed, frame):
+    """The collision hull's polygons come out as MuJoCo 4.0's.
+
+    The same polygons in the same order (its compiler's unordered_map walk), each loop from
+    the same vertex, and the same normals to the last bit (Newell's normal of the unrounded
+    vertices); a mirroring scale reverses the loops.
+    """
+    import jointspace as js
+
+    p = hull_points(seed)
+    extra = {"plain": "", "mirror": ' scale="-1 1.2 0.9"',
+             "refpos-refquat-scale": ' refpos="0.01 -0.02 0.03" refquat="0.9 0.1 -0.3 0.2"'
+                                     ' scale="1.5 0.8 1.1"'}[frame]
+    xml = (f'<mujoco><asset><mesh name="m" {inline_asset(p)}{extra}/></asset>'
+           '<worldbody><geom type="mesh" mesh="m"/></worldbody></mujoco>')
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JointspaceWarning)
+        m = js.load_string(xml)
+    mv, hv = mjm.mesh_vert[:mjm.mesh_vertnum[0]], np.asarray(m.hull_vert)
+    assert m.nhullpoly == mjm.mesh_polynum[0]
+    for q in range(m.nhullpoly):
+        a, k = mjm.mesh_polyvertadr[q], mjm.mesh_polyvertnum[q]
+        b, n = m.hullpoly_vertadr[q], m.hullpoly_vertnum[q]
+        # compared by position: repeated points make vertex indices ambiguous
+        np.testing.assert_array_equal(hv[m.hullpoly_vert[b:b + n]],
+                                      mv[mjm.mesh_polyvert[a:a + k]], err_msg=f"polygon {q}")
+    np.testing.assert_array_equal(np.asarray(m.hullpoly_normal), mjm.mesh_polynormal)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hull_faces_in_mujocos_order(seed):
+    """A mesh given as points takes qhull's faces in MuJoCo's order and first vertices.
+
+    MuJoCo swaps the first two vertices of a facet that qhull orients inward.
+    """
+    p = hull_points(3 * seed + 1)
+    pm = process_mesh(p, np.zeros((0, 3), dtype=int))
+    mjm = compile_mujoco(inline_asset(p))
+    np.testing.assert_array_equal(pm.faces, mjm.mesh_face[:mjm.mesh_facenum[0]])

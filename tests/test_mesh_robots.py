@@ -116,9 +116,12 @@ def test_hull_climb_finds_the_scanned_vertex(name):
     assert ga >= 0 and nv >= H.GRAPH_MIN_VERT
     rng = np.random.default_rng(0)
     dirs = list(rng.normal(size=(3000, 3)))
-    dirs += list(np.array(m.hullpoly_normal))
     loops = np.split(np.array(m.hullpoly_vert), np.cumsum(m.hullpoly_vertnum)[:-1])
-    normals = np.array(m.hullpoly_normal)
+    # faces' normals from the stored (float32-valued) vertices, along which a face's first
+    # corners tie (the compiled normals come from the unrounded vertices)
+    tri = np.array([lp[:3] for lp in loops])
+    normals = np.cross(hv[tri[:, 1]] - hv[tri[:, 0]], hv[tri[:, 2]] - hv[tri[:, 0]])
+    dirs += list(normals)
     for f, loop in enumerate(loops):  # the bisector of two faces at an edge
         for g in range(f + 1, len(loops)):
             if len(np.intersect1d(loop, loops[g])) == 2:
@@ -166,10 +169,12 @@ def _graph_mesh_xml(name):
 def test_hull_graph_layout(name):
     """Seeds, neighbour lists and polygon lists say what hull_graph's docstring says.
 
-    Every vertex's neighbours are the vertices it shares a polygon edge with (sorted, once
-    each), its polygons those it is a corner of (in order); the 27 seeds are the scan's first
-    vertex of largest u0 x + u1 y + u2 z for their cells' directions; the lists fill the
-    block from 27 + 2n on, neighbour lists first, each ended by −1.
+    Every vertex's neighbours are the vertices it shares a hull triangle edge with (sorted,
+    once each): those it shares a polygon edge with, and where a polygon merges triangles,
+    some of its other corners (the diagonals), 3 n − 6 edges in all, as a triangulated
+    sphere has; its polygons those it is a corner of (in order); the 27 seeds are the
+    scan's first vertex of largest u0 x + u1 y + u2 z for their cells' directions; the lists
+    fill the block from 27 + 2n on, neighbour lists first, each ended by −1.
     """
     m = js.load_string(_graph_mesh_xml(name))
     hv, hg = np.array(m.hull_vert), np.array(m.hull_graph)
@@ -185,16 +190,20 @@ def test_hull_graph_layout(name):
         return out
 
     at = 27 + 2 * nv
+    edges = 0
     for i in range(nv):  # the neighbour lists, back to back in vertex order
         assert hg[ga + 27 + i] == at
         nbr = lst(ga + at)
         at += len(nbr) + 1
-        want = set()
+        edges += len(nbr)
+        sides, corners = set(), set()
         for loop in loops:
             k = list(loop).index(i) if i in loop else -1
             if k >= 0:
-                want |= {int(loop[k - 1]), int(loop[(k + 1) % len(loop)])}
-        assert nbr == sorted(want)
+                sides |= {int(loop[k - 1]), int(loop[(k + 1) % len(loop)])}
+                corners |= set(int(j) for j in loop) - {i}
+        assert nbr == sorted(set(nbr)) and sides <= set(nbr) <= corners
+    assert edges == 2 * (3 * nv - 6)
     for i in range(nv):  # then the polygon lists
         assert hg[ga + 27 + nv + i] == at
         polys = lst(ga + at)

@@ -6,6 +6,8 @@ quadrilateral faces, not 12 triangles), because the multi-point contacts between
 clip one face polygon against another.
 """
 
+import struct
+
 import numpy as np
 
 # hull triangles whose unit normals fall in one cell of a grid of azimuth and polar angle of
@@ -46,10 +48,106 @@ def _angle_cells(v, t, rotation):
     ok = norm >= 1e-15
     n = cr / np.where(ok, norm, 1.0)[:, None] + 0.0
     pole = np.abs(n[:, 2]) > 1.0 - 1e-7
-    az = np.where(pole, 0.0, np.round(np.arctan2(n[:, 1], n[:, 0]) / ANGLE_CELL))
-    polar = np.where(pole, np.where(n[:, 2] < 0, np.round(np.pi / ANGLE_CELL), 0.0),
-                     np.round(np.arccos(np.clip(n[:, 2], -1.0, 1.0)) / ANGLE_CELL))
+    az = np.where(pole, 0.0, _round(np.arctan2(n[:, 1], n[:, 0]) / ANGLE_CELL))
+    polar = np.where(pole, np.where(n[:, 2] < 0, _round(np.pi / ANGLE_CELL), 0.0),
+                     _round(np.arccos(np.clip(n[:, 2], -1.0, 1.0)) / ANGLE_CELL))
     return az.astype(np.int64), polar.astype(np.int64), ok
+
+
+def _round(x):
+    """C's round: halves away from zero (NumPy's round takes them to even)."""
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+_M64 = (1 << 64) - 1
+
+
+def _bits(x):
+    """libc++'s hash of a double: its bit pattern, 0 for ±0."""
+    return 0 if x == 0.0 else struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _is_prime(n):
+    if n < 2 or n % 2 == 0:
+        return n == 2
+    i = 3
+    while i * i <= n:
+        if n % i == 0:
+            return False
+        i += 2
+    return True
+
+
+def _map_order(cells):
+    """The distinct angle cells in the order MuJoCo's compiler visits its polygons.
+
+    MuJoCo's compiler collects hull triangles by cell in a C++ unordered_map keyed by the
+    pair (azimuth, polar) of doubles and emits the polygons by walking the map. Its Linux
+    build links libc++, whose map is a singly linked list threaded through prime-counted
+    buckets; the walk order follows from the keys' hashes (each double's bit pattern,
+    combined as boost's hash_combine) and the insertion order. This replays libc++'s
+    insertion (a new key goes after its bucket's predecessor node, or to the front when
+    its bucket is empty) and its rehash (growth to the next prime of 2n + 1 when the load
+    would pass 1, keeping each bucket's nodes together). Checked against MuJoCo 4.0's
+    mesh_polyvert on random hulls (tests/test_mesh.py).
+    """
+    code = {}
+    after = {None: None}  # the list: node -> next node, None the before-begin node
+    bucket = []  # bucket -> the node before its first node
+    nb = 0
+
+    def place(h):
+        return h & (nb - 1) if not nb & (nb - 1) else h % nb
+
+    for cell in cells:
+        if cell in code:
+            continue
+        h1 = _bits(float(cell[0]))
+        h2 = _bits(float(cell[1]))
+        h = h1 ^ ((h2 + 0x9E3779B9 + ((h1 << 6) & _M64) + (h1 >> 2)) & _M64)
+        if len(code) + 1 > nb:
+            grow = max(2 * nb + (not (nb > 2 and not nb & (nb - 1))), len(code) + 1)
+            if grow == 1:
+                grow = 2
+            elif grow & (grow - 1):
+                while not _is_prime(grow):
+                    grow += 1
+            nb = grow
+            bucket = [0] * nb  # 0: empty (None is the before-begin node)
+            prev, node = None, after[None]
+            if node is not None:
+                last = place(code[node])
+                bucket[last] = None
+                prev, node = node, after[node]
+                while node is not None:
+                    b = place(code[node])
+                    if b == last:
+                        prev = node
+                    elif bucket[b] == 0:
+                        bucket[b] = prev
+                        prev, last = node, b
+                    else:
+                        after[prev] = after[node]
+                        after[node] = after[bucket[b]]
+                        after[bucket[b]] = node
+                    node = after[prev]
+        code[cell] = h
+        b = place(h)
+        if bucket[b] == 0:
+            after[cell] = after[None]
+            after[None] = cell
+            bucket[b] = None
+            if after[cell] is not None:
+                bucket[place(code[after[cell]])] = cell
+        else:
+            after[cell] = after[bucket[b]]
+            after[bucket[b]] = cell
+    out = []
+    node = after[None]
+    while node is not None:
+        out.append(node)
+        node = after[node]
+    return out
 
 
 def _group_loops(faces):
@@ -108,38 +206,56 @@ def _group_loops(faces):
     return [lp for lp in loops if len(lp) >= 3]
 
 
-def _polygon_tables(vertices, triangles, rotation=None):
+def _polygon_tables(vertices, triangles, rotation=None, read=None, exact=None, mirror=False):
     """The polygons of `hull_polygons` as flat tables: (vertices, vertex counts, normals).
 
     Triangles alone in their angle cell (most faces of a curved mesh) are polygons as they
-    are, vectorized; only cells of several triangles go through `_group_loops`. Polygons
-    are ordered by their first triangle; every normal is the unit normal of the loop's
-    first three vertices, as MuJoCo recomputes them.
+    are; only cells of several triangles go through `_group_loops`. Polygons come in the
+    order MuJoCo's compiler walks its cells (`_map_order`), each normal is Newell's normal
+    of its loop, as MuJoCo 4.0 computes them. With `read` (the vertices as the file
+    gives them) the angle cells are those of its normals, as MuJoCo's compiler bins them
+    (else `vertices` turned by `rotation`); with `exact` (the vertices before rounding to
+    float32) the normals are computed from those, as MuJoCo's are. With `mirror` (a scale
+    that mirrors the mesh; `triangles` are outward after it), the triangles are grouped as
+    the file's points orient them and each loop is then reversed from its first vertex.
     """
     v = np.asarray(vertices, dtype=np.float64)
     t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    if mirror:
+        t = t[:, [0, 2, 1]]
     if not len(t):
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3))
-    az, polar, ok = _angle_cells(v, t, rotation)
+    if read is not None:
+        az, polar, ok = _angle_cells(np.asarray(read, dtype=np.float64), t, None)
+    else:
+        az, polar, ok = _angle_cells(v, t, rotation)
     idx = np.flatnonzero(ok)
-    key = az[idx] * 1_000_003 + polar[idx]
-    uniq, inv, count = np.unique(key, return_inverse=True, return_counts=True)
-    alone = count[inv] == 1
-    polys = {int(f): t[f].tolist() for f in idx[alone]}
-    shared = idx[~alone]
-    groups = {}
-    for f, g in zip(shared.tolist(), inv[~alone].tolist()):
-        groups.setdefault(g, []).append(f)
-    for fs in groups.values():
-        for k, loop in enumerate(_group_loops(t[fs].tolist())):
-            polys[(fs[0], k)] = loop
-    order = sorted(polys, key=lambda q: (q, 0) if isinstance(q, int) else q)
-    loops = [polys[q] for q in order]
+    cells = list(zip(az[idx].tolist(), polar[idx].tolist()))
+    members = {}
+    for f, cell in zip(idx.tolist(), cells):
+        members.setdefault(cell, []).append(f)
+    loops = []
+    for cell in _map_order(cells):
+        fs = members[cell]
+        loops.extend([t[fs[0]].tolist()] if len(fs) == 1 else _group_loops(t[fs].tolist()))
+    if mirror:
+        loops = [lp[:1] + lp[:0:-1] for lp in loops]
     num = np.array([len(lp) for lp in loops], dtype=np.int32)
     vert = np.array([i for lp in loops for i in lp], dtype=np.int32)
-    first = np.array([lp[:3] for lp in loops], dtype=np.int64)
-    cr = np.cross(v[first[:, 1]] - v[first[:, 0]], v[first[:, 2]] - v[first[:, 0]])
-    normals = cr / np.linalg.norm(cr, axis=1, keepdims=True)
+    w = v if exact is None else np.asarray(exact, dtype=np.float64)
+    # Newell's normal, edge by edge around each loop, normalized by division (MuJoCo 4.0's
+    # mesh_polynormal, measured bit for bit; for a triangle it is not the cross product's)
+    start = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
+    acc = np.zeros((len(loops), 3))
+    for j in range(int(num.max()) if len(num) else 0):
+        on = num > j
+        a = w[vert[start[on] + j]]
+        b = w[vert[start[on] + (j + 1) % num[on]]]
+        acc[on, 0] += (a[:, 1] - b[:, 1]) * (a[:, 2] + b[:, 2])
+        acc[on, 1] += (a[:, 2] - b[:, 2]) * (a[:, 0] + b[:, 0])
+        acc[on, 2] += (a[:, 0] - b[:, 0]) * (a[:, 1] + b[:, 1])
+    size = np.sqrt(acc[:, 0] * acc[:, 0] + acc[:, 1] * acc[:, 1] + acc[:, 2] * acc[:, 2])
+    normals = acc / size[:, None]
     return vert, num, normals
 
 
@@ -156,7 +272,8 @@ def hull_arrays(meshes):
     vert_num, poly_num, verts, p_num, p_normal, p_vert = [], [], [], [], [], []
     for pm in meshes:
         hv = np.asarray(pm.hull_vertices, dtype=np.float64).reshape(-1, 3)
-        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces, quat_to_mat(pm.quat)) if len(hv) else (
+        pv, pn, nrm = _polygon_tables(hv, pm.hull_faces, quat_to_mat(pm.quat), pm.hull_read,
+                                      pm.hull_exact, pm.hull_mirror) if len(hv) else (
             np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, 3)))
         vert_num.append(len(hv))
         poly_num.append(len(pn))
@@ -169,7 +286,8 @@ def hull_arrays(meshes):
         return np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int32) if len(num) else \
             np.zeros(0, dtype=np.int32)
 
-    graphs = [hull_graph(hv, pv, pn) for hv, pv, pn in zip(verts, p_vert, p_num)]
+    graphs = [hull_graph(hv, pv, pn, pm.hull_faces)
+              for hv, pv, pn, pm in zip(verts, p_vert, p_num, meshes)]
     g_num = [len(g) for g in graphs]
     g_adr = np.where(np.asarray(g_num, dtype=np.int32) > 0, adr(g_num), -1).astype(np.int32)
     p_num = np.concatenate(p_num).astype(np.int32) if p_num else np.zeros(0, dtype=np.int32)
@@ -200,7 +318,7 @@ _GRID_DIRECTIONS = np.array([[cx - 1, cy - 1, cz - 1] for cx in range(3) for cy 
                              for cz in range(3)], dtype=np.float64)
 
 
-def hull_graph(vert, loops, counts):
+def hull_graph(vert, loops, counts, triangles=None):
     """The hull's graph for hill-climbing support searches and face lookups (int32 block).
 
     Layout, all offsets relative to the block's start, vertex and polygon indices relative
@@ -209,8 +327,10 @@ def hull_graph(vert, loops, counts):
     - [0, 27): the seed vertex of each cell of the direction grid: cell 9 cx + 3 cy + cz,
       c = 1 + (u > GRID_CUT) − (u < −GRID_CUT) for the direction's components u; the seed is
       the vertex farthest along the cell's direction (the first of equals);
-    - [27, 27 + n): where vertex i's neighbour list starts (the vertices it shares a polygon
-      edge with), each list ending with −1;
+    - [27, 27 + n): where vertex i's neighbour list starts (the vertices it shares a hull
+      triangle edge with, as MuJoCo's mesh_graph: a polygon merged from triangles that are
+      not quite coplanar keeps its diagonals, without which a climb can stop short; with no
+      `triangles`, the polygon edges), each list ending with −1;
     - [27 + n, 27 + 2n): where vertex i's polygon list starts (the polygons it is a corner
       of, in polygon order), each list ending with −1;
     - the neighbour lists, then the polygon lists.
@@ -227,9 +347,12 @@ def hull_graph(vert, loops, counts):
     ends = np.cumsum(counts)[counts > 0]
     succ = np.arange(len(a)) + 1
     succ[ends - 1] = ends - counts[counts > 0]  # the last corner's successor: the first
-    b = a[succ]
+    ea, eb = a, a[succ]
+    if triangles is not None and len(triangles):
+        tri = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+        ea, eb = tri.ravel(), tri[:, [1, 2, 0]].ravel()
     # neighbours: both directions of every edge, once each, sorted by (vertex, neighbour)
-    pairs = np.sort(np.concatenate([a * n + b, b * n + a]))
+    pairs = np.sort(np.concatenate([ea * n + eb, eb * n + ea]))
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
     nbr_of, nbr = pairs // n, pairs % n
     # polygons: (vertex, polygon) per corner, polygons in increasing order per vertex

@@ -73,6 +73,13 @@ class ProcessedMesh:
                                     inertial frame
         rbound         float        radius of the sphere about the origin that holds the
                                     box, as MuJoCo's `geom_rbound`
+        hull_read      (k, 3) f8    the hull vertices as the file gives them (float32
+                                    values, before refpos, refquat and scale), where MuJoCo
+                                    groups hull faces into polygons by normal direction
+        hull_exact     (k, 3) f8    the hull vertices in the inertial frame before rounding
+                                    to float32, from which MuJoCo computes polygon normals
+        hull_mirror    bool         the scale mirrors the mesh (MuJoCo groups the faces as
+                                    the file's points give them, then reverses the loops)
     """
 
     name: str
@@ -87,6 +94,9 @@ class ProcessedMesh:
     hull_faces: np.ndarray
     aabb: np.ndarray
     rbound: float
+    hull_read: np.ndarray | None = None
+    hull_exact: np.ndarray | None = None
+    hull_mirror: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -449,6 +459,20 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     v = v.astype(np.float32).astype(np.float64)
     # the hull's vertices: all of them, or those of the capped hull of the file's points
     keep = _capped_hull(v, maxhullvert, where) if maxhullvert != -1 else None
+    # MuJoCo's compiler runs qhull on the file's points too, and its faces come in qhull's
+    # order; the collision tables keep that order and each triangle's first vertex
+    read = v
+    factors = np.asarray(scale if scale is not None else 1.0, dtype=np.float64).ravel()
+    mirror = factors.size in (1, 3) and np.prod(np.resize(factors, 3)) < 0
+
+    def read_hull():
+        # the hull of the file's points, outward in the mesh's frame (a mirror flips it)
+        used, tri = _hull(read, where, keep)
+        return used, (tri[:, [0, 2, 1]] if mirror else tri)
+
+    given_faces = len(f) > 0
+    if not given_faces:
+        f = _hull(read, where, keep)[1]  # apply_scale flips it where the scale mirrors
     if refpos is not None and np.any(np.asarray(refpos) != 0):
         v = v - np.asarray(refpos, dtype=np.float64)
     if refquat is not None and tuple(refquat) != (1.0, 0.0, 0.0, 0.0):
@@ -461,14 +485,11 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     if scale is not None:
         v, f = apply_scale(v, f, scale, where)
 
-    given_faces = len(f) > 0
-    if not given_faces:
-        f = _hull(v, where, keep)[1]
     if inertia == "exact" and given_faces:
         _check_orientation(f, v, where)
 
     vc, com, volume, inertia_matrix = _mesh_inertia(
-        v, f, _hull(v, where, keep)[1] if inertia == "convex" else f, inertia, where)
+        v, f, read_hull()[1] if inertia == "convex" else f, inertia, where)
     if given_faces:
         problem = _open_surface(f, v)
         if problem and findings is not None:
@@ -486,13 +507,14 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     local = vc[:, 0:1] * rot[0] + vc[:, 1:2] * rot[1] + vc[:, 2:3] * rot[2]
     aabb = np.stack([local.min(axis=0), local.max(axis=0)])
     half = np.max(np.abs(aabb), axis=0)
+    exact = local
     local = local.astype(np.float32).astype(np.float64)
     if given_faces and inertia != "convex" and _flat(local):
         # a flat surface has no convex hull: MuJoCo builds one only for a colliding geom,
         # and the compiler refuses a colliding geom on a mesh without one
         used, hull_faces = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
     else:
-        used, hull_faces = _hull(local, where, keep)
+        used, hull_faces = read_hull()
     remap = np.full(len(local), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     return ProcessedMesh(
@@ -509,6 +531,9 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         aabb=aabb,
         # summed in MuJoCo's order (numpy's 3-vector dot may fuse or reorder the products)
         rbound=math.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]),
+        hull_read=read[used],
+        hull_mirror=bool(mirror),
+        hull_exact=exact[used],
     )
 
 
@@ -919,5 +944,5 @@ def _hull(v, where, keep=None):
     simplices = hull.simplices.astype(np.int64)
     a, b, c = v[simplices[:, 0]], v[simplices[:, 1]], v[simplices[:, 2]]
     inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
-    simplices[inward] = simplices[inward][:, [0, 2, 1]]
+    simplices[inward] = simplices[inward][:, [1, 0, 2]]
     return np.sort(hull.vertices), simplices.astype(np.int32)
