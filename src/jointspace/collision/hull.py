@@ -6,8 +6,6 @@ quadrilateral faces, not 12 triangles), because the multi-point contacts between
 clip one face polygon against another.
 """
 
-import struct
-
 import numpy as np
 
 # hull triangles whose unit normals fall in one cell of a grid of azimuth and polar angle of
@@ -59,12 +57,19 @@ def _round(x):
     return np.copysign(np.floor(np.abs(x) + 0.5), x)
 
 
-_M64 = (1 << 64) - 1
+def _cell_hashes(az, polar):
+    """libc++'s hash of each cell (azimuth, polar), as MuJoCo's compiler hashes its keys.
 
+    A double hashes to its bit pattern (±0 to 0); the pair combines as boost's
+    hash_combine, h1 ^ (h2 + 0x9e3779b9 + (h1 << 6) + (h1 >> 2)), modulo 2⁶⁴.
+    """
+    def bits(x):
+        x = np.asarray(x, dtype=np.float64)
+        return np.where(x == 0.0, np.uint64(0), x.view(np.uint64))
 
-def _bits(x):
-    """libc++'s hash of a double: its bit pattern, 0 for ±0."""
-    return 0 if x == 0.0 else struct.unpack("<Q", struct.pack("<d", x))[0]
+    h1, h2 = bits(az), bits(polar)
+    with np.errstate(over="ignore"):
+        return h1 ^ (h2 + np.uint64(0x9E3779B9) + (h1 << np.uint64(6)) + (h1 >> np.uint64(2)))
 
 
 def _is_prime(n):
@@ -78,8 +83,11 @@ def _is_prime(n):
     return True
 
 
-def _map_order(cells):
-    """The distinct angle cells in the order MuJoCo's compiler visits its polygons.
+def _map_order(hashes):
+    """The order MuJoCo's compiler visits its polygons' cells: indices into `hashes`.
+
+    hashes: the distinct cells' hashes (`_cell_hashes`) in the order the cells are first
+    inserted (the order of their first hull triangles).
 
     MuJoCo's compiler collects hull triangles by cell in a C++ unordered_map keyed by the
     pair (azimuth, polar) of doubles and emits the polygons by walking the map. Its Linux
@@ -91,7 +99,7 @@ def _map_order(cells):
     would pass 1, keeping each bucket's nodes together). Checked against MuJoCo 4.0's
     mesh_polyvert on random hulls (tests/test_mesh.py).
     """
-    code = {}
+    code = [int(h) for h in hashes]
     after = {None: None}  # the list: node -> next node, None the before-begin node
     bucket = []  # bucket -> the node before its first node
     nb = 0
@@ -99,21 +107,16 @@ def _map_order(cells):
     def place(h):
         return h & (nb - 1) if not nb & (nb - 1) else h % nb
 
-    for cell in cells:
-        if cell in code:
-            continue
-        h1 = _bits(float(cell[0]))
-        h2 = _bits(float(cell[1]))
-        h = h1 ^ ((h2 + 0x9E3779B9 + ((h1 << 6) & _M64) + (h1 >> 2)) & _M64)
-        if len(code) + 1 > nb:
-            grow = max(2 * nb + (not (nb > 2 and not nb & (nb - 1))), len(code) + 1)
+    for cell, h in enumerate(code):
+        if cell + 1 > nb:
+            grow = max(2 * nb + (not (nb > 2 and not nb & (nb - 1))), cell + 1)
             if grow == 1:
                 grow = 2
             elif grow & (grow - 1):
                 while not _is_prime(grow):
                     grow += 1
             nb = grow
-            bucket = [0] * nb  # 0: empty (None is the before-begin node)
+            bucket = [-1] * nb  # -1: empty (None is the before-begin node)
             prev, node = None, after[None]
             if node is not None:
                 last = place(code[node])
@@ -123,7 +126,7 @@ def _map_order(cells):
                     b = place(code[node])
                     if b == last:
                         prev = node
-                    elif bucket[b] == 0:
+                    elif bucket[b] == -1:
                         bucket[b] = prev
                         prev, last = node, b
                     else:
@@ -131,9 +134,8 @@ def _map_order(cells):
                         after[node] = after[bucket[b]]
                         after[bucket[b]] = node
                     node = after[prev]
-        code[cell] = h
         b = place(h)
-        if bucket[b] == 0:
+        if bucket[b] == -1:
             after[cell] = after[None]
             after[None] = cell
             bucket[b] = None
@@ -230,13 +232,18 @@ def _polygon_tables(vertices, triangles, rotation=None, read=None, exact=None, m
     else:
         az, polar, ok = _angle_cells(v, t, rotation)
     idx = np.flatnonzero(ok)
-    cells = list(zip(az[idx].tolist(), polar[idx].tolist()))
-    members = {}
-    for f, cell in zip(idx.tolist(), cells):
-        members.setdefault(cell, []).append(f)
+    # the distinct cells in the order of their first triangles, and each cell's triangles
+    _, first, inv = np.unique(az[idx] * 1024 + polar[idx], return_index=True,
+                              return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    cell_of = rank[inv]
+    by_cell = np.argsort(cell_of, kind="stable")
+    members = np.split(idx[by_cell], np.cumsum(np.bincount(cell_of))[:-1])
+    at = np.sort(first)
     loops = []
-    for cell in _map_order(cells):
-        fs = members[cell]
+    for c in _map_order(_cell_hashes(az[idx[at]], polar[idx[at]])):
+        fs = members[c]
         loops.extend([t[fs[0]].tolist()] if len(fs) == 1 else _group_loops(t[fs].tolist()))
     if mirror:
         loops = [lp[:1] + lp[:0:-1] for lp in loops]
@@ -318,7 +325,7 @@ _GRID_DIRECTIONS = np.array([[cx - 1, cy - 1, cz - 1] for cx in range(3) for cy 
                              for cz in range(3)], dtype=np.float64)
 
 
-def hull_graph(vert, loops, counts, triangles=None):
+def hull_graph(vert, loops, counts, triangles):
     """The hull's graph for hill-climbing support searches and face lookups (int32 block).
 
     Layout, all offsets relative to the block's start, vertex and polygon indices relative
@@ -329,8 +336,8 @@ def hull_graph(vert, loops, counts, triangles=None):
       the vertex farthest along the cell's direction (the first of equals);
     - [27, 27 + n): where vertex i's neighbour list starts (the vertices it shares a hull
       triangle edge with, as MuJoCo's mesh_graph: a polygon merged from triangles that are
-      not quite coplanar keeps its diagonals, without which a climb can stop short; with no
-      `triangles`, the polygon edges), each list ending with −1;
+      not quite coplanar keeps its diagonals, without which a climb can stop short), each
+      list ending with −1;
     - [27 + n, 27 + 2n): where vertex i's polygon list starts (the polygons it is a corner
       of, in polygon order), each list ending with −1;
     - the neighbour lists, then the polygon lists.
@@ -342,15 +349,10 @@ def hull_graph(vert, loops, counts, triangles=None):
         return np.zeros(0, dtype=np.int32)
     counts = np.asarray(counts, dtype=np.int64)
     a = np.asarray(loops, dtype=np.int64)[:int(counts.sum())]
-    # each loop corner's polygon and its successor around the loop
-    poly = np.repeat(np.arange(len(counts)), counts)
-    ends = np.cumsum(counts)[counts > 0]
-    succ = np.arange(len(a)) + 1
-    succ[ends - 1] = ends - counts[counts > 0]  # the last corner's successor: the first
-    ea, eb = a, a[succ]
-    if triangles is not None and len(triangles):
-        tri = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-        ea, eb = tri.ravel(), tri[:, [1, 2, 0]].ravel()
+    poly = np.repeat(np.arange(len(counts)), counts)  # each loop corner's polygon
+    # the triangles' edges (each edge of a closed hull twice, once each way)
+    tri = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    ea, eb = tri.ravel(), tri[:, [1, 2, 0]].ravel()
     # neighbours: both directions of every edge, once each, sorted by (vertex, neighbour)
     pairs = np.sort(np.concatenate([ea * n + eb, eb * n + ea]))
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs

@@ -465,14 +465,17 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     factors = np.asarray(scale if scale is not None else 1.0, dtype=np.float64).ravel()
     mirror = factors.size in (1, 3) and np.prod(np.resize(factors, 3)) < 0
 
+    hull = []  # the hull of the file's points, computed once where it is needed
+
     def read_hull():
-        # the hull of the file's points, outward in the mesh's frame (a mirror flips it)
-        used, tri = _hull(read, where, keep)
-        return used, (tri[:, [0, 2, 1]] if mirror else tri)
+        # outward in the file's frame; a mirroring scale flips the winding
+        if not hull:
+            hull.extend(_hull(read, where, keep))
+        return hull[0], hull[1]
 
     given_faces = len(f) > 0
     if not given_faces:
-        f = _hull(read, where, keep)[1]  # apply_scale flips it where the scale mirrors
+        f = read_hull()[1]  # apply_scale flips it where the scale mirrors
     if refpos is not None and np.any(np.asarray(refpos) != 0):
         v = v - np.asarray(refpos, dtype=np.float64)
     if refquat is not None and tuple(refquat) != (1.0, 0.0, 0.0, 0.0):
@@ -489,7 +492,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         _check_orientation(f, v, where)
 
     vc, com, volume, inertia_matrix = _mesh_inertia(
-        v, f, read_hull()[1] if inertia == "convex" else f, inertia, where)
+        v, f, _outward(read_hull()[1], mirror) if inertia == "convex" else f, inertia, where)
     if given_faces:
         problem = _open_surface(f, v)
         if problem and findings is not None:
@@ -515,6 +518,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
         used, hull_faces = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
     else:
         used, hull_faces = read_hull()
+        hull_faces = _outward(hull_faces, mirror)
     remap = np.full(len(local), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     return ProcessedMesh(
@@ -930,6 +934,11 @@ def _capped_hull(v, maxhullvert, where):
     points are chosen (compared with MuJoCo's mesh_graph in tests/test_mjcf_complete.py).
     """
     return np.sort(_qhull(v, where, f"Q9 TA{int(maxhullvert) - 4}").vertices)
+
+
+def _outward(tri, mirror):
+    """Triangles outward in the file's frame, outward again after a mirroring scale."""
+    return tri[:, [0, 2, 1]] if mirror else tri
 
 
 def _hull(v, where, keep=None):
