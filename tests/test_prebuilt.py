@@ -61,6 +61,23 @@ def test_the_store_fits_the_sources():
                          f"sources (first: {stale[:3]}): run `python tools/prebuild.py`")
 
 
+# Python-only model builders that change often: a kernel file importing one of them would
+# make every edit of it invalidate the store (a constant of collision.hull imported by
+# collision.convex once did)
+_BUILDERS = ("collision/hull.py", "io/mesh.py", "io/mjcf.py", "io/compile.py")
+
+
+def test_the_model_builders_stay_outside_the_kernels_dependencies():
+    with open(prebuilt.STORE / prebuilt.MANIFEST, encoding="utf-8") as fh:
+        sources = set(json.load(fh)["files"].values())
+    root = prebuilt.STORE.parent
+    builders = {(root / b).resolve() for b in _BUILDERS}
+    assert all(b.is_file() for b in builders)
+    for source in sorted(sources):
+        inside = builders & cache._closure((root / source).resolve())
+        assert not inside, f"{source}'s kernels depend on {sorted(p.name for p in inside)}"
+
+
 def _child(out, what, **env):
     """The functions _CHILD compiled and its numbers, run with the changes env.
 

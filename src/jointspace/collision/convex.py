@@ -58,7 +58,6 @@ from jointspace.collision._vec import (
     scl,
     sub,
 )
-from jointspace.collision.hull import GRID_CUT
 from jointspace.collision.primitive import put
 from jointspace.types import (
     GEOM_BOX,
@@ -69,6 +68,10 @@ from jointspace.types import (
     GEOM_SPHERE,
     MINVAL,
 )
+
+# the hull graph's seed grid (collision.hull.hull_graph): a direction component beyond
+# ±GRID_CUT picks the ±1 cell on that axis
+GRID_CUT = 0.4
 
 # a sphere's centre and a capsule's segment (collision.ccd runs GJK on them first; not geom
 # types), and a height field's triangular prism: rows vadr … vadr + 5 of hv, the bottom
@@ -981,9 +984,8 @@ def flat_contacts(buf, k, ws, margin, nrm, pos, dist, t1, p1, m1, s1, t2, p2, m2
     # axis (MuJoCo 4.0, measured: its points lie r + margin / 2 out along the witness
     # direction less margin / 2 along the normal); the end towards -z first (MuJoCo's
     # order agrees in about 60% of two-point contacts; its rule is not found)
-    back = scl(f2, -0.5 * margin)
-    a = sub(a, back)
-    b = sub(b, back)
+    a = add_scl(a, f2, 0.5 * margin)
+    b = add_scl(b, f2, 0.5 * margin)
     o = (poly[3, 0, 0], poly[3, 0, 1], poly[3, 0, 2])
     out = 0
     for sp in (a, b):

@@ -318,8 +318,6 @@ def hull_arrays(meshes):
 # hull graphs are built for meshes of at least this many hull vertices; smaller hulls are
 # searched vertex by vertex (as fast, and MuJoCo's own threshold is 10)
 GRAPH_MIN_VERT = 16
-# the seed grid: a direction component beyond ±GRID_CUT picks the ±1 cell on that axis
-GRID_CUT = 0.4
 # cell 9 cx + 3 cy + cz's direction (cx − 1, cy − 1, cz − 1)
 _GRID_DIRECTIONS = np.array([[cx - 1, cy - 1, cz - 1] for cx in range(3) for cy in range(3)
                              for cz in range(3)], dtype=np.float64)
@@ -332,8 +330,9 @@ def hull_graph(vert, loops, counts, triangles):
     to the mesh's first hull vertex and polygon:
 
     - [0, 27): the seed vertex of each cell of the direction grid: cell 9 cx + 3 cy + cz,
-      c = 1 + (u > GRID_CUT) − (u < −GRID_CUT) for the direction's components u; the seed is
-      the vertex farthest along the cell's direction (the first of equals);
+      c = 1 + (u > GRID_CUT) − (u < −GRID_CUT) for the direction's components u
+      (collision.convex.GRID_CUT); the seed is the vertex farthest along the cell's
+      direction (the first of equals);
     - [27, 27 + n): where vertex i's neighbour list starts (the vertices it shares a hull
       triangle edge with, as MuJoCo's mesh_graph: a polygon merged from triangles that are
       not quite coplanar keeps its diagonals, without which a climb can stop short), each
