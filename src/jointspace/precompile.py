@@ -94,10 +94,29 @@ def _job_rollout(js, m, d):
     js.rollout(m, d, x, nstep=2)
 
 
+def _job_control(js, m, d):
+    from jointspace import control
+
+    def tasks():  # a task belongs to one controller
+        feet = (control.SiteTask("left_foot", kp=100.0, kd=20.0, orientation=True),
+                control.SiteTask("right_foot", kp=100.0, kd=20.0, orientation=True))
+        upper = (control.ComTask(kp=50.0, kd=15.0),
+                 control.BodyTask("torso", kp=50.0, kd=15.0, position=False,
+                                  orientation=True))
+        return [feet, upper], control.Posture(m.qpos0, kp=20.0, kd=5.0)
+
+    js.forward(m, d)
+    control.WholeBodyID(m, *tasks())(d)
+    control.OperationalSpace(m, *tasks(), actuated=list(range(m.nv)))(d)
+    control.ComputedTorque(m, kp=20.0, kd=5.0, track="actuated")(d)
+    control.task_inertia(m, d, m.qpos0, np.vstack(js.jacobian_site(m, d, 0)))
+    control.soft_inverse(m, d, d.qacc.copy())
+
+
 # With the store (`prebuilt`), the step job loads its entry and compiles none of the stages;
 # forward's calls of single stages (collision, rows, solve) compile them, so the jobs that
 # inline them follow forward instead of compiling them beside it a second time.
-_PREBUILT_DEPS = {"inverse": ("forward",), "contact": ("forward",)}
+_PREBUILT_DEPS = {"inverse": ("forward",), "contact": ("forward",), "control": ("forward",)}
 
 JOBS = {
     # name: (function, jobs it must follow because it inlines the stages they compile,
@@ -109,6 +128,7 @@ JOBS = {
     "inverse": (_job_inverse, ("step",), "humanoid"),
     "contact": (_job_contact_models, ("step",), "quadruped"),
     "rollout": (_job_rollout, ("step",), "humanoid"),
+    "control": (_job_control, ("step",), "humanoid"),
 }
 
 

@@ -79,8 +79,8 @@ tests/test_ccd_parity.py measure each; tools/ccd_parity.py prints the table):
   two-point contacts).
   An edge is clipped by a face as MuJoCo's polygonClip does, so an edge cut down to one
   point gives that point twice, as MuJoCo reports it (physically one contact; matched
-  anyway). Equal contact counts in 99.35% to 100% of seeded poses per pair type, 98.95%
-  for capsule-mesh (tools/ccd_parity.py; docs/conventions.md has the table).
+  anyway). Equal contact counts in 99.35% to 100% of 2,000 seeded poses per pair type
+  (tools/ccd_parity.py; docs/conventions.md has the table).
 - Among several mesh edges at a vertex the first in hull polygon order is clipped (the
   polygons, their order, loops and normals are MuJoCo 4.0's: `collision.hull`); when
   clipping leaves more than 4 points, the 4 spanning the largest area are kept (MuJoCo: a
