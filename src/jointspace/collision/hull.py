@@ -238,13 +238,19 @@ def _polygon_tables(vertices, triangles, rotation=None, read=None, exact=None, m
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
     cell_of = rank[inv]
-    by_cell = np.argsort(cell_of, kind="stable")
-    members = np.split(idx[by_cell], np.cumsum(np.bincount(cell_of))[:-1])
+    # each cell's triangles: members[bounds[c]:bounds[c + 1]] (Python lists: a mesh has
+    # thousands of cells, and NumPy's per-item overhead dominated)
+    members = idx[np.argsort(cell_of, kind="stable")].tolist()
+    bounds = [0] + np.cumsum(np.bincount(cell_of)).tolist()
+    tri = t.tolist()
     at = np.sort(first)
     loops = []
     for c in _map_order(_cell_hashes(az[idx[at]], polar[idx[at]])):
-        fs = members[c]
-        loops.extend([t[fs[0]].tolist()] if len(fs) == 1 else _group_loops(t[fs].tolist()))
+        lo, hi = bounds[c], bounds[c + 1]
+        if hi - lo == 1:
+            loops.append(tri[members[lo]])
+        else:
+            loops.extend(_group_loops([tri[f] for f in members[lo:hi]]))
     if mirror:
         loops = [lp[:1] + lp[:0:-1] for lp in loops]
     num = np.array([len(lp) for lp in loops], dtype=np.int32)

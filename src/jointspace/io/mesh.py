@@ -397,9 +397,17 @@ def apply_scale(vertices, faces, scale, where):
             f"got {scale!r}"
         )
     vertices = vertices * factors
-    if np.prod(factors) < 0:
+    if mirrors(factors):
         faces = faces[:, [0, 2, 1]]
     return vertices, np.ascontiguousarray(faces, dtype=np.int32)
+
+
+def mirrors(scale):
+    """Whether a mesh scale (one number or three; None: none) mirrors the mesh."""
+    if scale is None:
+        return False
+    factors = np.asarray(scale, dtype=np.float64).ravel()
+    return factors.size in (1, 3) and bool(np.prod(np.resize(factors, 3)) < 0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -462,8 +470,7 @@ def process_mesh(vertices, faces, name="", source="", scale=None, *, inertia="le
     # MuJoCo's compiler runs qhull on the file's points too, and its faces come in qhull's
     # order; the collision tables keep that order and each triangle's first vertex
     read = v
-    factors = np.asarray(scale if scale is not None else 1.0, dtype=np.float64).ravel()
-    mirror = factors.size in (1, 3) and np.prod(np.resize(factors, 3)) < 0
+    mirror = mirrors(scale)
 
     hull = []  # the hull of the file's points, computed once where it is needed
 
