@@ -107,6 +107,7 @@ def _job_control(js, m, d):
 
     js.forward(m, d)
     control.WholeBodyID(m, *tasks())(d)
+    control.WholeBodyID(m, *tasks(), predictor=control.inverse_predictor(js.inverse))(d)
     control.OperationalSpace(m, *tasks(), actuated=list(range(m.nv)))(d)
     control.ComputedTorque(m, kp=20.0, kd=5.0, track="actuated")(d)
     control.task_inertia(m, d, m.qpos0, np.vstack(js.jacobian_site(m, d, 0)))
